@@ -1,0 +1,25 @@
+//! Findings: what the engine reports, independent of how a front end renders it.
+
+use crate::rules::Rule;
+
+/// One diagnostic, located by 1-based rows and 1-based code-point columns (ruff's convention).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: &'static Rule,
+    /// The one-line message, without the code.
+    pub message: String,
+    pub row: usize,
+    pub col: usize,
+    pub end_row: usize,
+    pub end_col: usize,
+    /// Where the offending values came from, innermost last (shown by the `full` format).
+    pub trace: Vec<String>,
+    /// The path condition under which the line fails, or `None` when it always fails.
+    pub condition: Option<String>,
+}
+
+impl Finding {
+    pub fn code(&self) -> &'static str {
+        self.rule.code
+    }
+}

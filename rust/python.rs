@@ -1,0 +1,88 @@
+//! PyO3 bindings: type conversion only. Built with the `python` feature (maturin sets it).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::{Settings, check_source as core_check};
+
+fn settings_from(options: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
+    let mut s = Settings::default();
+    if let Some(d) = options {
+        if let Some(v) = d.get_item("may_fail")? {
+            s.may_fail = v.extract()?;
+        }
+        if let Some(v) = d.get_item("max_paths")? {
+            s.max_paths = v.extract()?;
+        }
+        if let Some(v) = d.get_item("max_steps")? {
+            s.max_steps = v.extract()?;
+        }
+        if let Some(v) = d.get_item("timeout_ms")? {
+            s.timeout_ms = v.extract()?;
+        }
+    }
+    Ok(s)
+}
+
+/// Analyse one file's text. Returns a list of dicts (see `_core.pyi`).
+#[pyfunction]
+#[pyo3(signature = (source, filename, options=None))]
+fn check_source<'py>(
+    py: Python<'py>,
+    source: &str,
+    filename: &str,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyList>> {
+    let settings = settings_from(options)?;
+    let src = source.to_owned();
+    let name = filename.to_owned();
+    let findings = py.detach(move || core_check(&src, &name, &settings));
+    let out = PyList::empty(py);
+    for f in findings {
+        let d = PyDict::new(py);
+        d.set_item("code", f.rule.code)?;
+        d.set_item("name", f.rule.name)?;
+        d.set_item("message", &f.message)?;
+        d.set_item("row", f.row)?;
+        d.set_item("col", f.col)?;
+        d.set_item("end_row", f.end_row)?;
+        d.set_item("end_col", f.end_col)?;
+        d.set_item("trace", &f.trace)?;
+        d.set_item("condition", &f.condition)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// Every rule of the registry as a dict (see `_core.pyi`).
+#[pyfunction]
+fn rules(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let out = PyList::empty(py);
+    for r in crate::rules::ALL {
+        let d = PyDict::new(py);
+        d.set_item("code", r.code)?;
+        d.set_item("name", r.name)?;
+        d.set_item("summary", r.summary)?;
+        d.set_item("doc", r.doc)?;
+        d.set_item("default_enabled", r.default_enabled)?;
+        d.set_item(
+            "status",
+            match r.status {
+                crate::rules::RuleStatus::Stable => "stable",
+                crate::rules::RuleStatus::Preview => "preview",
+                crate::rules::RuleStatus::Removed => "removed",
+            },
+        )?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+#[pymodule]
+#[pyo3(name = "_core")]
+fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(check_source, m)?)?;
+    m.add_function(wrap_pyfunction!(rules, m)?)?;
+    m.add("__version__", crate::VERSION)?;
+    Ok(())
+}

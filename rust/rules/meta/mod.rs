@@ -1,0 +1,2 @@
+//! `SHP0xx`: diagnostics about the analyzer itself.
+pub mod internal_error;

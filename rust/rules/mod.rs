@@ -1,0 +1,88 @@
+//! The code registry: one source of truth for codes, names, message templates and docs.
+//!
+//! Each rule lives in its own file under a family folder and exports a `RULE` constant; this
+//! module lists them all. Codes are never reused: a removed rule stays here with
+//! `RuleStatus::Removed`.
+
+pub mod meta;
+pub mod shape;
+
+/// A rule family, named by the first digit of its code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `SHP0xx`: the analyzer itself.
+    Meta,
+    /// `SHP1xx`: definite tensor shape errors.
+    Shape,
+    /// `SHP2xx`: device and dtype errors.
+    DeviceDtype,
+    /// `SHP3xx`: training-loop and autograd bugs.
+    TrainingLoop,
+    /// `SHP9xx`: opt-in "may fail" diagnostics.
+    MayFail,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleStatus {
+    Stable,
+    Preview,
+    Removed,
+}
+
+/// A rule's static metadata.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// `SHP101`.
+    pub code: &'static str,
+    /// kebab-case name of the bad pattern (`linear-input-mismatch`).
+    pub name: &'static str,
+    pub family: Family,
+    pub status: RuleStatus,
+    /// The one-line message template; `{name}` placeholders are filled by the checker.
+    pub summary: &'static str,
+    /// Markdown documentation in ruff's section order.
+    pub doc: &'static str,
+    /// Opt-in rules are off unless selected explicitly.
+    pub default_enabled: bool,
+}
+
+/// Every rule, sorted by code.
+pub static ALL: &[&Rule] = &[
+    &meta::internal_error::RULE,
+    &shape::matmul_shape_mismatch::RULE,
+];
+
+pub fn by_code(code: &str) -> Option<&'static Rule> {
+    ALL.iter().copied().find(|r| r.code == code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_sorted_and_well_formed() {
+        let codes: Vec<&str> = ALL.iter().map(|r| r.code).collect();
+        let mut sorted = codes.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(codes, sorted, "registry must be sorted with unique codes");
+        for r in ALL {
+            assert!(r.code.len() == 6 && r.code.starts_with("SHP"), "{}", r.code);
+            assert!(r.code[3..].chars().all(|c| c.is_ascii_digit()), "{}", r.code);
+            let digit = &r.code[3..4];
+            let expected = match r.family {
+                Family::Meta => "0",
+                Family::Shape => "1",
+                Family::DeviceDtype => "2",
+                Family::TrainingLoop => "3",
+                Family::MayFail => "9",
+            };
+            assert_eq!(digit, expected, "{} is in the wrong family", r.code);
+            assert!(r.name.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{}", r.name);
+            for section in ["## What it does", "## Why is this bad?", "## Example"] {
+                assert!(r.doc.contains(section), "{} doc lacks {section}", r.code);
+            }
+        }
+    }
+}

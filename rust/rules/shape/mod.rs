@@ -1,0 +1,2 @@
+//! `SHP1xx`: definite tensor shape errors.
+pub mod matmul_shape_mismatch;

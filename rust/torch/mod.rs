@@ -1,0 +1,1 @@
+//! Torch library models.
