@@ -1,0 +1,776 @@
+"""The ``shape-lint`` command line (ruff's conventions: ``check``, ``rule``, ``version``).
+
+Exit codes: 0 no findings, 1 findings, 2 usage / configuration error or unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import sys
+import tokenize
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TextIO
+
+from . import config as cfg
+from .config import ConfigError, RuleSelection, Settings
+from .output import Diagnostic, render, render_statistics
+
+__all__ = ["main"]
+
+ENV_OUTPUT_FORMAT = "SHAPE_LINT_OUTPUT_FORMAT"
+DEFAULT_OUTPUT_FORMAT = "concise"
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+# flake8's own patterns (flake8/defaults.py), copied so that the CLI silences exactly what flake8
+# silences.
+NOQA_INLINE_REGEXP = re.compile(
+    r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?",
+    re.IGNORECASE,
+)
+NOQA_FILE = re.compile(r"\s*# flake8[:=]\s*noqa", re.I)
+COMMA_SEPARATED_LIST_RE = re.compile(r"[,\s]")
+# ruff's file-level form: `# ruff: noqa` (everything) or `# ruff: noqa: SHP101, SHP2`.
+RUFF_NOQA_FILE = re.compile(
+    r"\s*#\s*ruff\s*:\s*noqa(?P<sep>\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?",
+    re.IGNORECASE,
+)
+
+
+# ------------------------------------------------------------------------------------------------
+# The seam to the Rust core (tests monkeypatch these).
+
+
+def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> list[dict[str, Any]]:
+    from . import _core
+
+    return [dict(f) for f in _core.check_source(source, filename, dict(options))]
+
+
+def _rules() -> list[dict[str, Any]]:
+    from . import _core
+
+    return [dict(r) for r in _core.rules()]
+
+
+def _version() -> str:
+    from . import _core
+
+    return str(_core.__version__)
+
+
+# ------------------------------------------------------------------------------------------------
+# noqa (flake8's semantics)
+
+
+def parse_comma_separated_list(value: str) -> list[str]:
+    return [item.strip() for item in COMMA_SEPARATED_LIST_RE.split(value) if item.strip()]
+
+
+def noqa_line_mapping(lines: Sequence[str]) -> dict[int, tuple[str, int]]:
+    """Map each line to (the text searched for ``# noqa``, the last line of that range).
+
+    Like flake8's ``FileProcessor._noqa_line_mapping``: a token that spans several lines (a
+    triple-quoted string, a bracketed expression up to its NEWLINE) shares one noqa text.
+    Returns ``{}`` when the file cannot be tokenized (callers then use the physical line).
+    """
+    it = iter(lines)
+    try:
+        tokens = list(tokenize.generate_tokens(lambda: next(it)))
+    except (tokenize.TokenError, SyntaxError, StopIteration, ValueError):
+        return {}
+    out: dict[int, tuple[str, int]] = {}
+    min_line = len(lines) + 2
+    max_line = -1
+    for tok in tokens:
+        if tok.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+            continue
+        min_line = min(min_line, tok.start[0])
+        max_line = max(max_line, tok.end[0])
+        if tok.type in (tokenize.NL, tokenize.NEWLINE):
+            joined = "".join(lines[min_line - 1 : max_line])
+            for line in range(min_line, max_line + 1):
+                out[line] = (joined, max_line)
+            min_line = len(lines) + 2
+            max_line = -1
+    return out
+
+
+def is_inline_ignored(code: str, noqa_text: str) -> bool:
+    match = NOQA_INLINE_REGEXP.search(noqa_text)
+    if match is None:
+        return False
+    codes_str = match.groupdict()["codes"]
+    if codes_str is None:
+        return True
+    codes = set(parse_comma_separated_list(codes_str))
+    return code in codes or code.startswith(tuple(codes))
+
+
+@dataclass
+class FileExemption:
+    """File-level noqa: ``all`` silences the file, else the codes (prefixes) listed."""
+
+    all: bool = False
+    codes: tuple[str, ...] = ()
+
+    def covers(self, code: str) -> bool:
+        return self.all or (bool(self.codes) and code.startswith(self.codes))
+
+
+def file_exemption(lines: Sequence[str]) -> FileExemption:
+    codes: list[str] = []
+    for line in lines:
+        if NOQA_FILE.match(line):
+            return FileExemption(all=True)
+        m = RUFF_NOQA_FILE.match(line)
+        if m:
+            if m.group("codes") is None:
+                return FileExemption(all=True)
+            codes.extend(parse_comma_separated_list(m.group("codes")))
+    return FileExemption(codes=tuple(codes))
+
+
+# ------------------------------------------------------------------------------------------------
+# Reading sources
+
+
+class UndecodableError(Exception):
+    pass
+
+
+def decode_source(data: bytes) -> str:
+    """Decode per PEP 263 (coding cookie / BOM), then normalise line ends to ``\\n``."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+        raise UndecodableError(str(exc)) from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def split_lines(source: str) -> list[str]:
+    """Lines with their ``\\n`` (only ``\\n`` ends a line, as for Python's tokenizer)."""
+    parts = source.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+# ------------------------------------------------------------------------------------------------
+# File discovery
+
+
+class _GitIgnores:
+    """``.gitignore`` files (and ``.git/info/exclude``) as pathspec matchers, per directory."""
+
+    def __init__(self) -> None:
+        self._specs: dict[Path, Any] = {}
+        self._repo_roots: dict[Path, Path | None] = {}
+
+    def _spec_for(self, directory: Path) -> Any:
+        if directory in self._specs:
+            return self._specs[directory]
+        import pathspec
+
+        lines: list[str] = []
+        for p in (directory / ".gitignore", directory / ".git" / "info" / "exclude"):
+            try:
+                lines.extend(p.read_text(encoding="utf-8", errors="replace").splitlines())
+            except OSError:
+                continue
+        spec = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
+        self._specs[directory] = spec
+        return spec
+
+    def _repo_root(self, directory: Path) -> Path | None:
+        if directory not in self._repo_roots:
+            root = None
+            for d in (directory, *directory.parents):
+                if (d / ".git").exists():
+                    root = d
+                    break
+            self._repo_roots[directory] = root
+        return self._repo_roots[directory]
+
+    def ignored(self, path: Path, is_dir: bool, walk_root: Path) -> bool:
+        """Whether a ``.gitignore`` between the repository root (or ``walk_root`` outside a
+        repository) and ``path`` ignores ``path``. Deeper files override shallower ones."""
+        parent = path.parent
+        top = self._repo_root(parent) or walk_root
+        chain = [parent]
+        if parent != top and top in parent.parents:
+            for d in parent.parents:
+                chain.append(d)
+                if d == top:
+                    break
+        verdict: bool | None = None
+        for directory in reversed(chain):  # shallow first, deeper overrides
+            spec = self._spec_for(directory)
+            if spec is None:
+                continue
+            rel = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
+            result = spec.check_file(rel)
+            if result.include is not None:
+                verdict = result.include
+        return bool(verdict)
+
+
+@dataclass
+class Discovery:
+    files: list[Path] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def _excluded(path: Path, settings: Settings) -> bool:
+    return cfg.matches_any(path, settings.all_excludes, settings.project_root)
+
+
+def _force_excluded(path: Path, settings: Settings) -> bool:
+    """``--force-exclude``: the path or one of its ancestors matches an exclude pattern."""
+    path = Path(os.path.abspath(path))
+    for p in (path, *path.parents):
+        if _excluded(p, settings):
+            return True
+        if p == settings.project_root:
+            break
+    return False
+
+
+def discover(paths: Sequence[str], settings: Settings, *, force_exclude: bool) -> Discovery:
+    found = Discovery()
+    seen: set[Path] = set()
+    gitignores = _GitIgnores()
+
+    def add(p: Path) -> None:
+        key = Path(os.path.abspath(p))
+        if key not in seen:
+            seen.add(key)
+            found.files.append(p)
+
+    for raw in paths:
+        p = Path(raw)
+        if not p.exists():
+            found.errors.append(f"{raw}: No such file or directory")
+            continue
+        if force_exclude and _force_excluded(p, settings):
+            continue
+        if p.is_file():
+            add(p)  # explicitly named files are checked whatever their suffix
+            continue
+        walk_root = Path(os.path.abspath(p))
+        for dirpath, dirnames, filenames in os.walk(p, onerror=None):
+            here = Path(dirpath)
+            keep = []
+            for d in sorted(dirnames):
+                child = here / d
+                if _excluded(child, settings):
+                    continue
+                if settings.respect_gitignore and gitignores.ignored(
+                    Path(os.path.abspath(child)), True, walk_root
+                ):
+                    continue
+                keep.append(d)
+            dirnames[:] = keep
+            for name in sorted(filenames):
+                if not name.endswith(PYTHON_SUFFIXES):
+                    continue
+                child = here / name
+                if _excluded(child, settings):
+                    continue
+                if settings.respect_gitignore and gitignores.ignored(
+                    Path(os.path.abspath(child)), False, walk_root
+                ):
+                    continue
+                add(child)
+    return found
+
+
+# ------------------------------------------------------------------------------------------------
+# Checking
+
+
+@dataclass
+class FileResult:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    error: str | None = None
+    warning: str | None = None
+
+
+def _display(path: Path) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # different drive (Windows)
+        return str(path)
+    return str(path) if rel.startswith(".." + os.sep) else rel
+
+
+def _internal_error(reason: str) -> dict[str, Any]:
+    return {
+        "code": "SHP001",
+        "name": "internal-error",
+        "message": f"shape-lint internal error: {reason}",
+        "row": 1,
+        "col": 1,
+        "end_row": 1,
+        "end_col": 1,
+        "trace": [],
+        "condition": None,
+    }
+
+
+def _run_core(source: str, filename: str, options: Mapping[str, Any]) -> list[dict[str, Any]]:
+    try:
+        findings = _check_source(source, filename, options)
+    except Exception as exc:  # never let an analyser bug stop the run
+        return [_internal_error(f"{type(exc).__name__}: {exc}".splitlines()[0])]
+    good = []
+    for f in findings:
+        try:
+            good.append(
+                {
+                    "code": str(f["code"]),
+                    "name": str(f.get("name") or f["code"]),
+                    "message": str(f["message"]).replace("\n", " "),
+                    "row": int(f["row"]),
+                    "col": int(f["col"]),
+                    "end_row": int(f.get("end_row") or f["row"]),
+                    "end_col": int(f.get("end_col") or f["col"]),
+                    "trace": [str(t) for t in (f.get("trace") or [])],
+                    "condition": None if f.get("condition") is None else str(f["condition"]),
+                }
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            good.append(_internal_error(f"malformed finding: {exc!r}"))
+    return good
+
+
+def check_text(
+    source: str,
+    *,
+    display: str,
+    abspath: str | None,
+    settings: Settings,
+    selection: RuleSelection,
+    ignore_noqa: bool,
+) -> list[Diagnostic]:
+    """Analyse one file's text and apply selection, per-file-ignores and noqa."""
+    lines = split_lines(source)
+    exemption = FileExemption() if ignore_noqa else file_exemption(lines)
+    if exemption.all:
+        return []
+    findings = _run_core(source, abspath or display, settings.core_options())
+    match_path = abspath or display
+    out: list[Diagnostic] = []
+    mapping: dict[int, tuple[str, int]] | None = None
+    bare_lines = [ln.rstrip("\n") for ln in lines]
+    for f in findings:
+        code = f["code"]
+        if not selection.enabled_for(match_path, code):
+            continue
+        if exemption.covers(code):
+            continue
+        if mapping is None:
+            mapping = noqa_line_mapping(lines)
+        row = f["row"]
+        physical = lines[row - 1] if 1 <= row <= len(lines) else ""
+        noqa_text, noqa_row = mapping.get(row, (physical, row))
+        if not ignore_noqa and is_inline_ignored(code, noqa_text):
+            continue
+        out.append(
+            Diagnostic(
+                filename=display,
+                code=code,
+                name=f["name"],
+                message=f["message"],
+                row=row,
+                col=f["col"],
+                end_row=f["end_row"],
+                end_col=f["end_col"],
+                trace=f["trace"],
+                condition=f["condition"],
+                noqa_row=noqa_row,
+                abspath=abspath,
+                source_lines=bare_lines,
+            )
+        )
+    return out
+
+
+def _check_file(
+    path: Path, settings: Settings, selection: RuleSelection, ignore_noqa: bool
+) -> FileResult:
+    display = _display(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return FileResult(error=f"{display}: cannot read: {exc.strerror or exc}")
+    try:
+        source = decode_source(data)
+    except UndecodableError as exc:
+        return FileResult(warning=f"{display}: cannot decode, skipped: {exc}")
+    diags = check_text(
+        source,
+        display=display,
+        abspath=os.path.abspath(path),
+        settings=settings,
+        selection=selection,
+        ignore_noqa=ignore_noqa,
+    )
+    return FileResult(diagnostics=diags)
+
+
+# ------------------------------------------------------------------------------------------------
+# Argument parsing
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: {message}\n")
+
+
+def _comma_list(values: Iterable[str] | None) -> list[str] | None:
+    if values is None:
+        return None
+    return [item.strip() for v in values for item in v.split(",") if item.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="shape-lint",
+        description="Finds tensor shape errors and PyTorch training bugs before the model trains.",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    check = sub.add_parser("check", help="check files or directories (default: .)")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; - for stdin")
+    sel = check.add_argument_group("rule selection")
+    sel.add_argument("--select", action="append", metavar="CODES",
+                     help="comma-separated codes or prefixes to enable (replaces the config's)")
+    sel.add_argument("--ignore", action="append", metavar="CODES",
+                     help="comma-separated codes or prefixes to disable")
+    sel.add_argument("--extend-select", action="append", metavar="CODES",
+                     help="comma-separated codes or prefixes to enable in addition")
+    sel.add_argument("--per-file-ignores", action="append", metavar="PATTERN:CODES",
+                     help="file pattern to codes, e.g. 'tests/*:SHP101,SHP102' (replaces the config's)")
+    files = check.add_argument_group("file selection")
+    files.add_argument("--exclude", action="append", metavar="PATTERNS",
+                       help="comma-separated globs to exclude (replaces the defaults)")
+    files.add_argument("--extend-exclude", action="append", metavar="PATTERNS",
+                       help="comma-separated globs to exclude in addition to the defaults")
+    files.add_argument("--respect-gitignore", dest="respect_gitignore", action="store_true",
+                       default=None, help="skip files ignored by .gitignore (default)")
+    files.add_argument("--no-respect-gitignore", dest="respect_gitignore", action="store_false",
+                       help="also check files ignored by .gitignore")
+    files.add_argument("--force-exclude", action="store_true",
+                       help="apply exclusions to paths named on the command line too")
+    files.add_argument("--stdin-filename", "--stdin-display-name", dest="stdin_filename",
+                       metavar="PATH", help="the name of the file read from stdin")
+    out = check.add_argument_group("output")
+    out.add_argument("--output-format", choices=cfg.OUTPUT_FORMATS, default=None,
+                     help=f"output format (default: {DEFAULT_OUTPUT_FORMAT}; "
+                     f"env {ENV_OUTPUT_FORMAT})")
+    out.add_argument("-o", "--output-file", metavar="PATH", help="write the report to PATH")
+    out.add_argument("--statistics", action="store_true", help="count findings per code")
+    out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    out.add_argument("--show-shapes", action="store_true",
+                     help="print the inferred shapes of each line (debug view)")
+    conf = check.add_argument_group("configuration")
+    conf.add_argument("--config", action="append", metavar="PATH|KEY=VALUE",
+                      help="a config file, or a TOML KEY=VALUE override (repeatable)")
+    conf.add_argument("--isolated", action="store_true", help="ignore all config files")
+    conf.add_argument("--ignore-noqa", action="store_true", help="ignore # noqa comments")
+    conf.add_argument("--may-fail", action="store_true", default=None,
+                      help="also report lines that fail only on some paths (SHP9xx)")
+    conf.add_argument("--max-paths", type=int, metavar="N", help="path budget per function")
+    conf.add_argument("--timeout-ms", type=int, metavar="MS", help="time budget per file")
+    conf.add_argument("-n", "--no-cache", action="store_true", help="accepted; no cache yet")
+
+    rule = sub.add_parser("rule", help="print a rule's documentation")
+    rule.add_argument("code", nargs="?", metavar="CODE", help="a code (SHP101) or a rule name")
+    rule.add_argument("--all", action="store_true", help="print every rule")
+    rule.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    sub.add_parser("version", help="print the version")
+    return parser
+
+
+# ------------------------------------------------------------------------------------------------
+# Commands
+
+
+def _cmd_version(stdout: TextIO) -> int:
+    stdout.write(f"shape-lint {_version()}\n")
+    return 0
+
+
+def _rule_markdown(r: Mapping[str, Any]) -> str:
+    doc = str(r["doc"]).rstrip("\n")
+    return f"# {r['name']} ({r['code']})\n\n{doc}\n"
+
+
+def _cmd_rule(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    import json
+
+    rules = _rules()
+    if args.all:
+        chosen = rules
+    elif args.code:
+        key = args.code.strip()
+        chosen = [r for r in rules if r["code"] == key.upper() or r["name"] == key]
+        if not chosen:
+            stderr.write(f"error: unknown rule {args.code!r}\n")
+            return 2
+    else:
+        stderr.write("error: give a rule code (e.g. SHP101) or --all\n")
+        return 2
+    if args.output_format == "json":
+        data: Any = chosen if args.all else chosen[0]
+        stdout.write(json.dumps(data, indent=2) + "\n")
+    else:
+        stdout.write("\n".join(_rule_markdown(r) for r in chosen))
+    return 0
+
+
+def _resolve_settings(args: argparse.Namespace, known: Sequence[str]) -> Settings:
+    config_path = None
+    overrides = []
+    for value in args.config or []:
+        if os.path.isfile(value):
+            if config_path is not None:
+                raise ConfigError("--config: only one configuration file may be given")
+            config_path = value
+        elif "=" in value:
+            overrides.append(value)
+        else:
+            raise ConfigError(f"--config {value}: no such file")
+    settings = cfg.load_settings(
+        config_path, isolated=args.isolated, overrides=overrides, known_codes=known
+    )
+    changes: dict[str, Any] = {}
+    if args.exclude is not None:
+        changes["exclude"] = tuple(_comma_list(args.exclude) or ())
+    if args.extend_exclude is not None:
+        changes["extend_exclude"] = tuple(settings.extend_exclude) + tuple(
+            _comma_list(args.extend_exclude) or ()
+        )
+    if args.respect_gitignore is not None:
+        changes["respect_gitignore"] = args.respect_gitignore
+    if args.may_fail:
+        changes["may_fail"] = True
+    if args.max_paths is not None:
+        if args.max_paths <= 0:
+            raise ConfigError("--max-paths: expected a positive integer")
+        changes["max_paths"] = args.max_paths
+    if args.timeout_ms is not None:
+        if args.timeout_ms < 0:
+            raise ConfigError("--timeout-ms: expected a non-negative integer")
+        changes["timeout_ms"] = args.timeout_ms
+    from dataclasses import replace
+
+    return replace(settings, **changes)
+
+
+def _output_format(args: argparse.Namespace, settings: Settings) -> str:
+    if args.output_format:
+        return str(args.output_format)
+    env = os.environ.get(ENV_OUTPUT_FORMAT)
+    if env:
+        if env not in cfg.OUTPUT_FORMATS:
+            raise ConfigError(
+                f"{ENV_OUTPUT_FORMAT}={env!r}: expected one of {', '.join(cfg.OUTPUT_FORMATS)}"
+            )
+        return env
+    return settings.output_format or DEFAULT_OUTPUT_FORMAT
+
+
+def _show_shapes(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from . import _core
+
+    fn = getattr(_core, "show_shapes", None)
+    if fn is None:
+        stderr.write("error: --show-shapes is not available in this build\n")
+        return 2
+    paths = args.paths or []
+    if not paths:
+        stderr.write("error: --show-shapes needs a FILE\n")
+        return 2
+    status = 0
+    for raw in paths:
+        display = (args.stdin_filename or "-") if raw == "-" else raw
+        try:
+            data = _read_stdin() if raw == "-" else Path(raw).read_bytes()
+            source = decode_source(data)
+        except (OSError, UndecodableError) as exc:
+            stderr.write(f"error: {display}: {exc}\n")
+            status = 2
+            continue
+        for line, text in fn(source, display):
+            stdout.write(f"{display}:{line}: {text}\n")
+    return status
+
+
+def _read_stdin() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is not None:
+        return bytes(stream.read())
+    return sys.stdin.read().encode("utf-8")
+
+
+def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    if args.show_shapes:
+        return _show_shapes(args, stdout, stderr)
+    rules = _rules()
+    known = [r["code"] for r in rules]
+    settings = _resolve_settings(args, known)
+    fmt = _output_format(args, settings)
+
+    def codes(values: list[str] | None, flag: str) -> list[str] | None:
+        items = _comma_list(values)
+        if items is None:
+            return None
+        return [cfg.validate_selector(c, known, flag) for c in items]
+
+    per_file = None
+    if args.per_file_ignores is not None:
+        per_file = [
+            (pattern, [cfg.validate_selector(c, known, "--per-file-ignores") for c in cs])
+            for pattern, cs in cfg.parse_per_file_ignores_arg(args.per_file_ignores)
+        ]
+    selection = RuleSelection.from_settings(
+        settings,
+        cli_select=codes(args.select, "--select"),
+        cli_extend_select=codes(args.extend_select, "--extend-select") or [],
+        cli_ignore=codes(args.ignore, "--ignore") or [],
+        cli_per_file_ignores=per_file,
+        rules=rules,
+    )
+
+    paths = list(args.paths)
+    if not paths:
+        paths = ["-"] if args.stdin_filename else ["."]
+    use_stdin = "-" in paths
+    paths = [p for p in paths if p != "-"]
+
+    errors: list[str] = []
+    diagnostics: list[Diagnostic] = []
+
+    if use_stdin:
+        data = _read_stdin()
+        name = args.stdin_filename
+        skip = bool(name) and args.force_exclude and _force_excluded(Path(name), settings)
+        if not skip:
+            try:
+                source = decode_source(data)
+            except UndecodableError as exc:
+                stderr.write(f"warning: {name or '-'}: cannot decode, skipped: {exc}\n")
+            else:
+                diagnostics += check_text(
+                    source,
+                    display=_display(Path(name)) if name else "-",
+                    abspath=os.path.abspath(name) if name else None,
+                    settings=settings,
+                    selection=selection,
+                    ignore_noqa=args.ignore_noqa,
+                )
+
+    if paths:
+        found = discover(paths, settings, force_exclude=args.force_exclude)
+        errors += found.errors
+        results: Iterator[FileResult]
+        if len(found.files) <= 1:
+            results = (
+                _check_file(p, settings, selection, args.ignore_noqa) for p in found.files
+            )
+            collected = list(results)
+        else:
+            workers = min(32, (os.cpu_count() or 1) + 1, len(found.files))
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                collected = list(
+                    pool.map(
+                        lambda p: _check_file(p, settings, selection, args.ignore_noqa),
+                        found.files,
+                    )
+                )
+        for res in collected:
+            if res.warning:
+                stderr.write(f"warning: {res.warning}\n")
+            if res.error:
+                errors.append(res.error)
+            diagnostics += res.diagnostics
+
+    for e in errors:
+        stderr.write(f"error: {e}\n")
+
+    if args.statistics:
+        text = render_statistics(diagnostics, fmt)
+    else:
+        text = render(fmt, diagnostics, rules=rules, version=_version())
+    if args.output_file:
+        out_path = Path(args.output_file)
+        try:
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            out_path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            stderr.write(f"error: {args.output_file}: cannot write: {exc.strerror or exc}\n")
+            return 2
+    else:
+        stdout.write(text)
+        stdout.flush()
+
+    if errors:
+        return 2
+    if diagnostics and not args.exit_zero:
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``shape-lint``; returns the exit code."""
+    stdout, stderr = sys.stdout, sys.stderr
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        if args.version or args.command == "version":
+            return _cmd_version(stdout)
+        if args.command == "rule":
+            return _cmd_rule(args, stdout, stderr)
+        if args.command == "check":
+            return _cmd_check(args, stdout, stderr)
+        parser.print_help(stderr)
+        return 2
+    except ConfigError as exc:
+        stderr.write(f"error: {exc}\n")
+        return 2
+    except BrokenPipeError:
+        # e.g. `shape-lint check | head`: not an error of ours.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return 1
+    except KeyboardInterrupt:
+        stderr.write("interrupted\n")
+        return 130
+    except Exception as exc:  # a bug of ours: say so, like ruff's panics (exit 2)
+        import traceback
+
+        traceback.print_exc(file=stderr)
+        stderr.write(f"error: shape-lint crashed: {type(exc).__name__}: {exc}\n")
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

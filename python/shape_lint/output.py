@@ -1,0 +1,309 @@
+"""Renderers for ``shape-lint check``: concise, full, json, json-lines, github, sarif, statistics.
+
+The JSON record has exactly ruff's fields (``cell``, ``code``, ``end_location``, ``filename``,
+``fix``, ``location``, ``message``, ``noqa_row``, ``url``), so tools that read ``ruff --output-format
+json`` read ours too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+__all__ = [
+    "DOCS_URL",
+    "HOMEPAGE",
+    "Diagnostic",
+    "RENDERERS",
+    "render",
+    "render_statistics",
+    "rule_url",
+]
+
+HOMEPAGE = "https://shape-lint.invalid"
+DOCS_URL = HOMEPAGE + "/rules/{name}"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+_TAB_WIDTH = 4
+_MAX_SOURCE_LINES = 6
+
+
+@dataclass
+class Diagnostic:
+    """One finding of one file, ready to render (1-based rows, code-point columns)."""
+
+    filename: str
+    """Path as shown to the user (relative to the cwd when possible, ``-`` for anonymous stdin)."""
+    code: str
+    name: str
+    message: str
+    row: int
+    col: int
+    end_row: int
+    end_col: int
+    trace: list[str] = field(default_factory=list)
+    condition: str | None = None
+    noqa_row: int | None = None
+    """The line a ``# noqa`` comment would go on (the last line of a multi-line statement token)."""
+    abspath: str | None = None
+    """Absolute path (``None`` for anonymous stdin)."""
+    source_lines: Sequence[str] | None = field(default=None, repr=False, compare=False)
+    """The file's lines (without line ends), used by the ``full`` format."""
+
+    def sort_key(self) -> tuple[Any, ...]:
+        return (self.filename, self.row, self.col, self.code, self.message)
+
+
+def rule_url(name: str) -> str:
+    return DOCS_URL.format(name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# concise / full
+
+
+def render_concise(diags: Sequence[Diagnostic], **_: Any) -> str:
+    out = [f"{d.filename}:{d.row}:{d.col}: {d.code} {d.message}\n" for d in diags]
+    out.append(_summary(diags))
+    return "".join(out)
+
+
+def _summary(diags: Sequence[Diagnostic]) -> str:
+    n = len(diags)
+    if n == 0:
+        return "All checks passed!\n"
+    return f"Found {n} error{'s' if n != 1 else ''}.\n"
+
+
+def _expand(line: str, col0: int) -> tuple[str, int]:
+    """Expand tabs; return the expanded line and the display column of code point ``col0``."""
+    col0 = max(0, min(col0, len(line)))
+    prefix = line[:col0].expandtabs(_TAB_WIDTH)
+    return line.expandtabs(_TAB_WIDTH), len(prefix)
+
+
+def _snippet(d: Diagnostic) -> list[str]:
+    lines = d.source_lines
+    if not lines or not (1 <= d.row <= len(lines)):
+        return []
+    last = min(max(d.end_row, d.row), len(lines), d.row + _MAX_SOURCE_LINES - 1)
+    width = len(str(last))
+    gutter = " " * width
+    out = [f"{gutter} |"]
+    for row in range(d.row, last + 1):
+        raw = lines[row - 1].rstrip("\r\n")
+        start0 = d.col - 1 if row == d.row else len(raw) - len(raw.lstrip())
+        end0 = d.end_col - 1 if row == d.end_row else len(raw)
+        text, start = _expand(raw, start0)
+        _, end = _expand(raw, end0)
+        out.append(f"{row:>{width}} | {text}".rstrip())
+        carets = max(1, end - start)
+        out.append(f"{gutter} | {' ' * start}{'^' * carets}")
+    if last < d.end_row:
+        out.append(f"{gutter} | ...")
+    out.append(f"{gutter} |")
+    return out
+
+
+def render_full(diags: Sequence[Diagnostic], **_: Any) -> str:
+    out: list[str] = []
+    for d in diags:
+        out.append(f"{d.code} {d.message}")
+        snippet = _snippet(d)
+        indent = " " * (len(snippet[0]) - 2) if snippet else ""
+        out.append(f"{indent}--> {d.filename}:{d.row}:{d.col}")
+        out.extend(snippet)
+        notes = []
+        if d.condition:
+            notes.append(f"fails when {d.condition}")
+        notes.extend(d.trace)
+        for note in notes:
+            out.append(f"{indent} = note: {note}")
+        out.append("")
+    return "\n".join(out) + ("\n" if out else "") + _summary(diags)
+
+
+# ---------------------------------------------------------------------------------------------
+# json / json-lines
+
+
+def json_record(d: Diagnostic) -> dict[str, Any]:
+    return {
+        "cell": None,
+        "code": d.code,
+        "end_location": {"column": d.end_col, "row": d.end_row},
+        "filename": d.abspath if d.abspath is not None else d.filename,
+        "fix": None,
+        "location": {"column": d.col, "row": d.row},
+        "message": d.message,
+        "noqa_row": d.noqa_row if d.noqa_row is not None else d.row,
+        "url": rule_url(d.name),
+    }
+
+
+def render_json(diags: Sequence[Diagnostic], **_: Any) -> str:
+    return json.dumps([json_record(d) for d in diags], indent=2, ensure_ascii=False) + "\n"
+
+
+def render_json_lines(diags: Sequence[Diagnostic], **_: Any) -> str:
+    return "".join(json.dumps(json_record(d), ensure_ascii=False) + "\n" for d in diags)
+
+
+# ---------------------------------------------------------------------------------------------
+# github
+
+
+def _gh_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(s: str) -> str:
+    return _gh_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(diags: Sequence[Diagnostic], **_: Any) -> str:
+    out = []
+    for d in diags:
+        props = ",".join(
+            [
+                f"title={_gh_prop(f'shape-lint ({d.code})')}",
+                f"file={_gh_prop(d.filename)}",
+                f"line={d.row}",
+                f"col={d.col}",
+                f"endLine={d.end_row}",
+                f"endColumn={d.end_col}",
+            ]
+        )
+        out.append(f"::error {props}::{_gh_data(f'{d.code} {d.message}')}\n")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# sarif
+
+
+def _sarif_location(d: Diagnostic, cwd: Path) -> dict[str, Any]:
+    artifact: dict[str, Any]
+    if d.abspath is None:
+        artifact = {"uri": d.filename.replace(os.sep, "/")}
+    else:
+        p = Path(d.abspath)
+        try:
+            rel = p.relative_to(cwd)
+        except ValueError:
+            artifact = {"uri": p.as_uri()}
+        else:
+            artifact = {"uri": rel.as_posix(), "uriBaseId": "%SRCROOT%"}
+    return {
+        "physicalLocation": {
+            "artifactLocation": artifact,
+            "region": {
+                "startLine": d.row,
+                "startColumn": d.col,
+                "endLine": d.end_row,
+                "endColumn": d.end_col,
+            },
+        }
+    }
+
+
+def render_sarif(
+    diags: Sequence[Diagnostic],
+    *,
+    rules: Sequence[Mapping[str, Any]] = (),
+    version: str = "",
+    cwd: Path | None = None,
+    **_: Any,
+) -> str:
+    cwd = Path(os.path.abspath(cwd or Path.cwd()))
+    by_code = {r["code"]: r for r in rules}
+    used = sorted({d.code for d in diags})
+    index = {code: i for i, code in enumerate(used)}
+    sarif_rules = []
+    for code in used:
+        r = by_code.get(code)
+        name = r["name"] if r else next(d.name for d in diags if d.code == code)
+        summary = r["summary"] if r else name
+        doc = r["doc"] if r else summary
+        sarif_rules.append(
+            {
+                "id": code,
+                "name": name,
+                "shortDescription": {"text": summary},
+                "fullDescription": {"text": doc, "markdown": doc},
+                "help": {"text": doc, "markdown": doc},
+                "helpUri": rule_url(name),
+                "defaultConfiguration": {"level": _level(r)},
+                "properties": {"tags": [name]},
+            }
+        )
+    results = [
+        {
+            "ruleId": d.code,
+            "ruleIndex": index[d.code],
+            "level": _level(by_code.get(d.code)),
+            "message": {"text": d.message},
+            "locations": [_sarif_location(d, cwd)],
+        }
+        for d in diags
+    ]
+    run: dict[str, Any] = {
+        "tool": {
+            "driver": {
+                "name": "shape-lint",
+                "version": version,
+                "informationUri": HOMEPAGE,
+                "rules": sarif_rules,
+            }
+        },
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": cwd.as_uri() + "/"}},
+        "results": results,
+    }
+    doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def _level(rule: Mapping[str, Any] | None) -> str:
+    # Opt-in rules (SHP9xx, "may fail" and advice) are warnings; everything else is an error.
+    if rule is not None and not rule.get("default_enabled", True):
+        return "warning"
+    return "error"
+
+
+# ---------------------------------------------------------------------------------------------
+
+RENDERERS: dict[str, Callable[..., str]] = {
+    "concise": render_concise,
+    "full": render_full,
+    "json": render_json,
+    "json-lines": render_json_lines,
+    "github": render_github,
+    "sarif": render_sarif,
+}
+
+
+def render(fmt: str, diags: Sequence[Diagnostic], **kwargs: Any) -> str:
+    """Render ``diags`` (sorted here) in format ``fmt``."""
+    ordered = sorted(diags, key=Diagnostic.sort_key)
+    return RENDERERS[fmt](ordered, **kwargs)
+
+
+def render_statistics(diags: Sequence[Diagnostic], fmt: str = "concise") -> str:
+    """``--statistics``: one line per code, most frequent first (ruff's layout)."""
+    counts = Counter(d.code for d in diags)
+    names = {d.code: d.name for d in diags}
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    if fmt in ("json", "json-lines", "sarif"):
+        data = [
+            {"code": code, "name": names[code], "count": n, "fixable": False} for code, n in rows
+        ]
+        return json.dumps(data, indent=2) + "\n"
+    if not rows:
+        return ""
+    cw = max(len(str(n)) for _, n in rows)
+    kw = max(len(code) for code, _ in rows)
+    return "".join(f"{n:>{cw}}\t{code:<{kw}}\t[ ] {names[code]}\n" for code, n in rows)

@@ -1,0 +1,646 @@
+"""``shape-lint`` CLI: in-process tests with a fake engine, then end-to-end via subprocess."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from shape_lint import cli
+
+RULES = [
+    {"code": "SHP001", "name": "internal-error", "summary": "s", "doc": "## What it does\nInternal.\n",
+     "default_enabled": True, "status": "stable"},
+    {"code": "SHP101", "name": "matmul-shape-mismatch", "summary": "s",
+     "doc": "## What it does\nChecks matmul.\n", "default_enabled": True, "status": "stable"},
+    {"code": "SHP102", "name": "broadcast-mismatch", "summary": "s", "doc": "## What it does\nB.\n",
+     "default_enabled": True, "status": "stable"},
+    {"code": "SHP201", "name": "device-mismatch", "summary": "s", "doc": "## What it does\nD.\n",
+     "default_enabled": True, "status": "stable"},
+    {"code": "SHP901", "name": "may-fail", "summary": "s", "doc": "## What it does\nM.\n",
+     "default_enabled": False, "status": "preview"},
+]
+
+MARKER = re.compile(r"(SHP\d{3})\(")
+
+
+def fake_check(source, filename, options):
+    """A stand-in engine: every ``SHPnnn(`` in the text is a finding of that code there."""
+    out = []
+    for row, line in enumerate(source.split("\n"), start=1):
+        for m in MARKER.finditer(line):
+            out.append(
+                {
+                    "code": m.group(1),
+                    "name": next((r["name"] for r in RULES if r["code"] == m.group(1)), "x"),
+                    "message": f"fake {m.group(1)} in {os.path.basename(filename)}",
+                    "row": row,
+                    "col": m.start() + 1,
+                    "end_row": row,
+                    "end_col": m.end() + 1,
+                    "trace": ["made up"],
+                    "condition": None,
+                }
+            )
+    return out
+
+
+@pytest.fixture
+def engine(monkeypatch):
+    calls = []
+
+    def check(source, filename, options):
+        calls.append({"source": source, "filename": filename, "options": dict(options)})
+        return fake_check(source, filename, options)
+
+    monkeypatch.setattr(cli, "_check_source", check)
+    monkeypatch.setattr(cli, "_rules", lambda: [dict(r) for r in RULES])
+    monkeypatch.delenv(cli.ENV_OUTPUT_FORMAT, raising=False)
+    return calls
+
+
+@pytest.fixture
+def proj(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def finding_lines(out: str) -> list[str]:
+    return [ln for ln in out.splitlines() if re.search(r":\d+:\d+: SHP", ln)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Basics and exit codes
+
+
+def test_concise_output_and_exit_code(engine, proj, capsys):
+    write(proj / "m.py", "x = 1\ny = SHP101(x)\n")
+    code, out, err = run(capsys, "check", "m.py")
+    assert code == 1
+    assert finding_lines(out) == ["m.py:2:5: SHP101 fake SHP101 in m.py"]
+    assert out.endswith("Found 1 error.\n")
+    assert err == ""
+
+
+def test_clean_exit_zero_and_exit_zero_flag(engine, proj, capsys):
+    write(proj / "ok.py", "x = 1\n")
+    assert run(capsys, "check", "ok.py")[:2] == (0, "All checks passed!\n")
+    write(proj / "bad.py", "SHP101(x)\n")
+    assert run(capsys, "check", "--exit-zero", "bad.py")[0] == 0
+
+
+def test_default_path_is_cwd(engine, proj, capsys):
+    write(proj / "pkg" / "a.py", "SHP101(x)\n")
+    write(proj / "pkg" / "b.pyi", "SHP102(x)\n")
+    write(proj / "notes.txt", "SHP101(x)\n")
+    code, out, _ = run(capsys, "check")
+    assert code == 1
+    assert finding_lines(out) == [
+        "pkg/a.py:1:1: SHP101 fake SHP101 in a.py",
+        "pkg/b.pyi:1:1: SHP102 fake SHP102 in b.pyi",
+    ]
+
+
+def test_core_receives_absolute_filename_and_options(engine, proj, capsys):
+    write(proj / "m.py", "x\n")
+    run(capsys, "check", "--may-fail", "--max-paths", "7", "--timeout-ms", "30", "m.py")
+    assert engine[0]["filename"] == str(proj / "m.py")
+    assert engine[0]["options"] == {"may_fail": True, "max_paths": 7, "timeout_ms": 30}
+
+
+def test_missing_path_is_exit_2_but_others_are_still_checked(engine, proj, capsys):
+    write(proj / "m.py", "SHP101(x)\n")
+    code, out, err = run(capsys, "check", "m.py", "nope.py")
+    assert code == 2
+    assert "error: nope.py: No such file or directory" in err
+    assert "m.py:1:1: SHP101" in out
+
+
+def test_usage_error_is_exit_2(engine, proj, capsys):
+    code, _, err = run(capsys, "check", "--output-format", "xml")
+    assert code == 2 and "xml" in err
+    code, _, err = run(capsys, "check", "--select", "SHP7")
+    assert code == 2 and err.startswith("error:") and "SHP7" in err
+    assert run(capsys)[0] == 2
+
+
+def test_engine_exception_becomes_shp001(engine, proj, capsys, monkeypatch):
+    def boom(source, filename, options):
+        raise RuntimeError("kaput\nsecond line")
+
+    monkeypatch.setattr(cli, "_check_source", boom)
+    write(proj / "m.py", "x = 1\n")
+    code, out, _ = run(capsys, "check", "m.py")
+    assert code == 1
+    assert finding_lines(out) == ["m.py:1:1: SHP001 shape-lint internal error: RuntimeError: kaput"]
+
+
+def test_malformed_finding_becomes_shp001(engine, proj, capsys, monkeypatch):
+    monkeypatch.setattr(cli, "_check_source", lambda s, f, o: [{"code": "SHP101"}])
+    write(proj / "m.py", "x = 1\n")
+    code, out, _ = run(capsys, "check", "m.py")
+    assert code == 1 and "SHP001 shape-lint internal error: malformed finding" in out
+
+
+def test_many_files_in_parallel(engine, proj, capsys):
+    for i in range(25):
+        write(proj / f"f{i:02d}.py", "pass\n" * i + "SHP101(x)\n")
+    code, out, _ = run(capsys, "check", ".")
+    lines = finding_lines(out)
+    assert code == 1 and len(lines) == 25
+    assert lines == sorted(lines)
+    assert lines[3] == "f03.py:4:1: SHP101 fake SHP101 in f03.py"
+
+
+def test_version_and_rule(engine, capsys):
+    code, out, _ = run(capsys, "version")
+    assert code == 0 and re.fullmatch(r"shape-lint \S+\n", out)
+    code, out, _ = run(capsys, "rule", "SHP101")
+    assert code == 0
+    assert out.startswith("# matmul-shape-mismatch (SHP101)\n\n## What it does\nChecks matmul.")
+    code, out, _ = run(capsys, "rule", "matmul-shape-mismatch")
+    assert code == 0 and "(SHP101)" in out
+    code, out, _ = run(capsys, "rule", "--all")
+    assert code == 0 and all(f"({r['code']})" in out for r in RULES)
+    code, out, _ = run(capsys, "rule", "SHP101", "--output-format", "json")
+    assert json.loads(out)["name"] == "matmul-shape-mismatch"
+    code, _, err = run(capsys, "rule", "SHP999")
+    assert code == 2 and "SHP999" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Selection
+
+
+def test_select_ignore_extend_select(engine, proj, capsys):
+    write(proj / "m.py", "SHP101(a)\nSHP102(b)\nSHP201(c)\nSHP901(d)\n")
+
+    def codes(*flags):
+        _, out, _ = run(capsys, "check", *flags, "m.py")
+        return [ln.split()[1] for ln in finding_lines(out)]
+
+    assert codes() == ["SHP101", "SHP102", "SHP201"]
+    assert codes("--select", "SHP1") == ["SHP101", "SHP102"]
+    assert codes("--select", "SHP1", "--ignore", "SHP102") == ["SHP101"]
+    assert codes("--select", "SHP1,SHP2", "--ignore=SHP1") == ["SHP201"]
+    assert codes("--ignore", "SHP1", "--select", "SHP101") == ["SHP101"]
+    assert codes("--select", "SHP") == ["SHP101", "SHP102", "SHP201"]
+    assert codes("--extend-select", "SHP9") == ["SHP101", "SHP102", "SHP201", "SHP901"]
+    assert codes("--select", "SHP901") == ["SHP901"]
+
+
+def test_config_selection_and_cli_override(engine, proj, capsys):
+    write(proj / "pyproject.toml", '[tool.shape-lint]\nselect = ["SHP2"]\nextend-select = ["SHP9"]\n')
+    write(proj / "m.py", "SHP101(a)\nSHP201(c)\nSHP901(d)\n")
+    _, out, _ = run(capsys, "check", "m.py")
+    assert [ln.split()[1] for ln in finding_lines(out)] == ["SHP201", "SHP901"]
+    _, out, _ = run(capsys, "check", "--select", "SHP1", "m.py")
+    assert [ln.split()[1] for ln in finding_lines(out)] == ["SHP101"]
+    _, out, _ = run(capsys, "check", "--isolated", "m.py")
+    assert [ln.split()[1] for ln in finding_lines(out)] == ["SHP101", "SHP201"]
+
+
+def test_per_file_ignores(engine, proj, capsys):
+    write(proj / "pyproject.toml", '[tool.shape-lint.per-file-ignores]\n"tests/*" = ["SHP101"]\n')
+    write(proj / "tests" / "t.py", "SHP101(a)\nSHP201(b)\n")
+    write(proj / "src" / "s.py", "SHP101(a)\n")
+    _, out, _ = run(capsys, "check", ".")
+    assert finding_lines(out) == [
+        "src/s.py:1:1: SHP101 fake SHP101 in s.py",
+        "tests/t.py:2:1: SHP201 fake SHP201 in t.py",
+    ]
+    _, out, _ = run(capsys, "check", "--per-file-ignores", "src/*:SHP1", ".")
+    assert [ln.split(":")[0] for ln in finding_lines(out)] == ["tests/t.py", "tests/t.py"]
+
+
+def test_bad_config_exit_2(engine, proj, capsys):
+    write(proj / "pyproject.toml", '[tool.shape-lint]\nmax-paths = "many"\n')
+    write(proj / "m.py", "SHP101(a)\n")
+    code, out, err = run(capsys, "check", "m.py")
+    assert code == 2 and out == ""
+    assert err.startswith("error: ") and "max-paths" in err and "pyproject.toml" in err
+    assert run(capsys, "check", "--isolated", "m.py")[0] == 1
+
+
+def test_config_file_and_inline_override(engine, proj, capsys):
+    conf = write(proj / "ci" / "lint.toml", 'ignore = ["SHP101"]\n')
+    write(proj / "m.py", "SHP101(a)\nSHP102(b)\n")
+    _, out, _ = run(capsys, "check", "--config", str(conf), "m.py")
+    assert [ln.split()[1] for ln in finding_lines(out)] == ["SHP102"]
+    _, out, _ = run(capsys, "check", "--config", 'ignore = ["SHP102"]', "m.py")
+    assert [ln.split()[1] for ln in finding_lines(out)] == ["SHP101"]
+    assert run(capsys, "check", "--config", "missing.toml", "m.py")[0] == 2
+
+
+# ---------------------------------------------------------------------------------------------
+# noqa
+
+
+@pytest.mark.parametrize(
+    ("comment", "silenced"),
+    [
+        ("# noqa", True),
+        ("# NOQA", True),
+        ("# noqa:SHP101", True),
+        ("# noqa: SHP101", True),
+        ("# noqa: SHP101,SHP102", True),
+        ("# noqa: E501 SHP101", True),
+        ("# noqa: SHP1", True),  # prefix, as in flake8
+        ("# noqa: SHP", True),
+        ("# noqa: SHP102", False),
+        ("# noqa: shp101", False),  # flake8 compares the codes case-sensitively
+        ("# noqa : SHP102", True),  # not the code form: a bare noqa
+        ("#noqa", False),
+        ("# type: ignore", False),
+    ],
+)
+def test_inline_noqa_like_flake8(engine, proj, capsys, comment, silenced):
+    write(proj / "m.py", f"y = SHP101(x)  {comment}\n")
+    code, out, _ = run(capsys, "check", "m.py")
+    assert (finding_lines(out) == []) is silenced
+    assert code == (0 if silenced else 1)
+
+
+@pytest.mark.parametrize(
+    "comment",
+    ["# noqa", "# noqa:SHP101", "# noqa: SHP1", "# noqa: shp101", "# NoQA: E1,SHP10 X", "# noqa : E1",
+     "# noqa:, SHP101", "x # noqa: SHP101 because", "#noqa", "# noqa:SHP101,,SHP102"],
+)
+def test_is_inline_ignored_matches_flake8(comment):
+    from flake8.violation import Violation
+
+    line = f"y = f(x)  {comment}\n"
+    for code in ("SHP101", "SHP102", "SHP001"):
+        v = Violation(code, "m.py", 1, 1, "msg", line)
+        assert cli.is_inline_ignored(code, line) == v.is_inline_ignored(False), (code, comment)
+
+
+def test_noqa_line_mapping_matches_flake8():
+    from flake8.processor import FileProcessor
+
+    lines = textwrap.dedent(
+        '''\
+        x = f(
+            1,
+        )  # noqa
+        s = """
+        abc
+        """  # noqa: SHP101
+        t = (1 +
+             2)
+        y = 2 \\
+            + 3
+        '''
+    ).splitlines(keepends=True)
+    opts = argparse.Namespace(hang_closing=False, indent_size=4, max_line_length=79,
+                              max_doc_length=None, verbose=0, disable_noqa=False)
+    expected = FileProcessor("-", opts, lines=lines)._noqa_line_mapping
+    ours = cli.noqa_line_mapping(lines)
+    assert {k: v[0] for k, v in ours.items()} == expected
+    assert ours[4][1] == 6  # noqa_row of a finding inside the string
+
+
+def test_noqa_covers_multiline_string_token(engine, proj, capsys):
+    write(proj / "m.py", 's = """\nSHP101(\n"""  # noqa: SHP101\nSHP102(x)\n')
+    _, out, _ = run(capsys, "check", "m.py")
+    assert [ln.split()[1] for ln in finding_lines(out)] == ["SHP102"]
+
+
+def test_noqa_row_in_json_points_at_end_of_token(engine, proj, capsys):
+    write(proj / "m.py", 's = """\nSHP101(\n"""\n')
+    _, out, _ = run(capsys, "check", "--output-format", "json", "m.py")
+    (rec,) = json.loads(out)
+    assert rec["location"]["row"] == 2 and rec["noqa_row"] == 3
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("# flake8: noqa", []),
+        ("  # FLAKE8=NOQA", []),
+        ("# flake8: noqa: SHP102", []),  # flake8 skips the whole file regardless of codes
+        ("# ruff: noqa", []),
+        ("# ruff: noqa: SHP101", ["SHP102"]),
+        ("# ruff: noqa: SHP101, SHP102", []),
+        ("# ruff: noqa: SHP1", []),
+        ("x = 1  # flake8: noqa", ["SHP101", "SHP102"]),  # not on its own line: ignored
+        ("", ["SHP101", "SHP102"]),
+    ],
+)
+def test_file_level_noqa(engine, proj, capsys, header, expected):
+    write(proj / "m.py", f"{header}\nSHP101(a)\nSHP102(b)\n")
+    _, out, _ = run(capsys, "check", "m.py")
+    assert [ln.split()[1] for ln in finding_lines(out)] == expected
+
+
+def test_ignore_noqa(engine, proj, capsys):
+    write(proj / "m.py", "# flake8: noqa\nSHP101(a)  # noqa\n")
+    assert finding_lines(run(capsys, "check", "m.py")[1]) == []
+    code, out, _ = run(capsys, "check", "--ignore-noqa", "m.py")
+    assert code == 1 and len(finding_lines(out)) == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# stdin
+
+
+def _stdin(monkeypatch, data: bytes):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+def test_stdin_with_filename(engine, proj, capsys, monkeypatch):
+    _stdin(monkeypatch, b"x = 1\nSHP101(x)\n")
+    code, out, _ = run(capsys, "check", "--stdin-filename", "pkg/mod.py", "-")
+    assert code == 1
+    assert finding_lines(out) == ["pkg/mod.py:2:1: SHP101 fake SHP101 in mod.py"]
+    assert engine[0]["filename"] == str(proj / "pkg" / "mod.py")
+
+
+def test_stdin_without_filename_and_flake8_alias(engine, proj, capsys, monkeypatch):
+    _stdin(monkeypatch, b"SHP101(x)\n")
+    assert finding_lines(run(capsys, "check", "-")[1]) == ["-:1:1: SHP101 fake SHP101 in -"]
+    _stdin(monkeypatch, b"SHP101(x)\n")
+    out = run(capsys, "check", "--stdin-display-name", "a.py", "-")[1]
+    assert finding_lines(out)[0].startswith("a.py:1:1:")
+    # --stdin-filename alone means stdin too.
+    _stdin(monkeypatch, b"SHP101(x)\n")
+    assert finding_lines(run(capsys, "check", "--stdin-filename", "b.py")[1])[0].startswith("b.py:")
+
+
+def test_stdin_per_file_ignores_and_force_exclude(engine, proj, capsys, monkeypatch):
+    _stdin(monkeypatch, b"SHP101(x)\n")
+    code, out, _ = run(capsys, "check", "--per-file-ignores", "tests/*:SHP101",
+                       "--stdin-filename", "tests/t.py", "-")
+    assert code == 0 and finding_lines(out) == []
+    _stdin(monkeypatch, b"SHP101(x)\n")
+    code, out, _ = run(capsys, "check", "--force-exclude", "--stdin-filename", "venv/x.py", "-")
+    assert code == 0 and finding_lines(out) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Output selection
+
+
+def test_output_format_flag_env_and_config(engine, proj, capsys, monkeypatch):
+    write(proj / "m.py", "SHP101(x)\n")
+    out = run(capsys, "check", "--output-format", "json", "m.py")[1]
+    assert json.loads(out)[0]["code"] == "SHP101"
+    monkeypatch.setenv(cli.ENV_OUTPUT_FORMAT, "json-lines")
+    out = run(capsys, "check", "m.py")[1]
+    assert json.loads(out.splitlines()[0])["code"] == "SHP101"
+    out = run(capsys, "check", "--output-format", "github", "m.py")[1]
+    assert out.startswith("::error title=shape-lint (SHP101),file=m.py,line=1,col=1,")
+    monkeypatch.setenv(cli.ENV_OUTPUT_FORMAT, "bogus")
+    assert run(capsys, "check", "m.py")[0] == 2
+    monkeypatch.delenv(cli.ENV_OUTPUT_FORMAT)
+    write(proj / "pyproject.toml", '[tool.shape-lint]\noutput-format = "full"\n')
+    out = run(capsys, "check", "m.py")[1]
+    assert " --> m.py:1:1" in out and "^" in out
+
+
+def test_json_and_sarif_from_cli(engine, proj, capsys):
+    write(proj / "m.py", "y = SHP101(x)\n")
+    code, out, _ = run(capsys, "check", "--output-format", "json", "m.py")
+    (rec,) = json.loads(out)
+    assert code == 1
+    assert rec["filename"] == str(proj / "m.py")
+    assert rec["location"] == {"row": 1, "column": 5}
+    code, out, _ = run(capsys, "check", "--output-format", "sarif", "m.py")
+    doc = json.loads(out)
+    assert code == 1
+    res = doc["runs"][0]["results"][0]
+    assert res["ruleId"] == "SHP101"
+    assert doc["runs"][0]["tool"]["driver"]["rules"][0]["fullDescription"]["text"].startswith("## What")
+    assert res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "m.py"
+
+
+def test_output_file_and_statistics(engine, proj, capsys):
+    write(proj / "m.py", "SHP101(x)\nSHP101(y)\nSHP201(z)\n")
+    code, out, _ = run(capsys, "check", "-o", "reports/out.txt", "m.py")
+    assert code == 1 and out == ""
+    assert "m.py:3:1: SHP201" in (proj / "reports" / "out.txt").read_text()
+    code, out, _ = run(capsys, "check", "--statistics", "m.py")
+    assert code == 1
+    assert out.splitlines() == ["2\tSHP101\t[ ] matmul-shape-mismatch", "1\tSHP201\t[ ] device-mismatch"]
+
+
+def test_show_shapes(engine, proj, capsys, monkeypatch):
+    from shape_lint import _core
+
+    write(proj / "m.py", "x = 1\n")
+    monkeypatch.delattr(_core, "show_shapes", raising=False)
+    code, _, err = run(capsys, "check", "--show-shapes", "m.py")
+    assert code == 2 and "not available in this build" in err
+    monkeypatch.setattr(_core, "show_shapes", lambda src, name: [(1, "x: int")], raising=False)
+    code, out, _ = run(capsys, "check", "--show-shapes", "m.py")
+    assert code == 0 and out == "m.py:1: x: int\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# File discovery and reading
+
+
+def test_default_excludes(engine, proj, capsys):
+    for d in (".git", ".venv", "venv", "__pycache__", "build", "dist", "node_modules",
+              "lib/site-packages", ".tox", ".mypy_cache"):
+        write(proj / d / "x.py", "SHP101(x)\n")
+    write(proj / "src" / "ok.py", "SHP101(x)\n")
+    _, out, _ = run(capsys, "check", ".")
+    assert [ln.split(":")[0] for ln in finding_lines(out)] == ["src/ok.py"]
+
+
+def test_exclude_extend_exclude_and_force_exclude(engine, proj, capsys):
+    write(proj / "gen" / "g.py", "SHP101(x)\n")
+    write(proj / "a_pb2.py", "SHP101(x)\n")
+    write(proj / "venv" / "v.py", "SHP101(x)\n")
+    write(proj / "src.py", "SHP101(x)\n")
+
+    def files(*flags):
+        _, out, _ = run(capsys, "check", *flags)
+        return sorted({ln.split(":")[0] for ln in finding_lines(out)})
+
+    assert files(".") == ["a_pb2.py", "gen/g.py", "src.py"]
+    assert files("--extend-exclude", "gen,*_pb2.py", ".") == ["src.py"]
+    # --exclude replaces the defaults: venv is back.
+    assert files("--exclude", "gen", ".") == ["a_pb2.py", "src.py", "venv/v.py"]
+    # Named files are checked unless --force-exclude.
+    assert files("venv/v.py", "gen/g.py", "--extend-exclude", "gen") == ["gen/g.py", "venv/v.py"]
+    forced = files("--force-exclude", "--extend-exclude", "gen", "venv/v.py", "gen/g.py", "src.py")
+    assert forced == ["src.py"]
+
+
+def test_config_exclude(engine, proj, capsys):
+    write(proj / "pyproject.toml", '[tool.shape-lint]\nextend-exclude = ["legacy"]\n')
+    write(proj / "legacy" / "old.py", "SHP101(x)\n")
+    write(proj / "new.py", "SHP101(x)\n")
+    _, out, _ = run(capsys, "check")
+    assert [ln.split(":")[0] for ln in finding_lines(out)] == ["new.py"]
+
+
+def test_gitignore(engine, proj, capsys):
+    (proj / ".git").mkdir()
+    write(proj / ".gitignore", "generated/\n*_tmp.py\n")
+    write(proj / "pkg" / ".gitignore", "local.py\n!keep_tmp.py\n")
+    write(proj / "generated" / "g.py", "SHP101(x)\n")
+    write(proj / "a_tmp.py", "SHP101(x)\n")
+    write(proj / "pkg" / "local.py", "SHP101(x)\n")
+    write(proj / "pkg" / "keep_tmp.py", "SHP101(x)\n")
+    write(proj / "pkg" / "mod.py", "SHP101(x)\n")
+
+    def files(*flags):
+        _, out, _ = run(capsys, "check", *flags)
+        return sorted({ln.split(":")[0] for ln in finding_lines(out)})
+
+    assert files(".") == ["pkg/keep_tmp.py", "pkg/mod.py"]
+    assert files("pkg") == ["pkg/keep_tmp.py", "pkg/mod.py"]
+    assert files("--no-respect-gitignore", ".") == [
+        "a_tmp.py", "generated/g.py", "pkg/keep_tmp.py", "pkg/local.py", "pkg/mod.py"]
+    write(proj / "pyproject.toml", "[tool.shape-lint]\nrespect-gitignore = false\n")
+    assert "generated/g.py" in files(".")
+    assert "generated/g.py" not in files("--respect-gitignore", ".")
+
+
+def test_encodings(engine, proj, capsys):
+    (proj / "latin.py").write_bytes("# -*- coding: latin-1 -*-\ns = 'é'\nSHP101(s)\n".encode("latin-1"))
+    (proj / "bom.py").write_bytes(b"\xef\xbb\xbfSHP101(x)\r\ny = 1\r\n")
+    (proj / "broken.py").write_bytes(b"s = '\xff\xfe'\nSHP101(x)\n")
+    code, out, err = run(capsys, "check", ".")
+    assert code == 1
+    assert finding_lines(out) == [
+        "bom.py:1:1: SHP101 fake SHP101 in bom.py",
+        "latin.py:3:1: SHP101 fake SHP101 in latin.py",
+    ]
+    assert "warning: broken.py" in err and "skipped" in err
+    sources = {os.path.basename(c["filename"]): c["source"] for c in engine}
+    assert "s = 'é'" in sources["latin.py"]
+    assert sources["bom.py"] == "SHP101(x)\ny = 1\n"
+    assert "broken.py" not in sources
+
+
+def test_undecodable_alone_is_not_an_error(engine, proj, capsys):
+    (proj / "broken.py").write_bytes(b"\xff\xfe\xfa\n")
+    code, _, err = run(capsys, "check", "broken.py")
+    assert code == 0 and "warning:" in err
+
+
+def test_unreadable_file_exit_2(engine, proj, capsys):
+    if os.geteuid() == 0:
+        # root reads everything; make the path a dangling symlink instead.
+        (proj / "gone.py").symlink_to(proj / "nowhere.py")
+        target = "."
+    else:  # pragma: no cover
+        p = write(proj / "gone.py", "x\n")
+        p.chmod(0)
+        target = "gone.py"
+    write(proj / "ok.py", "x\n")
+    code, _, err = run(capsys, "check", target)
+    assert code == 2 and "error: gone.py" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# End to end: the real `shape-lint` executable
+
+
+def shape_lint(*args, cwd, stdin=None, env=None):
+    exe = Path(sys.executable).with_name("shape-lint")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "shape_lint.cli"]
+    return subprocess.run(
+        [*cmd, *args], cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def patched_shape_lint(*args, cwd, stdin=None):
+    """The real CLI in a fresh interpreter, with the fake engine behind the seam."""
+    driver = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        import test_cli
+        from shape_lint import cli
+        cli._check_source = test_cli.fake_check
+        cli._rules = lambda: test_cli.RULES
+        sys.exit(cli.main(sys.argv[1:]))
+        """
+    )
+    return subprocess.run(
+        [sys.executable, "-c", driver, *args], cwd=cwd, input=stdin, capture_output=True,
+        text=True, timeout=120,
+    )
+
+
+def test_e2e_version_and_help(tmp_path):
+    r = shape_lint("version", cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("shape-lint ")
+    r = shape_lint("check", "--help", cwd=tmp_path)
+    assert r.returncode == 0 and "--output-format" in r.stdout
+    r = shape_lint("rule", "SHP101", cwd=tmp_path)
+    assert r.returncode == 0 and "(SHP101)" in r.stdout and "## What it does" in r.stdout
+
+
+def test_e2e_syntax_errors_and_new_syntax_do_not_crash(tmp_path):
+    write(tmp_path / "broken.py", "def f(:\n    return\n")
+    write(tmp_path / "pep695.py",
+          "type Pair[T] = tuple[T, T]\ndef first[T](p: Pair[T]) -> T:\n    return p[0]\n")
+    write(tmp_path / "fstr.py", 'x = 1\ny = f"{"nested"}{x!r:>{10}}"\n')
+    r = shape_lint("check", ".", cwd=tmp_path)
+    assert "Traceback" not in r.stderr
+    assert r.returncode in (0, 1), r.stderr
+    assert "SHP001" not in r.stdout
+    r = shape_lint("check", "-", cwd=tmp_path, stdin="def broken(:\n")
+    assert r.returncode == 0 and "Traceback" not in r.stderr
+
+
+def test_e2e_json_and_sarif_parse(tmp_path):
+    write(tmp_path / "m.py", "import torch\nx = torch.zeros(3, 4)\n")
+    r = shape_lint("check", "--output-format", "json", "m.py", cwd=tmp_path)
+    assert isinstance(json.loads(r.stdout), list)
+    r = shape_lint("check", "--output-format", "sarif", ".", cwd=tmp_path)
+    doc = json.loads(r.stdout)
+    assert doc["version"] == "2.1.0" and doc["runs"][0]["tool"]["driver"]["name"] == "shape-lint"
+
+
+def test_e2e_exit_codes_and_errors(tmp_path):
+    write(tmp_path / "m.py", "x = 1\n")
+    assert shape_lint("check", "m.py", cwd=tmp_path).returncode == 0
+    r = shape_lint("check", "missing.py", cwd=tmp_path)
+    assert r.returncode == 2 and "error:" in r.stderr
+    write(tmp_path / "pyproject.toml", "[tool.shape-lint]\nselct = []\n")
+    r = shape_lint("check", "m.py", cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("error:") and "selct" in r.stderr
+    assert "Traceback" not in r.stderr
+    r = shape_lint("check", "m.py", cwd=tmp_path, env={cli.ENV_OUTPUT_FORMAT: "nope"})
+    assert r.returncode == 2
+
+
+def test_e2e_findings_noqa_stdin_with_fake_engine(tmp_path):
+    write(tmp_path / "m.py", "a = SHP101(x)\nb = SHP101(x)  # noqa: SHP101\nc = SHP101(x)  # noqa\n")
+    r = patched_shape_lint("check", ".", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    assert r.stdout.splitlines()[0] == "m.py:1:5: SHP101 fake SHP101 in m.py"
+    r = patched_shape_lint("check", "--output-format", "json", "-", "--stdin-filename", "s.py",
+                           cwd=tmp_path, stdin="SHP102(x)\n")
+    assert r.returncode == 1
+    assert [d["code"] for d in json.loads(r.stdout)] == ["SHP102"]
+    r = patched_shape_lint("check", "--exit-zero", ".", cwd=tmp_path)
+    assert r.returncode == 0 and "SHP101" in r.stdout
