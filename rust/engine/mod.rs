@@ -1,2 +1,134 @@
+//! The abstract interpreter and its entry points.
+//!
+//! Entry points, so that per-file linting needs no configuration:
+//! 1. the module's top level run as a script (`__name__ == "__main__"`);
+//! 2. every `nn.Module` subclass's `forward`, with the instance built by the script when there
+//!    is one, else constructed from its defaults (missing arguments become fresh positive
+//!    symbols); `forward`'s tensor inputs have unknown shapes refined by their first use.
+//!
+//! The report rule: a violation found on a path is reported when the path is not tainted by
+//! an opaque choice (its branch conditions are all expressible; the message names them), or
+//! when every path that reaches the site fails there. An entry that exhausts a budget
+//! reports nothing.
+
+pub mod builtins;
+pub mod interp;
+pub mod value;
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use interp::{Ctx, Interp};
+use value::*;
+
 use crate::{Finding, Settings, ir, parse::ParsedFile};
-pub fn analyze(_m: &ir::lower::Module, _f: &ParsedFile, _path: &str, _s: &Settings) -> Vec<Finding> { Vec::new() }
+
+/// Debug statistics of one analysis.
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub entries: usize,
+    pub abandoned: usize,
+    pub steps: u64,
+    pub max_paths: usize,
+}
+
+pub fn analyze(m: &ir::Module, f: &ParsedFile, _path: &str, s: &Settings) -> Vec<Finding> {
+    analyze_with_stats(m, f, s).0
+}
+
+pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Stats) {
+    let mut interp = Interp::new(f, s);
+    let mut stats = Stats::default();
+    let mut findings: Vec<Finding> = Vec::new();
+
+    // 1. the script
+    let mut st = State::new();
+    let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });
+    let ctx = Ctx {
+        scope: module_scope,
+        module_scope,
+        class_body: None,
+        method_class: None,
+        self_val: None,
+        globals: Rc::new(Vec::new()),
+    };
+    let finals = interp.block(&m.body, st.clone(), &ctx);
+    stats.entries += 1;
+    let script_abandoned = interp.abandoned;
+    if script_abandoned {
+        stats.abandoned += 1;
+    } else {
+        findings.extend(interp::findings_from(&interp, &interp.outcomes));
+    }
+    let script_final: Option<State> = finals.into_iter().map(|(s, _)| s).next();
+
+    // 2. every nn.Module subclass's forward. Its classes come from the script's final state,
+    // or, when the script was abandoned, from running only the definitions.
+    let base_state = match script_final {
+        Some(s) if !script_abandoned => s,
+        _ => {
+            interp.abandoned = false;
+            interp.steps = 0;
+            interp.outcomes.clear();
+            let defs: Vec<&ir::Stmt> = m
+                .body
+                .iter()
+                .filter(|s| matches!(s.kind, ir::StmtKind::ClassDef(_) | ir::StmtKind::FunctionDef(_) | ir::StmtKind::Import(_) | ir::StmtKind::ImportFrom { .. } | ir::StmtKind::Assign { .. }))
+                .collect();
+            let mut cur = vec![st.clone()];
+            for d in defs {
+                let mut next = Vec::new();
+                for s in cur {
+                    next.extend(interp.stmt(d, s, &ctx).into_iter().map(|(s, _)| s));
+                }
+                cur = next.into_iter().take(1).collect();
+            }
+            interp.outcomes.clear();
+            match cur.into_iter().next() {
+                Some(s) if !interp.abandoned => s,
+                _ => return (findings, stats),
+            }
+        }
+    };
+    let classes = module_classes(&interp, &base_state, module_scope);
+    for class in classes {
+        interp.abandoned = false;
+        interp.steps = 0;
+        interp.outcomes.clear();
+        interp.deadline = std::time::Instant::now() + std::time::Duration::from_millis(s.timeout_ms);
+        stats.entries += 1;
+        torch::analyze_forward(&mut interp, &base_state, class, &ctx);
+        if interp.abandoned {
+            stats.abandoned += 1;
+            continue;
+        }
+        findings.extend(interp::findings_from(&interp, &interp.outcomes));
+    }
+    stats.steps = interp.steps;
+    stats.max_paths = interp.paths_high_water;
+
+    // one diagnostic per site and code
+    findings.sort_by(|a, b| (a.row, a.col, a.rule.code, a.condition.is_some()).cmp(&(b.row, b.col, b.rule.code, b.condition.is_some())));
+    findings.dedup_by(|a, b| a.row == b.row && a.col == b.col && a.rule.code == b.rule.code);
+    (findings, stats)
+}
+
+/// The user classes bound at module level that derive from `torch.nn.Module`.
+fn module_classes(interp: &Interp, st: &State, module_scope: ObjId) -> Vec<ObjId> {
+    let Obj::Scope { vars, .. } = st.get(module_scope) else { return Vec::new() };
+    let mut out: Vec<ObjId> = vars
+        .values()
+        .filter_map(|v| match v {
+            Value::Ref(id) => match st.get(*id) {
+                Obj::Class { .. } if interp.lib_base(st, *id).as_deref() == Some("torch.nn.Module") && !interp.has_unknown_base(st, *id) => Some(*id),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+pub use crate::torch;

@@ -1,1 +1,411 @@
-//! Symbolic dimensions.
+//! Symbolic integers in a normal form (polynomials over symbols and opaque atoms), the facts a
+//! path knows about them, and the core decision procedure. What it cannot decide stays
+//! `Unknown`: silence, never a report.
+
+mod poly;
+
+pub use poly::{Atom, Poly, SymId};
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// What the engine knows about one symbol, independent of the path.
+#[derive(Debug, Clone)]
+pub struct SymInfo {
+    pub name: String,
+    pub lo: i128,
+}
+
+/// Three-valued truth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tri {
+    True,
+    False,
+    Unknown,
+}
+
+impl Tri {
+    pub fn not(self) -> Tri {
+        match self {
+            Tri::True => Tri::False,
+            Tri::False => Tri::True,
+            Tri::Unknown => Tri::Unknown,
+        }
+    }
+    pub fn from_bool(b: bool) -> Tri {
+        if b { Tri::True } else { Tri::False }
+    }
+}
+
+/// `lhs op 0`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rel {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+}
+
+/// A condition over symbolic integers: `poly rel 0`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Cond {
+    pub poly: Poly,
+    pub rel: Rel,
+}
+
+impl Cond {
+    /// `a op b` as a condition.
+    pub fn cmp(a: &Poly, rel: Rel, b: &Poly) -> Option<Cond> {
+        Some(Cond { poly: a.sub(b)?, rel })
+    }
+
+    pub fn negate(&self) -> Option<Cond> {
+        Some(match self.rel {
+            Rel::Eq => Cond { poly: self.poly.clone(), rel: Rel::Ne },
+            Rel::Ne => Cond { poly: self.poly.clone(), rel: Rel::Eq },
+            // not (p < 0)  <=>  -p <= 0
+            Rel::Lt => Cond { poly: self.poly.neg()?, rel: Rel::Le },
+            // not (p <= 0) <=>  -p < 0
+            Rel::Le => Cond { poly: self.poly.neg()?, rel: Rel::Lt },
+        })
+    }
+}
+
+/// Extended integers for interval bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ext {
+    NegInf,
+    Fin(i128),
+    PosInf,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Interval {
+    lo: Ext,
+    hi: Ext,
+}
+
+impl Interval {
+    fn point(c: i128) -> Interval {
+        Interval { lo: Ext::Fin(c), hi: Ext::Fin(c) }
+    }
+    fn top() -> Interval {
+        Interval { lo: Ext::NegInf, hi: Ext::PosInf }
+    }
+    fn add(self, o: Interval) -> Interval {
+        fn add(a: Ext, b: Ext, neg: bool) -> Ext {
+            match (a, b) {
+                (Ext::Fin(x), Ext::Fin(y)) => x.checked_add(y).map(Ext::Fin).unwrap_or(if neg { Ext::NegInf } else { Ext::PosInf }),
+                (Ext::NegInf, _) | (_, Ext::NegInf) => Ext::NegInf,
+                _ => Ext::PosInf,
+            }
+        }
+        let lo = if self.lo == Ext::PosInf || o.lo == Ext::PosInf { Ext::NegInf } else { add(self.lo, o.lo, true) };
+        let hi = if self.hi == Ext::NegInf || o.hi == Ext::NegInf { Ext::PosInf } else { add(self.hi, o.hi, false) };
+        Interval { lo, hi }
+    }
+    fn mul(self, o: Interval) -> Interval {
+        fn m(a: Ext, b: Ext) -> Ext {
+            match (a, b) {
+                (Ext::Fin(0), _) | (_, Ext::Fin(0)) => Ext::Fin(0),
+                (Ext::Fin(x), Ext::Fin(y)) => match x.checked_mul(y) {
+                    Some(v) => Ext::Fin(v),
+                    None => {
+                        if (x < 0) == (y < 0) { Ext::PosInf } else { Ext::NegInf }
+                    }
+                },
+                (a, b) => {
+                    let neg_a = matches!(a, Ext::NegInf) || matches!(a, Ext::Fin(x) if x < 0);
+                    let neg_b = matches!(b, Ext::NegInf) || matches!(b, Ext::Fin(x) if x < 0);
+                    if neg_a == neg_b { Ext::PosInf } else { Ext::NegInf }
+                }
+            }
+        }
+        let c = [m(self.lo, o.lo), m(self.lo, o.hi), m(self.hi, o.lo), m(self.hi, o.hi)];
+        Interval { lo: *c.iter().min().unwrap(), hi: *c.iter().max().unwrap() }
+    }
+}
+
+/// The facts one path knows: equalities solved for a symbol, symbol ranges, and the branch
+/// conditions taken (for messages and export).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Facts {
+    subst: BTreeMap<SymId, Poly>,
+    ranges: BTreeMap<SymId, (i128, Option<i128>)>,
+    pub conds: Vec<Cond>,
+}
+
+/// The per-file symbol table.
+#[derive(Debug, Default)]
+pub struct Symbols {
+    pub infos: Vec<SymInfo>,
+}
+
+impl Symbols {
+    /// A fresh symbol with a lower bound (dimensions are >= 0; most sizes are >= 1).
+    pub fn fresh(&mut self, name: &str, lo: i128) -> Poly {
+        let id = self.infos.len() as SymId;
+        self.infos.push(SymInfo { name: name.to_string(), lo });
+        Poly::sym(id)
+    }
+
+    pub fn name(&self, id: SymId) -> &str {
+        self.infos.get(id as usize).map(|i| i.name.as_str()).unwrap_or("?")
+    }
+}
+
+impl Facts {
+    /// Apply the known equalities.
+    pub fn normalize(&self, p: &Poly) -> Poly {
+        if self.subst.is_empty() {
+            return p.clone();
+        }
+        p.substitute(&self.subst).unwrap_or_else(|| p.clone())
+    }
+
+    fn range(&self, syms: &Symbols, id: SymId) -> Interval {
+        let base = syms.infos.get(id as usize).map(|i| i.lo).unwrap_or(i128::MIN);
+        let (lo, hi) = self.ranges.get(&id).copied().unwrap_or((base, None));
+        Interval { lo: Ext::Fin(lo.max(base)), hi: hi.map(Ext::Fin).unwrap_or(Ext::PosInf) }
+    }
+
+    fn atom_interval(&self, syms: &Symbols, a: &Atom) -> Interval {
+        match a {
+            Atom::Sym(id) => self.range(syms, *id),
+            Atom::FloorDiv(n, d) => {
+                let n = self.interval(syms, n);
+                let d = self.interval(syms, d);
+                match (n.lo, n.hi, d.lo, d.hi) {
+                    (Ext::Fin(nl), nh, Ext::Fin(dl), dh) if nl >= 0 && dl >= 1 => {
+                        let lo = match dh {
+                            Ext::Fin(dh) => Ext::Fin(nl / dh),
+                            _ => Ext::Fin(0),
+                        };
+                        let hi = match nh {
+                            Ext::Fin(nh) => Ext::Fin(nh / dl),
+                            _ => Ext::PosInf,
+                        };
+                        Interval { lo, hi }
+                    }
+                    _ => Interval::top(),
+                }
+            }
+            Atom::Mod(_, d) => {
+                let d = self.interval(syms, d);
+                match (d.lo, d.hi) {
+                    (Ext::Fin(dl), Ext::Fin(dh)) if dl >= 1 => Interval { lo: Ext::Fin(0), hi: Ext::Fin(dh - 1) },
+                    (Ext::Fin(dl), _) if dl >= 1 => Interval { lo: Ext::Fin(0), hi: Ext::PosInf },
+                    _ => Interval::top(),
+                }
+            }
+        }
+    }
+
+    fn interval(&self, syms: &Symbols, p: &Poly) -> Interval {
+        let mut total = Interval::point(0);
+        for (mono, coef) in p.terms() {
+            let mut iv = Interval::point(*coef);
+            for a in mono {
+                iv = iv.mul(self.atom_interval(syms, a));
+            }
+            total = total.add(iv);
+        }
+        total
+    }
+
+    /// Decide `cond` under these facts.
+    pub fn decide(&self, syms: &Symbols, cond: &Cond) -> Tri {
+        let p = self.normalize(&cond.poly);
+        let iv = self.interval(syms, &p);
+        let zero = Ext::Fin(0);
+        match cond.rel {
+            Rel::Eq => {
+                if iv.lo == zero && iv.hi == zero {
+                    Tri::True
+                } else if iv.lo > zero || iv.hi < zero {
+                    Tri::False
+                } else {
+                    Tri::Unknown
+                }
+            }
+            Rel::Ne => self.decide(syms, &Cond { poly: p, rel: Rel::Eq }).not(),
+            Rel::Lt => {
+                if iv.hi < zero {
+                    Tri::True
+                } else if iv.lo >= zero {
+                    Tri::False
+                } else {
+                    Tri::Unknown
+                }
+            }
+            Rel::Le => {
+                if iv.hi <= zero {
+                    Tri::True
+                } else if iv.lo > zero {
+                    Tri::False
+                } else {
+                    Tri::Unknown
+                }
+            }
+        }
+    }
+
+    /// Decide `a op b`.
+    pub fn compare(&self, syms: &Symbols, a: &Poly, rel: Rel, b: &Poly) -> Tri {
+        match Cond::cmp(a, rel, b) {
+            Some(c) => self.decide(syms, &c),
+            None => Tri::Unknown,
+        }
+    }
+
+    /// Add `cond` to the facts. Returns false when the facts become contradictory (the path is
+    /// infeasible). The caller has checked that `cond` is not decided false.
+    pub fn assume(&mut self, syms: &Symbols, cond: &Cond) -> bool {
+        let p = self.normalize(&cond.poly);
+        let cond = Cond { poly: p.clone(), rel: cond.rel };
+        match self.decide(syms, &cond) {
+            Tri::False => return false,
+            Tri::True => return true,
+            Tri::Unknown => {}
+        }
+        self.conds.push(cond.clone());
+        match cond.rel {
+            Rel::Eq => {
+                if let Some((id, value)) = p.solve_unit() {
+                    // keep the substitution idempotent
+                    let one = BTreeMap::from([(id, value.clone())]);
+                    for v in self.subst.values_mut() {
+                        if let Some(nv) = v.substitute(&one) {
+                            *v = nv;
+                        }
+                    }
+                    let iv = self.interval(syms, &value);
+                    let r = self.range(syms, id);
+                    if iv.hi < r.lo || iv.lo > r.hi {
+                        return false;
+                    }
+                    self.subst.insert(id, value);
+                }
+                true
+            }
+            Rel::Ne => true,
+            Rel::Lt => self.bound(syms, &p.add_const(1).unwrap_or(p.clone())),
+            Rel::Le => self.bound(syms, &p),
+        }
+    }
+
+    /// `p <= 0` where `p = c*s + k`: refine the range of `s`.
+    fn bound(&mut self, syms: &Symbols, p: &Poly) -> bool {
+        let Some((id, c, k)) = p.linear_single() else { return true };
+        let base = syms.infos.get(id as usize).map(|i| i.lo).unwrap_or(i128::MIN);
+        let (mut lo, mut hi) = self.ranges.get(&id).copied().unwrap_or((base, None));
+        if c > 0 {
+            // s <= floor(-k / c)
+            let b = (-k).div_euclid(c);
+            hi = Some(hi.map_or(b, |h| h.min(b)));
+        } else {
+            // c*s <= -k with c < 0  <=>  s >= ceil(k / -c)
+            let c = -c;
+            let b = -((-k).div_euclid(c));
+            lo = lo.max(b);
+        }
+        if let Some(h) = hi {
+            if h < lo {
+                return false;
+            }
+        }
+        self.ranges.insert(id, (lo, hi));
+        true
+    }
+
+    /// The facts both `self` and `o` imply (for merging paths).
+    pub fn common(&self, o: &Facts) -> Facts {
+        let subst = self.subst.iter().filter(|(k, v)| o.subst.get(k) == Some(v)).map(|(k, v)| (*k, v.clone())).collect();
+        let ranges = self
+            .ranges
+            .iter()
+            .filter_map(|(k, (lo, hi))| {
+                let (lo2, hi2) = o.ranges.get(k)?;
+                let hi = match (hi, hi2) {
+                    (Some(a), Some(b)) => Some(*a.max(b)),
+                    _ => None,
+                };
+                Some((*k, (*lo.min(lo2), hi)))
+            })
+            .collect();
+        let n = self.conds.iter().zip(o.conds.iter()).take_while(|(a, b)| a == b).count();
+        Facts { subst, ranges, conds: self.conds[..n].to_vec() }
+    }
+
+    /// The branch conditions as text, or `None` when there are none.
+    pub fn describe(&self, syms: &Symbols) -> Option<String> {
+        if self.conds.is_empty() {
+            return None;
+        }
+        let mut out = String::new();
+        for (i, c) in self.conds.iter().enumerate() {
+            if i > 0 {
+                out.push_str(" and ");
+            }
+            let _ = write!(out, "{}", describe_cond(syms, c));
+        }
+        Some(out)
+    }
+}
+
+/// `a == b` style text for a condition, moving negative terms to the right.
+pub fn describe_cond(syms: &Symbols, c: &Cond) -> String {
+    let (lhs, rhs) = c.poly.split_signs();
+    let op = match c.rel {
+        Rel::Eq => "==",
+        Rel::Ne => "!=",
+        Rel::Lt => "<",
+        Rel::Le => "<=",
+    };
+    format!("{} {} {}", lhs.display(syms), op, rhs.display(syms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decides_linear_facts() {
+        let mut syms = Symbols::default();
+        let b = syms.fresh("B", 1);
+        let f = Facts::default();
+        let c120 = Poly::constant(120);
+        // B*120 vs 120*B
+        let x = b.mul(&c120).unwrap();
+        let y = c120.mul(&b).unwrap();
+        assert_eq!(f.compare(&syms, &x, Rel::Eq, &y), Tri::True);
+        // B >= 1 so B + 1 != 0 and B*4 != 0
+        assert_eq!(f.compare(&syms, &b.add_const(1).unwrap(), Rel::Eq, &Poly::constant(0)), Tri::False);
+        assert_eq!(f.compare(&syms, &b, Rel::Eq, &Poly::constant(5)), Tri::Unknown);
+        // assume B == 5: now decided
+        let mut g = f.clone();
+        assert!(g.assume(&syms, &Cond::cmp(&b, Rel::Eq, &Poly::constant(5)).unwrap()));
+        assert_eq!(g.compare(&syms, &b.mul(&Poly::constant(2)).unwrap(), Rel::Eq, &Poly::constant(10)), Tri::True);
+        // B < 3 then B > 4 is infeasible
+        let mut h = f.clone();
+        assert!(h.assume(&syms, &Cond::cmp(&b, Rel::Lt, &Poly::constant(3)).unwrap()));
+        let gt4 = Cond::cmp(&Poly::constant(4), Rel::Lt, &b).unwrap();
+        assert_eq!(h.decide(&syms, &gt4), Tri::False);
+        assert_eq!(describe_cond(&syms, &Cond::cmp(&b, Rel::Eq, &Poly::constant(1)).unwrap()), "B == 1");
+    }
+
+    #[test]
+    fn floordiv_and_mod_normalise() {
+        let mut syms = Symbols::default();
+        let h = syms.fresh("H", 1);
+        let four_h = h.mul(&Poly::constant(4)).unwrap();
+        assert_eq!(four_h.floordiv(&Poly::constant(2)).unwrap(), h.mul(&Poly::constant(2)).unwrap());
+        assert_eq!(four_h.modulo(&Poly::constant(2)).unwrap(), Poly::constant(0));
+        assert_eq!(Poly::constant(-7).floordiv(&Poly::constant(2)).unwrap(), Poly::constant(-4));
+        assert_eq!(Poly::constant(-7).modulo(&Poly::constant(2)).unwrap(), Poly::constant(1));
+        let f = Facts::default();
+        // (H + 1) // 2 >= 0
+        let q = h.add_const(1).unwrap().floordiv(&Poly::constant(2)).unwrap();
+        assert_eq!(f.compare(&syms, &q, Rel::Lt, &Poly::constant(0)), Tri::False);
+    }
+}

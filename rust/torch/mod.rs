@@ -1,1 +1,433 @@
-//! Torch library models.
+//! Library models: what torch (and a few stdlib modules) do to shapes, and the preconditions
+//! torch enforces. Grouped like torch itself: `tensor` (creation, shape ops, elementwise,
+//! matrix products, indexing), `layers` (nn modules and their functional twins).
+//! An API that is not modelled returns `Unknown`: never a report.
+
+pub mod layers;
+pub mod tensor;
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::engine::interp::{Ctx, Interp, Vals, Verdict, Violation};
+use crate::engine::value::*;
+use crate::ir::{BinOp, Name, Span};
+use crate::rules::Rule;
+use crate::shape::{Poly, Rel, Tri};
+
+/// The value bound by `import a.b` / `from a import b` (as `a.b`).
+pub fn import(dotted: &str) -> Value {
+    let canon = match dotted {
+        "torch.nn.functional" => "torch.nn.functional",
+        d => d,
+    };
+    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") {
+        Value::Lib(Rc::from(canon))
+    } else {
+        Value::Unknown
+    }
+}
+
+/// `lib.name` for a library object.
+pub fn lib_attr(path: &str, name: &str) -> Value {
+    let full = format!("{path}.{name}");
+    match full.as_str() {
+        "math.pi" => Value::Float(Some(std::f64::consts::PI)),
+        "math.e" => Value::Float(Some(std::f64::consts::E)),
+        "math.inf" => Value::Float(None),
+        "torch.float32" | "torch.float" => Value::Str(Some(Rc::from("<dtype:float>"))),
+        "torch.float64" | "torch.double" => Value::Str(Some(Rc::from("<dtype:double>"))),
+        "torch.long" | "torch.int64" => Value::Str(Some(Rc::from("<dtype:long>"))),
+        "torch.int32" | "torch.int" => Value::Str(Some(Rc::from("<dtype:int>"))),
+        "torch.bool" => Value::Str(Some(Rc::from("<dtype:bool>"))),
+        "torch.float16" | "torch.half" => Value::Str(Some(Rc::from("<dtype:half>"))),
+        "torch.bfloat16" => Value::Str(Some(Rc::from("<dtype:bfloat16>"))),
+        _ => Value::Lib(Rc::from(canon_path(&full))),
+    }
+}
+
+/// Normalise aliases: `torch.nn.modules.linear.Linear` → `torch.nn.Linear`, `torch.concat` → `torch.cat`.
+fn canon_path(p: &str) -> String {
+    if let Some(rest) = p.strip_prefix("torch.nn.modules.") {
+        if let Some((_, name)) = rest.rsplit_once('.') {
+            return format!("torch.nn.{name}");
+        }
+    }
+    match p {
+        "torch.concat" | "torch.concatenate" => "torch.cat".into(),
+        "torch.nn.functional.F" => "torch.nn.functional".into(),
+        _ => p.to_string(),
+    }
+}
+
+/// Library base classes a user class may derive from and still be analysed.
+pub fn is_subclassable(base: &str) -> bool {
+    matches!(base, "torch.nn.Module" | "torch.utils.data.Dataset")
+}
+
+/// One element of an iterable of unknown length.
+pub fn element_of(_interp: &mut Interp, _st: &mut State, it: &Value) -> Value {
+    match it {
+        Value::LibMethod(inner, name) if &**name == "<repeat>" => (**inner).clone(),
+        _ => Value::Unknown,
+    }
+}
+
+/// Unpack a value into `n` parts (`a, b = x.shape`, `h, c = state`), when known.
+pub fn unpack(_interp: &mut Interp, st: &mut State, v: &Value, n: usize) -> Option<Vec<Value>> {
+    match v {
+        Value::Tensor(t) => {
+            // unpacking iterates dim 0
+            let s = st.resolve(&t.shape);
+            let d0 = s.dims.first()?;
+            if s.prefix.is_some() || d0.as_const()? != n as i128 {
+                return None;
+            }
+            let rest = Shape::known(s.dims[1..].to_vec());
+            Some((0..n).map(|_| tensor::tensor_value(rest.clone(), t.dtype)).collect())
+        }
+        _ => None,
+    }
+}
+
+/// Bind positional and keyword arguments to parameter names.
+pub fn bind<'p>(params: &[&'p str], args: &[Value], kwargs: &[(Name, Value)]) -> BTreeMap<&'p str, Value> {
+    let mut out = BTreeMap::new();
+    for (p, a) in params.iter().zip(args.iter()) {
+        out.insert(*p, a.clone());
+    }
+    for (k, v) in kwargs {
+        if let Some(p) = params.iter().find(|p| **p == &**k) {
+            out.insert(*p, v.clone());
+        }
+    }
+    out
+}
+
+impl<'a> Interp<'a> {
+    /// Decide `a == b` for two dimensions.
+    pub fn dim_eq(&self, st: &State, a: &Dim, b: &Dim) -> Tri {
+        match (&a.v, &b.v) {
+            (Some(x), Some(y)) => st.facts.compare(&self.syms, x, Rel::Eq, y),
+            _ => Tri::Unknown,
+        }
+    }
+
+    pub fn poly_cmp(&self, st: &State, a: &Poly, rel: Rel, b: &Poly) -> Tri {
+        st.facts.compare(&self.syms, a, rel, b)
+    }
+
+    /// Record a precondition check. `violated` is whether torch raises. Returns false when
+    /// the path ends here (torch raises).
+    pub fn check(&mut self, st: &State, site: Span, violated: Tri, rule: &'static Rule, msg: impl FnOnce(&Interp) -> (String, Vec<String>)) -> bool {
+        match violated {
+            Tri::False => {
+                self.record(st, site, Verdict::Holds);
+                true
+            }
+            Tri::Unknown => {
+                self.record(st, site, Verdict::Undecided);
+                true
+            }
+            Tri::True => {
+                let (message, trace) = msg(self);
+                self.record(st, site, Verdict::Violated(Violation { rule, message, trace }));
+                false
+            }
+        }
+    }
+
+    pub fn show_dim(&self, d: &Dim) -> String {
+        match &d.v {
+            Some(p) => p.display(&self.syms),
+            None => "?".into(),
+        }
+    }
+
+    pub fn show_shape(&self, st: &State, s: &Shape) -> String {
+        let s = st.resolve(s);
+        let mut parts: Vec<String> = Vec::new();
+        if s.prefix.is_some() {
+            parts.push("*".into());
+        }
+        parts.extend(s.dims.iter().map(|d| self.show_dim(d)));
+        format!("[{}]", parts.join(", "))
+    }
+
+    pub fn fresh_dim(&mut self, name: &str) -> Dim {
+        Dim::known(self.syms.fresh(name, 1), None)
+    }
+}
+
+/// Attributes of instances of user `nn.Module` subclasses that come from `nn.Module`.
+pub fn module_attr(_interp: &mut Interp, st: State, o: Value, name: &Name) -> Vals {
+    let v = match &**name {
+        "training" => Value::Unknown,
+        "forward" => match &o {
+            Value::Ref(id) => match st.get(*id) {
+                Obj::Layer(_) | Obj::Container { .. } => Value::LibMethod(Box::new(o.clone()), Rc::from("__call__")),
+                _ => Value::Unknown,
+            },
+            _ => Value::Unknown,
+        },
+        _ => Value::LibMethod(Box::new(o.clone()), name.clone()),
+    };
+    vec![(st, v)]
+}
+
+/// Attributes of library layers: constructor arguments (`fc.in_features`), parameters.
+pub fn layer_attr(interp: &mut Interp, st: State, o: Value, name: &Name) -> Vals {
+    let Value::Ref(id) = &o else { return vec![(st, Value::Unknown)] };
+    let Obj::Layer(l) = st.get(*id).clone() else { return vec![(st, Value::Unknown)] };
+    if let Some(v) = l.args.get(&**name) {
+        return vec![(st, v.clone())];
+    }
+    let v = match &**name {
+        "weight" | "bias" => layers::parameter(interp, &st, &l, name).unwrap_or(Value::Unknown),
+        "training" => Value::Unknown,
+        _ => Value::LibMethod(Box::new(o.clone()), name.clone()),
+    };
+    vec![(st, v)]
+}
+
+/// Calling a module value (a library layer, a container, or a user module without forward).
+pub fn call_module_value(interp: &mut Interp, st: State, m: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let Value::Ref(id) = &m else { return vec![(st, Value::Unknown)] };
+    match st.get(*id).clone() {
+        Obj::Layer(l) => layers::call_layer(interp, st, &l, args, kwargs, span),
+        Obj::Container { kind: ContainerKind::Sequential, items, .. } => {
+            let mut live: Vals = vec![(st, args.into_iter().next().unwrap_or(Value::Unknown))];
+            for (_, sub) in items {
+                let mut next = Vec::new();
+                for (st, x) in live {
+                    next.extend(interp.call(sub.clone(), vec![x], Vec::new(), st, span));
+                }
+                live = next;
+            }
+            live
+        }
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// Call a library function or class by qualified name.
+pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    if let Some(kind) = path.strip_prefix("torch.nn.") {
+        if !kind.contains('.') {
+            return layers::construct(interp, st, kind, args, kwargs, span);
+        }
+    }
+    if let Some(f) = path.strip_prefix("torch.nn.functional.") {
+        return layers::functional(interp, st, f, args, kwargs, span);
+    }
+    if let Some(f) = path.strip_prefix("math.") {
+        return vec![(st, math(f, &args))];
+    }
+    if let Some(f) = path.strip_prefix("torch.") {
+        return tensor::torch_function(interp, st, f, args, kwargs, span);
+    }
+    vec![(st, Value::Unknown)]
+}
+
+fn math(f: &str, args: &[Value]) -> Value {
+    let x = match args.first() {
+        Some(Value::Float(Some(f))) => Some(*f),
+        Some(v) => v.as_const_int().map(|c| c as f64),
+        None => None,
+    };
+    match (f, x) {
+        ("sqrt", Some(x)) if x >= 0.0 => Value::Float(Some(x.sqrt())),
+        ("floor", Some(x)) if x.abs() < 1e30 => Value::int(x.floor() as i128),
+        ("ceil", Some(x)) if x.abs() < 1e30 => Value::int(x.ceil() as i128),
+        ("log", Some(x)) if x > 0.0 => Value::Float(Some(x.ln())),
+        ("log2", Some(x)) if x > 0.0 => Value::Float(Some(x.log2())),
+        ("exp", Some(x)) => Value::Float(Some(x.exp()).filter(|f| f.is_finite())),
+        ("prod", _) => Value::Unknown,
+        ("floor" | "ceil" | "gcd" | "prod" | "comb" | "factorial" | "isqrt", _) => Value::Unknown,
+        _ => Value::Float(None),
+    }
+}
+
+/// Methods on values: tensors, modules, lists, dicts, strings.
+pub fn call_method(interp: &mut Interp, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let mut st = st;
+    match &recv {
+        Value::Tensor(_) => return tensor::tensor_method(interp, st, recv, name, args, kwargs, span),
+        Value::Ref(id) => {
+            let id = *id;
+            match st.get(id).clone() {
+                Obj::List(mut items) => {
+                    let v = match name {
+                        "append" => {
+                            items.push(args.into_iter().next().unwrap_or(Value::Unknown));
+                            *st.get_mut(id) = Obj::List(items);
+                            Value::None
+                        }
+                        "extend" => {
+                            match args.first().and_then(|a| interp.iterate(&mut st, a, span)) {
+                                Some(more) => items.extend(more),
+                                None => {
+                                    *st.get_mut(id) = Obj::List(vec![Value::Unknown]);
+                                    return vec![(st, Value::None)];
+                                }
+                            }
+                            *st.get_mut(id) = Obj::List(items);
+                            Value::None
+                        }
+                        "pop" => {
+                            let v = items.pop().unwrap_or(Value::Unknown);
+                            *st.get_mut(id) = Obj::List(items);
+                            v
+                        }
+                        "insert" | "remove" | "clear" | "sort" | "reverse" => {
+                            // not modelled precisely: the list's contents become unknown
+                            let id2 = id;
+                            *st.get_mut(id2) = Obj::List(Vec::new());
+                            return vec![(st, Value::Unknown)];
+                        }
+                        _ => Value::Unknown,
+                    };
+                    return vec![(st, v)];
+                }
+                Obj::Dict(items) => {
+                    let v = match name {
+                        "get" => {
+                            let k = args.first().cloned().unwrap_or(Value::Unknown);
+                            if k.as_str().is_some() && !items.iter().any(|(kk, _)| kk.is_unknown()) {
+                                items.iter().find(|(kk, _)| *kk == k).map(|(_, v)| v.clone()).unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None))
+                            } else {
+                                Value::Unknown
+                            }
+                        }
+                        "items" => {
+                            if items.iter().any(|(k, _)| k.is_unknown()) {
+                                Value::Unknown
+                            } else {
+                                Value::Tuple(Rc::new(items.iter().map(|(k, v)| Value::Tuple(Rc::new(vec![k.clone(), v.clone()]))).collect()))
+                            }
+                        }
+                        "keys" => Value::Tuple(Rc::new(items.iter().map(|(k, _)| k.clone()).collect())),
+                        "values" => Value::Tuple(Rc::new(items.iter().map(|(_, v)| v.clone()).collect())),
+                        "update" | "setdefault" | "pop" => {
+                            *st.get_mut(id) = Obj::Dict(vec![(Value::Unknown, Value::Unknown)]);
+                            Value::Unknown
+                        }
+                        _ => Value::Unknown,
+                    };
+                    return vec![(st, v)];
+                }
+                Obj::Container { kind, mut items, attrs } => {
+                    match name {
+                        "append" | "add_module" => {
+                            let v = if name == "append" { args.first() } else { args.get(1) };
+                            let key = if name == "add_module" { args.first().and_then(|k| k.as_str()).map(Rc::from) } else { None };
+                            items.push((key, v.cloned().unwrap_or(Value::Unknown)));
+                            *st.get_mut(id) = Obj::Container { kind, items, attrs };
+                            return vec![(st, Value::None)];
+                        }
+                        "extend" => {
+                            if let Some(more) = args.first().and_then(|a| interp.iterate(&mut st, a, span)) {
+                                items.extend(more.into_iter().map(|v| (None, v)));
+                                *st.get_mut(id) = Obj::Container { kind, items, attrs };
+                                return vec![(st, Value::None)];
+                            }
+                            return vec![(st, Value::Unknown)];
+                        }
+                        "__call__" => return call_module_value(interp, st, recv.clone(), args, kwargs, span),
+                        _ => {}
+                    }
+                }
+                Obj::Layer(_) if name == "__call__" => return call_module_value(interp, st, recv.clone(), args, kwargs, span),
+                _ => {}
+            }
+            // nn.Module methods that return the module itself
+            if matches!(name, "to" | "cuda" | "cpu" | "train" | "eval" | "float" | "double" | "half" | "requires_grad_" | "apply") {
+                return vec![(st, recv.clone())];
+            }
+            if name.ends_with(".__init__") || name == "__init__" {
+                return vec![(st, Value::None)];
+            }
+            if name.ends_with(".forward") {
+                return vec![(st, Value::Unknown)];
+            }
+            vec![(st, Value::Unknown)]
+        }
+        Value::Str(s) => {
+            let v = match name {
+                "format" | "join" | "upper" | "lower" | "strip" | "replace" => Value::Str(None),
+                "startswith" | "endswith" => match (s, args.first().and_then(|a| a.as_str())) {
+                    (Some(s), Some(p)) => Value::Bool(if name == "startswith" { s.starts_with(p) } else { s.ends_with(p) }),
+                    _ => Value::Unknown,
+                },
+                _ => Value::Unknown,
+            };
+            vec![(st, v)]
+        }
+        Value::Tuple(items) => {
+            let v = match name {
+                "index" | "count" => Value::Unknown,
+                _ => {
+                    let _ = items;
+                    Value::Unknown
+                }
+            };
+            vec![(st, v)]
+        }
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// Attribute of a tensor.
+pub fn tensor_attr(interp: &mut Interp, st: State, o: Value, name: &Name, span: Span) -> Vals {
+    tensor::tensor_attr(interp, st, o, name, span)
+}
+
+pub fn tensor_index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> Vals {
+    tensor::index(interp, st, o, i, span)
+}
+
+pub fn tensor_binop(interp: &mut Interp, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
+    tensor::binop(interp, st, op, a, b, span, inplace)
+}
+
+/// Entry point 2: analyse `forward` of a user `nn.Module` subclass.
+pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ctx) {
+    let span = match base.get(class) {
+        Obj::Class { def: Some(d), .. } => d.span,
+        _ => Span::default(),
+    };
+    let Some((_, Value::Func(fwd))) = interp.class_lookup(base, class, "forward") else { return };
+    // the instance: one built by the script, else a fresh one from defaults and symbols
+    let existing = base.heap.iter().enumerate().find_map(|(i, o)| match &**o {
+        Obj::Instance { class: c, .. } if *c == class => Some(i),
+        _ => None,
+    });
+    let instances: Vals = match existing {
+        Some(i) => vec![(base.clone(), Value::Ref(i))],
+        None => {
+            let mut args = Vec::new();
+            if let Some((_, Value::Func(init))) = interp.class_lookup(base, class, "__init__") {
+                let n_required = init.def.params.len().saturating_sub(init.defaults.len());
+                for p in init.def.params.iter().take(n_required).skip(1) {
+                    args.push(Value::Int(interp.syms.fresh(&p.name, 1)));
+                }
+            }
+            interp.call(Value::Ref(class), args, Vec::new(), base.clone(), span)
+        }
+    };
+    let _ = ctx;
+    for (st, inst) in instances.into_iter().take(4) {
+        if !matches!(inst, Value::Ref(_)) {
+            continue;
+        }
+        // forward's parameters: tensors of unknown shape, or their defaults
+        let n_required = fwd.def.params.len().saturating_sub(fwd.defaults.len());
+        let mut args = vec![inst.clone()];
+        for p in fwd.def.params.iter().take(n_required).skip(1) {
+            let _ = p;
+            let var = interp.fresh_shape_var();
+            args.push(tensor::tensor_value(Shape { prefix: Some(var), dims: Vec::new() }, None));
+        }
+        let _ = interp.call_closure(&fwd, args, Vec::new(), st, span);
+    }
+}

@@ -1,0 +1,335 @@
+//! Python builtins the engine models. Everything else is an unknown value.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::interp::{Interp, Vals};
+use super::value::*;
+use crate::ir::{Name, Span};
+use crate::shape::{Poly, Rel, Tri};
+
+const BUILTINS: &[&str] = &[
+    "len", "range", "enumerate", "zip", "min", "max", "sum", "isinstance", "getattr", "setattr", "hasattr", "int",
+    "float", "str", "bool", "list", "tuple", "dict", "print", "abs", "round", "super", "sorted", "reversed", "iter",
+    "next", "any", "all", "type", "object", "set", "map", "filter", "callable", "id", "hash", "repr", "format",
+    "open", "vars", "divmod", "pow", "issubclass", "frozenset",
+];
+
+pub fn lookup(name: &str) -> Option<Value> {
+    match name {
+        "True" => Some(Value::Bool(true)),
+        "False" => Some(Value::Bool(false)),
+        "None" => Some(Value::None),
+        "__name__" => Some(Value::Str(Some(Rc::from("__main__")))),
+        _ => BUILTINS.iter().find(|b| **b == name).map(|b| Value::Builtin(b)),
+    }
+}
+
+fn list_like(interp: &mut Interp, st: &mut State, v: &Value) -> Option<Vec<Value>> {
+    interp.iterate(st, v, Span::default())
+}
+
+pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let mut st = st;
+    let v = match name {
+        "len" => match args.first() {
+            Some(Value::Tensor(t)) => {
+                let s = st.resolve(&t.shape);
+                match (s.rank(), s.dims.first()) {
+                    (Some(r), Some(d)) if r >= 1 => d.v.clone().map(Value::Int).unwrap_or(Value::Unknown),
+                    _ => Value::Unknown,
+                }
+            }
+            Some(Value::Str(Some(s))) => Value::int(s.chars().count() as i128),
+            Some(v @ (Value::Ref(_) | Value::Tuple(_))) => match v {
+                Value::Ref(id) => match st.get(*id) {
+                    Obj::List(items) => Value::int(items.len() as i128),
+                    Obj::Dict(items) if !items.iter().any(|(k, _)| k.is_unknown()) => Value::int(items.len() as i128),
+                    Obj::Container { items, .. } => Value::int(items.len() as i128),
+                    _ => Value::Unknown,
+                },
+                Value::Tuple(t) => Value::int(t.len() as i128),
+                _ => Value::Unknown,
+            },
+            Some(Value::Range(a, b, s)) => match s.as_const() {
+                Some(1) => b.sub(a).map(Value::Int).unwrap_or(Value::Unknown),
+                _ => Value::Unknown,
+            },
+            _ => Value::Unknown,
+        },
+        "range" => {
+            let ints: Vec<Option<Poly>> = args.iter().map(|a| a.as_int().cloned().or_else(|| a.as_const_int().map(Poly::constant))).collect();
+            match ints.as_slice() {
+                [Some(b)] => Value::Range(Poly::constant(0), b.clone(), Poly::constant(1)),
+                [Some(a), Some(b)] => Value::Range(a.clone(), b.clone(), Poly::constant(1)),
+                [Some(a), Some(b), Some(c)] => Value::Range(a.clone(), b.clone(), c.clone()),
+                _ => Value::Unknown,
+            }
+        }
+        "enumerate" => {
+            let start = args.get(1).and_then(|v| v.as_const_int()).unwrap_or(0);
+            match args.first().and_then(|a| list_like(interp, &mut st, a)) {
+                Some(items) => Value::Tuple(Rc::new(
+                    items.into_iter().enumerate().map(|(i, v)| Value::Tuple(Rc::new(vec![Value::int(i as i128 + start), v]))).collect(),
+                )),
+                None => match args.first() {
+                    Some(it) => {
+                        // pairs (unknown index, element)
+                        let elem = crate::torch::element_of(interp, &mut st, it);
+                        Value::LibMethod(Box::new(Value::Tuple(Rc::new(vec![Value::Unknown, elem]))), Rc::from("<repeat>"))
+                    }
+                    None => Value::Unknown,
+                },
+            }
+        }
+        "zip" => {
+            let lists: Option<Vec<Vec<Value>>> = args.iter().map(|a| list_like(interp, &mut st, a)).collect();
+            match lists {
+                Some(lists) if !lists.is_empty() => {
+                    let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
+                    Value::Tuple(Rc::new((0..n).map(|i| Value::Tuple(Rc::new(lists.iter().map(|l| l[i].clone()).collect()))).collect()))
+                }
+                _ => Value::Unknown,
+            }
+        }
+        "min" | "max" => {
+            let items = if args.len() == 1 { list_like(interp, &mut st, &args[0]) } else { Some(args.clone()) };
+            match items {
+                Some(items) if !items.is_empty() && kwargs.is_empty() => {
+                    let mut best = items[0].clone();
+                    let mut ok = true;
+                    for it in &items[1..] {
+                        match (best.as_int(), it.as_int()) {
+                            (Some(a), Some(b)) => {
+                                let rel = st.facts.compare(&interp.syms, b, Rel::Lt, a);
+                                let take = if name == "min" { rel } else { st.facts.compare(&interp.syms, a, Rel::Lt, b) };
+                                match take {
+                                    Tri::True => best = it.clone(),
+                                    Tri::False => {}
+                                    Tri::Unknown => ok = false,
+                                }
+                            }
+                            _ => match (&best, it) {
+                                (Value::Float(Some(a)), Value::Float(Some(b))) => {
+                                    if (name == "min" && b < a) || (name == "max" && b > a) {
+                                        best = it.clone();
+                                    }
+                                }
+                                _ => ok = false,
+                            },
+                        }
+                    }
+                    if ok { best } else { Value::Unknown }
+                }
+                _ => Value::Unknown,
+            }
+        }
+        "sum" => match args.first().and_then(|a| list_like(interp, &mut st, a)) {
+            Some(items) => {
+                let mut acc = Some(Poly::constant(args.get(1).and_then(|v| v.as_const_int()).unwrap_or(0)));
+                for it in &items {
+                    acc = match (acc, it.as_int()) {
+                        (Some(a), Some(b)) => a.add(b),
+                        _ => None,
+                    };
+                }
+                acc.map(Value::Int).unwrap_or(Value::Unknown)
+            }
+            None => Value::Unknown,
+        },
+        "abs" => match args.first() {
+            Some(Value::Int(p)) => match p.as_const() {
+                Some(c) => Value::int(c.abs()),
+                None => Value::Unknown,
+            },
+            Some(Value::Float(f)) => Value::Float(f.map(|f| f.abs())),
+            Some(t @ Value::Tensor(_)) => t.clone(),
+            _ => Value::Unknown,
+        },
+        "int" => match args.first() {
+            Some(Value::Int(p)) => Value::Int(p.clone()),
+            Some(Value::Bool(b)) => Value::int(*b as i128),
+            Some(Value::Float(Some(f))) if f.is_finite() && f.abs() < 1e30 => Value::int(f.trunc() as i128),
+            Some(Value::Str(Some(s))) => s.trim().parse::<i64>().map(|i| Value::int(i as i128)).unwrap_or(Value::Unknown),
+            None => Value::int(0),
+            _ => Value::Unknown,
+        },
+        "float" => match args.first() {
+            Some(Value::Int(p)) => Value::Float(p.as_const().map(|c| c as f64)),
+            Some(Value::Float(f)) => Value::Float(*f),
+            Some(Value::Str(Some(s))) => Value::Float(s.trim().parse::<f64>().ok()),
+            None => Value::Float(Some(0.0)),
+            _ => Value::Float(None),
+        },
+        "round" => match (args.first(), args.get(1)) {
+            (Some(Value::Float(Some(f))), None) if f.abs() < 1e30 => Value::int(f.round_ties_even() as i128),
+            (Some(Value::Int(p)), None) => Value::Int(p.clone()),
+            _ => Value::Unknown,
+        },
+        "str" | "repr" | "format" => Value::Str(match args.first() {
+            Some(Value::Str(s)) if name == "str" => s.clone(),
+            _ => None,
+        }),
+        "bool" => match args.first() {
+            Some(v) => match interp.truthiness(&st, v) {
+                Tri::True => Value::Bool(true),
+                Tri::False => Value::Bool(false),
+                Tri::Unknown => Value::Unknown,
+            },
+            None => Value::Bool(false),
+        },
+        "list" | "tuple" | "sorted" | "reversed" | "set" | "frozenset" => match args.first() {
+            None => {
+                if name == "tuple" {
+                    Value::Tuple(Rc::new(Vec::new()))
+                } else {
+                    Value::Ref(st.alloc(Obj::List(Vec::new())))
+                }
+            }
+            Some(a) => match list_like(interp, &mut st, a) {
+                Some(mut items) => match name {
+                    "tuple" => Value::Tuple(Rc::new(items)),
+                    "list" => Value::Ref(st.alloc(Obj::List(items))),
+                    "reversed" => {
+                        items.reverse();
+                        Value::Tuple(Rc::new(items))
+                    }
+                    _ => Value::Unknown,
+                },
+                None => Value::Unknown,
+            },
+        },
+        "dict" => {
+            let mut items: Vec<(Value, Value)> = Vec::new();
+            let mut ok = args.is_empty();
+            if let Some(Value::Ref(id)) = args.first() {
+                if let Obj::Dict(d) = st.get(*id) {
+                    items = d.clone();
+                    ok = true;
+                }
+            }
+            if ok {
+                for (k, v) in kwargs {
+                    items.retain(|(x, _)| x.as_str() != Some(&k));
+                    items.push((Value::Str(Some(k)), v));
+                }
+                Value::Ref(st.alloc(Obj::Dict(items)))
+            } else {
+                Value::Unknown
+            }
+        }
+        "isinstance" => isinstance(interp, &st, args.first(), args.get(1)),
+        "getattr" => match (args.first(), args.get(1).and_then(|v| v.as_str())) {
+            (Some(o), Some(attr)) => {
+                let attr: Name = Rc::from(attr);
+                let mut out = interp.get_attr(st, o.clone(), &attr, span);
+                if let Some(default) = args.get(2) {
+                    for (_, v) in out.iter_mut() {
+                        if v.is_unknown() {
+                            *v = Value::Unknown;
+                            let _ = default;
+                        }
+                    }
+                }
+                return out;
+            }
+            _ => Value::Unknown,
+        },
+        "setattr" => {
+            if let (Some(o), Some(attr), Some(v)) = (args.first(), args.get(1).and_then(|v| v.as_str()), args.get(2)) {
+                let attr: Name = Rc::from(attr);
+                interp.set_attr(&mut st, o, &attr, v.clone());
+            } else if let Some(Value::Ref(id)) = args.first() {
+                // unknown attribute name: forget the object's attributes
+                if let Obj::Instance { attrs, .. } = st.get_mut(*id) {
+                    for v in attrs.values_mut() {
+                        *v = Value::Unknown;
+                    }
+                }
+            }
+            Value::None
+        }
+        "print" => Value::None,
+        "super" => Value::Unknown,
+        "object" => Value::Unknown,
+        "any" | "all" | "hasattr" | "callable" | "issubclass" => Value::Unknown,
+        _ => Value::Unknown,
+    };
+    let _ = BTreeMap::<u8, u8>::new();
+    vec![(st, v)]
+}
+
+fn isinstance(interp: &Interp, st: &State, v: Option<&Value>, cls: Option<&Value>) -> Value {
+    let (Some(v), Some(cls)) = (v, cls) else { return Value::Unknown };
+    let classes: Vec<Value> = match cls {
+        Value::Tuple(t) => t.as_ref().clone(),
+        c => vec![c.clone()],
+    };
+    let mut any_unknown = false;
+    for c in &classes {
+        let r = match (v, c) {
+            (Value::Int(_), Value::Builtin("int")) => Some(true),
+            (Value::Bool(_), Value::Builtin("int" | "bool")) => Some(true),
+            (Value::Float(_), Value::Builtin("float")) => Some(true),
+            (Value::Str(_), Value::Builtin("str")) => Some(true),
+            (Value::Tuple(_), Value::Builtin("tuple")) => Some(true),
+            (Value::None, Value::Builtin(_)) => Some(false),
+            (Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Tuple(_), Value::Builtin(_)) => Some(false),
+            (Value::Ref(id), Value::Builtin(b)) => match st.get(*id) {
+                Obj::List(_) => Some(*b == "list"),
+                Obj::Dict(_) => Some(*b == "dict"),
+                _ => None,
+            },
+            (Value::Tensor(_), Value::Lib(p)) => Some(&**p == "torch.Tensor"),
+            (Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::None | Value::Bool(_) | Value::Tuple(_), Value::Lib(_)) => Some(false),
+            (Value::Ref(id), Value::Ref(cid)) => match st.get(*id) {
+                Obj::Instance { class, .. } => {
+                    if interp.has_unknown_base(st, *class) {
+                        None
+                    } else {
+                        Some(class_derives(st, *class, *cid))
+                    }
+                }
+                Obj::Layer(_) | Obj::List(_) | Obj::Dict(_) => Some(false),
+                _ => None,
+            },
+            (Value::Ref(id), Value::Lib(p)) => match st.get(*id) {
+                Obj::Layer(l) => Some(p.ends_with(&format!(".{}", l.kind)) || &**p == "torch.nn.Module"),
+                Obj::Instance { class, .. } => match interp.lib_base(st, *class) {
+                    Some(b) if &*b == &**p => Some(true),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        match r {
+            Some(true) => return Value::Bool(true),
+            Some(false) => {}
+            None => any_unknown = true,
+        }
+    }
+    if any_unknown { Value::Unknown } else { Value::Bool(false) }
+}
+
+fn class_derives(st: &State, class: ObjId, target: ObjId) -> bool {
+    let mut stack = vec![class];
+    let mut seen = 0;
+    while let Some(c) = stack.pop() {
+        if c == target {
+            return true;
+        }
+        seen += 1;
+        if seen > 64 {
+            return false;
+        }
+        if let Obj::Class { bases, .. } = st.get(c) {
+            for b in bases {
+                if let Value::Ref(b) = b {
+                    stack.push(*b);
+                }
+            }
+        }
+    }
+    false
+}

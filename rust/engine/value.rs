@@ -1,0 +1,326 @@
+//! Abstract values, the heap, and the per-path state.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::ir::{ClassDef, FuncDef, Name, Span};
+use crate::shape::{Cond, Facts, Poly};
+
+pub type ObjId = usize;
+
+/// One tensor dimension: a symbolic integer (or unknown) and where it came from.
+#[derive(Debug, Clone)]
+pub struct Dim {
+    pub v: Option<Poly>,
+    pub why: Option<Rc<str>>,
+}
+
+impl PartialEq for Dim {
+    fn eq(&self, o: &Dim) -> bool {
+        self.v == o.v
+    }
+}
+
+impl Dim {
+    pub fn known(v: Poly, why: Option<Rc<str>>) -> Dim {
+        Dim { v: Some(v), why }
+    }
+    pub fn konst(c: i128) -> Dim {
+        Dim { v: Some(Poly::constant(c)), why: None }
+    }
+    pub fn unknown() -> Dim {
+        Dim { v: None, why: None }
+    }
+    pub fn as_const(&self) -> Option<i128> {
+        self.v.as_ref().and_then(|p| p.as_const())
+    }
+}
+
+/// A shape: `dims`, preceded by an unknown list of dimensions when `prefix` is a shape
+/// variable (`[*, 120]`). The state may bind the variable later ("refined by first use").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shape {
+    pub prefix: Option<u32>,
+    pub dims: Vec<Dim>,
+}
+
+impl Shape {
+    pub fn known(dims: Vec<Dim>) -> Shape {
+        Shape { prefix: None, dims }
+    }
+    pub fn rank(&self) -> Option<usize> {
+        if self.prefix.is_none() { Some(self.dims.len()) } else { None }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DType {
+    Float,
+    Double,
+    Half,
+    BFloat16,
+    Long,
+    Int,
+    Bool,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tensor {
+    pub shape: Shape,
+    pub dtype: Option<DType>,
+}
+
+/// A library nn.Module instance (`nn.Linear(...)`): its kind and constructor arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layer {
+    /// `Linear`, `Conv2d`, ...
+    pub kind: Rc<str>,
+    /// Arguments bound to parameter names.
+    pub args: BTreeMap<Rc<str>, Value>,
+    pub attrs: BTreeMap<Name, Value>,
+    /// Where it was built, for messages: "fc2 (line 20)".
+    pub label: Option<Rc<str>>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone)]
+pub enum Obj {
+    List(Vec<Value>),
+    Dict(Vec<(Value, Value)>),
+    Instance { class: ObjId, attrs: BTreeMap<Name, Value> },
+    Class {
+        name: Name,
+        def: Option<Rc<ClassDef>>,
+        bases: Vec<Value>,
+        attrs: BTreeMap<Name, Value>,
+    },
+    Layer(Layer),
+    /// `nn.Sequential` (`seq`), `nn.ModuleList`, `nn.ModuleDict` (keys present).
+    Container { kind: ContainerKind, items: Vec<(Option<Rc<str>>, Value)>, attrs: BTreeMap<Name, Value> },
+    /// A function scope: its names and the enclosing scope.
+    Scope { vars: BTreeMap<Name, Value>, parent: Option<ObjId> },
+    /// `argparse.Namespace`, `SimpleNamespace`, parser objects: plain attributes.
+    Namespace { kind: Rc<str>, attrs: BTreeMap<Name, Value> },
+}
+
+impl PartialEq for Obj {
+    fn eq(&self, o: &Obj) -> bool {
+        use Obj::*;
+        match (self, o) {
+            (List(a), List(b)) => a == b,
+            (Dict(a), Dict(b)) => a == b,
+            (Instance { class: c1, attrs: a1 }, Instance { class: c2, attrs: a2 }) => c1 == c2 && a1 == a2,
+            (Class { name: n1, def: d1, bases: b1, attrs: a1 }, Class { name: n2, def: d2, bases: b2, attrs: a2 }) => {
+                n1 == n2
+                    && match (d1, d2) {
+                        (Some(x), Some(y)) => Rc::ptr_eq(x, y),
+                        (None, None) => true,
+                        _ => false,
+                    }
+                    && b1 == b2
+                    && a1 == a2
+            }
+            (Layer(a), Layer(b)) => a == b,
+            (Container { kind: k1, items: i1, attrs: a1 }, Container { kind: k2, items: i2, attrs: a2 }) => k1 == k2 && i1 == i2 && a1 == a2,
+            (Scope { vars: v1, parent: p1 }, Scope { vars: v2, parent: p2 }) => v1 == v2 && p1 == p2,
+            (Namespace { kind: k1, attrs: a1 }, Namespace { kind: k2, attrs: a2 }) => k1 == k2 && a1 == a2,
+            _ => false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContainerKind {
+    Sequential,
+    ModuleList,
+    ModuleDict,
+}
+
+#[derive(Debug, Clone)]
+pub struct Closure {
+    pub def: Rc<FuncDef>,
+    pub scope: ObjId,
+    pub defaults: Vec<Value>,
+    pub kw_defaults: Vec<Option<Value>>,
+    /// The class the function was defined in (for `super()`).
+    pub class: Option<ObjId>,
+    pub kind: FuncKind,
+}
+
+impl PartialEq for Closure {
+    fn eq(&self, o: &Closure) -> bool {
+        Rc::ptr_eq(&self.def, &o.def) && self.scope == o.scope && self.defaults == o.defaults && self.class == o.class
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FuncKind {
+    Plain,
+    Static,
+    ClassMethod,
+    Property,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    None,
+    Bool(bool),
+    Int(Poly),
+    Float(Option<f64>),
+    Str(Option<Rc<str>>),
+    Tuple(Rc<Vec<Value>>),
+    Ref(ObjId),
+    Tensor(Rc<Tensor>),
+    Func(Rc<Closure>),
+    /// A method bound to its receiver.
+    Bound(Box<Value>, Rc<Closure>),
+    /// A library object by qualified name: `torch`, `torch.nn.Linear`, `torch.nn.functional.relu`.
+    Lib(Rc<str>),
+    /// A library method bound to its receiver (`x.view`, `model.parameters`).
+    LibMethod(Box<Value>, Rc<str>),
+    /// A Python builtin (`len`, `range`, ...).
+    Builtin(&'static str),
+    /// `super()` inside a method of class `class`, bound to `self`.
+    Super(ObjId, Box<Value>),
+    /// A symbolic truth value.
+    Cond(Cond),
+    /// A half-open integer range with a known length.
+    Range(Poly, Poly, Poly),
+    Unknown,
+}
+
+impl Value {
+    pub fn int(c: i128) -> Value {
+        Value::Int(Poly::constant(c))
+    }
+    pub fn as_int(&self) -> Option<&Poly> {
+        match self {
+            Value::Int(p) => Some(p),
+            _ => None,
+        }
+    }
+    pub fn as_const_int(&self) -> Option<i128> {
+        match self {
+            Value::Int(p) => p.as_const(),
+            Value::Bool(b) => Some(*b as i128),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(Some(s)) => Some(s),
+            _ => None,
+        }
+    }
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Value::Unknown)
+    }
+}
+
+/// One branch decision on a path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Branch {
+    /// A condition over symbolic integers (expressible; may appear in messages).
+    Sym(Cond),
+    /// An opaque choice at a site (the result of unmodelled code, or an assumption about an
+    /// unknown input): `true`/`false` side.
+    Opaque(Span, u32),
+}
+
+/// The state of one path.
+#[derive(Debug, Clone)]
+pub struct State {
+    pub heap: Rc<Vec<Rc<Obj>>>,
+    pub facts: Facts,
+    pub branches: Vec<Branch>,
+    /// The path went through an opaque choice that is still open.
+    pub tainted: bool,
+    /// Bindings of shape variables (refinement of unknown shapes by first use).
+    pub shapes: Rc<BTreeMap<u32, Shape>>,
+    /// Inside a `try` that catches errors: violations are not reported.
+    pub in_try: u32,
+}
+
+impl State {
+    pub fn new() -> State {
+        State {
+            heap: Rc::new(Vec::new()),
+            facts: Facts::default(),
+            branches: Vec::new(),
+            tainted: false,
+            shapes: Rc::new(BTreeMap::new()),
+            in_try: 0,
+        }
+    }
+
+    pub fn alloc(&mut self, o: Obj) -> ObjId {
+        let h = Rc::make_mut(&mut self.heap);
+        h.push(Rc::new(o));
+        h.len() - 1
+    }
+
+    pub fn get(&self, id: ObjId) -> &Obj {
+        &self.heap[id]
+    }
+
+    pub fn get_mut(&mut self, id: ObjId) -> &mut Obj {
+        let h = Rc::make_mut(&mut self.heap);
+        Rc::make_mut(&mut h[id])
+    }
+
+    /// The shape with bound prefix variables substituted.
+    pub fn resolve(&self, s: &Shape) -> Shape {
+        let mut s = s.clone();
+        let mut guard = 0;
+        while let Some(v) = s.prefix {
+            let Some(b) = self.shapes.get(&v) else { break };
+            let mut dims = b.dims.clone();
+            dims.extend(s.dims);
+            s = Shape { prefix: b.prefix, dims };
+            guard += 1;
+            if guard > 64 {
+                break;
+            }
+        }
+        s
+    }
+
+    pub fn bind_shape(&mut self, var: u32, s: Shape) {
+        Rc::make_mut(&mut self.shapes).insert(var, s);
+    }
+
+    /// Same program state (heap, shape bindings), ignoring how the path got here.
+    pub fn same_state(&self, o: &State) -> bool {
+        (Rc::ptr_eq(&self.heap, &o.heap) || self.heap == o.heap)
+            && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
+            && self.in_try == o.in_try
+    }
+
+    /// Merge a path with the same program state into this one: the path condition becomes
+    /// the common prefix of both (the union of both paths' executions, over-approximated).
+    pub fn absorb(&mut self, o: &State) {
+        let n = self.branches.iter().zip(o.branches.iter()).take_while(|(a, b)| a == b).count();
+        let a_rest = &self.branches[n..];
+        let b_rest = &o.branches[n..];
+        let complementary = a_rest.len() == 1
+            && b_rest.len() == 1
+            && match (&a_rest[0], &b_rest[0]) {
+                (Branch::Opaque(s1, x), Branch::Opaque(s2, y)) => s1 == s2 && x != y,
+                (Branch::Sym(c1), Branch::Sym(c2)) => c1.negate().as_ref() == Some(c2),
+                _ => false,
+            };
+        let opaque_rest = a_rest.iter().chain(b_rest).any(|b| matches!(b, Branch::Opaque(..)));
+        let prefix_tainted = self.branches[..n].iter().any(|b| matches!(b, Branch::Opaque(..)));
+        self.tainted = if complementary {
+            prefix_tainted || (self.tainted && o.tainted && !opaque_rest)
+        } else {
+            self.tainted || o.tainted || opaque_rest
+        };
+        self.branches.truncate(n);
+        // keep only the facts both sides share
+        if self.facts != o.facts {
+            self.facts = self.facts.common(&o.facts);
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! Polynomials with integer coefficients over symbols and opaque atoms (`a // b`, `a % b`).
+//! The representation is canonical, so equal polynomials are equal values.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::Symbols;
+
+pub type SymId = u32;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Atom {
+    Sym(SymId),
+    FloorDiv(Rc<Poly>, Rc<Poly>),
+    Mod(Rc<Poly>, Rc<Poly>),
+}
+
+/// A sorted product of atoms (empty: the constant monomial).
+type Mono = Vec<Atom>;
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Poly {
+    terms: BTreeMap<Mono, i128>,
+}
+
+/// Coefficients stay far from overflow: beyond this a result is unknown.
+const LIMIT: i128 = 1 << 100;
+
+fn ok(c: i128) -> Option<i128> {
+    if c.abs() < LIMIT { Some(c) } else { None }
+}
+
+impl Poly {
+    pub fn constant(c: i128) -> Poly {
+        let mut terms = BTreeMap::new();
+        if c != 0 {
+            terms.insert(Vec::new(), c);
+        }
+        Poly { terms }
+    }
+
+    pub fn sym(id: SymId) -> Poly {
+        Poly::atom(Atom::Sym(id))
+    }
+
+    fn atom(a: Atom) -> Poly {
+        Poly { terms: BTreeMap::from([(vec![a], 1)]) }
+    }
+
+    pub fn terms(&self) -> impl Iterator<Item = (&Mono, &i128)> {
+        self.terms.iter()
+    }
+
+    pub fn as_const(&self) -> Option<i128> {
+        match self.terms.len() {
+            0 => Some(0),
+            1 => self.terms.get(&Vec::new()).copied(),
+            _ => None,
+        }
+    }
+
+    pub fn add(&self, o: &Poly) -> Option<Poly> {
+        let mut terms = self.terms.clone();
+        for (m, c) in &o.terms {
+            let e = terms.entry(m.clone()).or_insert(0);
+            *e = ok(*e + c)?;
+            if *e == 0 {
+                terms.remove(m);
+            }
+        }
+        Some(Poly { terms })
+    }
+
+    pub fn add_const(&self, c: i128) -> Option<Poly> {
+        self.add(&Poly::constant(c))
+    }
+
+    pub fn neg(&self) -> Option<Poly> {
+        Some(Poly { terms: self.terms.iter().map(|(m, c)| (m.clone(), -c)).collect() })
+    }
+
+    pub fn sub(&self, o: &Poly) -> Option<Poly> {
+        self.add(&o.neg()?)
+    }
+
+    pub fn mul(&self, o: &Poly) -> Option<Poly> {
+        if self.terms.len() * o.terms.len() > 256 {
+            return None;
+        }
+        let mut terms: BTreeMap<Mono, i128> = BTreeMap::new();
+        for (m1, c1) in &self.terms {
+            for (m2, c2) in &o.terms {
+                let mut m: Mono = m1.iter().chain(m2.iter()).cloned().collect();
+                if m.len() > 16 {
+                    return None;
+                }
+                m.sort();
+                let c = ok(c1.checked_mul(*c2)?)?;
+                let e = terms.entry(m.clone()).or_insert(0);
+                *e = ok(*e + c)?;
+                if *e == 0 {
+                    terms.remove(&m);
+                }
+            }
+        }
+        Some(Poly { terms })
+    }
+
+    /// The gcd of the coefficients (0 for the zero polynomial).
+    fn content(&self) -> i128 {
+        fn gcd(a: i128, b: i128) -> i128 {
+            if b == 0 { a.abs() } else { gcd(b, a % b) }
+        }
+        self.terms.values().fold(0, |g, c| gcd(g, *c))
+    }
+
+    fn scale_div_exact(&self, d: i128) -> Poly {
+        Poly { terms: self.terms.iter().map(|(m, c)| (m.clone(), c / d)).collect() }
+    }
+
+    /// Python's `//`.
+    pub fn floordiv(&self, d: &Poly) -> Option<Poly> {
+        if let (Some(a), Some(b)) = (self.as_const(), d.as_const()) {
+            if b == 0 {
+                return None;
+            }
+            return Some(Poly::default().fix_floor(a, b));
+        }
+        if let Some(b) = d.as_const() {
+            if b == 0 {
+                return None;
+            }
+            if b == 1 {
+                return Some(self.clone());
+            }
+            if b > 0 && self.content() % b == 0 {
+                return Some(self.scale_div_exact(b));
+            }
+        }
+        if self == d && !self.terms.is_empty() {
+            // x // x == 1 for x != 0; dims are positive where this arises
+            return None;
+        }
+        Some(Poly::atom(Atom::FloorDiv(Rc::new(self.clone()), Rc::new(d.clone()))))
+    }
+
+    fn fix_floor(self, a: i128, b: i128) -> Poly {
+        // exact Python floor division for constants
+        let q = a / b;
+        let q = if (a % b != 0) && ((a < 0) != (b < 0)) { q - 1 } else { q };
+        let _ = self;
+        Poly::constant(q)
+    }
+
+    /// Python's `%`.
+    pub fn modulo(&self, d: &Poly) -> Option<Poly> {
+        if let (Some(a), Some(b)) = (self.as_const(), d.as_const()) {
+            if b == 0 {
+                return None;
+            }
+            let r = a % b;
+            let r = if r != 0 && ((r < 0) != (b < 0)) { r + b } else { r };
+            return Some(Poly::constant(r));
+        }
+        if let Some(b) = d.as_const() {
+            if b == 0 {
+                return None;
+            }
+            if b.abs() == 1 || (b > 0 && self.content() % b == 0) {
+                return Some(Poly::constant(0));
+            }
+        }
+        Some(Poly::atom(Atom::Mod(Rc::new(self.clone()), Rc::new(d.clone()))))
+    }
+
+    pub fn pow(&self, e: u32) -> Option<Poly> {
+        let mut out = Poly::constant(1);
+        for _ in 0..e.min(64) {
+            out = out.mul(self)?;
+        }
+        Some(out)
+    }
+
+    /// Replace symbols by polynomials.
+    pub fn substitute(&self, s: &BTreeMap<SymId, Poly>) -> Option<Poly> {
+        let mut out = Poly::constant(0);
+        for (m, c) in &self.terms {
+            let mut t = Poly::constant(*c);
+            for a in m {
+                let v = match a {
+                    Atom::Sym(id) => s.get(id).cloned().unwrap_or_else(|| Poly::sym(*id)),
+                    Atom::FloorDiv(n, d) => n.substitute(s)?.floordiv(&d.substitute(s)?)?,
+                    Atom::Mod(n, d) => n.substitute(s)?.modulo(&d.substitute(s)?)?,
+                };
+                t = t.mul(&v)?;
+            }
+            out = out.add(&t)?;
+        }
+        Some(out)
+    }
+
+    /// If `self == 0` can be solved as `s = p` for a symbol `s` of coefficient ±1 that appears
+    /// only in that degree-1 term, return `(s, p)`.
+    pub fn solve_unit(&self) -> Option<(SymId, Poly)> {
+        for (m, c) in &self.terms {
+            if let [Atom::Sym(id)] = m.as_slice() {
+                if c.abs() != 1 {
+                    continue;
+                }
+                let elsewhere = self.terms.keys().any(|k| k != m && k.iter().any(|a| a.mentions(*id)));
+                if elsewhere {
+                    continue;
+                }
+                let mut rest = self.clone();
+                rest.terms.remove(m);
+                // c*s + rest = 0  =>  s = -rest / c
+                let v = if *c == 1 { rest.neg()? } else { rest };
+                return Some((*id, v));
+            }
+        }
+        None
+    }
+
+    /// `c*s + k` with a single symbol: `(s, c, k)`.
+    pub fn linear_single(&self) -> Option<(SymId, i128, i128)> {
+        let mut found = None;
+        let mut k = 0;
+        for (m, c) in &self.terms {
+            match m.as_slice() {
+                [] => k = *c,
+                [Atom::Sym(id)] if found.is_none() => found = Some((*id, *c)),
+                _ => return None,
+            }
+        }
+        found.map(|(id, c)| (id, c, k))
+    }
+
+    /// Split into (positive terms, negated negative terms) for `lhs op rhs` display.
+    pub fn split_signs(&self) -> (Poly, Poly) {
+        let mut pos = Poly::default();
+        let mut neg = Poly::default();
+        for (m, c) in &self.terms {
+            if *c > 0 {
+                pos.terms.insert(m.clone(), *c);
+            } else {
+                neg.terms.insert(m.clone(), -c);
+            }
+        }
+        (pos, neg)
+    }
+
+    pub fn display(&self, syms: &Symbols) -> String {
+        if self.terms.is_empty() {
+            return "0".into();
+        }
+        let mut out = String::new();
+        // constant last, like people write `2*H + 1`
+        let mut items: Vec<(&Mono, &i128)> = self.terms.iter().filter(|(m, _)| !m.is_empty()).collect();
+        let empty: Mono = Vec::new();
+        if let Some(c) = self.terms.get(&empty) {
+            items.push((&empty, c));
+        }
+        for (i, (m, c)) in items.iter().enumerate() {
+            let c = **c;
+            if i > 0 {
+                out.push_str(if c < 0 { " - " } else { " + " });
+            } else if c < 0 {
+                out.push('-');
+            }
+            let a = c.abs();
+            if m.is_empty() {
+                out.push_str(&a.to_string());
+                continue;
+            }
+            if a != 1 {
+                out.push_str(&a.to_string());
+                out.push('*');
+            }
+            let parts: Vec<String> = m.iter().map(|at| at.display(syms, m.len() > 1 || a != 1)).collect();
+            out.push_str(&parts.join("*"));
+        }
+        out
+    }
+}
+
+
+impl Atom {
+    fn mentions(&self, id: SymId) -> bool {
+        match self {
+            Atom::Sym(s) => *s == id,
+            Atom::FloorDiv(a, b) | Atom::Mod(a, b) => a.mentions(id) || b.mentions(id),
+        }
+    }
+
+    fn display(&self, syms: &Symbols, in_product: bool) -> String {
+        let paren = |p: &Poly| {
+            let s = p.display(syms);
+            if p.terms.len() > 1 || s.contains('*') { format!("({s})") } else { s }
+        };
+        let s = match self {
+            Atom::Sym(id) => return syms.name(*id).to_string(),
+            Atom::FloorDiv(a, b) => format!("{} // {}", paren(a), paren(b)),
+            Atom::Mod(a, b) => format!("{} % {}", paren(a), paren(b)),
+        };
+        if in_product { format!("({s})") } else { s }
+    }
+}
+
+impl Poly {
+    fn mentions(&self, id: SymId) -> bool {
+        self.terms.keys().any(|m| m.iter().any(|a| a.mentions(id)))
+    }
+}

@@ -1,0 +1,965 @@
+//! Tensor creation, shape ops, elementwise broadcasting, matrix products and indexing.
+
+use std::rc::Rc;
+
+use super::bind;
+use crate::engine::interp::{Interp, Vals};
+use crate::engine::value::*;
+use crate::ir::{BinOp, Name, Span};
+use crate::rules::shape as r;
+use crate::shape::{Poly, Tri};
+
+pub fn tensor_value(shape: Shape, dtype: Option<DType>) -> Value {
+    Value::Tensor(Rc::new(Tensor { shape, dtype }))
+}
+
+fn dim_of(v: &Value) -> Option<Dim> {
+    match v {
+        Value::Int(p) => Some(Dim::known(p.clone(), None)),
+        Value::Bool(b) => Some(Dim::konst(*b as i128)),
+        _ => None,
+    }
+}
+
+/// Sizes given as `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(torch.Size)`.
+pub fn sizes(interp: &mut Interp, st: &mut State, args: &[Value]) -> Option<Vec<Dim>> {
+    let one = |interp: &mut Interp, st: &mut State, v: &Value| -> Option<Vec<Dim>> {
+        match v {
+            Value::Int(_) | Value::Bool(_) => None,
+            _ => {
+                let items = interp.iterate(st, v, Span::default())?;
+                Some(items.iter().map(|i| dim_of(i).unwrap_or_else(Dim::unknown)).collect())
+            }
+        }
+    };
+    match args {
+        [single] if !matches!(single, Value::Int(_) | Value::Bool(_)) => one(interp, st, single),
+        _ => Some(args.iter().map(|a| dim_of(a).unwrap_or_else(Dim::unknown)).collect()),
+    }
+}
+
+fn arg_dtype(kwargs: &[(Name, Value)]) -> Option<Option<DType>> {
+    kwargs.iter().find(|(k, _)| &**k == "dtype").map(|(_, v)| dtype_of(v))
+}
+
+pub fn dtype_of(v: &Value) -> Option<DType> {
+    match v.as_str()? {
+        "<dtype:float>" => Some(DType::Float),
+        "<dtype:double>" => Some(DType::Double),
+        "<dtype:long>" => Some(DType::Long),
+        "<dtype:int>" => Some(DType::Int),
+        "<dtype:bool>" => Some(DType::Bool),
+        "<dtype:half>" => Some(DType::Half),
+        "<dtype:bfloat16>" => Some(DType::BFloat16),
+        _ => None,
+    }
+}
+
+fn tensor_of(v: &Value) -> Option<&Rc<Tensor>> {
+    match v {
+        Value::Tensor(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// Normalise a dim index against a known rank: `Some(i)` in range, `None` out of range.
+pub fn norm_dim(d: i128, rank: usize) -> Option<usize> {
+    let r = rank as i128;
+    let rr = r.max(1);
+    if d < -rr || d >= rr {
+        return None;
+    }
+    Some(if d < 0 { (d + rr) as usize } else { d as usize }.min(rank.saturating_sub(0)))
+}
+
+/// Check a dim argument against a shape; false: torch raises (recorded).
+pub fn check_dim(interp: &mut Interp, st: &State, s: &Shape, d: i128, span: Span, what: &str) -> Option<usize> {
+    let Some(rank) = s.rank() else {
+        // unknown rank: a negative dim within the known suffix is fine
+        return None;
+    };
+    let ok = norm_dim(d, rank).filter(|i| *i < rank.max(1));
+    let violated = Tri::from_bool(ok.is_none());
+    let shown = interp.show_shape(st, s);
+    if !interp.check(st, span, violated, &r::dim_out_of_range::RULE, |_| {
+        let lo = -(rank.max(1) as i128);
+        let hi = rank.max(1) as i128 - 1;
+        (format!("{what}: dim {d} is out of range for a {rank}-D tensor {shown} (expected a dim in [{lo}, {hi}])"), Vec::new())
+    }) {
+        return Some(usize::MAX);
+    }
+    ok
+}
+
+pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let mut st = st;
+    let dt = arg_dtype(&kwargs);
+    match f {
+        "zeros" | "ones" | "empty" | "rand" | "randn" => {
+            let size_kw = kwargs.iter().find(|(k, _)| &**k == "size").map(|(_, v)| vec![v.clone()]);
+            let a = size_kw.unwrap_or(args);
+            let Some(dims) = sizes(interp, &mut st, &a) else { return vec![(st, Value::Unknown)] };
+            let dtype = dt.unwrap_or(Some(DType::Float));
+            return vec![(st, tensor_value(Shape::known(dims), dtype))];
+        }
+        "full" => {
+            let Some(dims) = args.first().and_then(|a| sizes(interp, &mut st, std::slice::from_ref(a))) else { return vec![(st, Value::Unknown)] };
+            let dtype = dt.unwrap_or(match args.get(1) {
+                Some(Value::Int(_)) => Some(DType::Long),
+                Some(Value::Bool(_)) => Some(DType::Bool),
+                Some(Value::Float(_)) => Some(DType::Float),
+                _ => None,
+            });
+            return vec![(st, tensor_value(Shape::known(dims), dtype))];
+        }
+        "randint" => {
+            let b = bind(&["low", "high", "size"], &args, &kwargs);
+            let size = match (b.get("size"), args.len()) {
+                (Some(s), _) => Some(s.clone()),
+                (None, 2) => args.get(1).cloned(),
+                _ => None,
+            };
+            let Some(dims) = size.and_then(|s| sizes(interp, &mut st, std::slice::from_ref(&s))) else { return vec![(st, Value::Unknown)] };
+            return vec![(st, tensor_value(Shape::known(dims), dt.unwrap_or(Some(DType::Long))))];
+        }
+        "zeros_like" | "ones_like" | "rand_like" | "randn_like" | "empty_like" | "full_like" | "randint_like" => {
+            return match args.first().and_then(tensor_of) {
+                Some(t) => {
+                    let dtype = dt.unwrap_or(t.dtype);
+                    vec![(st, tensor_value(t.shape.clone(), dtype))]
+                }
+                None => vec![(st, Value::Unknown)],
+            };
+        }
+        "arange" => {
+            let ints: Vec<Option<i128>> = args.iter().map(|a| a.as_const_int()).collect();
+            let n = match ints.as_slice() {
+                [Some(n)] => Some(*n),
+                [Some(a), Some(b)] => Some(b - a),
+                [Some(a), Some(b), Some(s)] if *s > 0 => Some((b - a + s - 1).div_euclid(*s)),
+                _ => None,
+            };
+            let is_float = args.iter().any(|a| matches!(a, Value::Float(_)));
+            let dim = match (n, args.as_slice()) {
+                (Some(n), _) => Dim::konst(n.max(0)),
+                (None, [Value::Int(p)]) => Dim::known(p.clone(), None),
+                _ => Dim::unknown(),
+            };
+            let dtype = dt.unwrap_or(if is_float { Some(DType::Float) } else { Some(DType::Long) });
+            return vec![(st, tensor_value(Shape::known(vec![dim]), dtype))];
+        }
+        "eye" => {
+            let n = args.first().and_then(dim_of);
+            let m = args.get(1).and_then(dim_of).or_else(|| n.clone());
+            return match (n, m) {
+                (Some(n), Some(m)) => vec![(st, tensor_value(Shape::known(vec![n, m]), dt.unwrap_or(Some(DType::Float))))],
+                _ => vec![(st, Value::Unknown)],
+            };
+        }
+        "manual_seed" | "set_grad_enabled" | "set_num_threads" | "save" | "set_default_dtype" | "set_printoptions" => return vec![(st, Value::None)],
+        "cat" | "concat" | "concatenate" | "stack" => return cat_stack(interp, st, f == "stack", args, kwargs, span),
+        "matmul" | "mm" | "bmm" => {
+            if let [a, b, ..] = args.as_slice() {
+                return matmul(interp, st, f, a.clone(), b.clone(), span);
+            }
+            return vec![(st, Value::Unknown)];
+        }
+        "flatten" | "transpose" | "reshape" | "squeeze" | "unsqueeze" | "permute" | "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs"
+        | "sqrt" | "sin" | "cos" | "softmax" | "log_softmax" | "sum" | "mean" | "clamp" | "clip" | "detach" | "clone" | "t"
+        | "argmax" | "argmin" | "neg" | "square" | "rsqrt" | "erf" | "floor" | "ceil" | "round" | "sign" | "log1p" | "expm1"
+        | "pow" | "add" | "sub" | "mul" | "div" | "maximum" | "minimum" | "where" | "chunk" | "split" | "max" | "min" => {
+            if let Some(first) = args.first().cloned() {
+                if matches!(first, Value::Tensor(_)) && !matches!(f, "add" | "sub" | "mul" | "div" | "maximum" | "minimum" | "pow" | "where") {
+                    return tensor_method(interp, st, first, f, args[1..].to_vec(), kwargs, span);
+                }
+                if matches!(f, "add" | "sub" | "mul" | "div" | "maximum" | "minimum" | "pow") && args.len() >= 2 {
+                    let op = match f {
+                        "add" => BinOp::Add,
+                        "sub" => BinOp::Sub,
+                        "mul" => BinOp::Mul,
+                        "pow" => BinOp::Pow,
+                        _ => BinOp::Div,
+                    };
+                    return binop(interp, st, op, args[0].clone(), args[1].clone(), span, false);
+                }
+            }
+            return vec![(st, Value::Unknown)];
+        }
+        "no_grad" | "enable_grad" | "inference_mode" | "device" | "Size" => return vec![(st, Value::Unknown)],
+        "is_tensor" => return vec![(st, Value::Bool(args.first().map(|a| matches!(a, Value::Tensor(_))).unwrap_or(false)))],
+        _ => {}
+    }
+    vec![(st, Value::Unknown)]
+}
+
+fn cat_stack(interp: &mut Interp, st: State, stack: bool, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let mut st = st;
+    let b = bind(&["tensors", "dim"], &args, &kwargs);
+    let d = match b.get("dim") {
+        Some(v) => match v.as_const_int() {
+            Some(d) => d,
+            None => return vec![(st, Value::Unknown)],
+        },
+        None => 0,
+    };
+    let Some(items) = b.get("tensors").and_then(|v| interp.iterate(&mut st, v, span)) else { return vec![(st, Value::Unknown)] };
+    let mut shapes = Vec::new();
+    let mut dtype = None;
+    for it in &items {
+        match it {
+            Value::Tensor(t) => {
+                let s = st.resolve(&t.shape);
+                if s.prefix.is_some() {
+                    return vec![(st, Value::Unknown)];
+                }
+                dtype = t.dtype;
+                shapes.push(s);
+            }
+            _ => return vec![(st, Value::Unknown)],
+        }
+    }
+    if shapes.is_empty() {
+        return vec![(st, Value::Unknown)];
+    }
+    let name = if stack { "torch.stack" } else { "torch.cat" };
+    let rank0 = shapes[0].dims.len();
+    // ranks must agree
+    for (k, s) in shapes.iter().enumerate() {
+        if s.dims.len() != rank0 {
+            let a = interp.show_shape(&st, &shapes[0]);
+            let bsh = interp.show_shape(&st, s);
+            let n = s.dims.len();
+            interp.check(&st, span, Tri::True, &r::concat_shape_mismatch::RULE, |_| {
+                (format!("{name}: tensors must have the same number of dimensions: tensor 0 is {rank0}-D {a}, tensor {k} is {n}-D {bsh}"), Vec::new())
+            });
+            return Vec::new();
+        }
+    }
+    let out_rank = if stack { rank0 + 1 } else { rank0 };
+    let Some(di) = check_dim(interp, &st, &Shape::known(vec![Dim::unknown(); out_rank]), d, span, name) else { return vec![(st, Value::Unknown)] };
+    if di == usize::MAX {
+        return Vec::new();
+    }
+    // all other dims (for stack: all dims) must match
+    let mut out = shapes[0].dims.clone();
+    let mut total = out.get(di).and_then(|x| x.v.clone());
+    for (k, s) in shapes.iter().enumerate().skip(1) {
+        for (j, (x, y)) in shapes[0].dims.iter().zip(s.dims.iter()).enumerate() {
+            if !stack && j == di {
+                continue;
+            }
+            let eq = interp.dim_eq(&st, x, y);
+            let a = interp.show_shape(&st, &shapes[0]);
+            let bsh = interp.show_shape(&st, s);
+            if !interp.check(&st, span, eq.not(), &r::concat_shape_mismatch::RULE, |_| {
+                let what = if stack { "stack expects each tensor to be equal size" } else { "sizes of tensors must match except in the concatenated dimension" };
+                (format!("{name}: {what}: tensor 0 is {a}, tensor {k} is {bsh} (dim {j})"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            if eq == Tri::Unknown {
+                out[j] = Dim::unknown();
+            }
+        }
+        if !stack {
+            total = match (total, s.dims.get(di).and_then(|x| x.v.clone())) {
+                (Some(a), Some(b)) => a.add(&b),
+                _ => None,
+            };
+        }
+    }
+    if stack {
+        out.insert(di, Dim::konst(shapes.len() as i128));
+    } else {
+        out[di] = Dim { v: total, why: None };
+    }
+    vec![(st, tensor_value(Shape::known(out), dtype))]
+}
+
+/// Broadcast two shapes (SHP102 on a definite mismatch).
+pub fn broadcast(interp: &mut Interp, st: &State, a: &Shape, b: &Shape, span: Span, what: &str) -> Option<Shape> {
+    let a = st.resolve(a);
+    let b = st.resolve(b);
+    let n = a.dims.len().max(b.dims.len());
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let x = if i < a.dims.len() { Some(&a.dims[a.dims.len() - 1 - i]) } else { None };
+        let y = if i < b.dims.len() { Some(&b.dims[b.dims.len() - 1 - i]) } else { None };
+        let d = match (x, y) {
+            (Some(x), None) => {
+                if b.prefix.is_some() { Dim::unknown() } else { x.clone() }
+            }
+            (None, Some(y)) => {
+                if a.prefix.is_some() { Dim::unknown() } else { y.clone() }
+            }
+            (Some(x), Some(y)) => {
+                let eq = interp.dim_eq(st, x, y);
+                let one = Dim::konst(1);
+                let x1 = interp.dim_eq(st, x, &one);
+                let y1 = interp.dim_eq(st, y, &one);
+                let violated = if eq == Tri::False && x1 == Tri::False && y1 == Tri::False { Tri::True } else if eq == Tri::True || x1 == Tri::True || y1 == Tri::True { Tri::False } else { Tri::Unknown };
+                let (sa, sb) = (interp.show_shape(st, &a), interp.show_shape(st, &b));
+                let (dx, dy) = (interp.show_dim(x), interp.show_dim(y));
+                let pos = -(i as i64) - 1;
+                if !interp.check(st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
+                    (format!("{what}: shapes {sa} and {sb} cannot be broadcast: {dx} vs {dy} at dim {pos}"), Vec::new())
+                }) {
+                    return None;
+                }
+                if eq == Tri::True || y1 == Tri::True {
+                    x.clone()
+                } else if x1 == Tri::True {
+                    y.clone()
+                } else {
+                    Dim::unknown()
+                }
+            }
+            (None, None) => Dim::unknown(),
+        };
+        out.push(d);
+    }
+    out.reverse();
+    let prefix = if a.prefix.is_some() || b.prefix.is_some() {
+        // both ranks unknown: the longer known suffix is all we know
+        Some(a.prefix.or(b.prefix).unwrap())
+    } else {
+        None
+    };
+    let prefix = if a.prefix.is_some() && b.prefix.is_some() && a.prefix != b.prefix { Some(u32::MAX) } else { prefix };
+    Some(Shape { prefix: prefix.map(|p| if p == u32::MAX { interp_fresh(interp) } else { p }), dims: out })
+}
+
+fn interp_fresh(interp: &mut Interp) -> u32 {
+    interp.fresh_shape_var()
+}
+
+pub fn binop(interp: &mut Interp, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
+    if op == BinOp::MatMul {
+        return matmul(interp, st, "matmul", a, b, span);
+    }
+    let _ = inplace;
+    match (&a, &b) {
+        (Value::Tensor(x), Value::Tensor(y)) => {
+            let what = format!("operator {}", op.symbol());
+            match broadcast(interp, &st, &x.shape, &y.shape, span, &what) {
+                Some(s) => {
+                    let dt = if x.dtype == y.dtype { x.dtype } else { None };
+                    vec![(st, tensor_value(s, dt))]
+                }
+                None => Vec::new(),
+            }
+        }
+        (Value::Tensor(x), Value::Int(_) | Value::Float(_) | Value::Bool(_)) | (Value::Int(_) | Value::Float(_) | Value::Bool(_), Value::Tensor(x)) => {
+            let dt = if matches!(a, Value::Float(_)) || matches!(b, Value::Float(_)) || op == BinOp::Div {
+                match x.dtype {
+                    Some(DType::Long | DType::Int | DType::Bool) => Some(DType::Float),
+                    d => d,
+                }
+            } else {
+                x.dtype
+            };
+            vec![(st, tensor_value(x.shape.clone(), dt))]
+        }
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// `torch.matmul` semantics (and `mm`, `bmm` with their rank requirements).
+pub fn matmul(interp: &mut Interp, st: State, f: &str, a: Value, b: Value, span: Span) -> Vals {
+    let (Some(x), Some(y)) = (tensor_of(&a), tensor_of(&b)) else { return vec![(st, Value::Unknown)] };
+    let sa = st.resolve(&x.shape);
+    let sb = st.resolve(&y.shape);
+    let dtype = if x.dtype == y.dtype { x.dtype } else { None };
+    let (na, nb) = (sa.dims.len(), sb.dims.len());
+    if na == 0 || nb == 0 {
+        return vec![(st, Value::Unknown)];
+    }
+    // inner dimensions: a's last vs b's second-to-last (or only) dim
+    let ka = &sa.dims[na - 1];
+    let kb = if sb.prefix.is_none() && nb == 1 { &sb.dims[0] } else if nb >= 2 { &sb.dims[nb - 2] } else { return vec![(st, Value::Unknown)] };
+    let eq = interp.dim_eq(&st, ka, kb);
+    let (shown_a, shown_b) = (interp.show_shape(&st, &sa), interp.show_shape(&st, &sb));
+    let (da, db) = (interp.show_dim(ka), interp.show_dim(kb));
+    let mut trace = Vec::new();
+    if let Some(w) = &ka.why {
+        trace.push(format!("{da} came from {w}"));
+    }
+    if let Some(w) = &kb.why {
+        trace.push(format!("{db} came from {w}"));
+    }
+    let op = if f == "matmul" { "@".to_string() } else { format!("torch.{f}") };
+    if !interp.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
+        (format!("{op}: {shown_a} @ {shown_b}: inner dimensions differ ({da} vs {db})"), trace)
+    }) {
+        return Vec::new();
+    }
+    // result shape
+    if sa.prefix.is_some() || sb.prefix.is_some() {
+        if sb.prefix.is_none() && nb == 2 && na >= 2 {
+            let mut dims = sa.dims[..na - 1].to_vec();
+            dims.push(sb.dims[1].clone());
+            return vec![(st, tensor_value(Shape { prefix: sa.prefix, dims }, dtype))];
+        }
+        let v = interp.fresh_shape_var();
+        return vec![(st, tensor_value(Shape { prefix: Some(v), dims: Vec::new() }, dtype))];
+    }
+    let dims = match (na, nb) {
+        (1, 1) => Vec::new(),
+        (2, 1) => vec![sa.dims[0].clone()],
+        (1, 2) => vec![sb.dims[1].clone()],
+        (2, 2) => vec![sa.dims[0].clone(), sb.dims[1].clone()],
+        _ => {
+            // batched: broadcast the batch dims
+            let ba = if na >= 2 { Shape::known(sa.dims[..na - 2].to_vec()) } else { Shape::known(Vec::new()) };
+            let bb = if nb >= 2 { Shape::known(sb.dims[..nb - 2].to_vec()) } else { Shape::known(Vec::new()) };
+            let Some(batch) = broadcast(interp, &st, &ba, &bb, span, &op) else { return Vec::new() };
+            let mut dims = batch.dims;
+            if na >= 2 {
+                dims.push(sa.dims[na - 2].clone());
+            }
+            if nb >= 2 {
+                dims.push(sb.dims[nb - 1].clone());
+            }
+            dims
+        }
+    };
+    vec![(st, tensor_value(Shape::known(dims), dtype))]
+}
+
+fn numel(dims: &[Dim]) -> Option<Poly> {
+    let mut acc = Poly::constant(1);
+    for d in dims {
+        acc = acc.mul(d.v.as_ref()?)?;
+    }
+    Some(acc)
+}
+
+/// `view` / `reshape`.
+fn reshape(interp: &mut Interp, st: State, t: &Rc<Tensor>, args: &[Value], span: Span, name: &str) -> Vals {
+    let mut st = st;
+    let Some(target) = sizes(interp, &mut st, args) else { return vec![(st, Value::Unknown)] };
+    let s = st.resolve(&t.shape);
+    let minus: Vec<usize> = target.iter().enumerate().filter(|(_, d)| d.as_const() == Some(-1)).map(|(i, _)| i).collect();
+    if minus.len() > 1 {
+        interp.check(&st, span, Tri::True, &r::reshape_size_mismatch::RULE, |_| (format!("{name}: only one dimension can be inferred (-1)"), Vec::new()));
+        return Vec::new();
+    }
+    let total = if s.prefix.is_none() { numel(&s.dims) } else { None };
+    let known: Vec<&Dim> = target.iter().filter(|d| d.as_const() != Some(-1)).collect();
+    let prod_known = known.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(d.v.as_ref()?));
+    let mut out = target.clone();
+    if let (Some(total), Some(pk)) = (&total, &prod_known) {
+        let shown = interp.show_shape(&st, &s);
+        let tshow: Vec<String> = target.iter().map(|d| interp.show_dim(d)).collect();
+        let tshow = format!("[{}]", tshow.join(", "));
+        if minus.is_empty() {
+            let eq = interp.poly_cmp(&st, total, crate::shape::Rel::Eq, pk);
+            let (tt, pp) = (total.display(&interp.syms), pk.display(&interp.syms));
+            if !interp.check(&st, span, eq.not(), &r::reshape_size_mismatch::RULE, |_| {
+                (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements, the new shape has {pp})"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+        } else {
+            // -1: the known part must divide the total
+            let rem = total.modulo(pk);
+            let violated = match rem.as_ref().and_then(|r| r.as_const()) {
+                Some(0) => Tri::False,
+                Some(_) => Tri::True,
+                None => Tri::Unknown,
+            };
+            let violated = if pk.as_const() == Some(0) { Tri::True } else { violated };
+            let (tt, pp) = (total.display(&interp.syms), pk.display(&interp.syms));
+            if !interp.check(&st, span, violated, &r::reshape_size_mismatch::RULE, |_| {
+                (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements are not divisible by {pp})"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            out[minus[0]] = Dim { v: total.floordiv(pk), why: None };
+        }
+    } else if let Some(&i) = minus.first() {
+        out[i] = Dim::unknown();
+    }
+    vec![(st, tensor_value(Shape::known(out), t.dtype))]
+}
+
+pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let Value::Tensor(t) = &recv else { return vec![(st, Value::Unknown)] };
+    let t = t.clone();
+    let mut st = st;
+    let s = st.resolve(&t.shape);
+    let same = |st: State| vec![(st, Value::Tensor(t.clone()))];
+    match name {
+        "view" | "reshape" => {
+            if let Some(Value::Str(_)) = args.first() {
+                return vec![(st, Value::Unknown)]; // view(dtype)
+            }
+            reshape(interp, st, &t, &args, span, name)
+        }
+        "contiguous" | "detach" | "clone" | "cpu" | "cuda" | "requires_grad_" | "relu" | "relu_" | "sigmoid" | "tanh" | "exp"
+        | "log" | "abs" | "sqrt" | "neg" | "clamp" | "clamp_" | "clip" | "pin_memory" | "zero_" | "fill_" | "normal_" | "uniform_"
+        | "sin" | "cos" | "square" | "rsqrt" | "erf" | "floor" | "ceil" | "round" | "sign" | "log1p" | "expm1" | "exp_"
+        | "sigmoid_" | "tanh_" | "retain_grad" | "share_memory_" | "masked_fill" | "masked_fill_" | "pow" | "add_" | "sub_"
+        | "mul_" | "div_" | "bernoulli" | "dropout" | "gelu" | "silu" | "softplus" | "type_as" | "requires_grad" => same(st),
+        "float" | "double" | "half" | "long" | "int" | "bool" | "bfloat16" => {
+            let dt = match name {
+                "float" => DType::Float,
+                "double" => DType::Double,
+                "half" => DType::Half,
+                "long" => DType::Long,
+                "int" => DType::Int,
+                "bool" => DType::Bool,
+                _ => DType::BFloat16,
+            };
+            vec![(st, tensor_value(t.shape.clone(), Some(dt)))]
+        }
+        "to" | "type" => {
+            let dt = args.iter().chain(kwargs.iter().map(|(_, v)| v)).find_map(dtype_of);
+            vec![(st, tensor_value(t.shape.clone(), dt.or(t.dtype)))]
+        }
+        "size" | "dim" | "ndimension" | "numel" | "nelement" => {
+            let v = match name {
+                "size" => match args.first().or(kwargs.iter().find(|(k, _)| &**k == "dim").map(|(_, v)| v)) {
+                    None => return tensor_attr(interp, st, recv.clone(), &Rc::from("shape"), span),
+                    Some(d) => match d.as_const_int() {
+                        Some(d) => return size_at(interp, st, &t, d, span),
+                        None => Value::Unknown,
+                    },
+                },
+                "dim" | "ndimension" => s.rank().map(|r| Value::int(r as i128)).unwrap_or(Value::Unknown),
+                _ => {
+                    if s.prefix.is_none() {
+                        numel(&s.dims).map(Value::Int).unwrap_or(Value::Unknown)
+                    } else {
+                        Value::Unknown
+                    }
+                }
+            };
+            vec![(st, v)]
+        }
+        "item" => vec![(st, Value::Float(None))],
+        "tolist" | "numpy" | "data_ptr" | "backward" | "register_hook" => vec![(st, if name == "backward" { Value::None } else { Value::Unknown })],
+        "flatten" => {
+            let b = bind(&["start_dim", "end_dim"], &args, &kwargs);
+            let sd = b.get("start_dim").and_then(|v| v.as_const_int()).unwrap_or(0);
+            let ed = b.get("end_dim").and_then(|v| v.as_const_int()).unwrap_or(-1);
+            flatten(interp, st, &t, sd, ed, span, "flatten")
+        }
+        "unsqueeze" => {
+            let Some(d) = args.first().or(kwargs.first().map(|(_, v)| v)).and_then(|v| v.as_const_int()) else { return vec![(st, Value::Unknown)] };
+            let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+            let Some(i) = check_dim(interp, &st, &Shape::known(vec![Dim::unknown(); rank + 1]), d, span, "unsqueeze") else { return vec![(st, Value::Unknown)] };
+            if i == usize::MAX {
+                return Vec::new();
+            }
+            let mut dims = s.dims.clone();
+            dims.insert(i, Dim::konst(1));
+            vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+        }
+        "squeeze" => {
+            let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+            match args.first().or(kwargs.first().map(|(_, v)| v)) {
+                None => {
+                    let mut dims = Vec::new();
+                    for d in &s.dims {
+                        match d.as_const() {
+                            Some(1) => {}
+                            Some(_) => dims.push(d.clone()),
+                            None => {
+                                if interp.dim_eq(&st, d, &Dim::konst(1)) == Tri::False {
+                                    dims.push(d.clone());
+                                } else {
+                                    return vec![(st, Value::Unknown)];
+                                }
+                            }
+                        }
+                    }
+                    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+                }
+                Some(d) => {
+                    let Some(d) = d.as_const_int() else { return vec![(st, Value::Unknown)] };
+                    let Some(i) = check_dim(interp, &st, &s, d, span, "squeeze") else { return vec![(st, Value::Unknown)] };
+                    if i == usize::MAX {
+                        return Vec::new();
+                    }
+                    if rank == 0 {
+                        return same(st);
+                    }
+                    let mut dims = s.dims.clone();
+                    match interp.dim_eq(&st, &dims[i], &Dim::konst(1)) {
+                        Tri::True => {
+                            dims.remove(i);
+                        }
+                        Tri::False => {}
+                        Tri::Unknown => return vec![(st, Value::Unknown)],
+                    }
+                    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+                }
+            }
+        }
+        "transpose" | "swapaxes" | "swapdims" => {
+            let (Some(a), Some(b)) = (args.first().and_then(|v| v.as_const_int()), args.get(1).and_then(|v| v.as_const_int())) else { return vec![(st, Value::Unknown)] };
+            transpose(interp, st, &t, a, b, span)
+        }
+        "t" => {
+            let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+            if rank < 2 {
+                return same(st);
+            }
+            transpose(interp, st, &t, 0, 1, span)
+        }
+        "permute" => {
+            let dims_arg: Vec<Value> = match args.as_slice() {
+                [one] if !matches!(one, Value::Int(_)) => interp.iterate(&mut st, one, span).unwrap_or_default(),
+                _ => args.clone(),
+            };
+            let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+            let perm: Option<Vec<i128>> = dims_arg.iter().map(|v| v.as_const_int()).collect();
+            let Some(perm) = perm else { return vec![(st, Value::Unknown)] };
+            let shown = interp.show_shape(&st, &s);
+            let n = perm.len();
+            if !interp.check(&st, span, Tri::from_bool(n != rank), &r::dim_out_of_range::RULE, |_| {
+                (format!("permute: the permutation has {n} dims but the tensor {shown} has {rank}"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            let mut out = Vec::new();
+            let mut seen = vec![false; rank];
+            for p in perm {
+                let Some(i) = check_dim(interp, &st, &s, p, span, "permute") else { return vec![(st, Value::Unknown)] };
+                if i == usize::MAX {
+                    return Vec::new();
+                }
+                if seen[i] {
+                    interp.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("permute: dim {p} appears more than once"), Vec::new()));
+                    return Vec::new();
+                }
+                seen[i] = true;
+                out.push(s.dims[i].clone());
+            }
+            vec![(st, tensor_value(Shape::known(out), t.dtype))]
+        }
+        "softmax" | "log_softmax" | "cumsum" | "cumprod" | "argsort" => {
+            let b = bind(&["dim"], &args, &kwargs);
+            if let Some(d) = b.get("dim").and_then(|v| v.as_const_int()) {
+                if check_dim(interp, &st, &s, d, span, name) == Some(usize::MAX) {
+                    return Vec::new();
+                }
+            }
+            if name == "argsort" {
+                return vec![(st, tensor_value(t.shape.clone(), Some(DType::Long)))];
+            }
+            same(st)
+        }
+        "sum" | "mean" | "prod" | "std" | "var" | "amax" | "amin" | "logsumexp" | "norm" | "any" | "all" | "argmax" | "argmin" | "max" | "min" => {
+            reduce(interp, st, &t, name, &args, &kwargs, span)
+        }
+        "matmul" | "mm" | "bmm" => match args.first() {
+            Some(b) => matmul(interp, st, name, recv.clone(), b.clone(), span),
+            None => vec![(st, Value::Unknown)],
+        },
+        "expand_as" | "view_as" | "reshape_as" => match args.first() {
+            Some(Value::Tensor(o)) => vec![(st, tensor_value(o.shape.clone(), t.dtype))],
+            _ => vec![(st, Value::Unknown)],
+        },
+        "add" | "sub" | "mul" | "div" | "maximum" | "minimum" | "eq" | "ne" | "lt" | "gt" | "le" | "ge" => match args.first() {
+            Some(b) => {
+                let op = match name {
+                    "add" => BinOp::Add,
+                    "sub" => BinOp::Sub,
+                    "mul" => BinOp::Mul,
+                    _ => BinOp::Div,
+                };
+                binop(interp, st, op, recv.clone(), b.clone(), span, false)
+            }
+            None => vec![(st, Value::Unknown)],
+        },
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+
+pub fn size_at(interp: &mut Interp, st: State, t: &Rc<Tensor>, d: i128, span: Span) -> Vals {
+    let mut st = st;
+    let s = st.resolve(&t.shape);
+    if let Some(rank) = s.rank() {
+        return match check_dim(interp, &st, &s, d, span, "size") {
+            Some(usize::MAX) => Vec::new(),
+            Some(i) if i < rank => {
+                let v = s.dims[i].v.clone().map(Value::Int).unwrap_or(Value::Unknown);
+                vec![(st, v)]
+            }
+            _ => vec![(st, Value::Unknown)],
+        };
+    }
+    // unknown rank
+    if d < 0 && ((-d) as usize) <= s.dims.len() {
+        let v = s.dims[s.dims.len() - (-d) as usize].v.clone().map(Value::Int).unwrap_or(Value::Unknown);
+        return vec![(st, v)];
+    }
+    if d >= 0 && s.dims.is_empty() {
+        // first use: the tensor has at least d+1 dims
+        let var = s.prefix.unwrap();
+        let rest = interp.fresh_shape_var();
+        let names = ["B", "d1", "d2", "d3", "d4", "d5", "d6", "d7"];
+        let mut dims = Vec::new();
+        for k in 0..=(d as usize).min(7) {
+            dims.push(interp.fresh_dim(names[k]));
+        }
+        let v = dims[d as usize].v.clone();
+        st.bind_shape(var, Shape { prefix: Some(rest), dims });
+        return vec![(st, v.map(Value::Int).unwrap_or(Value::Unknown))];
+    }
+    vec![(st, Value::Unknown)]
+}
+
+fn transpose(interp: &mut Interp, st: State, t: &Rc<Tensor>, a: i128, b: i128, span: Span) -> Vals {
+    let s = st.resolve(&t.shape);
+    if s.rank().is_none() {
+        // negative dims within the known suffix
+        let n = s.dims.len() as i128;
+        if a < 0 && b < 0 && -a <= n && -b <= n {
+            let mut dims = s.dims.clone();
+            dims.swap((n + a) as usize, (n + b) as usize);
+            return vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, t.dtype))];
+        }
+        return vec![(st, Value::Unknown)];
+    }
+    let i = check_dim(interp, &st, &s, a, span, "transpose");
+    if i == Some(usize::MAX) {
+        return Vec::new();
+    }
+    let j = check_dim(interp, &st, &s, b, span, "transpose");
+    if j == Some(usize::MAX) {
+        return Vec::new();
+    }
+    let (Some(i), Some(j)) = (i, j) else { return vec![(st, Value::Unknown)] };
+    let mut dims = s.dims.clone();
+    if dims.is_empty() {
+        return vec![(st, Value::Tensor(t.clone()))];
+    }
+    dims.swap(i, j);
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+pub fn flatten(interp: &mut Interp, st: State, t: &Rc<Tensor>, sd: i128, ed: i128, span: Span, what: &str) -> Vals {
+    let s = st.resolve(&t.shape);
+    let Some(rank) = s.rank() else {
+        // `flatten(1)` of an unknown-rank tensor: [*] -> [d0, ?]
+        return vec![(st, Value::Unknown)];
+    };
+    if rank == 0 {
+        return vec![(st, tensor_value(Shape::known(vec![Dim::konst(1)]), t.dtype))];
+    }
+    let i = check_dim(interp, &st, &s, sd, span, what);
+    if i == Some(usize::MAX) {
+        return Vec::new();
+    }
+    let j = check_dim(interp, &st, &s, ed, span, what);
+    if j == Some(usize::MAX) {
+        return Vec::new();
+    }
+    let (Some(i), Some(j)) = (i, j) else { return vec![(st, Value::Unknown)] };
+    if i > j {
+        interp.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("{what}: start_dim {sd} comes after end_dim {ed}"), Vec::new()));
+        return Vec::new();
+    }
+    let mut dims = s.dims[..i].to_vec();
+    dims.push(Dim { v: numel(&s.dims[i..=j]), why: None });
+    dims.extend(s.dims[j + 1..].iter().cloned());
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+fn reduce(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let mut st = st;
+    let s = st.resolve(&t.shape);
+    let b = bind(&["dim", "keepdim"], args, kwargs);
+    let keep = match b.get("keepdim") {
+        Some(Value::Bool(k)) => *k,
+        None => false,
+        _ => return vec![(st, Value::Unknown)],
+    };
+    let idx_dtype = matches!(name, "argmax" | "argmin");
+    let out_dtype = if idx_dtype { Some(DType::Long) } else if matches!(name, "any" | "all") { Some(DType::Bool) } else { t.dtype };
+    let Some(dimv) = b.get("dim") else {
+        // full reduction
+        if matches!(name, "max" | "min") && !args.is_empty() {
+            return vec![(st, Value::Unknown)];
+        }
+        return vec![(st, tensor_value(Shape::known(Vec::new()), out_dtype))];
+    };
+    let dims: Vec<i128> = match dimv {
+        Value::Int(_) => match dimv.as_const_int() {
+            Some(d) => vec![d],
+            None => return vec![(st, Value::Unknown)],
+        },
+        Value::Tensor(_) => return vec![(st, Value::Unknown)],
+        other => match interp.iterate(&mut st, other, span) {
+            Some(items) => match items.iter().map(|v| v.as_const_int()).collect::<Option<Vec<_>>>() {
+                Some(d) => d,
+                None => return vec![(st, Value::Unknown)],
+            },
+            None => return vec![(st, Value::Unknown)],
+        },
+    };
+    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+    let mut idx = Vec::new();
+    for d in &dims {
+        match check_dim(interp, &st, &s, *d, span, name) {
+            Some(usize::MAX) => return Vec::new(),
+            Some(i) => idx.push(i),
+            None => return vec![(st, Value::Unknown)],
+        }
+    }
+    let mut out = Vec::new();
+    for (k, d) in s.dims.iter().enumerate() {
+        if idx.contains(&k) {
+            if keep {
+                out.push(Dim::konst(1));
+            }
+        } else {
+            out.push(d.clone());
+        }
+    }
+    let _ = rank;
+    let v = tensor_value(Shape::known(out.clone()), out_dtype);
+    if matches!(name, "max" | "min") {
+        let i = tensor_value(Shape::known(out), Some(DType::Long));
+        return vec![(st, Value::Tuple(Rc::new(vec![v, i])))];
+    }
+    vec![(st, v)]
+}
+
+pub fn tensor_attr(interp: &mut Interp, st: State, o: Value, name: &Name, span: Span) -> Vals {
+    let Value::Tensor(t) = &o else { return vec![(st, Value::Unknown)] };
+    let s = st.resolve(&t.shape);
+    match &**name {
+        "shape" => {
+            if s.prefix.is_none() {
+                let items = s.dims.iter().map(|d| d.v.clone().map(Value::Int).unwrap_or(Value::Unknown)).collect();
+                return vec![(st, Value::Tuple(Rc::new(items)))];
+            }
+            vec![(st, Value::LibMethod(Box::new(o.clone()), Rc::from("<shape>")))]
+        }
+        "ndim" => vec![(st, s.rank().map(|r| Value::int(r as i128)).unwrap_or(Value::Unknown))],
+        "T" | "mT" | "data" | "real" => {
+            if &**name == "data" {
+                return vec![(st, o.clone())];
+            }
+            tensor_method(interp, st, o.clone(), if &**name == "T" { "t" } else { "contiguous" }, Vec::new(), Vec::new(), span)
+        }
+        "dtype" | "device" | "grad" | "is_cuda" | "requires_grad" | "grad_fn" => vec![(st, Value::Unknown)],
+        _ => vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))],
+    }
+}
+
+/// `x[...]`: integers, slices, `None`, `...` on a tensor of known rank.
+pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> Vals {
+    let Value::Tensor(t) = &o else { return vec![(st, Value::Unknown)] };
+    let s = st.resolve(&t.shape);
+    let items: Vec<Value> = match &i {
+        Value::Tuple(items) if !(items.len() == 4 && items[0].as_str() == Some("<slice>")) => items.as_ref().clone(),
+        other => vec![other.clone()],
+    };
+    let Some(rank) = s.rank() else {
+        // unknown rank: only a leading run of plain slices / trailing ellipsis handled
+        return vec![(st, Value::Unknown)];
+    };
+    let is_slice = |v: &Value| matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"));
+    let consumed = items.iter().filter(|v| !matches!(v, Value::None) && v.as_str() != Some("<ellipsis>")).count();
+    let has_ellipsis = items.iter().any(|v| v.as_str() == Some("<ellipsis>"));
+    let shown = interp.show_shape(&st, &s);
+    if !interp.check(&st, span, Tri::from_bool(consumed > rank), &r::index_out_of_range::RULE, |_| {
+        (format!("too many indices for tensor {shown}: {consumed} indices for {rank} dimensions"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut k = 0usize;
+    for it in &items {
+        if it.as_str() == Some("<ellipsis>") {
+            let skip = rank - consumed;
+            out.extend(s.dims[k..k + skip].iter().cloned());
+            k += skip;
+            continue;
+        }
+        match it {
+            Value::None => out.push(Dim::konst(1)),
+            v if is_slice(v) => {
+                let Value::Tuple(sl) = v else { unreachable!() };
+                let d = &s.dims[k];
+                let (lo, hi, step) = (&sl[1], &sl[2], &sl[3]);
+                let new = if matches!(lo, Value::None) && matches!(hi, Value::None) && matches!(step, Value::None) {
+                    d.clone()
+                } else {
+                    slice_len(interp, &st, d, lo, hi, step)
+                };
+                out.push(new);
+                k += 1;
+            }
+            Value::Int(_) | Value::Bool(_) => {
+                let d = &s.dims[k];
+                if let (Some(n), Some(c)) = (d.as_const(), it.as_const_int()) {
+                    let shown = interp.show_shape(&st, &s);
+                    let kk = k;
+                    if !interp.check(&st, span, Tri::from_bool(c >= n || c < -n), &r::index_out_of_range::RULE, |_| {
+                        (format!("index {c} is out of bounds for dimension {kk} with size {n} (tensor {shown})"), Vec::new())
+                    }) {
+                        return Vec::new();
+                    }
+                }
+                k += 1;
+            }
+            _ => return vec![(st, Value::Unknown)],
+        }
+    }
+    let _ = has_ellipsis;
+    out.extend(s.dims[k.min(rank)..].iter().cloned());
+    vec![(st, tensor_value(Shape::known(out), t.dtype))]
+}
+
+fn slice_len(interp: &Interp, st: &State, d: &Dim, lo: &Value, hi: &Value, step: &Value) -> Dim {
+    let step = match step {
+        Value::None => 1,
+        v => match v.as_const_int() {
+            Some(s) if s > 0 => s,
+            _ => return Dim::unknown(),
+        },
+    };
+    let Some(n) = d.v.clone() else { return Dim::unknown() };
+    // clamp(x) for a non-negative bound x: min(x, n), decided by the facts
+    let clamp = |x: &Poly| -> Option<Poly> {
+        match interp.poly_cmp(st, x, crate::shape::Rel::Le, &n) {
+            Tri::True => Some(x.clone()),
+            Tri::False => Some(n.clone()),
+            Tri::Unknown => None,
+        }
+    };
+    let bound = |v: &Value, default: &Poly| -> Option<Poly> {
+        match v {
+            Value::None => Some(default.clone()),
+            Value::Int(p) => match p.as_const() {
+                Some(c) if c < 0 => {
+                    let q = n.add_const(c)?;
+                    match interp.poly_cmp(st, &q, crate::shape::Rel::Lt, &Poly::constant(0)) {
+                        Tri::True => Some(Poly::constant(0)),
+                        Tri::False => Some(q),
+                        Tri::Unknown => None,
+                    }
+                }
+                _ => clamp(p),
+            },
+            _ => None,
+        }
+    };
+    let (Some(a), Some(b)) = (bound(lo, &Poly::constant(0)), bound(hi, &n)) else { return Dim::unknown() };
+    let Some(len) = b.sub(&a) else { return Dim::unknown() };
+    let len = match interp.poly_cmp(st, &len, crate::shape::Rel::Lt, &Poly::constant(0)) {
+        Tri::True => Poly::constant(0),
+        Tri::False => len,
+        Tri::Unknown => return Dim::unknown(),
+    };
+    if step == 1 {
+        return Dim { v: Some(len), why: None };
+    }
+    Dim { v: len.add_const(step - 1).and_then(|x| x.floordiv(&Poly::constant(step))), why: None }
+}
