@@ -42,7 +42,19 @@ impl Default for Settings {
 /// Analyse one file. Never panics: an internal failure becomes an `SHP001` finding at line 1.
 /// A file with syntax errors yields no findings (flake8's E999 and the CLI report those).
 pub fn check_source(source: &str, path: &str, settings: &Settings) -> Vec<Finding> {
-    let result = catch_unwind(AssertUnwindSafe(|| check_source_inner(source, path, settings)));
+    // The analysis runs on its own thread with a large stack: deeply nested input cannot
+    // overflow the caller's (flake8's main thread) stack, and a panic stays on that thread.
+    let result = std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("shape-lint".into())
+            .stack_size(STACK_SIZE)
+            .spawn_scoped(scope, || catch_unwind(AssertUnwindSafe(|| check_source_inner(source, path, settings))));
+        match worker {
+            Ok(handle) => handle.join().unwrap_or_else(Err),
+            // no thread could be started: run here
+            Err(_) => catch_unwind(AssertUnwindSafe(|| check_source_inner(source, path, settings))),
+        }
+    });
     match result {
         Ok(findings) => findings,
         Err(payload) => {
@@ -57,6 +69,9 @@ pub fn check_source(source: &str, path: &str, settings: &Settings) -> Vec<Findin
         }
     }
 }
+
+/// Stack of the analysis thread (reserved, not committed, until used).
+const STACK_SIZE: usize = 512 * 1024 * 1024;
 
 fn internal_error(reason: &str) -> Finding {
     let short: String = reason.lines().next().unwrap_or("").chars().take(120).collect();
@@ -74,11 +89,18 @@ fn internal_error(reason: &str) -> Finding {
 
 fn check_source_inner(source: &str, path: &str, settings: &Settings) -> Vec<Finding> {
     let parsed = parse::parse(source);
-    if parsed.has_syntax_errors() {
-        return Vec::new();
-    }
     let module = ir::lower::lower_module(&parsed);
-    engine::analyze(&module, &parsed, path, settings)
+    let findings = if parsed.has_syntax_errors() {
+        Vec::new()
+    } else {
+        engine::analyze(&module, &parsed, path, settings)
+    };
+    if module.max_depth > ir::lower::MAX_DEPTH {
+        // Dropping a pathologically deep AST recurses as deep as it is nested: leak it instead
+        // (bounded by the file's size).
+        std::mem::forget(parsed);
+    }
+    findings
 }
 
 /// The package version (from Cargo.toml).

@@ -51,6 +51,7 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
                 Value::Tuple(t) => Value::int(t.len() as i128),
                 _ => Value::Unknown,
             },
+            Some(v @ Value::Ref(_)) if crate::torch::data::is_data_ns(&st, v) => Value::Unknown,
             Some(Value::Range(a, b, s)) => match s.as_const() {
                 Some(1) => b.sub(a).map(Value::Int).unwrap_or(Value::Unknown),
                 _ => Value::Unknown,
@@ -250,6 +251,14 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
             Value::None
         }
         "print" => Value::None,
+        "iter" => args.first().cloned().unwrap_or(Value::Unknown),
+        "next" => match args.first() {
+            Some(it) => match interp.iterate(&mut st, it, span) {
+                Some(items) => items.into_iter().next().unwrap_or(Value::Unknown),
+                None => crate::torch::element_of(interp, &mut st, it),
+            },
+            None => Value::Unknown,
+        },
         "super" => Value::Unknown,
         "object" => Value::Unknown,
         "any" | "all" | "hasattr" | "callable" | "issubclass" => Value::Unknown,

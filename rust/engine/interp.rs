@@ -58,6 +58,7 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub site: Span,
+    pub branches: Vec<Branch>,
     pub verdict: Verdict,
     pub tainted: bool,
     pub suppressed: bool,
@@ -170,8 +171,15 @@ impl<'a> Interp<'a> {
                 Branch::Opaque(..) => None,
             })
             .collect();
+        // One verdict per path and site: a violation overrides what earlier checks of the same
+        // call on this path found (e.g. the first dim of `transpose` fine, the second not).
+        if matches!(verdict, Verdict::Violated(_)) {
+            let branches = st.branches.clone();
+            self.outcomes.retain(|o| !(o.site == site && o.branches == branches && !matches!(o.verdict, Verdict::Violated(_))));
+        }
         self.outcomes.push(Outcome {
             site,
+            branches: st.branches.clone(),
             verdict,
             tainted: st.tainted,
             suppressed: st.in_try > 0,
@@ -227,6 +235,9 @@ impl<'a> Interp<'a> {
                         done.push((st2, flow));
                     }
                 }
+            }
+            if next.is_empty() && done.is_empty() && debug_enabled() {
+                eprintln!("[shape-lint debug] all paths end at line {}", self.line(s.span));
             }
             live = merge(next);
             self.paths_high_water = self.paths_high_water.max(live.len());
@@ -2076,6 +2087,13 @@ impl<'a> Interp<'a> {
         }
         scope
     }
+}
+
+/// `SHAPE_LINT_DEBUG=1` prints where paths end (a developer aid).
+fn debug_enabled() -> bool {
+    use std::sync::OnceLock;
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("SHAPE_LINT_DEBUG").is_some())
 }
 
 fn contains(items: &[Value], x: &Value) -> Option<bool> {

@@ -50,6 +50,16 @@ pub struct Rule {
 pub static ALL: &[&Rule] = &[
     &meta::internal_error::RULE,
     &shape::matmul_shape_mismatch::RULE,
+    &shape::broadcast_shape_mismatch::RULE,
+    &shape::reshape_size_mismatch::RULE,
+    &shape::concat_shape_mismatch::RULE,
+    &shape::dim_out_of_range::RULE,
+    &shape::layer_input_rank_mismatch::RULE,
+    &shape::layer_channel_mismatch::RULE,
+    &shape::loss_target_mismatch::RULE,
+    &shape::output_size_too_small::RULE,
+    &shape::index_out_of_range::RULE,
+    &shape::invalid_shape_argument::RULE,
 ];
 
 pub fn by_code(code: &str) -> Option<&'static Rule> {

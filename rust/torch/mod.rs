@@ -3,6 +3,7 @@
 //! matrix products, indexing), `layers` (nn modules and their functional twins).
 //! An API that is not modelled returns `Unknown`: never a report.
 
+pub mod data;
 pub mod layers;
 pub mod tensor;
 
@@ -21,7 +22,7 @@ pub fn import(dotted: &str) -> Value {
         "torch.nn.functional" => "torch.nn.functional",
         d => d,
     };
-    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") {
+    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") {
         Value::Lib(Rc::from(canon))
     } else {
         Value::Unknown
@@ -62,14 +63,14 @@ fn canon_path(p: &str) -> String {
 
 /// Library base classes a user class may derive from and still be analysed.
 pub fn is_subclassable(base: &str) -> bool {
-    matches!(base, "torch.nn.Module" | "torch.utils.data.Dataset")
+    matches!(base, "torch.nn.Module" | "torch.utils.data.Dataset" | "torch.utils.data.dataset.Dataset")
 }
 
 /// One element of an iterable of unknown length.
-pub fn element_of(_interp: &mut Interp, _st: &mut State, it: &Value) -> Value {
+pub fn element_of(interp: &mut Interp, st: &mut State, it: &Value) -> Value {
     match it {
         Value::LibMethod(inner, name) if &**name == "<repeat>" => (**inner).clone(),
-        _ => Value::Unknown,
+        _ => data::batch_of(interp, st, it).unwrap_or(Value::Unknown),
     }
 }
 
@@ -212,6 +213,12 @@ pub fn call_module_value(interp: &mut Interp, st: State, m: Value, args: Vec<Val
 
 /// Call a library function or class by qualified name.
 pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    if let Some(f) = path.strip_prefix("torch.utils.data.") {
+        return data::utils_data(interp, st, f, args, kwargs, span);
+    }
+    if let Some(f) = path.strip_prefix("torchvision.") {
+        return data::torchvision(interp, st, f, args, kwargs, span);
+    }
     if let Some(kind) = path.strip_prefix("torch.nn.") {
         if !kind.contains('.') {
             return layers::construct(interp, st, kind, args, kwargs, span);

@@ -1,0 +1,22 @@
+//! Developer tool: analyse files and print findings with their traces, and engine statistics.
+use shape_lint::{Settings, engine, ir, parse};
+
+fn main() {
+    let settings = Settings::default();
+    for path in std::env::args().skip(1) {
+        let src = std::fs::read_to_string(&path).unwrap_or_default();
+        let t = std::time::Instant::now();
+        let findings = shape_lint::check_source(&src, &path, &settings);
+        let dt = t.elapsed();
+        for f in &findings {
+            println!("{path}:{}:{}: {} {}", f.row, f.col, f.rule.code, f.message);
+            for tr in &f.trace {
+                println!("    = {tr}");
+            }
+        }
+        let parsed = parse::parse(&src);
+        let module = ir::lower::lower_module(&parsed);
+        let (_, stats) = engine::analyze_with_stats(&module, &parsed, &settings);
+        println!("# {path}: {} findings, {:?}, entries={} abandoned={} steps={} max_paths={}", findings.len(), dt, stats.entries, stats.abandoned, stats.steps, stats.max_paths);
+    }
+}

@@ -1,0 +1,39 @@
+use crate::rules::{Family, Rule, RuleStatus};
+
+/// SHP104
+pub const RULE: Rule = Rule {
+    code: "SHP104",
+    name: "concat-shape-mismatch",
+    family: Family::Shape,
+    status: RuleStatus::Stable,
+    summary: "{op}: tensor {index} has shape {shape}, which does not fit {expected}",
+    default_enabled: true,
+    doc: r#"## What it does
+Checks the tensors joined by `torch.cat` (`concat`, `concatenate`), `torch.stack`, `hstack`,
+`vstack` and `dstack`: for `cat` they must have the same rank and equal sizes in every
+dimension except the one joined along; for `stack` they must all have exactly the same shape.
+
+## Why is this bad?
+PyTorch raises `RuntimeError: stack expects each tensor to be equal size, but got [8, 128] at
+entry 0 and [8, 16] at entry 1` (for `cat`: `RuntimeError: Sizes of tensors must match except
+in dimension 1. ...` or `RuntimeError: Tensors must have same number of dimensions: got 2 and
+3`) when the line runs. Mixing up `stack` and `cat`, or the dimension to join along, is the
+usual cause.
+
+## Example
+```python
+img_feat = self.cnn(images)        # [batch, 128]
+meta_feat = self.meta_mlp(meta)    # [batch, 16]
+fused = torch.stack([img_feat, meta_feat], dim=1)  # SHP104: [batch, 128] vs [batch, 16]
+```
+
+Use instead:
+```python
+fused = torch.cat([img_feat, meta_feat], dim=1)    # [batch, 144]
+```
+
+## References
+- [`torch.cat`](https://pytorch.org/docs/stable/generated/torch.cat.html)
+- [`torch.stack`](https://pytorch.org/docs/stable/generated/torch.stack.html)
+"#,
+};

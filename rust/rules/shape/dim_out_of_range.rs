@@ -1,0 +1,44 @@
+use crate::rules::{Family, Rule, RuleStatus};
+
+/// SHP105
+pub const RULE: Rule = Rule {
+    code: "SHP105",
+    name: "dim-out-of-range",
+    family: Family::Shape,
+    status: RuleStatus::Stable,
+    summary: "{op}: dim {dim} is out of range for a {rank}-D tensor {shape}",
+    default_enabled: true,
+    doc: r#"## What it does
+Checks that a dimension argument names a dimension the tensor has (from `-rank` to
+`rank - 1`): `transpose`, `swapaxes`, `flatten(start_dim, end_dim)`, `unsqueeze` (which
+allows `rank`), `squeeze(dim)`, `softmax`/`log_softmax(dim=...)`, `cat`/`stack` `dim`,
+reductions (`sum`, `mean`, `max`, `argmax`, `norm`, ...), `size(dim)` and `split`/`chunk`
+`dim`. For `permute` it checks that the dims are a permutation of all the tensor's dims
+(right length, no duplicates).
+
+## Why is this bad?
+PyTorch raises `IndexError: Dimension out of range (expected to be in range of [-3, 2], but
+got 3)` when the line runs (for `permute`: `RuntimeError: permute(sparse_coo): number of
+dimensions in the tensor input does not match the length of the desired ordering of
+dimensions ...` or `RuntimeError: permute(): duplicate dims are not allowed.`). Code written
+for 4-D multi-head tensors and then used with 3-D single-head tensors is a common cause.
+
+## Example
+```python
+q = self.q_proj(x)                  # [batch, seq, 64]
+k = self.k_proj(x)                  # [batch, seq, 64]
+scores = q @ k.transpose(2, 3)      # SHP105: dim 3 is out of range for a 3-D tensor
+```
+
+Use instead:
+```python
+scores = q @ k.transpose(-2, -1)    # [batch, seq, seq]
+```
+
+## References
+- [`torch.transpose`](https://pytorch.org/docs/stable/generated/torch.transpose.html)
+- [`torch.permute`](https://pytorch.org/docs/stable/generated/torch.permute.html)
+- [`torch.flatten`](https://pytorch.org/docs/stable/generated/torch.flatten.html)
+- [`torch.nn.functional.softmax`](https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html)
+"#,
+};

@@ -1,0 +1,42 @@
+use crate::rules::{Family, Rule, RuleStatus};
+
+/// SHP110
+pub const RULE: Rule = Rule {
+    code: "SHP110",
+    name: "index-out-of-range",
+    family: Family::Shape,
+    status: RuleStatus::Stable,
+    summary: "{op}: index {index} is out of range for dim {dim} of size {size}",
+    default_enabled: true,
+    doc: r#"## What it does
+Checks constant indices into dimensions of known size: subscripts (`x[2]`, `x[:, -5]`),
+`select(dim, index)`, `narrow(dim, start, length)` (which needs `start + length <= size`)
+and unpacking of per-layer states such as `h_n[i]` of an RNN. Slices are not checked: they
+clamp instead of failing.
+
+## Why is this bad?
+PyTorch raises `IndexError: index 2 is out of bounds for dimension 0 with size 2` (for
+`select`: `IndexError: select(): index 3 out of range for tensor of size [8, 3, 10] at
+dimension 1`; for `narrow`: `RuntimeError: start (5) + length (6) exceeds dimension size
+(10).`) when the line runs.
+
+## Example
+```python
+self.lstm = nn.LSTM(16, 32, num_layers=2)
+...
+_, (h_n, c_n) = self.lstm(x)         # h_n: [2, batch, 32]
+last = h_n[self.num_layers]          # SHP110: index 2 is out of range for size 2
+```
+
+Use instead:
+```python
+last = h_n[-1]                        # the last layer's final hidden state
+```
+
+## References
+- [`torch.Tensor`](https://pytorch.org/docs/stable/tensors.html)
+- [`torch.select`](https://pytorch.org/docs/stable/generated/torch.select.html)
+- [`torch.narrow`](https://pytorch.org/docs/stable/generated/torch.narrow.html)
+- [`torch.nn.LSTM`](https://pytorch.org/docs/stable/generated/torch.nn.LSTM.html)
+"#,
+};

@@ -1,0 +1,46 @@
+use crate::rules::{Family, Rule, RuleStatus};
+
+/// SHP107
+pub const RULE: Rule = Rule {
+    code: "SHP107",
+    name: "layer-channel-mismatch",
+    family: Family::Shape,
+    status: RuleStatus::Stable,
+    summary: "{layer} expects {expected} {what}, got input {shape}",
+    default_enabled: true,
+    doc: r#"## What it does
+Checks that the channel or feature dimension of a layer's input matches what the layer was
+built with: `in_channels` of convolutions (dim 1, or dim 0 for unbatched input), `num_features`
+of `BatchNorm*`/`InstanceNorm*`, `num_channels` of `GroupNorm`, `normalized_shape` of
+`LayerNorm` (the trailing dims), `input_size` of `LSTM`/`GRU`/`RNN` (the last dim) and
+`embed_dim` of `MultiheadAttention`. Linear layers are `SHP101`; embedding indices out of the
+vocabulary are not shape errors and are not reported here.
+
+## Why is this bad?
+PyTorch raises `RuntimeError: Given groups=1, weight of size [16, 3, 3, 3], expected
+input[8, 1, 28, 28] to have 3 channels, but got 1 channels instead` when the line runs
+(for norms: `RuntimeError: running_mean should contain 16 elements not 32` or `Given
+normalized_shape=[64], expected input with shape [*, 64], ...`; for RNNs:
+`input.size(-1) must be equal to input_size. Expected 32, got 16`).
+
+## Example
+```python
+self.conv1 = nn.Conv2d(3, 16, 3, padding=1)  # written for RGB images
+...
+images = torch.randn(8, 1, 28, 28)           # grayscale MNIST batch
+out = self.conv1(images)                     # SHP107: Conv2d expects 3 channels, got 1
+```
+
+Use instead:
+```python
+self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+```
+
+## References
+- [`torch.nn.Conv2d`](https://pytorch.org/docs/stable/generated/torch.nn.Conv2d.html)
+- [`torch.nn.BatchNorm2d`](https://pytorch.org/docs/stable/generated/torch.nn.BatchNorm2d.html)
+- [`torch.nn.LayerNorm`](https://pytorch.org/docs/stable/generated/torch.nn.LayerNorm.html)
+- [`torch.nn.LSTM`](https://pytorch.org/docs/stable/generated/torch.nn.LSTM.html)
+- [`torch.nn.MultiheadAttention`](https://pytorch.org/docs/stable/generated/torch.nn.MultiheadAttention.html)
+"#,
+};

@@ -1,0 +1,46 @@
+use crate::rules::{Family, Rule, RuleStatus};
+
+/// SHP109
+pub const RULE: Rule = Rule {
+    code: "SHP109",
+    name: "output-size-too-small",
+    family: Family::Shape,
+    status: RuleStatus::Stable,
+    summary: "{op}: spatial size {size} becomes {out} (kernel {kernel}, stride {stride}, padding {padding})",
+    default_enabled: true,
+    doc: r#"## What it does
+Checks that the spatial output size of convolutions, pooling layers and `unfold` stays
+positive: `floor((size + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1 >= 1` for
+every spatial dim (a convolution also needs the padded input to be at least as large as the
+dilated kernel).
+
+## Why is this bad?
+PyTorch raises `RuntimeError: Given input size: (512x1x1). Calculated output size:
+(512x0x0). Output size is too small` for pooling (for convolutions: `RuntimeError: Calculated
+padded input size per channel: (4 x 4). Kernel size: (5 x 5). Kernel size can't be greater
+than actual input size`) when the line runs. Too many downsampling stages for the input
+resolution is the usual cause, often when a network designed for 224x224 images is trained
+on 32x32 ones.
+
+## Example
+```python
+layers, c_in = [], 3
+for c_out in [32, 64, 128, 256, 256, 512]:   # six stages halve 32x32 six times
+    layers += [nn.Conv2d(c_in, c_out, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2)]
+    c_in = c_out
+self.features = nn.Sequential(*layers)
+...
+x = self.features(torch.randn(2, 3, 32, 32))  # SHP109: MaxPool2d turns 1x1 into 0x0
+```
+
+Use instead:
+```python
+for c_out in [32, 64, 128, 256, 512]:        # five stages: 32x32 -> 1x1
+```
+
+## References
+- [`torch.nn.MaxPool2d`](https://pytorch.org/docs/stable/generated/torch.nn.MaxPool2d.html)
+- [`torch.nn.Conv2d`](https://pytorch.org/docs/stable/generated/torch.nn.Conv2d.html)
+- [`torch.nn.Unfold`](https://pytorch.org/docs/stable/generated/torch.nn.Unfold.html)
+"#,
+};
