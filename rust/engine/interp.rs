@@ -1537,7 +1537,10 @@ impl<'a> Interp<'a> {
                         Some((_, v)) => vec![(st, v)],
                         None => vec![(st, Value::Unknown)],
                     },
-                    Obj::Namespace { attrs, .. } => {
+                    Obj::Namespace { kind, attrs } => {
+                        if &*kind == "ArgParser" {
+                            return vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))];
+                        }
                         let v = attrs.get(name).cloned().unwrap_or(Value::Unknown);
                         vec![(st, v)]
                     }

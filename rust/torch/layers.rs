@@ -29,8 +29,12 @@ fn signature(kind: &str) -> &'static [&'static str] {
         "Embedding" => &["num_embeddings", "embedding_dim", "padding_idx"],
         "Flatten" => &["start_dim", "end_dim"],
         "Softmax" | "LogSoftmax" | "Softmin" => &["dim"],
+        "MSELoss" | "L1Loss" | "BCELoss" => &["size_average", "reduce", "reduction"],
+        "BCEWithLogitsLoss" => &["weight", "size_average", "reduce", "reduction", "pos_weight"],
+        "SmoothL1Loss" | "HuberLoss" => &["size_average", "reduce", "reduction"],
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => &["p", "inplace"],
         "LSTM" | "GRU" | "RNN" => &["input_size", "hidden_size", "num_layers"],
+        "LSTMCell" | "GRUCell" | "RNNCell" => &["input_size", "hidden_size", "bias"],
         "CrossEntropyLoss" | "NLLLoss" => &["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"],
         _ => &[],
     }
@@ -308,6 +312,12 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             }
             vec![(st, Value::Tensor(t))]
         }
+        k if super::losses::is_loss(k) => {
+            let target = args.get(1).cloned().or_else(|| kwargs.iter().find(|(k, _)| &**k == "target").map(|(_, v)| v.clone())).unwrap_or(Value::Unknown);
+            let red = l.args.get("reduction").cloned();
+            super::losses::call_loss(interp, st, k, &x, &target, red.as_ref(), &who, span)
+        }
+        "LSTM" | "GRU" | "RNN" => rnn(interp, st, &t, l, args.get(1), span),
         "Embedding" => {
             let Some(dim) = int("embedding_dim") else { return vec![(st, Value::Unknown)] };
             let s = st.resolve(&t.shape);
@@ -502,6 +512,9 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
     let x = args.first().cloned().unwrap_or(Value::Unknown);
     let Value::Tensor(t) = &x else { return vec![(st, Value::Unknown)] };
     let t = t.clone();
+    if let Some(v) = super::losses::functional_loss(interp, st.clone(), f, &args, &kwargs, span) {
+        return v;
+    }
     match f {
         "relu" | "relu6" | "gelu" | "silu" | "elu" | "selu" | "leaky_relu" | "sigmoid" | "tanh" | "dropout" | "dropout1d" | "dropout2d"
         | "dropout3d" | "hardswish" | "mish" | "softplus" | "normalize" | "relu_" | "leaky_relu_" | "hardtanh" | "logsigmoid" => {
@@ -553,4 +566,61 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
         }
         _ => vec![(st, Value::Unknown)],
     }
+}
+
+/// `nn.RNN/GRU/LSTM`: input `[L, N, H_in]` (`[N, L, H_in]` with batch_first) or unbatched
+/// `[L, H_in]`; output `[.., D*H_out]` and the final state `[D*num_layers, N, H_out]`.
+fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Value>, span: Span) -> Vals {
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
+    let (Some(input_size), Some(hidden)) = (int("input_size"), int("hidden_size")) else { return vec![(st, Value::Unknown)] };
+    let layers = match l.args.get("num_layers") {
+        None => Some(crate::shape::Poly::constant(1)),
+        Some(v) => v.as_int().cloned(),
+    };
+    let flag = |k: &str| match l.args.get(k) {
+        None => Some(false),
+        Some(Value::Bool(b)) => Some(*b),
+        _ => None,
+    };
+    let (Some(layers), Some(batch_first), Some(bidir)) = (layers, flag("batch_first"), flag("bidirectional")) else { return vec![(st, Value::Unknown)] };
+    if l.args.get("proj_size").is_some() || h0.is_some_and(|h| !matches!(h, Value::None)) {
+        return vec![(st, Value::Unknown)];
+    }
+    let kind = l.kind.to_string();
+    let who = layer_name(l);
+    let d = if bidir { 2 } else { 1 };
+    let mut out = Vec::new();
+    let fixed = [(1usize, Some(input_size.clone()))];
+    for (st, s) in require_rank(interp, st, t, &[2, 3], &fixed, span, &format!("{who}{kind}: ")) {
+        let r = s.dims.len();
+        let feat = s.dims[r - 1].clone();
+        let eq = interp.dim_eq(&st, &feat, &Dim::known(input_size.clone(), None));
+        let shown = interp.show_shape(&st, &s);
+        let (fs, is) = (interp.show_dim(&feat), input_size.display(&interp.syms));
+        let mut trace = Vec::new();
+        if let Some(w) = &feat.why {
+            trace.push(format!("{fs} came from {w}"));
+        }
+        if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
+            (format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}"), trace)
+        }) {
+            continue;
+        }
+        let hid_out = hidden.mul(&crate::shape::Poly::constant(d));
+        let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
+        let mut odims = s.dims[..r - 1].to_vec();
+        odims.push(Dim { v: hid_out, why: why.clone() });
+        let nl = layers.mul(&crate::shape::Poly::constant(d));
+        let state_dims = if r == 3 {
+            let n = if batch_first { s.dims[0].clone() } else { s.dims[1].clone() };
+            vec![Dim { v: nl, why: None }, n, Dim { v: Some(hidden.clone()), why: why.clone() }]
+        } else {
+            vec![Dim { v: nl, why: None }, Dim { v: Some(hidden.clone()), why: why.clone() }]
+        };
+        let o = tensor_value(Shape::known(odims), t.dtype);
+        let h = tensor_value(Shape::known(state_dims.clone()), t.dtype);
+        let hstate = if kind == "LSTM" { Value::Tuple(Rc::new(vec![h.clone(), tensor_value(Shape::known(state_dims), t.dtype)])) } else { h };
+        out.push((st, Value::Tuple(Rc::new(vec![o, hstate]))));
+    }
+    out
 }

@@ -5,6 +5,7 @@
 
 pub mod data;
 pub mod layers;
+pub mod losses;
 pub mod tensor;
 
 use std::collections::BTreeMap;
@@ -22,7 +23,7 @@ pub fn import(dotted: &str) -> Value {
         "torch.nn.functional" => "torch.nn.functional",
         d => d,
     };
-    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") {
+    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") {
         Value::Lib(Rc::from(canon))
     } else {
         Value::Unknown
@@ -227,6 +228,19 @@ pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kw
     if let Some(f) = path.strip_prefix("torch.nn.functional.") {
         return layers::functional(interp, st, f, args, kwargs, span);
     }
+    if path == "argparse.ArgumentParser" {
+        let attrs = BTreeMap::from([(Rc::from("<defaults>"), Value::Tuple(Rc::new(Vec::new())))]);
+        let v = Value::Ref({
+            let mut st = st;
+            let id = st.alloc(Obj::Namespace { kind: Rc::from("ArgParser"), attrs });
+            return vec![(st, Value::Ref(id))];
+        });
+        #[allow(unreachable_code)]
+        return vec![(State::new(), v)];
+    }
+    if path.starts_with("argparse.") {
+        return vec![(st, Value::Unknown)];
+    }
     if let Some(f) = path.strip_prefix("math.") {
         return vec![(st, math(f, &args))];
     }
@@ -345,6 +359,7 @@ pub fn call_method(interp: &mut Interp, st: State, recv: Value, name: &str, args
                     }
                 }
                 Obj::Layer(_) if name == "__call__" => return call_module_value(interp, st, recv.clone(), args, kwargs, span),
+                Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return argparse_method(st, id, attrs, name, args, kwargs),
                 _ => {}
             }
             // nn.Module methods that return the module itself
@@ -436,5 +451,72 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
             args.push(tensor::tensor_value(Shape { prefix: Some(var), dims: Vec::new() }, None));
         }
         let _ = interp.call_closure(&fwd, args, Vec::new(), st, span);
+    }
+}
+
+/// `ArgumentParser.add_argument` records the destination and its default; `parse_args`
+/// returns a namespace of the defaults (the values a run without arguments uses).
+fn argparse_method(mut st: State, id: ObjId, attrs: BTreeMap<Name, Value>, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>) -> Vals {
+    let Some(Value::Tuple(defaults)) = attrs.get("<defaults>").cloned() else { return vec![(st, Value::Unknown)] };
+    match name {
+        "add_argument" => {
+            let flags: Vec<&str> = args.iter().filter_map(|a| a.as_str()).collect();
+            let kw = |k: &str| kwargs.iter().find(|(n, _)| &**n == k).map(|(_, v)| v.clone());
+            let dest = match kw("dest").as_ref().and_then(|d| d.as_str()) {
+                Some(d) => d.to_string(),
+                None => {
+                    let long = flags.iter().find(|f| f.starts_with("--")).or(flags.first());
+                    match long {
+                        Some(f) => f.trim_start_matches('-').replace('-', "_"),
+                        None => return vec![(st, Value::Unknown)],
+                    }
+                }
+            };
+            let action = kw("action");
+            let default = match (kw("default"), action.as_ref().and_then(|a| a.as_str())) {
+                (Some(d), _) => d,
+                (None, Some("store_true")) => Value::Bool(false),
+                (None, Some("store_false")) => Value::Bool(true),
+                (None, _) => Value::None,
+            };
+            // `type=int` with a string default converts it
+            let default = match (&default, kw("type")) {
+                (Value::Str(Some(s)), Some(Value::Builtin("int"))) => s.parse::<i64>().map(|i| Value::int(i as i128)).unwrap_or(Value::Unknown),
+                (Value::Str(Some(s)), Some(Value::Builtin("float"))) => Value::Float(s.parse::<f64>().ok()),
+                (Value::Str(_), Some(_)) => Value::Unknown,
+                _ => default,
+            };
+            let mut d = defaults.as_ref().clone();
+            d.push(Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from(dest.as_str()))), default])));
+            if let Obj::Namespace { attrs, .. } = st.get_mut(id) {
+                attrs.insert(Rc::from("<defaults>"), Value::Tuple(Rc::new(d)));
+            }
+            vec![(st, Value::Unknown)]
+        }
+        "parse_args" | "parse_known_args" => {
+            if args.first().is_some_and(|a| !matches!(a, Value::None)) {
+                // an explicit argument list: not modelled
+                return vec![(st, Value::Unknown)];
+            }
+            let mut out = BTreeMap::new();
+            for d in defaults.iter() {
+                if let Value::Tuple(p) = d {
+                    if let Some(k) = p[0].as_str() {
+                        out.insert(Rc::from(k), p[1].clone());
+                    }
+                }
+            }
+            let ns = Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from("Namespace"), attrs: out }));
+            let v = if name == "parse_known_args" { Value::Tuple(Rc::new(vec![ns, Value::Unknown])) } else { ns };
+            vec![(st, v)]
+        }
+        "set_defaults" => {
+            // overrides defaults by dest: forget them all rather than guess
+            if let Obj::Namespace { attrs, .. } = st.get_mut(id) {
+                attrs.insert(Rc::from("<defaults>"), Value::Unknown);
+            }
+            vec![(st, Value::None)]
+        }
+        _ => vec![(st, Value::Unknown)],
     }
 }
