@@ -168,7 +168,7 @@ impl<'a> Interp<'a> {
             .iter()
             .filter_map(|b| match b {
                 Branch::Sym(c) => Some(crate::shape::describe_cond(&self.syms, c)),
-                Branch::Opaque(..) => None,
+                Branch::Opaque(..) | Branch::Assume(..) => None,
             })
             .collect();
         // One verdict per path and site: a violation overrides what earlier checks of the same
@@ -481,7 +481,7 @@ impl<'a> Interp<'a> {
     }
 
     fn tick_opaque(&mut self, st: &mut State, span: Span, side: u32) {
-        st.branches.push(Branch::Opaque(span, side));
+        st.branches.push(Branch::Opaque(span, side, 2));
         st.tainted = true;
     }
 
@@ -2218,19 +2218,28 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
         }
         let all_fail = fails.len() == os.len();
         let untainted = fails.iter().find(|o| !o.tainted);
+        // A failure reached only through opaque choices counts when every path reaching the
+        // site fails and, at each assumption about an unknown input on the way, every
+        // alternative reached the site and failed there (otherwise an earlier error under
+        // the other assumption may be the real cause).
+        let covered = |o: &Outcome| {
+            o.branches.iter().all(|b| match b {
+                Branch::Assume(span, _, n) => (0..*n).all(|side| {
+                    fails.iter().any(|f| f.branches.iter().any(|x| *x == Branch::Assume(*span, side, *n)))
+                }),
+                Branch::Opaque(..) | Branch::Sym(_) => true,
+            })
+        };
         let chosen = match (all_fail, untainted) {
-            (true, _) => fails[0],
-            (false, Some(o)) => *o,
+            (_, Some(o)) => *o,
+            (true, None) => match fails.iter().find(|o| covered(o)) {
+                Some(o) => *o,
+                None => continue,
+            },
             (false, None) => continue,
         };
         let Verdict::Violated(v) = &chosen.verdict else { continue };
-        let condition = if all_fail && fails.iter().all(|o| o.condition.is_none() || !o.tainted) && fails.iter().any(|o| o.condition.is_none()) {
-            None
-        } else if all_fail {
-            None
-        } else {
-            chosen.condition.clone()
-        };
+        let condition = if all_fail { None } else { chosen.condition.clone() };
         let (row, col) = interp.file.location(start);
         let (end_row, end_col) = interp.file.location(end);
         let message = match &condition {

@@ -108,8 +108,9 @@ pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<
     stats.max_paths = interp.paths_high_water;
 
     // one diagnostic per site and code
-    findings.sort_by(|a, b| (a.row, a.col, a.rule.code, a.condition.is_some()).cmp(&(b.row, b.col, b.rule.code, b.condition.is_some())));
-    findings.dedup_by(|a, b| a.row == b.row && a.col == b.col && a.rule.code == b.rule.code);
+    findings.sort_by_key(|f| (f.row, f.col));
+    // one root cause, one report: a site reports once, whatever path found it first
+    findings.dedup_by(|a, b| a.row == b.row && a.col == b.col);
     (findings, stats)
 }
 

@@ -225,7 +225,11 @@ pub enum Branch {
     Sym(Cond),
     /// An opaque choice at a site (the result of unmodelled code, or an assumption about an
     /// unknown input): `true`/`false` side.
-    Opaque(Span, u32),
+    /// `Opaque(site, side, number of sides)`.
+    Opaque(Span, u32, u32),
+    /// An assumption about an unknown input made at its first use (e.g. its rank):
+    /// `Assume(site, alternative, number of alternatives)`.
+    Assume(Span, u32, u32),
 }
 
 /// The state of one path.
@@ -306,12 +310,12 @@ impl State {
         let complementary = a_rest.len() == 1
             && b_rest.len() == 1
             && match (&a_rest[0], &b_rest[0]) {
-                (Branch::Opaque(s1, x), Branch::Opaque(s2, y)) => s1 == s2 && x != y,
+                (Branch::Opaque(s1, x, 2), Branch::Opaque(s2, y, 2)) => s1 == s2 && x != y,
                 (Branch::Sym(c1), Branch::Sym(c2)) => c1.negate().as_ref() == Some(c2),
                 _ => false,
             };
-        let opaque_rest = a_rest.iter().chain(b_rest).any(|b| matches!(b, Branch::Opaque(..)));
-        let prefix_tainted = self.branches[..n].iter().any(|b| matches!(b, Branch::Opaque(..)));
+        let opaque_rest = a_rest.iter().chain(b_rest).any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
+        let prefix_tainted = self.branches[..n].iter().any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
         self.tainted = if complementary {
             prefix_tainted || (self.tainted && o.tainted && !opaque_rest)
         } else {

@@ -157,12 +157,13 @@ fn require_rank(interp: &mut Interp, st: State, t: &Tensor, ranks: &[usize], fix
         }
         None => {
             let var = s.prefix.unwrap();
-            let options: Vec<usize> = ranks.iter().copied().filter(|r| *r >= s.dims.len()).collect();
+            // the batched (higher) rank first: its report is preferred when both fail
+            let options: Vec<usize> = ranks.iter().rev().copied().filter(|r| *r >= s.dims.len()).collect();
             let mut out = Vec::new();
             for (k, r) in options.iter().enumerate() {
                 let mut st2 = st.clone();
                 if options.len() > 1 {
-                    st2.branches.push(Branch::Opaque(span, k as u32));
+                    st2.branches.push(Branch::Assume(span, k as u32, options.len() as u32));
                     st2.tainted = true;
                 }
                 let n_new = r - s.dims.len();
