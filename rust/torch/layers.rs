@@ -35,6 +35,8 @@ fn signature(kind: &str) -> &'static [&'static str] {
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => &["p", "inplace"],
         "LSTM" | "GRU" | "RNN" => &["input_size", "hidden_size", "num_layers"],
         "LSTMCell" | "GRUCell" | "RNNCell" => &["input_size", "hidden_size", "bias"],
+        "MultiheadAttention" => &["embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim", "batch_first"],
+        "TransformerEncoderLayer" | "TransformerDecoderLayer" => &["d_model", "nhead", "dim_feedforward", "dropout"],
         "CrossEntropyLoss" | "NLLLoss" => &["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"],
         _ => &[],
     }
@@ -100,6 +102,26 @@ pub fn construct(interp: &mut Interp, st: State, kind: &str, args: Vec<Value>, k
                             (format!("{kind}: in_channels={a} must be divisible by groups={b}"), Vec::new())
                         }) {
                             return Vec::new();
+                        }
+                    }
+                }
+            }
+            let heads = match kind {
+                "MultiheadAttention" => Some(("embed_dim", "num_heads")),
+                "TransformerEncoderLayer" | "TransformerDecoderLayer" => Some(("d_model", "nhead")),
+                _ => None,
+            };
+            if let Some((e, h)) = heads {
+                let ev = amap.get(e).and_then(|v| v.as_int().cloned());
+                let hv = amap.get(h).and_then(|v| v.as_int().cloned());
+                if let (Some(ev), Some(hv)) = (ev, hv) {
+                    if let (Some(a), Some(b)) = (ev.as_const(), hv.as_const()) {
+                        if b > 0 {
+                            if !interp.check(&st, span, Tri::from_bool(a % b != 0), &r::invalid_shape_argument::RULE, |_| {
+                                (format!("{kind}: {e}={a} must be divisible by {h}={b}"), Vec::new())
+                            }) {
+                                return Vec::new();
+                            }
                         }
                     }
                 }

@@ -76,8 +76,25 @@ pub fn element_of(interp: &mut Interp, st: &mut State, it: &Value) -> Value {
 }
 
 /// Unpack a value into `n` parts (`a, b = x.shape`, `h, c = state`), when known.
-pub fn unpack(_interp: &mut Interp, st: &mut State, v: &Value, n: usize) -> Option<Vec<Value>> {
+pub fn unpack(interp: &mut Interp, st: &mut State, v: &Value, n: usize) -> Option<Vec<Value>> {
     match v {
+        // `B, T, C = x.shape` of an unknown-rank tensor: its first use fixes the rank
+        Value::LibMethod(t, name) if &**name == "<shape>" => {
+            let Value::Tensor(t) = &**t else { return None };
+            let s = st.resolve(&t.shape);
+            let var = s.prefix?;
+            if s.dims.len() > n {
+                return None;
+            }
+            let names = ["B", "T", "C", "D", "E", "F", "G", "H"];
+            let mut dims = Vec::new();
+            for k in 0..(n - s.dims.len()) {
+                dims.push(interp.fresh_dim(names[k.min(7)]));
+            }
+            st.bind_shape(var, Shape::known(dims));
+            let s = st.resolve(&t.shape);
+            Some(s.dims.iter().map(|d| d.v.clone().map(Value::Int).unwrap_or(Value::Unknown)).collect())
+        }
         Value::Tensor(t) => {
             // unpacking iterates dim 0
             let s = st.resolve(&t.shape);

@@ -654,6 +654,31 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         "sum" | "mean" | "prod" | "std" | "var" | "amax" | "amin" | "logsumexp" | "norm" | "any" | "all" | "argmax" | "argmin" | "max" | "min" => {
             reduce(interp, st, &t, name, &args, &kwargs, span)
         }
+        "chunk" | "split" | "tensor_split" | "unbind" => split(interp, st, &t, name, &args, &kwargs, span),
+        "narrow" => {
+            let b = bind(&["dim", "start", "length"], &args, &kwargs);
+            let (Some(d), Some(start), Some(len)) = (b.get("dim").and_then(|v| v.as_const_int()), b.get("start").and_then(|v| v.as_int()), b.get("length").and_then(|v| v.as_int())) else {
+                return vec![(st, Value::Unknown)];
+            };
+            let Some(i) = check_dim(interp, &st, &s, d, span, "narrow") else { return vec![(st, Value::Unknown)] };
+            if i == usize::MAX {
+                return Vec::new();
+            }
+            let Some(n) = s.dims[i].v.clone() else { return vec![(st, Value::Unknown)] };
+            let end = start.add(len);
+            let Some(end) = end else { return vec![(st, Value::Unknown)] };
+            let violated = interp.poly_cmp(&st, &n, crate::shape::Rel::Lt, &end);
+            let shown = interp.show_shape(&st, &s);
+            let (es, ns) = (end.display(&interp.syms), n.display(&interp.syms));
+            if !interp.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
+                (format!("narrow: start + length = {es} exceeds dimension {i} of size {ns} (tensor {shown})"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            let mut dims = s.dims.clone();
+            dims[i] = Dim::known(len.clone(), None);
+            vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+        }
         "matmul" | "mm" | "bmm" => match args.first() {
             Some(b) => matmul(interp, st, name, recv.clone(), b.clone(), span),
             None => vec![(st, Value::Unknown)],
@@ -675,6 +700,111 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             None => vec![(st, Value::Unknown)],
         },
         _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// `chunk`, `split`, `unbind`: a tuple of tensors when the sizes are known.
+fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let mut st = st;
+    let s = st.resolve(&t.shape);
+    let params: &[&str] = match name {
+        "chunk" => &["chunks", "dim"],
+        "unbind" => &["dim"],
+        _ => &["split_size_or_sections", "dim"],
+    };
+    let b = bind(params, args, kwargs);
+    let d = match b.get("dim") {
+        None => 0,
+        Some(v) => match v.as_const_int() {
+            Some(d) => d,
+            None => return vec![(st, Value::Unknown)],
+        },
+    };
+    let Some(rank) = s.rank() else {
+        // a negative dim within the known suffix of an unknown-rank tensor
+        if name == "chunk" && d < 0 && ((-d) as usize) <= s.dims.len() {
+            let k = b.get("chunks").and_then(|v| v.as_const_int());
+            let i = s.dims.len() - (-d) as usize;
+            if let (Some(k), Some(n)) = (k, s.dims[i].as_const()) {
+                if k > 0 && n % k == 0 && k <= 64 {
+                    let mut dims = s.dims.clone();
+                    dims[i] = Dim::konst(n / k);
+                    let part = tensor_value(Shape { prefix: s.prefix, dims }, t.dtype);
+                    return vec![(st, Value::Tuple(Rc::new(vec![part; k as usize])))];
+                }
+            }
+        }
+        return vec![(st, Value::Unknown)];
+    };
+    let Some(i) = check_dim(interp, &st, &s, d, span, name) else { return vec![(st, Value::Unknown)] };
+    if i == usize::MAX {
+        return Vec::new();
+    }
+    let _ = rank;
+    let n = s.dims[i].clone();
+    let with = |size: Dim| {
+        let mut dims = s.dims.clone();
+        dims[i] = size;
+        tensor_value(Shape::known(dims), t.dtype)
+    };
+    let parts: Option<Vec<Value>> = match name {
+        "unbind" => {
+            let mut dims = s.dims.clone();
+            dims.remove(i);
+            n.as_const().filter(|k| *k <= 64).map(|k| vec![tensor_value(Shape::known(dims), t.dtype); k as usize])
+        }
+        "chunk" => match (b.get("chunks").and_then(|v| v.as_const_int()), n.as_const()) {
+            (Some(k), Some(nn)) if k > 0 && k <= 64 => {
+                let size = (nn + k - 1) / k;
+                if size == 0 {
+                    Some(vec![with(Dim::konst(0))])
+                } else {
+                    let count = (nn + size - 1) / size;
+                    Some((0..count).map(|j| with(Dim::konst(size.min(nn - j * size)))).collect())
+                }
+            }
+            _ => None,
+        },
+        _ => match b.get("split_size_or_sections") {
+            Some(Value::Int(p)) => match (p.as_const(), n.as_const()) {
+                (Some(sz), Some(nn)) if sz > 0 && nn / sz <= 64 => {
+                    let count = (nn + sz - 1) / sz;
+                    Some((0..count.max(1)).map(|j| with(Dim::konst(sz.min(nn - j * sz)))).collect())
+                }
+                _ => None,
+            },
+            Some(v) => {
+                let sections = interp.iterate(&mut st, v, span);
+                match sections {
+                    Some(secs) => {
+                        let sizes: Option<Vec<Poly>> = secs.iter().map(|x| x.as_int().cloned()).collect();
+                        match sizes {
+                            Some(sizes) => {
+                                let total = sizes.iter().try_fold(Poly::constant(0), |acc, x| acc.add(x));
+                                if let (Some(total), Some(nv)) = (total, n.v.clone()) {
+                                    let eq = interp.poly_cmp(&st, &total, crate::shape::Rel::Eq, &nv);
+                                    let (ts, ns) = (total.display(&interp.syms), nv.display(&interp.syms));
+                                    let shown = interp.show_shape(&st, &s);
+                                    if !interp.check(&st, span, eq.not(), &r::invalid_shape_argument::RULE, |_| {
+                                        (format!("split: section sizes sum to {ts} but dimension {i} of {shown} has size {ns}"), Vec::new())
+                                    }) {
+                                        return Vec::new();
+                                    }
+                                }
+                                Some(sizes.into_iter().map(|p| with(Dim::known(p, None))).collect())
+                            }
+                            None => None,
+                        }
+                    }
+                    None => None,
+                }
+            }
+            None => None,
+        },
+    };
+    match parts {
+        Some(p) => vec![(st, Value::Tuple(Rc::new(p)))],
+        None => vec![(st, Value::Unknown)],
     }
 }
 
