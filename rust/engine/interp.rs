@@ -26,6 +26,8 @@ use crate::shape::{Cond, Poly, Rel, Symbols, Tri};
 use crate::torch;
 
 pub const UNROLL: usize = 64;
+/// Above this many paths, paths are not compared for merging.
+const MERGE_LIMIT: usize = 64;
 const MAX_CALL_DEPTH: usize = 48;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +97,10 @@ pub struct Interp<'a> {
 }
 
 fn merge(paths: Vec<State>) -> Vec<State> {
+    if paths.len() > MERGE_LIMIT {
+        // comparing states is quadratic: this many paths will exhaust the budget anyway
+        return paths;
+    }
     let mut out: Vec<State> = Vec::with_capacity(paths.len());
     'outer: for p in paths {
         for q in out.iter_mut() {
@@ -109,6 +115,9 @@ fn merge(paths: Vec<State>) -> Vec<State> {
 }
 
 fn merge_vals(vals: Vals) -> Vals {
+    if vals.len() > MERGE_LIMIT {
+        return vals;
+    }
     let mut out: Vals = Vec::with_capacity(vals.len());
     'outer: for (s, v) in vals {
         for (q, w) in out.iter_mut() {
@@ -154,7 +163,7 @@ impl<'a> Interp<'a> {
         if self.steps > self.settings.max_steps {
             self.abandoned = true;
         }
-        if self.steps % 1024 == 0 && Instant::now() > self.deadline {
+        if self.steps % 64 == 0 && Instant::now() > self.deadline {
             self.abandoned = true;
         }
         !self.abandoned
@@ -241,7 +250,7 @@ impl<'a> Interp<'a> {
             }
             live = merge(next);
             self.paths_high_water = self.paths_high_water.max(live.len());
-            if live.len() > self.settings.max_paths {
+            if live.len() > self.settings.max_paths || Instant::now() > self.deadline {
                 self.abandoned = true;
             }
             if self.abandoned {

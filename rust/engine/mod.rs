@@ -67,8 +67,10 @@ pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<
     let base_state = match script_final {
         Some(s) if !script_abandoned => s,
         _ => {
+            if std::time::Instant::now() > interp.deadline {
+                return (findings, stats);
+            }
             interp.abandoned = false;
-            interp.steps = 0;
             interp.outcomes.clear();
             let defs: Vec<&ir::Stmt> = m
                 .body
@@ -91,11 +93,14 @@ pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<
         }
     };
     let classes = module_classes(&interp, &base_state, module_scope);
+    // The budgets (steps, time) are per file: once spent, the remaining entries are skipped.
     for class in classes {
+        if interp.steps > s.max_steps || std::time::Instant::now() > interp.deadline {
+            stats.abandoned += 1;
+            continue;
+        }
         interp.abandoned = false;
-        interp.steps = 0;
         interp.outcomes.clear();
-        interp.deadline = std::time::Instant::now() + std::time::Duration::from_millis(s.timeout_ms);
         stats.entries += 1;
         torch::analyze_forward(&mut interp, &base_state, class, &ctx);
         if interp.abandoned {

@@ -296,9 +296,11 @@ impl State {
 
     /// Same program state (heap, shape bindings), ignoring how the path got here.
     pub fn same_state(&self, o: &State) -> bool {
-        (Rc::ptr_eq(&self.heap, &o.heap) || self.heap == o.heap)
+        self.in_try == o.in_try
+            && self.heap.len() == o.heap.len()
             && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
-            && self.in_try == o.in_try
+            && (Rc::ptr_eq(&self.heap, &o.heap)
+                || self.heap.iter().zip(o.heap.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || a == b))
     }
 
     /// Merge a path with the same program state into this one: the path condition becomes
