@@ -1,0 +1,39 @@
+"""Run one fixture program as ``__main__`` and write what happened as JSON.
+
+usage: python oracle_runner.py FIXTURE.py REPORT.json
+
+The report holds ``ok`` (bool: the program ran to completion or exited with status 0),
+``exc_type``, ``error`` (``"Type: first line of the message"``) and ``frames``: the traceback
+as ``[[absolute file, line], ...]``, innermost first, all files included.  Used by
+``test_oracle.py``; it is not a test module itself.
+"""
+import json
+import os
+import runpy
+import sys
+import traceback
+
+
+def main():
+    fixture, report = os.path.abspath(sys.argv[1]), sys.argv[2]
+    sys.argv = [fixture]
+    sys.path.insert(0, os.path.dirname(fixture))
+    out = {"ok": True, "exc_type": None, "error": None, "frames": []}
+    try:
+        runpy.run_path(fixture, run_name="__main__")
+    except SystemExit as e:
+        if e.code not in (None, 0):
+            out.update(ok=False, exc_type="SystemExit", error="SystemExit: %s" % (e.code,))
+    except BaseException as e:  # noqa: B902 - any failure of the fixture is data here
+        lines = str(e).strip().splitlines()
+        out.update(ok=False, exc_type=type(e).__name__,
+                   error="%s: %s" % (type(e).__name__, lines[0] if lines else ""))
+        frames = traceback.extract_tb(e.__traceback__)
+        out["frames"] = [[os.path.abspath(f.filename), f.lineno] for f in reversed(frames)]
+        traceback.print_exc()
+    with open(report, "w") as f:
+        json.dump(out, f)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""The analyzer against the fixture programs: exactly the marked findings, no more, no less.
+
+Every ``tests/fixtures/<group>/<name>.py`` is checked with ``shape_lint._core.check_source``;
+the set of ``(row, code)`` it returns must equal the set of ``# error: SHPxxx`` markers of the
+file (none for a clean fixture). ``test_oracle.py`` proves the markers against real torch.
+"""
+import re
+from pathlib import Path
+
+import pytest
+
+from shape_lint import _core
+
+FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
+MARKER = re.compile(r"#\s*error:\s*(SHP\d{3})\b")
+
+FIXTURES = sorted(FIXTURES_DIR.glob("*/*.py"))
+
+
+def fixture_id(path):
+    return path.relative_to(FIXTURES_DIR).as_posix()
+
+
+def expected_findings(text):
+    return {
+        (lineno, m.group(1))
+        for lineno, line in enumerate(text.splitlines(), 1)
+        for m in [MARKER.search(line)]
+        if m
+    }
+
+
+def test_fixtures_exist():
+    assert FIXTURES, "no fixtures found under %s" % FIXTURES_DIR
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=fixture_id)
+def test_findings_match_markers(path):
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines()
+    expected = expected_findings(text)
+    findings = _core.check_source(text, str(path))
+    got = {(f["row"], f["code"]) for f in findings}
+    if got == expected:
+        return
+
+    def show(row, code, message=None):
+        src = lines[row - 1].strip() if 0 < row <= len(lines) else "?"
+        return "  %d %s%s\n      %s" % (row, code, ": " + message if message else "", src)
+
+    messages = {(f["row"], f["code"]): f["message"] for f in findings}
+    report = ["%s: findings differ from the markers" % fixture_id(path)]
+    report.append("expected:")
+    report += [show(r, c) for r, c in sorted(expected)] or ["  (nothing: clean fixture)"]
+    report.append("got:")
+    report += [show(r, c, messages.get((r, c))) for r, c in sorted(got)] or ["  (nothing)"]
+    missing, extra = sorted(expected - got), sorted(got - expected)
+    if missing:
+        report.append("missed: %s" % ", ".join("%d %s" % m for m in missing))
+    if extra:
+        report.append("unexpected: %s" % ", ".join("%d %s" % e for e in extra))
+    pytest.fail("\n".join(report), pytrace=False)

@@ -1,0 +1,139 @@
+"""The torch oracle: every fixture program behaves under real torch as its markers say.
+
+A fixture with a ``# error: SHP1xx`` marker must fail, and the innermost traceback frame inside
+the fixture file must be the marked line; a fixture without a marker must run to completion.
+Each fixture runs in its own interpreter (through ``oracle_runner.py``, which reports the
+traceback as JSON), in a temporary working directory, with a 60 s timeout. The selected
+fixtures run concurrently, one per core and single-threaded, the first time a test needs a
+report; most of the time is torch's import (a few seconds per fixture).
+
+Also checks the fixture conventions (see ``fixtures/README.md``) and that every marker code is
+registered in ``shape_lint._core.rules()``.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+HERE = Path(__file__).resolve().parent
+FIXTURES_DIR = HERE / "fixtures"
+RUNNER = HERE / "oracle_runner.py"
+GROUPS = ("linear", "conv", "seq", "shapeops", "constructs")
+MARKER = re.compile(r"#\s*error:\s*(SHP\d{3})\b")
+TIMEOUT_S = 60
+
+FIXTURES = sorted(FIXTURES_DIR.glob("*/*.py"))
+
+
+def fixture_id(path):
+    return path.relative_to(FIXTURES_DIR).as_posix()
+
+
+def markers(path):
+    """``[(line, code)]`` of the ``# error: SHPxxx`` markers of a fixture."""
+    found = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        m = MARKER.search(line)
+        if m:
+            found.append((lineno, m.group(1)))
+    return found
+
+
+def run_fixture(path, workdir):
+    """Run one fixture through the runner; return its report (see oracle_runner.py)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    report = workdir / "report.json"
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(RUNNER), str(path), str(report)],
+            cwd=workdir, capture_output=True, text=True, timeout=TIMEOUT_S,
+            env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"),  # runs are concurrent
+        )
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "exc_type": "Timeout", "frames": [], "output": "",
+                "error": "timed out after %d s" % TIMEOUT_S}
+    if not report.exists():
+        return {"ok": False, "exc_type": "RunnerCrashed", "frames": [],
+                "error": "runner exited with %d and wrote no report" % proc.returncode,
+                "output": proc.stdout + proc.stderr}
+    out = json.loads(report.read_text())
+    out["output"] = (proc.stdout + proc.stderr)[-3000:]
+    return out
+
+
+@pytest.fixture(scope="module")
+def reports(request, tmp_path_factory):
+    """Reports of every fixture selected in this session, computed concurrently once."""
+    selected = []
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.module.__name__ == __name__ and callspec and "path" in callspec.params:
+            selected.append(callspec.params["path"])
+    selected = sorted(set(selected))
+    base = tmp_path_factory.mktemp("oracle")
+
+    def one(path):
+        return path, run_fixture(path, base / fixture_id(path).replace("/", "__")[:-3])
+
+    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+        return dict(pool.map(one, selected))
+
+
+def describe(report):
+    frames = "\n".join("    %s:%s" % (f, line) for f, line in report.get("frames", [])[:8])
+    return "error: %s\ninnermost frames:\n%s\noutput tail:\n%s" % (
+        report.get("error"), frames or "    (none)", report.get("output", "")[-1500:])
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=fixture_id)
+def test_fixture_behaves_as_marked(path, reports):
+    report = reports[path]
+    marks = markers(path)
+    if not marks:
+        assert report["ok"], "clean fixture %s failed under torch\n%s" % (fixture_id(path), describe(report))
+        return
+    assert len(marks) == 1, "%s: a bug fixture has exactly one marker, got %s" % (fixture_id(path), marks)
+    line, code = marks[0]
+    assert not report["ok"], "%s ran to completion, but line %d is marked %s" % (fixture_id(path), line, code)
+    in_file = [ln for f, ln in report["frames"] if Path(f).resolve() == path.resolve()]
+    assert in_file, "%s failed outside the fixture file\n%s" % (fixture_id(path), describe(report))
+    assert in_file[0] == line, "%s: torch raised at line %d, the marker (%s) is at line %d\n%s" % (
+        fixture_id(path), in_file[0], code, line, describe(report))
+
+
+def test_fixture_conventions():
+    assert len(FIXTURES) > 0, "no fixtures found under %s" % FIXTURES_DIR
+    problems = []
+    for path in FIXTURES:
+        fid = fixture_id(path)
+        group = path.parent.name
+        marks = markers(path)
+        if group not in GROUPS:
+            problems.append("%s: group %r is not one of %s" % (fid, group, GROUPS))
+        if path.stem.endswith("_ok"):
+            if marks:
+                problems.append("%s: an _ok twin must be clean, has markers %s" % (fid, marks))
+        elif marks:
+            if len(marks) != 1:
+                problems.append("%s: exactly one marker per bug fixture, got %s" % (fid, marks))
+            if not path.with_name(path.stem + "_ok.py").exists():
+                problems.append("%s: bug fixture without an _ok twin" % fid)
+    assert not problems, "\n".join(problems)
+
+
+def test_marker_codes_are_registered():
+    core = pytest.importorskip("shape_lint._core")
+    registered = {r["code"] for r in core.rules()}
+    used = {}
+    for path in FIXTURES:
+        for line, code in markers(path):
+            used.setdefault(code, []).append("%s:%d" % (fixture_id(path), line))
+    missing = {code: where for code, where in used.items() if code not in registered}
+    assert not missing, "marker codes missing from shape_lint._core.rules(): %s" % missing
