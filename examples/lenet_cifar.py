@@ -1,7 +1,7 @@
 """A classic LeNet on CIFAR-10-sized images, with a bug in the classifier head.
 
 `fc1` produces 120 features but `fc2` expects 80: torch raises
-`mat1 and mat2 shapes cannot be multiplied (4x120 and 80x10)` at `self.fc2(x)`.
+`mat1 and mat2 shapes cannot be multiplied (4x120 and 80x10)` where forward calls fc2.
 """
 import torch
 import torch.nn as nn

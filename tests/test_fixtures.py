@@ -34,7 +34,34 @@ def test_fixtures_exist():
     assert FIXTURES, "no fixtures found under %s" % FIXTURES_DIR
 
 
-@pytest.mark.parametrize("path", FIXTURES, ids=fixture_id)
+# Bugs the engine does not find yet (issue 3 / 4 work). Strict: a fixture listed here that
+# starts passing fails the run until it is removed from the list; a false alarm on any
+# fixture is never covered by this list (see `test_findings_match_markers`).
+KNOWN_MISSES = {
+    "constructs/posenc_max_len.py": "slice clamping of a buffer by a symbolic length",
+    "conv/conv2d_flat_input.py": "input reaches the model through an unmodelled path",
+    "conv/conv_in_channels_config.py": "dataclass config passed through a helper",
+    "linear/binary_logits_target.py": "targets built by unmodelled numpy-style code",
+    "seq/token_ce_3d.py": "batches come from a generator function",
+    "shapeops/fusion_stack.py": "nn.EmbeddingBag is not modelled",
+    "shapeops/masked_mean_broadcast.py": "comparison results (mask) are not tensors yet",
+    "shapeops/swiglu_split.py": "split sizes through integer rounding helpers",
+}
+
+
+def _param(path):
+    reason = KNOWN_MISSES.get(fixture_id(path))
+    if reason is None:
+        return path
+    return pytest.param(path, marks=pytest.mark.xfail(reason="known miss: " + reason, strict=True))
+
+
+def test_known_misses_exist():
+    names = {fixture_id(p) for p in FIXTURES}
+    assert set(KNOWN_MISSES) <= names
+
+
+@pytest.mark.parametrize("path", [_param(p) for p in FIXTURES], ids=fixture_id)
 def test_findings_match_markers(path):
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
@@ -60,3 +87,12 @@ def test_findings_match_markers(path):
     if extra:
         report.append("unexpected: %s" % ", ".join("%d %s" % e for e in extra))
     pytest.fail("\n".join(report), pytrace=False)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=fixture_id)
+def test_no_false_alarms(path):
+    """Never covered by KNOWN_MISSES: every reported finding must be a marked one."""
+    text = path.read_text(encoding="utf-8")
+    got = {(f["row"], f["code"]) for f in _core.check_source(text, str(path))}
+    extra = sorted(got - expected_findings(text))
+    assert not extra, "%s: unexpected findings %s" % (fixture_id(path), extra)
