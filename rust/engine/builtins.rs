@@ -51,7 +51,6 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
                 Value::Tuple(t) => Value::int(t.len() as i128),
                 _ => Value::Unknown,
             },
-            Some(v @ Value::Ref(_)) if crate::torch::data::is_data_ns(&st, v) => Value::Unknown,
             Some(Value::Range(a, b, s)) => match s.as_const() {
                 Some(1) => b.sub(a).map(Value::Int).unwrap_or(Value::Unknown),
                 _ => Value::Unknown,

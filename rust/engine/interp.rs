@@ -328,7 +328,7 @@ impl<'a> Interp<'a> {
             }
             StmtKind::If { test, body, orelse } => {
                 let mut out = Vec::new();
-                for (st, truth) in self.truth(test, st, ctx) {
+                for (_, truth) in self.truth(test, st, ctx) {
                     match truth {
                         (true, st) => out.extend(self.block(body, st, ctx)),
                         (false, st) => out.extend(self.block(orelse, st, ctx)),
@@ -514,16 +514,10 @@ impl<'a> Interp<'a> {
                     }
                     if opaque {
                         // unknown trip count: one generalised iteration
-                        out.extend(self.generalised_iteration(body, st, ctx));
+                        out.extend(self.generalised_iteration(body, st, ctx, &[]));
                         continue;
                     }
-                    for (s2, flow) in self.block(body, st, ctx) {
-                        match flow {
-                            Flow::Normal | Flow::Continue => next.push(s2),
-                            Flow::Break => out.push((s2, Flow::Normal)),
-                            f @ Flow::Return(_) => out.push((s2, f)),
-                        }
-                    }
+                    self.iteration(body, st, ctx, &mut next, &mut out);
                 }
             }
             live = merge(next);
@@ -533,14 +527,25 @@ impl<'a> Interp<'a> {
         }
         // budget: the remaining iterations run generalised
         for st in live {
-            out.extend(self.generalised_iteration(body, st, ctx));
+            out.extend(self.generalised_iteration(body, st, ctx, &[]));
         }
         out
     }
 
-    /// Run `body` once from `st`, then forget everything it assigns.
-    fn generalised_iteration(&mut self, body: &[Stmt], st: State, ctx: &Ctx) -> Paths {
-        let mut assigned = Vec::new();
+    /// One unrolled iteration: paths that go on looping go to `next`, the others to `out`.
+    fn iteration(&mut self, body: &[Stmt], st: State, ctx: &Ctx, next: &mut Vec<State>, out: &mut Paths) {
+        for (s2, flow) in self.block(body, st, ctx) {
+            match flow {
+                Flow::Normal | Flow::Continue => next.push(s2),
+                Flow::Break => out.push((s2, Flow::Normal)),
+                f @ Flow::Return(_) => out.push((s2, f)),
+            }
+        }
+    }
+
+    /// Run `body` once from `st`, then forget everything it assigns (and `also`).
+    fn generalised_iteration(&mut self, body: &[Stmt], st: State, ctx: &Ctx, also: &[Name]) -> Paths {
+        let mut assigned = also.to_vec();
         assigned_names(body, &mut assigned);
         let mut out = Vec::new();
         for (mut s2, flow) in self.block(body, st, ctx) {
@@ -568,13 +573,7 @@ impl<'a> Interp<'a> {
                     let mut next = Vec::new();
                     for st in live {
                         for st in self.assign(target, item.clone(), st, ctx) {
-                            for (s2, flow) in self.block(body, st, ctx) {
-                                match flow {
-                                    Flow::Normal | Flow::Continue => next.push(s2),
-                                    Flow::Break => out.push((s2, Flow::Normal)),
-                                    f @ Flow::Return(_) => out.push((s2, f)),
-                                }
-                            }
+                            self.iteration(body, st, ctx, &mut next, &mut out);
                         }
                     }
                     live = merge(next);
@@ -589,21 +588,11 @@ impl<'a> Interp<'a> {
             }
             _ => {
                 let elem = self.element_of(&mut st, &it);
+                let mut target_names = Vec::new();
+                target.bound_names(&mut target_names);
                 let mut out = Vec::new();
-                let mut assigned = Vec::new();
-                assigned_names(body, &mut assigned);
-                target.bound_names(&mut assigned);
                 for st in self.assign(target, elem, st, ctx) {
-                    for (mut s2, flow) in self.block(body, st, ctx) {
-                        if let Flow::Return(_) = flow {
-                            out.push((s2, flow));
-                            continue;
-                        }
-                        for n in &assigned {
-                            self.set_var(&mut s2, ctx, n, Value::Unknown);
-                        }
-                        out.push((s2, Flow::Normal));
-                    }
+                    out.extend(self.generalised_iteration(body, st, ctx, &target_names));
                 }
                 out
             }

@@ -247,13 +247,9 @@ pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kw
     }
     if path == "argparse.ArgumentParser" {
         let attrs = BTreeMap::from([(Rc::from("<defaults>"), Value::Tuple(Rc::new(Vec::new())))]);
-        let v = Value::Ref({
-            let mut st = st;
-            let id = st.alloc(Obj::Namespace { kind: Rc::from("ArgParser"), attrs });
-            return vec![(st, Value::Ref(id))];
-        });
-        #[allow(unreachable_code)]
-        return vec![(State::new(), v)];
+        let mut st = st;
+        let id = st.alloc(Obj::Namespace { kind: Rc::from("ArgParser"), attrs });
+        return vec![(st, Value::Ref(id))];
     }
     if path.starts_with("argparse.") {
         return vec![(st, Value::Unknown)];
@@ -280,7 +276,6 @@ fn math(f: &str, args: &[Value]) -> Value {
         ("log", Some(x)) if x > 0.0 => Value::Float(Some(x.ln())),
         ("log2", Some(x)) if x > 0.0 => Value::Float(Some(x.log2())),
         ("exp", Some(x)) => Value::Float(Some(x.exp()).filter(|f| f.is_finite())),
-        ("prod", _) => Value::Unknown,
         ("floor" | "ceil" | "gcd" | "prod" | "comb" | "factorial" | "isqrt", _) => Value::Unknown,
         _ => Value::Float(None),
     }
