@@ -31,11 +31,13 @@ pub struct Settings {
     pub max_steps: u64,
     /// Wall-clock budget for the whole file, in milliseconds.
     pub timeout_ms: u64,
+    /// Merge paths that reach the same program state (switch off only to measure it).
+    pub prune: bool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000 }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true }
     }
 }
 

@@ -25,3 +25,30 @@ fn hostile_nesting_does_not_overflow() {
         assert!(f.iter().all(|x| x.rule.code != "SHP001"), "{:?}", f);
     }
 }
+
+/// The path-explosion case: many identical blocks, each with an opaque branch, stay at a
+/// handful of paths with pruning and explode without it.
+#[test]
+fn residual_blocks_do_not_explode() {
+    let block = |n: usize| {
+        format!(
+            "import torch\nimport torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.fc = nn.Linear(d, d)\n\n    def forward(self, x):\n        h = self.fc(x)\n        if self.training:\n            out = h * 0.5\n        else:\n            out = x\n        return x + out\n\nclass Net(nn.Module):\n    def __init__(self, d=16, depth={n}):\n        super().__init__()\n        self.blocks = nn.ModuleList([Block(d) for _ in range(depth)])\n        self.head = nn.Linear(d + 1, 2)\n\n    def forward(self, x):\n        for b in self.blocks:\n            x = b(x)\n        return self.head(x)\n\nnet = Net()\ny = net(torch.randn(4, 16))\n"
+        )
+    };
+    for (n, prune) in [(24, true), (100, true), (16, false)] {
+        let src = block(n);
+        let parsed = shape_lint::parse::parse(&src);
+        let module = shape_lint::ir::lower::lower_module(&parsed);
+        let settings = Settings { prune, max_paths: 1024, timeout_ms: 30_000, ..Settings::default() };
+        let (findings, stats) = shape_lint::engine::analyze_with_stats(&module, &parsed, &settings);
+        if prune {
+            assert!(stats.max_paths <= 4, "{n} blocks: {} paths", stats.max_paths);
+            assert_eq!(stats.abandoned, 0);
+            // the head expects d + 1 features: found after all the blocks
+            assert_eq!(findings.len(), 1, "{findings:?}");
+            assert_eq!(findings[0].rule.code, "SHP101");
+        } else {
+            assert!(stats.abandoned > 0 && stats.max_paths > 1024, "{} paths without pruning", stats.max_paths);
+        }
+    }
+}

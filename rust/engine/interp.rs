@@ -25,7 +25,7 @@ use crate::rules::Rule;
 use crate::shape::{Cond, Poly, Rel, Symbols, Tri};
 use crate::torch;
 
-pub const UNROLL: usize = 64;
+pub const UNROLL: usize = 512;
 /// Above this many paths, paths are not compared for merging.
 const MERGE_LIMIT: usize = 64;
 const MAX_CALL_DEPTH: usize = 48;
@@ -96,8 +96,8 @@ pub struct Interp<'a> {
     pub paths_high_water: usize,
 }
 
-fn merge(paths: Vec<State>) -> Vec<State> {
-    if paths.len() > MERGE_LIMIT {
+fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
+    if !prune || paths.len() > MERGE_LIMIT {
         // comparing states is quadratic: this many paths will exhaust the budget anyway
         return paths;
     }
@@ -114,8 +114,8 @@ fn merge(paths: Vec<State>) -> Vec<State> {
     out
 }
 
-fn merge_vals(vals: Vals) -> Vals {
-    if vals.len() > MERGE_LIMIT {
+fn merge_vals(vals: Vals, prune: bool) -> Vals {
+    if !prune || vals.len() > MERGE_LIMIT {
         return vals;
     }
     let mut out: Vals = Vec::with_capacity(vals.len());
@@ -248,17 +248,22 @@ impl<'a> Interp<'a> {
             if next.is_empty() && done.is_empty() && debug_enabled() {
                 eprintln!("[shape-lint debug] all paths end at line {}", self.line(s.span));
             }
-            live = merge(next);
-            self.paths_high_water = self.paths_high_water.max(live.len());
-            if live.len() > self.settings.max_paths || Instant::now() > self.deadline {
-                self.abandoned = true;
-            }
+            live = merge(next, self.settings.prune);
+            self.note_paths(live.len());
             if self.abandoned {
                 return Vec::new();
             }
         }
         done.extend(live.into_iter().map(|s| (s, Flow::Normal)));
         done
+    }
+
+    /// Track the number of live paths; too many, or past the deadline, abandons the entry.
+    fn note_paths(&mut self, n: usize) {
+        self.paths_high_water = self.paths_high_water.max(n);
+        if n > self.settings.max_paths || Instant::now() > self.deadline {
+            self.abandoned = true;
+        }
     }
 
     fn normal(vals: Vals) -> Paths {
@@ -520,7 +525,8 @@ impl<'a> Interp<'a> {
                     self.iteration(body, st, ctx, &mut next, &mut out);
                 }
             }
-            live = merge(next);
+            live = merge(next, self.settings.prune);
+            self.note_paths(live.len() + out.len());
             if live.is_empty() || self.abandoned {
                 return out;
             }
@@ -576,7 +582,8 @@ impl<'a> Interp<'a> {
                             self.iteration(body, st, ctx, &mut next, &mut out);
                         }
                     }
-                    live = merge(next);
+                    live = merge(next, self.settings.prune);
+                    self.note_paths(live.len() + out.len());
                     if live.is_empty() || self.abandoned {
                         return out;
                     }
@@ -1102,7 +1109,7 @@ impl<'a> Interp<'a> {
                 for (_, (truth, st)) in self.truth(test, st, ctx) {
                     out.extend(self.eval(if truth { body } else { orelse }, st, ctx));
                 }
-                merge_vals(out)
+                merge_vals(out, self.settings.prune)
             }
             ExprKind::Tuple(items) => {
                 self.eval_list(items, st, ctx).into_iter().map(|(s, vs)| (s, tuple_or_unknown(vs))).collect()
@@ -1208,7 +1215,7 @@ impl<'a> Interp<'a> {
                 }
             }
         }
-        merge_vals(out)
+        merge_vals(out, self.settings.prune)
     }
 
     fn compare(&mut self, first: &Expr, rest: &[(CmpOp, Expr)], st: State, ctx: &Ctx) -> Vals {
@@ -2076,7 +2083,7 @@ impl<'a> Interp<'a> {
             };
             out.push((st, v));
         }
-        merge_vals(out)
+        merge_vals(out, self.settings.prune)
     }
 
     fn module_scope_of(&self, st: &State, mut scope: ObjId) -> ObjId {

@@ -68,6 +68,8 @@ pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<
         Some(s) if !script_abandoned => s,
         _ => {
             if std::time::Instant::now() > interp.deadline {
+                stats.steps = interp.steps;
+                stats.max_paths = interp.paths_high_water;
                 return (findings, stats);
             }
             interp.abandoned = false;
@@ -88,7 +90,11 @@ pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<
             interp.outcomes.clear();
             match cur.into_iter().next() {
                 Some(s) if !interp.abandoned => s,
-                _ => return (findings, stats),
+                _ => {
+                    stats.steps = interp.steps;
+                    stats.max_paths = interp.paths_high_water;
+                    return (findings, stats);
+                }
             }
         }
     };
