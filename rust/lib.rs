@@ -44,32 +44,48 @@ impl Default for Settings {
 /// Analyse one file. Never panics: an internal failure becomes an `SHP001` finding at line 1.
 /// A file with syntax errors yields no findings (flake8's E999 and the CLI report those).
 pub fn check_source(source: &str, path: &str, settings: &Settings) -> Vec<Finding> {
-    // The analysis runs on its own thread with a large stack: deeply nested input cannot
-    // overflow the caller's (flake8's main thread) stack, and a panic stays on that thread.
+    guarded(|| check_source_inner(source, path, settings)).unwrap_or_else(|reason| vec![internal_error(&reason)])
+}
+
+/// The `--show-shapes` debug view: `(line, "name: [shape] dtype")` for each line that assigns
+/// tensors. Empty for files with syntax errors or when the analysis fails.
+pub fn show_shapes(source: &str, settings: &Settings) -> Vec<(usize, String)> {
+    guarded(|| {
+        let parsed = parse::parse(source);
+        let module = ir::lower::lower_module(&parsed);
+        let out = if parsed.has_syntax_errors() { Vec::new() } else { engine::shapes_by_line(&module, &parsed, settings) };
+        if module.max_depth > ir::lower::MAX_DEPTH {
+            std::mem::forget(parsed);
+        }
+        out
+    })
+    .unwrap_or_default()
+}
+
+/// Run `f` on its own thread with a large stack: deeply nested input cannot overflow the
+/// caller's (flake8's main thread) stack, and a panic stays on that thread and comes back as
+/// its message.
+fn guarded<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, String> {
     let result = std::thread::scope(|scope| {
         let worker = std::thread::Builder::new()
             .name("shape-lint".into())
             .stack_size(STACK_SIZE)
-            .spawn_scoped(scope, || catch_unwind(AssertUnwindSafe(|| check_source_inner(source, path, settings))));
+            .spawn_scoped(scope, || catch_unwind(AssertUnwindSafe(f)));
         match worker {
             Ok(handle) => handle.join().unwrap_or_else(Err),
             // no thread could be started: run here
-            Err(_) => catch_unwind(AssertUnwindSafe(|| check_source_inner(source, path, settings))),
+            Err(_) => Err(Box::new("could not start the analysis thread") as Box<dyn std::any::Any + Send>),
         }
     });
-    match result {
-        Ok(findings) => findings,
-        Err(payload) => {
-            let reason = if let Some(s) = payload.downcast_ref::<&str>() {
-                (*s).to_string()
-            } else if let Some(s) = payload.downcast_ref::<String>() {
-                s.clone()
-            } else {
-                "panic".to_string()
-            };
-            vec![internal_error(&reason)]
+    result.map_err(|payload| {
+        if let Some(s) = payload.downcast_ref::<&str>() {
+            (*s).to_string()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "panic".to_string()
         }
-    }
+    })
 }
 
 /// Stack of the analysis thread (reserved, not committed, until used).

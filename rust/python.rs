@@ -54,6 +54,16 @@ fn check_source<'py>(
     Ok(out)
 }
 
+/// The `--show-shapes` view: `[(line, text), ...]`.
+#[pyfunction]
+#[pyo3(signature = (source, filename, options=None))]
+fn show_shapes(py: Python<'_>, source: &str, filename: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(usize, String)>> {
+    let settings = settings_from(options)?;
+    let src = source.to_owned();
+    let _ = filename;
+    Ok(py.detach(move || crate::show_shapes(&src, &settings)))
+}
+
 /// Every rule of the registry as a dict (see `_core.pyi`).
 #[pyfunction]
 fn rules(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
@@ -83,6 +93,7 @@ fn rules(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_source, m)?)?;
     m.add_function(wrap_pyfunction!(rules, m)?)?;
+    m.add_function(wrap_pyfunction!(show_shapes, m)?)?;
     m.add("__version__", crate::VERSION)?;
     Ok(())
 }

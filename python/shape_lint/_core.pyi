@@ -56,5 +56,12 @@ def check_source(
 ) -> list[Finding]:
     """Analyse one file's text. Syntax errors give ``[]``; analyser bugs give an SHP001 finding."""
 
+def show_shapes(
+    source: str,
+    filename: str,
+    options: CheckOptions | dict[str, Any] | None = None,
+) -> list[tuple[int, str]]:
+    """The ``--show-shapes`` view: ``(line, "name: [shape] dtype")`` for lines assigning tensors."""
+
 def rules() -> list[RuleInfo]:
     """Every rule of the registry."""

@@ -94,6 +94,8 @@ pub struct Interp<'a> {
     pub assign_label: Option<Rc<str>>,
     pub stack: Vec<u32>,
     pub paths_high_water: usize,
+    /// When set, the shapes of the tensors each line assigns (the `--show-shapes` view).
+    pub shape_log: Option<BTreeMap<usize, std::collections::BTreeSet<String>>>,
 }
 
 fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
@@ -146,6 +148,7 @@ impl<'a> Interp<'a> {
             assign_label: None,
             stack: Vec::new(),
             paths_high_water: 0,
+            shape_log: None,
         }
     }
 
@@ -766,13 +769,15 @@ impl<'a> Interp<'a> {
 
     pub fn assign(&mut self, t: &Target, v: Value, st: State, ctx: &Ctx) -> Vec<State> {
         match t {
-            Target::Name(n, _) => {
+            Target::Name(n, span) => {
                 let mut st = st;
+                self.log_shape(&st, *span, n, &v);
                 let v = self.label_value(&mut st, v, n);
                 self.set_var(&mut st, ctx, n, v);
                 vec![st]
             }
-            Target::Attr(obj, name, _) => {
+            Target::Attr(obj, name, span) => {
+                self.log_shape(&st, *span, name, &v);
                 let mut out = Vec::new();
                 for (mut st, o) in self.eval(obj, st, ctx) {
                     let v = self.label_value(&mut st, v.clone(), name);
@@ -828,6 +833,22 @@ impl<'a> Interp<'a> {
                 states
             }
             Target::Unknown(_) => vec![st],
+        }
+    }
+
+    fn log_shape(&mut self, st: &State, span: Span, name: &str, v: &Value) {
+        if self.shape_log.is_none() {
+            return;
+        }
+        let Value::Tensor(t) = v else { return };
+        let dtype = match t.dtype {
+            Some(d) => format!(" {d:?}").to_lowercase(),
+            None => String::new(),
+        };
+        let text = format!("{name}: {}{dtype}", self.show_shape(st, &t.shape));
+        let line = self.line(span);
+        if let Some(log) = self.shape_log.as_mut() {
+            log.entry(line).or_default().insert(text);
         }
     }
 

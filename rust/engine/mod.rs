@@ -36,8 +36,34 @@ pub fn analyze(m: &ir::Module, f: &ParsedFile, _path: &str, s: &Settings) -> Vec
     analyze_with_stats(m, f, s).0
 }
 
+/// The `--show-shapes` view: for each line, the shapes of the tensors it assigns (over all
+/// paths and entry points; several shapes for a name mean several paths).
+pub fn shapes_by_line(m: &ir::Module, f: &ParsedFile, s: &Settings) -> Vec<(usize, String)> {
+    let mut log = BTreeMap::new();
+    run(m, f, s, Some(&mut log));
+    log.into_iter().map(|(line, texts)| (line, texts.into_iter().collect::<Vec<_>>().join(" | "))).collect()
+}
+
 pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Stats) {
+    run(m, f, s, None)
+}
+
+type ShapeLog = BTreeMap<usize, std::collections::BTreeSet<String>>;
+
+fn run(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut ShapeLog>) -> (Vec<Finding>, Stats) {
     let mut interp = Interp::new(f, s);
+    let logging = log.is_some();
+    if logging {
+        interp.shape_log = Some(BTreeMap::new());
+    }
+    let (findings, stats) = run_entries(&mut interp, m, s);
+    if let (Some(log), Some(got)) = (log, interp.shape_log.take()) {
+        *log = got;
+    }
+    (findings, stats)
+}
+
+fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings) -> (Vec<Finding>, Stats) {
     let mut stats = Stats::default();
     let mut findings: Vec<Finding> = Vec::new();
 
@@ -108,7 +134,7 @@ pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<
         interp.abandoned = false;
         interp.outcomes.clear();
         stats.entries += 1;
-        torch::analyze_forward(&mut interp, &base_state, class, &ctx);
+        torch::analyze_forward(interp, &base_state, class, &ctx);
         if interp.abandoned {
             stats.abandoned += 1;
             continue;

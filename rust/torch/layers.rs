@@ -160,10 +160,20 @@ fn ntuple(v: Option<&Value>, n: usize, default: i128) -> Option<Vec<Poly>> {
     }
 }
 
+/// Names of the dims of a batched input with `n` spatial dims.
+fn spatial_names(n: usize) -> &'static [&'static str] {
+    match n {
+        1 => &["N", "C", "L"],
+        2 => &["N", "C", "H", "W"],
+        _ => &["N", "C", "D", "H", "W"],
+    }
+}
+
 /// Make sure a tensor's rank is one of `ranks`, refining an unknown-rank input by this first
 /// use: each allowed rank becomes a path (an opaque choice when there are several), with the
 /// dims `fixed` (aligned right) set to what the layer expects and the others fresh.
-fn require_rank(interp: &mut Interp, st: State, t: &Tensor, ranks: &[usize], fixed: &[(usize, Option<Poly>)], span: Span, rule_msg: &str) -> Vec<(State, Shape)> {
+#[allow(clippy::too_many_arguments)]
+fn require_rank(interp: &mut Interp, st: State, t: &Tensor, ranks: &[usize], names: &[&str], fixed: &[(usize, Option<Poly>)], span: Span, rule_msg: &str) -> Vec<(State, Shape)> {
     let s = st.resolve(&t.shape);
     match s.rank() {
         Some(r) => {
@@ -194,10 +204,11 @@ fn require_rank(interp: &mut Interp, st: State, t: &Tensor, ranks: &[usize], fix
                     // index from the right in the full shape
                     let from_right = r - i;
                     let fixed_v = fixed.iter().find(|(fr, _)| *fr == from_right).and_then(|(_, v)| v.clone());
-                    let names = ["N", "C", "H", "W", "D"];
+                    // conventional names, right-aligned (`[N, C, H, W]`: unbatched `[C, H, W]`)
+                    let name = names.len().checked_sub(from_right).map(|k| names[k]).unwrap_or("L");
                     dims.push(match fixed_v {
                         Some(v) => Dim::known(v, None),
-                        None => interp.fresh_dim(names[i.min(4)]),
+                        None => interp.fresh_dim(name),
                     });
                 }
                 st2.bind_shape(var, Shape::known(dims));
@@ -253,7 +264,7 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             };
             let Some(nf) = int("num_features") else { return vec![(st, Value::Unknown)] };
             let mut out = Vec::new();
-            for (st, s) in require_rank(interp, st, &t, ranks, &[], span, &format!("{who}{kind}: ")) {
+            for (st, s) in require_rank(interp, st, &t, ranks, &["N", "C", "D", "H", "W"][5 - ranks.iter().copied().max().unwrap_or(2).min(5)..], &[], span, &format!("{who}{kind}: ")) {
                 // channels at dim 1; refine the fresh channel dim by this first use
                 let c = s.dims[1].clone();
                 let eq = interp.dim_eq(&st, &c, &Dim::known(nf.clone(), None));
@@ -433,7 +444,7 @@ fn conv(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, n: usize, span: S
     let who = layer_name(l);
     let mut out = Vec::new();
     let fixed = [(n + 1, Some(ic.clone()))];
-    for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], &fixed, span, &format!("{who}{kind}: ")) {
+    for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], spatial_names(n), &fixed, span, &format!("{who}{kind}: ")) {
         let r = sh.dims.len();
         let c = sh.dims[r - n - 1].clone();
         let eq = interp.dim_eq(&st, &c, &Dim::known(ic.clone(), None));
@@ -480,7 +491,7 @@ fn pool(interp: &mut Interp, st: State, t: &Tensor, n: usize, k: Option<&Value>,
     let Some(p) = ntuple(p, n, 0) else { return vec![(st, Value::Unknown)] };
     let Some(d) = ntuple(d, n, 1) else { return vec![(st, Value::Unknown)] };
     let mut out = Vec::new();
-    for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], &[], span, &format!("{who}{kind}: ")) {
+    for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], spatial_names(n), &[], span, &format!("{who}{kind}: ")) {
         let r = sh.dims.len();
         let spatial = &sh.dims[r - n..];
         let outs: Vec<Option<Poly>> = (0..n)
@@ -516,7 +527,7 @@ fn adaptive(interp: &mut Interp, st: State, t: &Tensor, n: usize, outs: &Value, 
     };
     let Some(sizes) = sizes else { return vec![(st, Value::Unknown)] };
     let mut out = Vec::new();
-    for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], &[], span, &format!("{who}{kind}: ")) {
+    for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], spatial_names(n), &[], span, &format!("{who}{kind}: ")) {
         let r = sh.dims.len();
         let mut dims = sh.dims[..r - n].to_vec();
         for (i, o) in sizes.iter().enumerate() {
@@ -614,7 +625,7 @@ fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Value>
     let d = if bidir { 2 } else { 1 };
     let mut out = Vec::new();
     let fixed = [(1usize, Some(input_size.clone()))];
-    for (st, s) in require_rank(interp, st, t, &[2, 3], &fixed, span, &format!("{who}{kind}: ")) {
+    for (st, s) in require_rank(interp, st, t, &[2, 3], if batch_first { &["B", "T", "F"] } else { &["T", "B", "F"] }, &fixed, span, &format!("{who}{kind}: ")) {
         let r = s.dims.len();
         let feat = s.dims[r - 1].clone();
         let eq = interp.dim_eq(&st, &feat, &Dim::known(input_size.clone(), None));
