@@ -238,6 +238,13 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             let n = (kind.as_bytes()[4] - b'0') as usize;
             conv(interp, st, &t, l, n, span)
         }
+        "ConvTranspose1d" | "ConvTranspose2d" | "ConvTranspose3d" => {
+            if args.len() > 1 || !kwargs.is_empty() {
+                return vec![(st, Value::Unknown)]; // output_size=...
+            }
+            let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
+            conv(interp, st, &t, l, n, span)
+        }
         "MaxPool1d" | "MaxPool2d" | "MaxPool3d" | "AvgPool1d" | "AvgPool2d" | "AvgPool3d" => {
             let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
             let is_max = kind.starts_with("Max");
@@ -412,6 +419,11 @@ fn conv_out(size: &Poly, k: &Poly, s: &Poly, p: &Poly, d: &Poly, ceil: bool) -> 
     num.floordiv(s)?.add_const(1)
 }
 
+/// `out = (in - 1)*stride - 2*pad + dil*(k-1) + output_padding + 1`.
+fn conv_transpose_out(size: &Poly, k: &Poly, s: &Poly, p: &Poly, d: &Poly, op: &Poly) -> Option<Poly> {
+    size.add_const(-1)?.mul(s)?.sub(&p.mul(&Poly::constant(2))?)?.add(&d.mul(&k.add_const(-1)?)?)?.add(op)?.add_const(1)
+}
+
 fn check_spatial(interp: &mut Interp, st: &State, out: &[Option<Poly>], inp: &[Dim], who: &str, kind: &str, span: Span) -> bool {
     for (o, i) in out.iter().zip(inp) {
         let Some(o) = o else { continue };
@@ -441,6 +453,12 @@ fn conv(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, n: usize, span: S
     let p = if same_pad || valid_pad { Some(vec![Poly::constant(0); n]) } else { ntuple(l.args.get("padding"), n, 0) };
     let Some(p) = p else { return vec![(st, Value::Unknown)] };
     let kind = l.kind.to_string();
+    let transposed = kind.starts_with("ConvTranspose");
+    let op = if transposed { ntuple(l.args.get("output_padding"), n, 0) } else { Some(vec![Poly::constant(0); n]) };
+    let Some(op) = op else { return vec![(st, Value::Unknown)] };
+    if transposed && (same_pad || valid_pad) {
+        return vec![(st, Value::Unknown)];
+    }
     let who = layer_name(l);
     let mut out = Vec::new();
     let fixed = [(n + 1, Some(ic.clone()))];
@@ -465,10 +483,20 @@ fn conv(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, n: usize, span: S
                 if same_pad {
                     return spatial[i].v.clone();
                 }
+                if transposed {
+                    return conv_transpose_out(spatial[i].v.as_ref()?, &k[i], &s[i], &p[i], &d[i], &op[i]);
+                }
                 conv_out(spatial[i].v.as_ref()?, &k[i], &s[i], &p[i], &d[i], false)
             })
             .collect();
-        if !check_spatial(interp, &st, &outs, spatial, &who, &kind, span) {
+        // A transposed conv may produce an empty (size 0) output; a negative size fails in a
+        // backend-specific way: not reported, the size is unknown.
+        let outs: Vec<Option<Poly>> = if transposed {
+            outs.into_iter().map(|o| o.filter(|p| p.as_const().is_none_or(|c| c >= 0))).collect()
+        } else {
+            outs
+        };
+        if !transposed && !check_spatial(interp, &st, &outs, spatial, &who, &kind, span) {
             continue;
         }
         let mut dims = sh.dims[..r - n - 1].to_vec();
@@ -617,9 +645,11 @@ fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Value>
         _ => None,
     };
     let (Some(layers), Some(batch_first), Some(bidir)) = (layers, flag("batch_first"), flag("bidirectional")) else { return vec![(st, Value::Unknown)] };
-    if l.args.get("proj_size").is_some() || h0.is_some_and(|h| !matches!(h, Value::None)) {
+    if l.args.get("proj_size").is_some() {
         return vec![(st, Value::Unknown)];
     }
+    // an initial state is not checked yet (LSTM's is a tuple); the outputs do not depend on it
+    let _ = h0;
     let kind = l.kind.to_string();
     let who = layer_name(l);
     let d = if bidir { 2 } else { 1 };

@@ -506,8 +506,14 @@ fn argparse_method(mut st: State, id: ObjId, attrs: BTreeMap<Name, Value>, name:
             vec![(st, Value::Unknown)]
         }
         "parse_args" | "parse_known_args" => {
-            if args.first().is_some_and(|a| !matches!(a, Value::None)) {
-                // an explicit argument list: not modelled
+            let explicit = match args.first().or(kwargs.iter().find(|(k, _)| &**k == "args").map(|(_, v)| v)) {
+                None | Some(Value::None) => false,
+                Some(Value::Ref(l)) => !matches!(st.get(*l), Obj::List(items) if items.is_empty()),
+                Some(Value::Tuple(t)) => !t.is_empty(),
+                Some(_) => true,
+            };
+            if explicit {
+                // an explicit, non-empty argument list: not modelled
                 return vec![(st, Value::Unknown)];
             }
             let mut out = BTreeMap::new();
