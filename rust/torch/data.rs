@@ -88,6 +88,28 @@ pub fn torchvision(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kw
     if f.starts_with("transforms.") {
         return transform(interp, st, name, args, kwargs);
     }
+    if f == "datasets.FakeData" {
+        let b = bind(&["size", "image_size", "num_classes", "transform"], &args, &kwargs);
+        let size = match b.get("size") {
+            None => Value::int(1000),
+            Some(v) => v.clone(),
+        };
+        let chw: Option<Vec<Value>> = match b.get("image_size") {
+            None => Some(vec![Value::int(3), Value::int(224), Value::int(224)]),
+            Some(Value::Tuple(t)) if t.len() == 3 => Some(t.as_ref().clone()),
+            _ => None,
+        };
+        let img = match (chw, b.get("transform")) {
+            (Some(chw), Some(t)) if !matches!(t, Value::None) => {
+                let pil = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), chw[0].clone(), chw[1].clone(), chw[2].clone()]));
+                apply_transform(interp, &st, t, pil)
+            }
+            _ => Value::Unknown,
+        };
+        let item = Value::Tuple(Rc::new(vec![img, Value::Str(Some(Rc::from("<label>")))]));
+        let v = ns(&mut st, "Dataset", vec![("item", item), ("len", size)]);
+        return vec![(st, v)];
+    }
     let (c, h, w, train_len, test_len): (i128, i128, i128, i128, i128) = match name {
         "MNIST" | "FashionMNIST" | "KMNIST" => (1, 28, 28, 60000, 10000),
         "CIFAR10" | "CIFAR100" => (3, 32, 32, 50000, 10000),

@@ -189,6 +189,10 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
         "is_tensor" => return vec![(st, Value::Bool(args.first().map(|a| matches!(a, Value::Tensor(_))).unwrap_or(false)))],
         _ => {}
     }
+    // `torch.f(x, ...)` is `x.f(...)` for the tensor methods
+    if let Some(first @ Value::Tensor(_)) = args.first().cloned() {
+        return tensor_method(interp, st, first, f, args[1..].to_vec(), kwargs, span);
+    }
     vec![(st, Value::Unknown)]
 }
 
