@@ -655,7 +655,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             }
             same(st)
         }
-        "sum" | "mean" | "prod" | "std" | "var" | "amax" | "amin" | "logsumexp" | "norm" | "any" | "all" | "argmax" | "argmin" | "max" | "min" => {
+        "sum" | "mean" | "prod" | "std" | "var" | "amax" | "amin" | "logsumexp" | "any" | "all" | "argmax" | "argmin" | "max" | "min" => {
             reduce(interp, st, &t, name, &args, &kwargs, span)
         }
         "chunk" | "split" | "tensor_split" | "unbind" => split(interp, st, &t, name, &args, &kwargs, span),
