@@ -906,6 +906,10 @@ pub fn flatten(interp: &mut Interp, st: State, t: &Rc<Tensor>, sd: i128, ed: i12
 fn reduce(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
     let s = st.resolve(&t.shape);
+    if matches!(name, "std" | "var") && args.len() > 1 {
+        // `std(dim, unbiased, keepdim)`: the second positional is not keepdim
+        return vec![(st, Value::Unknown)];
+    }
     let b = bind(&["dim", "keepdim"], args, kwargs);
     let keep = match b.get("keepdim") {
         Some(Value::Bool(k)) => *k,
