@@ -41,11 +41,8 @@ KNOWN_MISSES = {
     "constructs/posenc_max_len.py": "slice clamping of a buffer by a symbolic length",
     "conv/conv2d_flat_input.py": "input reaches the model through an unmodelled path",
     "conv/conv_in_channels_config.py": "dataclass config passed through a helper",
-    "linear/binary_logits_target.py": "targets built by unmodelled numpy-style code",
     "seq/char_bilstm_tagger.py": "comparing a string index (text[i - 1]) is undecided: per-character branches exceed the 64-path budget, so the encoded batch is unknown",
     "seq/token_ce_3d.py": "batches come from a generator function",
-    "shapeops/fusion_stack.py": "nn.EmbeddingBag is not modelled",
-    "shapeops/masked_mean_broadcast.py": "comparison results (mask) are not tensors yet",
     "shapeops/swiglu_split.py": "split sizes through integer rounding helpers",
 }
 

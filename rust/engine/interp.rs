@@ -1251,6 +1251,12 @@ impl<'a> Interp<'a> {
         let Some(((op, e), tail)) = rest.split_first() else { return vec![(st, Value::Bool(true))] };
         let mut out = Vec::new();
         for (st, b) in self.eval(e, st, ctx) {
+            let is_tensor = |v: &Value| matches!(v, Value::Tensor(_));
+            if tail.is_empty() && (is_tensor(&a) || is_tensor(&b)) && matches!(op, CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE) {
+                // elementwise comparison: a broadcast bool tensor
+                out.extend(torch::tensor::compare(self, st, a.clone(), b, e.span));
+                continue;
+            }
             let r = self.cmp(&st, *op, &a, &b);
             if tail.is_empty() {
                 out.push((st, r));

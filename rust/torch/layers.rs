@@ -27,6 +27,7 @@ fn signature(kind: &str) -> &'static [&'static str] {
         "LayerNorm" => &["normalized_shape", "eps", "elementwise_affine"],
         "GroupNorm" => &["num_groups", "num_channels", "eps", "affine"],
         "Embedding" => &["num_embeddings", "embedding_dim", "padding_idx"],
+        "EmbeddingBag" => &["num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode"],
         "Flatten" => &["start_dim", "end_dim"],
         "Softmax" | "LogSoftmax" | "Softmin" => &["dim"],
         "MSELoss" | "L1Loss" | "BCELoss" => &["size_average", "reduce", "reduction"],
@@ -359,6 +360,16 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             super::losses::call_loss(interp, st, k, &x, &target, red.as_ref(), &who, span)
         }
         "LSTM" | "GRU" | "RNN" => rnn(interp, st, &t, l, args.get(1), span),
+        "EmbeddingBag" => {
+            // 2-D input [B, N]: one bag per row -> [B, dim]; 1-D input needs offsets
+            let Some(dim) = int("embedding_dim") else { return vec![(st, Value::Unknown)] };
+            let s = st.resolve(&t.shape);
+            if s.rank() != Some(2) || args.len() > 1 || !kwargs.is_empty() {
+                return vec![(st, Value::Unknown)];
+            }
+            let why = l.label.clone().map(|lbl| Rc::from(format!("embedding_dim of {lbl}")));
+            vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), Dim { v: Some(dim), why }]), Some(DType::Float)))]
+        }
         "Embedding" => {
             let Some(dim) = int("embedding_dim") else { return vec![(st, Value::Unknown)] };
             let s = st.resolve(&t.shape);

@@ -368,6 +368,17 @@ pub fn binop(interp: &mut Interp, st: State, op: BinOp, a: Value, b: Value, span
     }
 }
 
+/// Elementwise comparison (`x != pad`, `scores > 0`): a bool tensor of the broadcast shape.
+pub fn compare(interp: &mut Interp, st: State, a: Value, b: Value, span: Span) -> Vals {
+    binop(interp, st, BinOp::Sub, a, b, span, false)
+        .into_iter()
+        .map(|(s, v)| match v {
+            Value::Tensor(t) => (s, tensor_value(t.shape.clone(), Some(DType::Bool))),
+            other => (s, other),
+        })
+        .collect()
+}
+
 /// `torch.matmul` semantics (and `mm`, `bmm` with their rank requirements).
 pub fn matmul(interp: &mut Interp, st: State, f: &str, a: Value, b: Value, span: Span) -> Vals {
     let (Some(x), Some(y)) = (tensor_of(&a), tensor_of(&b)) else { return vec![(st, Value::Unknown)] };
