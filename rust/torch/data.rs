@@ -70,7 +70,12 @@ pub fn utils_data(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
             if kwargs.iter().any(|(k, _)| matches!(&**k, "collate_fn" | "batch_sampler")) {
                 return vec![(st, Value::Unknown)];
             }
-            let v = ns(&mut st, "DataLoader", vec![("dataset", ds), ("batch_size", bs)]);
+            let drop_last = match kwargs.iter().find(|(k, _)| &**k == "drop_last").map(|(_, v)| v) {
+                None | Some(Value::Bool(false)) => Value::Bool(false),
+                Some(Value::Bool(true)) => Value::Bool(true),
+                Some(_) => return vec![(st, Value::Unknown)],
+            };
+            let v = ns(&mut st, "DataLoader", vec![("dataset", ds), ("batch_size", bs), ("drop_last", drop_last)]);
             vec![(st, v)]
         }
         "random_split" | "Subset" => vec![(st, Value::Unknown)],
@@ -230,7 +235,21 @@ fn apply_transform(interp: &Interp, st: &State, t: &Value, x: Value) -> Value {
 pub fn batch_of(interp: &mut Interp, st: &mut State, loader: &Value) -> Option<Value> {
     let ds = ns_attr(st, loader, "DataLoader", "dataset")?;
     let bs = ns_attr(st, loader, "DataLoader", "batch_size")?;
+    let drop_last = matches!(ns_attr(st, loader, "DataLoader", "drop_last"), Some(Value::Bool(true)));
     let (item, len) = sample_of(interp, st, &ds)?;
+    if drop_last {
+        // every batch is full; with fewer samples than a batch the loop never runs
+        let (Value::Int(p), Some(n)) = (&bs, len.as_ref().and_then(|l| l.as_const())) else {
+            return match &bs {
+                Value::Int(p) if len.is_none() => Some(collate(st, &item, &Dim::known(p.clone(), None))),
+                _ => None,
+            };
+        };
+        return match p.as_const() {
+            Some(bc) if bc <= n => Some(collate(st, &item, &Dim::konst(bc))),
+            _ => None,
+        };
+    }
     let b = match (&bs, len.as_ref().and_then(|l| l.as_const())) {
         (Value::Int(p), Some(n)) => match p.as_const() {
             Some(bc) => Dim::konst(bc.min(n)),
