@@ -38,6 +38,8 @@ fn signature(kind: &str) -> &'static [&'static str] {
         "LSTMCell" | "GRUCell" | "RNNCell" => &["input_size", "hidden_size", "bias"],
         "MultiheadAttention" => &["embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim", "batch_first"],
         "TransformerEncoderLayer" | "TransformerDecoderLayer" => &["d_model", "nhead", "dim_feedforward", "dropout"],
+        "TransformerEncoder" | "TransformerDecoder" => &["encoder_layer", "num_layers", "norm"],
+        "Upsample" => &["size", "scale_factor", "mode", "align_corners"],
         "CrossEntropyLoss" | "NLLLoss" => &["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"],
         _ => &[],
     }
@@ -104,6 +106,17 @@ pub fn construct(interp: &mut Interp, st: State, kind: &str, args: Vec<Value>, k
                         }) {
                             return Vec::new();
                         }
+                    }
+                }
+            }
+            if kind == "GroupNorm" {
+                let g = amap.get("num_groups").and_then(|v| v.as_const_int());
+                let c = amap.get("num_channels").and_then(|v| v.as_const_int());
+                if let (Some(g), Some(c)) = (g, c) {
+                    if g > 0 && !interp.check(&st, span, Tri::from_bool(c % g != 0), &r::invalid_shape_argument::RULE, |_| {
+                        (format!("GroupNorm: num_channels ({c}) must be divisible by num_groups ({g})"), Vec::new())
+                    }) {
+                        return Vec::new();
                     }
                 }
             }
@@ -290,6 +303,66 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
                 out.push((st, tensor_value(s, t.dtype)));
             }
             out
+        }
+        "GroupNorm" => {
+            let Some(c) = int("num_channels") else { return vec![(st, Value::Unknown)] };
+            let s = st.resolve(&t.shape);
+            if s.prefix.is_some() || s.dims.len() < 2 {
+                return vec![(st, Value::Unknown)];
+            }
+            let eq = interp.dim_eq(&st, &s.dims[1], &Dim::known(c.clone(), None));
+            let shown = interp.show_shape(&st, &s);
+            let (cs, ds) = (c.display(&interp.syms), interp.show_dim(&s.dims[1]));
+            if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
+                (format!("{who}GroupNorm(num_channels={cs}) got input {shown} with {ds} channels"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            vec![(st, Value::Tensor(t))]
+        }
+        "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d" => {
+            // (a channel mismatch only warns when affine=False)
+            let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
+            let mut out = Vec::new();
+            for (st, s) in require_rank(interp, st, &t, &[n + 1, n + 2], spatial_names(n), &[], span, &format!("{who}{kind}: ")) {
+                out.push((st, tensor_value(s, t.dtype)));
+            }
+            out
+        }
+        "TransformerEncoderLayer" | "TransformerDecoderLayer" | "MultiheadAttention" => {
+            let key = if kind == "MultiheadAttention" { "embed_dim" } else { "d_model" };
+            let Some(e) = int(key) else { return vec![(st, Value::Unknown)] };
+            if kind == "MultiheadAttention" && (l.args.contains_key("kdim") || l.args.contains_key("vdim")) {
+                return vec![(st, Value::Unknown)];
+            }
+            let s = st.resolve(&t.shape);
+            let Some(last) = s.dims.last().cloned() else { return vec![(st, Value::Unknown)] };
+            let eq = interp.dim_eq(&st, &last, &Dim::known(e.clone(), None));
+            let shown = interp.show_shape(&st, &s);
+            let (es, ls) = (e.display(&interp.syms), interp.show_dim(&last));
+            let mut trace = Vec::new();
+            if let Some(w) = &last.why {
+                trace.push(format!("{ls} came from {w}"));
+            }
+            if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
+                (format!("{who}{kind}({key}={es}) got input {shown} whose last dim is {ls}"), trace)
+            }) {
+                return Vec::new();
+            }
+            let y = Value::Tensor(t.clone());
+            if kind == "MultiheadAttention" {
+                return vec![(st, Value::Tuple(Rc::new(vec![y, Value::Unknown])))];
+            }
+            vec![(st, y)]
+        }
+        "TransformerEncoder" | "TransformerDecoder" => match l.args.get("encoder_layer") {
+            Some(layer @ Value::Ref(_)) => interp.call(layer.clone(), args, kwargs, st, span),
+            _ => vec![(st, Value::Unknown)],
+        },
+        "Upsample" => {
+            let size = l.args.get("size").cloned();
+            let scale = l.args.get("scale_factor").cloned();
+            super::tensor::interpolate(interp, st, &t, size.as_ref(), scale.as_ref())
         }
         "LayerNorm" => {
             let ns: Option<Vec<Poly>> = match l.args.get("normalized_shape") {
@@ -602,6 +675,34 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
                 }
             }
             vec![(st, Value::Tensor(t))]
+        }
+        "interpolate" | "upsample" => {
+            let b = bind(&["input", "size", "scale_factor"], &args, &kwargs);
+            super::tensor::interpolate(interp, st, &t, b.get("size"), b.get("scale_factor"))
+        }
+        "pad" => {
+            let b = bind(&["input", "pad"], &args, &kwargs);
+            let Some(p) = b.get("pad").and_then(|p| match p {
+                Value::Tuple(items) => items.iter().map(|v| v.as_const_int()).collect::<Option<Vec<i128>>>(),
+                _ => None,
+            }) else {
+                return vec![(st, Value::Unknown)];
+            };
+            let s = st.resolve(&t.shape);
+            if s.prefix.is_some() || p.len() % 2 != 0 || p.len() / 2 > s.dims.len() {
+                return vec![(st, Value::Unknown)];
+            }
+            let mut dims = s.dims.clone();
+            let n = dims.len();
+            for (k, pair) in p.chunks(2).enumerate() {
+                let d = &mut dims[n - 1 - k];
+                d.v = d.v.as_ref().and_then(|v| v.add_const(pair[0] + pair[1]));
+                d.why = None;
+            }
+            if dims.iter().any(|d| d.as_const().is_some_and(|c| c < 0)) {
+                return vec![(st, Value::Unknown)];
+            }
+            vec![(st, tensor_value(Shape::known(dims), t.dtype))]
         }
         "linear" => match args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "weight").map(|(_, v)| v)) {
             Some(Value::Tensor(w)) => {

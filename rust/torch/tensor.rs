@@ -368,6 +368,54 @@ pub fn binop(interp: &mut Interp, st: State, op: BinOp, a: Value, b: Value, span
     }
 }
 
+/// `F.interpolate` / `nn.Upsample`: spatial dims (all but the first two) become `size`, or
+/// `floor(d * scale_factor)`.
+pub fn interpolate(_interp: &mut Interp, st: State, t: &Rc<Tensor>, size: Option<&Value>, scale: Option<&Value>) -> Vals {
+    let s = st.resolve(&t.shape);
+    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+    if rank < 3 {
+        return vec![(st, Value::Unknown)];
+    }
+    let n = rank - 2;
+    let mut dims = s.dims[..2].to_vec();
+    match (size, scale) {
+        (Some(sz), None | Some(Value::None)) if !matches!(sz, Value::None) => {
+            let v: Option<Vec<Dim>> = match sz {
+                Value::Int(p) => Some(vec![Dim::known(p.clone(), None); n]),
+                Value::Tuple(items) if items.len() == n => items.iter().map(|v| v.as_int().map(|p| Dim::known(p.clone(), None))).collect(),
+                _ => None,
+            };
+            let Some(v) = v else { return vec![(st, Value::Unknown)] };
+            dims.extend(v);
+        }
+        (None | Some(Value::None), Some(sc)) => {
+            let factors: Option<Vec<f64>> = match sc {
+                Value::Int(p) => p.as_const().map(|c| vec![c as f64; n]),
+                Value::Float(Some(f)) => Some(vec![*f; n]),
+                Value::Tuple(items) if items.len() == n => items
+                    .iter()
+                    .map(|v| match v {
+                        Value::Float(Some(f)) => Some(*f),
+                        other => other.as_const_int().map(|c| c as f64),
+                    })
+                    .collect(),
+                _ => None,
+            };
+            let Some(factors) = factors else { return vec![(st, Value::Unknown)] };
+            for (d, f) in s.dims[2..].iter().zip(factors) {
+                let v = match (d.as_const(), f.fract() == 0.0) {
+                    (Some(c), _) => Some(Poly::constant(((c as f64) * f).floor() as i128)),
+                    (None, true) => d.v.as_ref().and_then(|p| p.mul(&Poly::constant(f as i128))),
+                    (None, false) => None,
+                };
+                dims.push(Dim { v, why: None });
+            }
+        }
+        _ => return vec![(st, Value::Unknown)],
+    }
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
 /// Elementwise comparison (`x != pad`, `scores > 0`): a bool tensor of the broadcast shape.
 pub fn compare(interp: &mut Interp, st: State, a: Value, b: Value, span: Span) -> Vals {
     binop(interp, st, BinOp::Sub, a, b, span, false)
@@ -514,7 +562,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         "contiguous" | "detach" | "clone" | "cpu" | "cuda" | "requires_grad_" | "relu" | "relu_" | "sigmoid" | "tanh" | "exp"
         | "log" | "abs" | "sqrt" | "neg" | "clamp" | "clamp_" | "clip" | "pin_memory" | "zero_" | "fill_" | "normal_" | "uniform_"
         | "sin" | "cos" | "square" | "rsqrt" | "erf" | "floor" | "ceil" | "round" | "sign" | "log1p" | "expm1" | "exp_"
-        | "sigmoid_" | "tanh_" | "retain_grad" | "share_memory_" | "masked_fill" | "masked_fill_" | "pow" | "add_" | "sub_"
+        | "sigmoid_" | "tanh_" | "retain_grad" | "share_memory_" | "pow" | "add_" | "sub_"
         | "mul_" | "div_" | "bernoulli" | "dropout" | "gelu" | "silu" | "softplus" | "type_as" | "requires_grad" => same(st),
         "float" | "double" | "half" | "long" | "int" | "bool" | "bfloat16" => {
             let dt = match name {
@@ -670,6 +718,87 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             reduce(interp, st, &t, name, &args, &kwargs, span)
         }
         "chunk" | "split" | "tensor_split" | "unbind" => split(interp, st, &t, name, &args, &kwargs, span),
+        "masked_fill" | "masked_fill_" => match args.first().or(kwargs.iter().find(|(k, _)| &**k == "mask").map(|(_, v)| v)) {
+            Some(Value::Tensor(m)) => {
+                let m = m.clone();
+                match broadcast(interp, &st, &t.shape, &m.shape, span, name) {
+                    Some(sh) if name == "masked_fill" => vec![(st, tensor_value(sh, t.dtype))],
+                    Some(_) => same(st),
+                    None => Vec::new(),
+                }
+            }
+            _ => same(st),
+        },
+        "index_select" => {
+            let b = bind(&["dim", "index"], &args, &kwargs);
+            let (Some(d), Some(Value::Tensor(idx))) = (b.get("dim").and_then(|v| v.as_const_int()), b.get("index")) else {
+                return vec![(st, Value::Unknown)];
+            };
+            let is = st.resolve(&idx.shape);
+            let Some(ir) = is.rank() else { return vec![(st, Value::Unknown)] };
+            let shown = interp.show_shape(&st, &is);
+            if !interp.check(&st, span, Tri::from_bool(ir > 1), &r::invalid_shape_argument::RULE, |_| {
+                (format!("index_select: the index {shown} must be a vector (1-D), it is {ir}-D"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            let Some(i) = check_dim(interp, &st, &s, d, span, "index_select") else { return vec![(st, Value::Unknown)] };
+            if i == usize::MAX {
+                return Vec::new();
+            }
+            if ir != 1 || s.dims.is_empty() {
+                return vec![(st, Value::Unknown)];
+            }
+            let mut dims = s.dims.clone();
+            dims[i] = is.dims[0].clone();
+            vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+        }
+        "repeat" | "expand" => {
+            let Some(target) = sizes(interp, &mut st, &args) else { return vec![(st, Value::Unknown)] };
+            let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+            let shown = interp.show_shape(&st, &s);
+            let n = target.len();
+            if n < rank {
+                let what = if name == "repeat" { "the number of repeat dims" } else { "the number of sizes" };
+                interp.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| {
+                    (format!("{name}: {what} ({n}) is smaller than the number of dims of {shown} ({rank})"), Vec::new())
+                });
+                return Vec::new();
+            }
+            let mut out = Vec::with_capacity(n);
+            for (k, td) in target.iter().enumerate() {
+                let src = if k + rank >= n { Some(&s.dims[k + rank - n]) } else { None };
+                let d = match (name, src) {
+                    ("repeat", None) => td.clone(),
+                    ("repeat", Some(sd)) => Dim { v: match (&sd.v, &td.v) {
+                        (Some(a), Some(b)) => a.mul(b),
+                        _ => None,
+                    }, why: None },
+                    (_, None) => td.clone(),
+                    (_, Some(sd)) => {
+                        if td.as_const() == Some(-1) {
+                            sd.clone()
+                        } else {
+                            let eq = interp.dim_eq(&st, sd, td);
+                            let one = interp.dim_eq(&st, sd, &Dim::konst(1));
+                            let violated = if eq == Tri::False && one == Tri::False { Tri::True } else if eq == Tri::True || one == Tri::True { Tri::False } else { Tri::Unknown };
+                            let (a, b2) = (interp.show_dim(sd), interp.show_dim(td));
+                            if !interp.check(&st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
+                                (format!("expand: the expanded size {b2} must match the existing size {a} of {shown} (or the existing size must be 1)"), Vec::new())
+                            }) {
+                                return Vec::new();
+                            }
+                            td.clone()
+                        }
+                    }
+                };
+                out.push(d);
+            }
+            if out.iter().any(|d| d.as_const().is_some_and(|c| c < 0)) {
+                return vec![(st, Value::Unknown)];
+            }
+            vec![(st, tensor_value(Shape::known(out), t.dtype))]
+        }
         "narrow" => {
             let b = bind(&["dim", "start", "length"], &args, &kwargs);
             let (Some(d), Some(start), Some(len)) = (b.get("dim").and_then(|v| v.as_const_int()), b.get("start").and_then(|v| v.as_int()), b.get("length").and_then(|v| v.as_int())) else {
