@@ -374,6 +374,14 @@ pub fn call_method(interp: &mut Interp, st: State, recv: Value, name: &str, args
                 Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return argparse_method(st, id, attrs, name, args, kwargs),
                 _ => {}
             }
+            // nn.Module methods that set an attribute
+            if matches!(name, "register_buffer" | "register_parameter" | "add_module" | "register_module") {
+                if let (Some(Value::Str(Some(attr))), Some(v)) = (args.first(), args.get(1).or(kwargs.iter().find(|(k, _)| matches!(&**k, "tensor" | "param" | "module")).map(|(_, v)| v))) {
+                    let attr: Name = attr.clone();
+                    interp.set_attr(&mut st, &recv, &attr, v.clone());
+                }
+                return vec![(st, Value::None)];
+            }
             // nn.Module methods that return the module itself
             if matches!(name, "to" | "cuda" | "cpu" | "train" | "eval" | "float" | "double" | "half" | "requires_grad_" | "apply") {
                 return vec![(st, recv.clone())];
