@@ -66,6 +66,10 @@ CASES = {
         f"x.index_select({rng.randint(-2, 2)}, i)",
         {"x": _tensor(rng, rng.randint(1, 3), 2, 4), "i": ("long", _tensor(rng, rng.randint(1, 2), 1, 3))},
     ),
+    "index_tensor": lambda rng: (
+        rng.choice(["x[i]", "x[:, i]", "x[i, 0]", "x[..., i]", "x[None, i]"]),
+        {"x": _tensor(rng, rng.randint(1, 3), 2, 4), "i": ("long", _tensor(rng, rng.randint(1, 2), 1, 3))},
+    ),
     "GroupNorm": lambda rng: (
         f"nn.GroupNorm({rng.choice([1, 2, 4])}, {rng.choice([4, 8])})(x)",
         {"x": _tensor(rng, rng.randint(2, 4), 2, 8)},

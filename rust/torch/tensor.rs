@@ -148,6 +148,10 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             let dtype = dt.unwrap_or(if is_float { Some(DType::Float) } else { Some(DType::Long) });
             return vec![(st, tensor_value(Shape::known(vec![dim]), dtype))];
         }
+        "randperm" => {
+            let Some(n) = args.first().and_then(dim_of) else { return vec![(st, Value::Unknown)] };
+            return vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Long))))];
+        }
         "eye" => {
             let n = args.first().and_then(dim_of);
             let m = args.get(1).and_then(dim_of).or_else(|| n.clone());
@@ -1143,7 +1147,25 @@ pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> 
         return vec![(st, Value::Unknown)];
     };
     let is_slice = |v: &Value| matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"));
-    let consumed = items.iter().filter(|v| !matches!(v, Value::None) && v.as_str() != Some("<ellipsis>")).count();
+    // integer/bool tensor indices: one of them at most (advanced indexing with several
+    // broadcasts them together, not modelled)
+    let tensor_items = items.iter().filter(|v| matches!(v, Value::Tensor(_))).count();
+    let int_items = items.iter().filter(|v| matches!(v, Value::Int(_) | Value::Bool(_))).count();
+    if tensor_items > 1 || (tensor_items == 1 && int_items > 0) {
+        // ints then take part in advanced indexing, which moves dims around: not modelled
+        return vec![(st, Value::Unknown)];
+    }
+    let mask_rank = |v: &Value| -> Option<usize> {
+        match v {
+            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => st.resolve(&ix.shape).rank(),
+            _ => None,
+        }
+    };
+    let consumed: usize = items
+        .iter()
+        .filter(|v| !matches!(v, Value::None) && v.as_str() != Some("<ellipsis>"))
+        .map(|v| mask_rank(v).unwrap_or(1))
+        .sum();
     let has_ellipsis = items.iter().any(|v| v.as_str() == Some("<ellipsis>"));
     let shown = interp.show_shape(&st, &s);
     if !interp.check(&st, span, Tri::from_bool(consumed > rank), &r::index_out_of_range::RULE, |_| {
@@ -1173,6 +1195,21 @@ pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> 
                 };
                 out.push(new);
                 k += 1;
+            }
+            Value::Tensor(ix) => {
+                let is = st.resolve(&ix.shape);
+                match (ix.dtype, is.rank()) {
+                    (Some(DType::Long | DType::Int), Some(_)) => {
+                        out.extend(is.dims.iter().cloned());
+                        k += 1;
+                    }
+                    (Some(DType::Bool), Some(r)) if r >= 1 => {
+                        // a mask selects an unknown number of elements
+                        out.push(Dim::unknown());
+                        k += r;
+                    }
+                    _ => return vec![(st, Value::Unknown)],
+                }
             }
             Value::Int(_) | Value::Bool(_) => {
                 let d = &s.dims[k];
