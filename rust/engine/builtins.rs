@@ -73,11 +73,8 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
                     items.into_iter().enumerate().map(|(i, v)| Value::Tuple(Rc::new(vec![Value::int(i as i128 + start), v]))).collect(),
                 )),
                 None => match args.first() {
-                    Some(it) => {
-                        // pairs (unknown index, element)
-                        let elem = crate::torch::element_of(interp, &mut st, it);
-                        Value::LibMethod(Box::new(Value::Tuple(Rc::new(vec![Value::Unknown, elem]))), Rc::from("<repeat>"))
-                    }
+                    // pairs (unknown index, element), produced when iterated
+                    Some(it) => Value::LibMethod(Box::new(it.clone()), Rc::from("<enumerate>")),
                     None => Value::Unknown,
                 },
             }

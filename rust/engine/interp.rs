@@ -597,12 +597,23 @@ impl<'a> Interp<'a> {
                 out
             }
             _ => {
-                let elem = self.element_of(&mut st, &it);
+                // A loop that cannot leave early sees every batch of a DataLoader, the last,
+                // smaller one included: that batch is a second path.
+                let full_run = !leaves_early(body);
+                let elems = match torch::data::batches_of(self, &st, &it, full_run) {
+                    Some(elems) => elems,
+                    None => {
+                        let elem = self.element_of(&mut st, &it);
+                        vec![(st, elem)]
+                    }
+                };
                 let mut target_names = Vec::new();
                 target.bound_names(&mut target_names);
                 let mut out = Vec::new();
-                for st in self.assign(target, elem, st, ctx) {
-                    out.extend(self.generalised_iteration(body, st, ctx, &target_names));
+                for (st, elem) in elems {
+                    for st in self.assign(target, elem, st, ctx) {
+                        out.extend(self.generalised_iteration(body, st, ctx, &target_names));
+                    }
                 }
                 out
             }
@@ -2211,6 +2222,42 @@ pub fn assigned_names(body: &[Stmt], out: &mut Vec<Name>) {
         }
         // walrus targets inside expressions are rare in loops; not tracked
     }
+}
+
+/// Can the loop body leave the loop before the iterable is exhausted (`break`, `return`,
+/// `raise`, or a call that may exit)? Nested loops' own `break`s do not count.
+fn leaves_early(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Break | StmtKind::Return(_) | StmtKind::Raise(_) => true,
+        StmtKind::If { body, orelse, .. } => leaves_early(body) || leaves_early(orelse),
+        StmtKind::Try { body, handlers, orelse, finalbody } => {
+            leaves_early(body) || handlers.iter().any(|h| leaves_early(&h.body)) || leaves_early(orelse) || leaves_early(finalbody)
+        }
+        StmtKind::With { body, .. } => leaves_early(body),
+        StmtKind::For { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+            // a `return`/`raise` inside a nested loop leaves ours too
+            returns_or_raises(body) || leaves_early(orelse)
+        }
+        StmtKind::Expr(Expr { kind: ExprKind::Call { func, .. }, .. }) => {
+            matches!(&func.kind, ExprKind::Name(n) if matches!(&**n, "exit" | "quit"))
+                || matches!(&func.kind, ExprKind::Attr(_, n) if &**n == "exit")
+        }
+        _ => false,
+    })
+}
+
+fn returns_or_raises(body: &[Stmt]) -> bool {
+    body.iter().any(|s| match &s.kind {
+        StmtKind::Return(_) | StmtKind::Raise(_) => true,
+        StmtKind::If { body, orelse, .. } | StmtKind::For { body, orelse, .. } | StmtKind::While { body, orelse, .. } => {
+            returns_or_raises(body) || returns_or_raises(orelse)
+        }
+        StmtKind::Try { body, handlers, orelse, finalbody } => {
+            returns_or_raises(body) || handlers.iter().any(|h| returns_or_raises(&h.body)) || returns_or_raises(orelse) || returns_or_raises(finalbody)
+        }
+        StmtKind::With { body, .. } => returns_or_raises(body),
+        _ => false,
+    })
 }
 
 fn collect_globals(body: &[Stmt], out: &mut Vec<Name>) {

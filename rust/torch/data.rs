@@ -231,6 +231,48 @@ fn apply_transform(interp: &Interp, st: &State, t: &Value, x: Value) -> Value {
     }
 }
 
+/// The batches a full pass over a DataLoader sees: the full batch and, when the dataset's
+/// length is not a multiple of the batch size (and `drop_last` is off), the last, smaller
+/// batch, as a second path with the expressible condition `batch == last size`. `None` when
+/// this is not a DataLoader or there is nothing to split.
+pub fn batches_of(interp: &mut Interp, st: &State, loader: &Value, full_run: bool) -> Option<Vals> {
+    if !full_run {
+        return None;
+    }
+    if let Value::LibMethod(inner, name) = loader {
+        if &**name == "<enumerate>" {
+            let vals = batches_of(interp, st, inner, full_run)?;
+            return Some(vals.into_iter().map(|(s, v)| (s, Value::Tuple(Rc::new(vec![Value::Unknown, v])))).collect());
+        }
+    }
+    let ds = ns_attr(st, loader, "DataLoader", "dataset")?;
+    let bs = ns_attr(st, loader, "DataLoader", "batch_size")?.as_const_int()?;
+    if matches!(ns_attr(st, loader, "DataLoader", "drop_last"), Some(Value::Bool(true))) {
+        return None;
+    }
+    let mut st0 = st.clone();
+    let (item, len) = sample_of(interp, &mut st0, &ds)?;
+    let n = len.as_ref().and_then(|l| l.as_const())?;
+    if bs <= 0 || n <= bs || n % bs == 0 {
+        return None;
+    }
+    let last = n % bs;
+    let batch = interp.syms.fresh("batch", 1);
+    let mut out = Vec::new();
+    for size in [bs, last] {
+        let mut s = st0.clone();
+        let cond = crate::shape::Cond::cmp(&batch, crate::shape::Rel::Eq, &Poly::constant(size))?;
+        if !s.facts.assume(&interp.syms, &cond) {
+            continue;
+        }
+        s.branches.push(Branch::Sym(cond));
+        let b = Dim::known(batch.clone(), None);
+        let v = collate(&s, &item, &b);
+        out.push((s, v));
+    }
+    Some(out)
+}
+
 /// The first batch of a DataLoader, or one sample of a dataset.
 pub fn batch_of(interp: &mut Interp, st: &mut State, loader: &Value) -> Option<Value> {
     let ds = ns_attr(st, loader, "DataLoader", "dataset")?;

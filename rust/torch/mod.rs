@@ -71,6 +71,10 @@ pub fn is_subclassable(base: &str) -> bool {
 pub fn element_of(interp: &mut Interp, st: &mut State, it: &Value) -> Value {
     match it {
         Value::LibMethod(inner, name) if &**name == "<repeat>" => (**inner).clone(),
+        Value::LibMethod(inner, name) if &**name == "<enumerate>" => {
+            let elem = element_of(interp, st, inner);
+            Value::Tuple(Rc::new(vec![Value::Unknown, elem]))
+        }
         _ => data::batch_of(interp, st, it).unwrap_or(Value::Unknown),
     }
 }
@@ -169,7 +173,11 @@ impl<'a> Interp<'a> {
         if s.prefix.is_some() {
             parts.push("*".into());
         }
-        parts.extend(s.dims.iter().map(|d| self.show_dim(d)));
+        // dims in the path's terms: `batch` is `1` on the path where `batch == 1`
+        parts.extend(s.dims.iter().map(|d| match &d.v {
+            Some(p) => st.facts.normalize(p).display(&self.syms),
+            None => "?".into(),
+        }));
         format!("[{}]", parts.join(", "))
     }
 

@@ -632,13 +632,11 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
                         match d.as_const() {
                             Some(1) => {}
                             Some(_) => dims.push(d.clone()),
-                            None => {
-                                if interp.dim_eq(&st, d, &Dim::konst(1)) == Tri::False {
-                                    dims.push(d.clone());
-                                } else {
-                                    return vec![(st, Value::Unknown)];
-                                }
-                            }
+                            None => match interp.dim_eq(&st, d, &Dim::konst(1)) {
+                                Tri::False => dims.push(d.clone()),
+                                Tri::True => {}
+                                Tri::Unknown => return vec![(st, Value::Unknown)],
+                            },
                         }
                     }
                     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
