@@ -475,7 +475,7 @@ fn linear(interp: &mut Interp, st: State, t: &Tensor, inf: &Poly, outf: Option<P
     let last = s.dims.last().unwrap().clone();
     let eq = interp.dim_eq(&st, &last, &Dim::known(inf.clone(), None));
     let shown = interp.show_shape(&st, &s);
-    let (ls, is) = (interp.show_dim(&last), inf.display(&interp.syms));
+    let (ls, is) = (interp.show_dim_in(&st, &last), inf.display(&interp.syms));
     let who = layer_name(l);
     let mut trace = Vec::new();
     if let Some(w) = &last.why {

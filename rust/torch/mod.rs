@@ -167,6 +167,14 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// A dim in the path's terms (facts applied).
+    pub fn show_dim_in(&self, st: &State, d: &Dim) -> String {
+        match &d.v {
+            Some(p) => st.facts.normalize(p).display(&self.syms),
+            None => "?".into(),
+        }
+    }
+
     pub fn show_shape(&self, st: &State, s: &Shape) -> String {
         let s = st.resolve(s);
         let mut parts: Vec<String> = Vec::new();
