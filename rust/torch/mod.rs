@@ -23,7 +23,7 @@ pub fn import(dotted: &str) -> Value {
         "torch.nn.functional" => "torch.nn.functional",
         d => d,
     };
-    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") {
+    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") || canon == "collections" || canon == "collections.OrderedDict" {
         Value::Lib(Rc::from(canon))
     } else {
         Value::Unknown
@@ -268,6 +268,35 @@ pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kw
         return vec![(st, Value::Ref(id))];
     }
     if path.starts_with("argparse.") {
+        return vec![(st, Value::Unknown)];
+    }
+    if path == "collections.OrderedDict" {
+        // an ordered dict of known pairs, like `dict(...)`
+        let mut st = st;
+        let pairs = match args.first() {
+            None => Some(Vec::new()),
+            Some(a) => interp.iterate(&mut st, a, span).and_then(|items| {
+                items
+                    .into_iter()
+                    .map(|p| match p {
+                        Value::Tuple(t) if t.len() == 2 => Some((t[0].clone(), t[1].clone())),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<_>>>()
+            }),
+        };
+        return match pairs {
+            Some(mut pairs) if pairs.iter().all(|(k, _)| k.as_str().is_some() || k.as_const_int().is_some()) => {
+                for (k, v) in kwargs {
+                    pairs.push((Value::Str(Some(k)), v));
+                }
+                let id = st.alloc(Obj::Dict(pairs));
+                vec![(st, Value::Ref(id))]
+            }
+            _ => vec![(st, Value::Unknown)],
+        };
+    }
+    if path.starts_with("collections.") {
         return vec![(st, Value::Unknown)];
     }
     if let Some(f) = path.strip_prefix("math.") {
