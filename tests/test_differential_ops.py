@@ -70,6 +70,11 @@ CASES = {
         rng.choice(["x[i]", "x[:, i]", "x[i, 0]", "x[..., i]", "x[None, i]"]),
         {"x": _tensor(rng, rng.randint(1, 3), 2, 4), "i": ("long", _tensor(rng, rng.randint(1, 2), 1, 3))},
     ),
+    "einsum": lambda rng: (
+        rng.choice(["torch.einsum('ij,jk->ik', x, w)", "torch.einsum('bij,bjk->bik', x, w)", "torch.einsum('ij,ij->i', x, w)", "torch.einsum('ij,kj', x, w)"]),
+        {"x": _tensor(rng, rng.choice([2, 3]), 1, 4), "w": _tensor(rng, rng.choice([2, 3]), 1, 4)},
+    ),
+    "triu": lambda rng: ("torch.triu(x, diagonal=1)", {"x": _tensor(rng, rng.randint(1, 3), 1, 4)}),
     "GroupNorm": lambda rng: (
         f"nn.GroupNorm({rng.choice([1, 2, 4])}, {rng.choice([4, 8])})(x)",
         {"x": _tensor(rng, rng.randint(2, 4), 2, 8)},

@@ -148,6 +148,17 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             let dtype = dt.unwrap_or(if is_float { Some(DType::Float) } else { Some(DType::Long) });
             return vec![(st, tensor_value(Shape::known(vec![dim]), dtype))];
         }
+        "einsum" => return einsum(interp, st, &args, span),
+        "triu" | "tril" => {
+            if let Some(first @ Value::Tensor(_)) = args.first().cloned() {
+                let Value::Tensor(t) = &first else { unreachable!() };
+                let s = st.resolve(&t.shape);
+                if s.rank().is_some_and(|r| r >= 2) {
+                    return vec![(st, first.clone())];
+                }
+            }
+            return vec![(st, Value::Unknown)];
+        }
         "randperm" => {
             let Some(n) = args.first().and_then(dim_of) else { return vec![(st, Value::Unknown)] };
             return vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Long))))];
@@ -418,6 +429,86 @@ pub fn interpolate(_interp: &mut Interp, st: State, t: &Rc<Tensor>, size: Option
         _ => return vec![(st, Value::Unknown)],
     }
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+/// `torch.einsum(equation, *operands)` without `...`: each subscript letter names one size
+/// across operands (sizes must agree, or be 1 and broadcast); the output keeps the letters
+/// after `->`, or the letters seen once, sorted.
+fn einsum(interp: &mut Interp, st: State, args: &[Value], span: Span) -> Vals {
+    let mut st = st;
+    let Some(eq) = args.first().and_then(|v| v.as_str()).map(|s| s.replace(' ', "")) else { return vec![(st, Value::Unknown)] };
+    let ops: Vec<Value> = match &args[1..] {
+        [one] if !matches!(one, Value::Tensor(_)) => match interp.iterate(&mut st, one, span) {
+            Some(items) => items,
+            None => return vec![(st, Value::Unknown)],
+        },
+        rest => rest.to_vec(),
+    };
+    if eq.contains("...") || !eq.chars().all(|c| c.is_ascii_alphabetic() || c == ',' || c == '-' || c == '>') {
+        return vec![(st, Value::Unknown)];
+    }
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (eq.clone(), None),
+    };
+    let terms: Vec<&str> = lhs.split(',').collect();
+    if terms.len() != ops.len() {
+        return vec![(st, Value::Unknown)];
+    }
+    let mut sizes: Vec<(char, Dim)> = Vec::new();
+    let mut dtype = None;
+    for (k, (term, op)) in terms.iter().zip(ops.iter()).enumerate() {
+        let Value::Tensor(t) = op else { return vec![(st, Value::Unknown)] };
+        dtype = t.dtype;
+        let s = st.resolve(&t.shape);
+        let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+        let shown = interp.show_shape(&st, &s);
+        let n = term.chars().count();
+        if !interp.check(&st, span, Tri::from_bool(n != rank), &r::invalid_shape_argument::RULE, |_| {
+            (format!("einsum: subscripts '{term}' name {n} dims but operand {k} is {rank}-D {shown}"), Vec::new())
+        }) {
+            return Vec::new();
+        }
+        for (c, d) in term.chars().zip(s.dims.iter()) {
+            match sizes.iter_mut().find(|(x, _)| *x == c) {
+                None => sizes.push((c, d.clone())),
+                Some((_, prev)) => {
+                    let eqv = interp.dim_eq(&st, prev, d);
+                    let p1 = interp.dim_eq(&st, prev, &Dim::konst(1));
+                    let d1 = interp.dim_eq(&st, d, &Dim::konst(1));
+                    let violated = if eqv == Tri::False && p1 == Tri::False && d1 == Tri::False { Tri::True } else if eqv == Tri::True || d1 == Tri::True { Tri::False } else { Tri::Unknown };
+                    let (a, b) = (interp.show_dim(prev), interp.show_dim(d));
+                    if !interp.check(&st, span, violated, &r::matmul_shape_mismatch::RULE, |_| {
+                        (format!("einsum '{eq}': subscript {c} has size {b} for operand {k} but size {a} before"), Vec::new())
+                    }) {
+                        return Vec::new();
+                    }
+                    match (violated, p1) {
+                        (Tri::False, Tri::True) => *prev = d.clone(),
+                        (Tri::Unknown, _) => *prev = Dim::unknown(),
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    let out: String = match rhs {
+        Some(r) => r,
+        None => {
+            let all: String = terms.concat();
+            let mut once: Vec<char> = all.chars().filter(|c| all.matches(*c).count() == 1).collect();
+            once.sort();
+            once.into_iter().collect()
+        }
+    };
+    let mut dims = Vec::new();
+    for c in out.chars() {
+        match sizes.iter().find(|(x, _)| *x == c) {
+            Some((_, d)) => dims.push(d.clone()),
+            None => return vec![(st, Value::Unknown)],
+        }
+    }
+    vec![(st, tensor_value(Shape::known(dims), dtype))]
 }
 
 /// Elementwise comparison (`x != pad`, `scores > 0`): a bool tensor of the broadcast shape.
