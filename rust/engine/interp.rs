@@ -2002,11 +2002,17 @@ impl<'a> Interp<'a> {
                 let mut attrs = BTreeMap::new();
                 let mut pos = args.into_iter();
                 for (name, default) in fields {
-                    let v = pos
-                        .next()
-                        .or_else(|| kwargs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone()))
-                        .or(default)
-                        .unwrap_or(Value::Unknown);
+                    let given = pos.next().or_else(|| kwargs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone()));
+                    let v = match (given, default) {
+                        (Some(v), _) => v,
+                        // `field(default=...)` / `field(default_factory=...)`
+                        (None, Some(d @ Value::Ref(_))) => match self.field_default(&mut st, &d, span) {
+                            Some(v) => v,
+                            None => d,
+                        },
+                        (None, Some(d)) => d,
+                        (None, None) => Value::Unknown,
+                    };
                     attrs.insert(name, v);
                 }
                 if let Obj::Instance { attrs: a, .. } = st.get_mut(obj) {
@@ -2015,6 +2021,27 @@ impl<'a> Interp<'a> {
                 vec![(st, me)]
             }
             None => vec![(st, me)],
+        }
+    }
+
+    /// The default a `dataclasses.field(...)` gives, calling its factory (`None`: not a field).
+    fn field_default(&mut self, st: &mut State, f: &Value, span: Span) -> Option<Value> {
+        let Value::Ref(id) = f else { return None };
+        let Obj::Namespace { kind, attrs } = st.get(*id).clone() else { return None };
+        if &*kind != "Field" {
+            return None;
+        }
+        if let Some(d) = attrs.get("default") {
+            return Some(d.clone());
+        }
+        let factory = attrs.get("default_factory")?.clone();
+        let results = self.call(factory, Vec::new(), Vec::new(), st.clone(), span);
+        match <[_; 1]>::try_from(results) {
+            Ok([(s, v)]) => {
+                *st = s;
+                Some(v)
+            }
+            Err(_) => Some(Value::Unknown),
         }
     }
 

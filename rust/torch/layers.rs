@@ -528,7 +528,8 @@ fn check_spatial(interp: &mut Interp, st: &State, out: &[Option<Poly>], inp: &[D
 
 fn conv(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, n: usize, span: Span) -> Vals {
     let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
-    let (Some(ic), Some(oc)) = (int("in_channels"), int("out_channels")) else { return vec![(st, Value::Unknown)] };
+    let Some(ic) = int("in_channels") else { return vec![(st, Value::Unknown)] };
+    let oc = int("out_channels");
     let Some(k) = ntuple(l.args.get("kernel_size"), n, 1) else { return vec![(st, Value::Unknown)] };
     let Some(s) = ntuple(l.args.get("stride"), n, 1) else { return vec![(st, Value::Unknown)] };
     let Some(d) = ntuple(l.args.get("dilation"), n, 1) else { return vec![(st, Value::Unknown)] };
@@ -585,7 +586,7 @@ fn conv(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, n: usize, span: S
         }
         let mut dims = sh.dims[..r - n - 1].to_vec();
         let why = l.label.clone().map(|lbl| Rc::from(format!("out_channels of {lbl}")));
-        dims.push(Dim { v: Some(oc.clone()), why });
+        dims.push(Dim { v: oc.clone(), why });
         dims.extend(outs.into_iter().map(|o| Dim { v: o, why: None }));
         out.push((st, tensor_value(Shape::known(dims), t.dtype)));
     }

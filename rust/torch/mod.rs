@@ -23,7 +23,7 @@ pub fn import(dotted: &str) -> Value {
         "torch.nn.functional" => "torch.nn.functional",
         d => d,
     };
-    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") || canon == "collections" || canon == "collections.OrderedDict" {
+    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") || canon == "collections" || canon == "collections.OrderedDict" || canon == "dataclasses" || canon.starts_with("dataclasses.") {
         Value::Lib(Rc::from(canon))
     } else {
         Value::Unknown
@@ -297,6 +297,20 @@ pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kw
         };
     }
     if path.starts_with("collections.") {
+        return vec![(st, Value::Unknown)];
+    }
+    if path == "dataclasses.field" {
+        let mut attrs = BTreeMap::new();
+        for (k, v) in kwargs {
+            if matches!(&*k, "default" | "default_factory") {
+                attrs.insert(k, v);
+            }
+        }
+        let mut st = st;
+        let id = st.alloc(Obj::Namespace { kind: Rc::from("Field"), attrs });
+        return vec![(st, Value::Ref(id))];
+    }
+    if path.starts_with("dataclasses.") {
         return vec![(st, Value::Unknown)];
     }
     if let Some(f) = path.strip_prefix("math.") {
