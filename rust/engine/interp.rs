@@ -34,6 +34,8 @@ const MAX_CALL_DEPTH: usize = 48;
 pub enum Flow {
     Normal,
     Return(Value),
+    /// A generator run for its first element reached `yield value`.
+    Yield(Value),
     Break,
     Continue,
 }
@@ -94,6 +96,8 @@ pub struct Interp<'a> {
     pub assign_label: Option<Rc<str>>,
     pub stack: Vec<u32>,
     pub paths_high_water: usize,
+    /// For each active call, whether it runs a generator for its first element.
+    pub gen_frames: Vec<bool>,
     /// When set, the shapes of the tensors each line assigns (the `--show-shapes` view).
     pub shape_log: Option<BTreeMap<usize, std::collections::BTreeSet<String>>>,
 }
@@ -149,6 +153,7 @@ impl<'a> Interp<'a> {
             stack: Vec::new(),
             paths_high_water: 0,
             shape_log: None,
+            gen_frames: Vec::new(),
         }
     }
 
@@ -278,6 +283,13 @@ impl<'a> Interp<'a> {
             return Vec::new();
         }
         match &s.kind {
+            StmtKind::Expr(Expr { kind: ExprKind::Yield(v), .. }) if self.gen_frames.last() == Some(&true) => {
+                // the generator's first element: this path ends here with it
+                match v {
+                    Some(v) => self.eval(v, st, ctx).into_iter().map(|(s, x)| (s, Flow::Yield(x))).collect(),
+                    None => vec![(st, Flow::Yield(Value::None))],
+                }
+            }
             StmtKind::Expr(e) => Self::normal(self.eval(e, st, ctx)),
             StmtKind::Assign { targets, value } => {
                 self.assign_label = match targets.first() {
@@ -547,7 +559,7 @@ impl<'a> Interp<'a> {
             match flow {
                 Flow::Normal | Flow::Continue => next.push(s2),
                 Flow::Break => out.push((s2, Flow::Normal)),
-                f @ Flow::Return(_) => out.push((s2, f)),
+                f @ (Flow::Return(_) | Flow::Yield(_)) => out.push((s2, f)),
             }
         }
     }
@@ -558,7 +570,7 @@ impl<'a> Interp<'a> {
         assigned_names(body, &mut assigned);
         let mut out = Vec::new();
         for (mut s2, flow) in self.block(body, st, ctx) {
-            if let Flow::Return(_) = flow {
+            if let Flow::Return(_) | Flow::Yield(_) = flow {
                 out.push((s2, flow));
                 continue;
             }
@@ -654,6 +666,7 @@ impl<'a> Interp<'a> {
     /// A sound abstraction of one element of an iterable of unknown length.
     fn element_of(&mut self, st: &mut State, it: &Value) -> Value {
         match it {
+            Value::Gen(..) => self.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
             Value::Range(a, _, s) if s.as_const() == Some(1) => {
                 // i >= a
                 let _ = a;
@@ -729,7 +742,7 @@ impl<'a> Interp<'a> {
                 class: ctx.class_body,
                 kind,
             };
-            let v = if unknown_decorator || def.is_async || def.is_generator { Value::Unknown } else { Value::Func(Rc::new(clo)) };
+            let v = if unknown_decorator || def.is_async { Value::Unknown } else { Value::Func(Rc::new(clo)) };
             out.push((st, v));
         }
         out
@@ -1219,6 +1232,15 @@ impl<'a> Interp<'a> {
                 let mut out = Vec::new();
                 for (st, _) in self.eval_list(parts, st, ctx) {
                     out.push((st, Value::Str(None)));
+                }
+                out
+            }
+            ExprKind::Yield(v) => {
+                // a `yield` inside an expression: evaluate the value for its checks
+                let mut out = Vec::new();
+                match v {
+                    Some(v) => out.extend(self.eval(v, st, ctx).into_iter().map(|(s, _)| (s, Value::Unknown))),
+                    None => out.push((st, Value::Unknown)),
                 }
                 out
             }
@@ -2066,6 +2088,27 @@ impl<'a> Interp<'a> {
     }
 
     pub fn call_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        if c.def.is_generator {
+            // calling a generator function runs nothing yet
+            return vec![(st, Value::Gen(c.clone(), Rc::new(args), Rc::new(kwargs)))];
+        }
+        self.run_closure(c, args, kwargs, st, span, false)
+    }
+
+    /// The first element of a generator, when every path that yields agrees on it.
+    pub fn first_yield(&mut self, st: &mut State, g: &Value, span: Span) -> Option<Value> {
+        let Value::Gen(c, args, kwargs) = g else { return None };
+        let results = self.run_closure(c, args.as_ref().clone(), kwargs.as_ref().clone(), st.clone(), span, true);
+        let mut merged = results.into_iter();
+        let (s, v) = merged.next()?;
+        if merged.next().is_some() {
+            return Some(Value::Unknown);
+        }
+        *st = s;
+        Some(v)
+    }
+
+    fn run_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, first_yield: bool) -> Vals {
         if self.call_depth >= MAX_CALL_DEPTH || self.stack.iter().filter(|d| **d == c.def.id).count() >= 3 {
             // deep or recursive: give up on the result, keep the path
             return vec![(st, Value::Unknown)];
@@ -2136,15 +2179,20 @@ impl<'a> Interp<'a> {
         };
         self.call_depth += 1;
         self.stack.push(def.id);
+        self.gen_frames.push(first_yield);
         let paths = self.block(&def.body, st, &ctx);
+        self.gen_frames.pop();
         self.stack.pop();
         self.call_depth -= 1;
         let _ = span;
         let mut out: Vals = Vec::new();
         for (st, flow) in paths {
-            let v = match flow {
-                Flow::Return(v) => v,
-                _ => Value::None,
+            let v = match (first_yield, flow) {
+                (true, Flow::Yield(v)) => v,
+                // a generator path that ends without yielding has no first element
+                (true, _) => continue,
+                (false, Flow::Return(v)) => v,
+                (false, _) => Value::None,
             };
             out.push((st, v));
         }

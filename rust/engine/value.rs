@@ -185,6 +185,8 @@ pub enum Value {
     Super(ObjId, Box<Value>),
     /// A symbolic truth value.
     Cond(Cond),
+    /// A generator: a generator function called with these arguments, not yet run.
+    Gen(Rc<Closure>, Rc<Vec<Value>>, Rc<Vec<(Name, Value)>>),
     /// A half-open integer range with a known length.
     Range(Poly, Poly, Poly),
     Unknown,

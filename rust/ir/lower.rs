@@ -447,10 +447,7 @@ impl Lowerer {
             }
             E::Yield(y) => {
                 self.saw_yield = true;
-                if let Some(v) = &y.value {
-                    let _ = self.expr(v);
-                }
-                ExprKind::Unknown
+                ExprKind::Yield(y.value.as_deref().map(|v| self.boxed(v)))
             }
             E::YieldFrom(y) => {
                 self.saw_yield = true;

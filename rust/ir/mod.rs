@@ -243,6 +243,8 @@ pub enum ExprKind {
     Starred(Box<Expr>),
     /// `(name := value)`
     Named(Name, Box<Expr>),
+    /// `yield value` (its own value, what is sent in, is unknown).
+    Yield(Option<Box<Expr>>),
     /// An f-string or t-string: a string of unknown value whose parts are still evaluated.
     FString(Vec<Expr>),
     /// `await`, `yield`, IPython escapes, invalid nodes: an unknown value.

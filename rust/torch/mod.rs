@@ -71,6 +71,7 @@ pub fn is_subclassable(base: &str) -> bool {
 pub fn element_of(interp: &mut Interp, st: &mut State, it: &Value) -> Value {
     match it {
         Value::LibMethod(inner, name) if &**name == "<repeat>" => (**inner).clone(),
+        Value::Gen(..) => interp.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
         Value::LibMethod(inner, name) if &**name == "<enumerate>" => {
             let elem = element_of(interp, st, inner);
             Value::Tuple(Rc::new(vec![Value::Unknown, elem]))
