@@ -259,22 +259,9 @@ impl Lowerer {
     }
 
     fn function(&mut self, f: &py::StmtFunctionDef) -> FuncDef {
-        let decorators = f.decorator_list.iter().map(|d| self.expr(&d.expression)).collect();
-        let mut def = FuncDef {
-            id: self.id(),
-            name: name(&f.name),
-            params: Vec::new(),
-            posonly: 0,
-            vararg: None,
-            kwonly: Vec::new(),
-            kwarg: None,
-            body: Vec::new(),
-            decorators,
-            is_async: f.is_async,
-            is_generator: false,
-            is_lambda: false,
-            span: span_of(f),
-        };
+        let mut def = FuncDef::empty(self.id(), name(&f.name), span_of(f));
+        def.decorators = f.decorator_list.iter().map(|d| self.expr(&d.expression)).collect();
+        def.is_async = f.is_async;
         self.params(&f.parameters, &mut def);
         let outer = std::mem::replace(&mut self.saw_yield, false);
         def.body = self.stmts(&f.body);
@@ -382,21 +369,8 @@ impl Lowerer {
             }
             E::Lambda(l) => {
                 let span = span_of(l);
-                let mut def = FuncDef {
-                    id: self.id(),
-                    name: Rc::from("<lambda>"),
-                    params: Vec::new(),
-                    posonly: 0,
-                    vararg: None,
-                    kwonly: Vec::new(),
-                    kwarg: None,
-                    body: Vec::new(),
-                    decorators: Vec::new(),
-                    is_async: false,
-                    is_generator: false,
-                    is_lambda: true,
-                    span,
-                };
+                let mut def = FuncDef::empty(self.id(), Rc::from("<lambda>"), span);
+                def.is_lambda = true;
                 if let Some(p) = &l.parameters {
                     self.params(p, &mut def);
                 }

@@ -100,6 +100,27 @@ pub struct FuncDef {
     pub span: Span,
 }
 
+impl FuncDef {
+    /// A function with no parameters, body or decorators yet.
+    pub fn empty(id: u32, name: Name, span: Span) -> FuncDef {
+        FuncDef {
+            id,
+            name,
+            params: Vec::new(),
+            posonly: 0,
+            vararg: None,
+            kwonly: Vec::new(),
+            kwarg: None,
+            body: Vec::new(),
+            decorators: Vec::new(),
+            is_async: false,
+            is_generator: false,
+            is_lambda: false,
+            span,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct ClassDef {
     pub id: u32,
