@@ -75,6 +75,22 @@ CASES = {
         {"x": _tensor(rng, rng.choice([2, 3]), 1, 4), "w": _tensor(rng, rng.choice([2, 3]), 1, 4)},
     ),
     "triu": lambda rng: ("torch.triu(x, diagonal=1)", {"x": _tensor(rng, rng.randint(1, 3), 1, 4)}),
+    "topk_sort": lambda rng: (
+        rng.choice([f"x.topk({rng.randint(1, 4)}, dim={rng.randint(-2, 1)})[0]", f"torch.sort(x, dim={rng.randint(-2, 1)})[1]", f"torch.topk(x, {rng.randint(1, 5)})[0]"]),
+        {"x": _tensor(rng, rng.randint(1, 3), 1, 4)},
+    ),
+    "flip_roll": lambda rng: (
+        rng.choice([f"x.flip({rng.randint(-3, 2)})", f"torch.roll(x, 1, {rng.randint(-3, 2)})", "x.flip((0, 1))"]),
+        {"x": _tensor(rng, rng.randint(1, 3), 1, 4)},
+    ),
+    "gather": lambda rng: (
+        f"x.gather({rng.randint(-2, 1)}, i)",
+        {"x": _tensor(rng, rng.randint(1, 3), 2, 4), "i": ("long", _tensor(rng, rng.randint(1, 3), 1, 2))},
+    ),
+    "where": lambda rng: (
+        rng.choice(["torch.where(c, x, w)", "torch.where(c, x, 0.0)", "torch.where(x > 0, x, w)"]),
+        {"x": _tensor(rng, rng.randint(1, 3), 1, 3), "w": _tensor(rng, rng.randint(1, 3), 1, 3), "c": _tensor(rng, rng.randint(1, 2), 1, 3)},
+    ),
     "GroupNorm": lambda rng: (
         f"nn.GroupNorm({rng.choice([1, 2, 4])}, {rng.choice([4, 8])})(x)",
         {"x": _tensor(rng, rng.randint(2, 4), 2, 8)},
@@ -102,8 +118,9 @@ def test_api_matches_torch(api):
                 env[name] = torch.zeros(*spec[1], dtype=torch.long)
                 lines.append(f"{name} = torch.zeros({', '.join(map(str, spec[1]))}, dtype=torch.long)\n")
             else:
-                env[name] = torch.randn(*spec) if not expr.startswith("x.masked_fill") or name == "x" else torch.zeros(*spec, dtype=torch.bool)
-                if expr.startswith("x.masked_fill") and name == "m":
+                is_mask = (expr.startswith("x.masked_fill") and name == "m") or (expr.startswith("torch.where(c") and name == "c")
+                env[name] = torch.zeros(*spec, dtype=torch.bool) if is_mask else torch.randn(*spec)
+                if is_mask:
                     lines.append(f"{name} = torch.zeros({', '.join(map(str, spec))}, dtype=torch.bool)\n")
                 else:
                     lines.append(f"{name} = torch.randn({', '.join(map(str, spec))})\n")

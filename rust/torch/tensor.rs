@@ -173,6 +173,29 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
         }
         "manual_seed" | "set_grad_enabled" | "set_num_threads" | "save" | "set_default_dtype" | "set_printoptions" => return vec![(st, Value::None)],
         "cat" | "concat" | "concatenate" | "stack" => return cat_stack(interp, st, f == "stack", args, kwargs, span),
+        "where" if args.len() == 3 => {
+            // torch.where(cond, a, b): the three broadcast together
+            let shapes: Option<Vec<Shape>> = args
+                .iter()
+                .map(|a| match a {
+                    Value::Tensor(t) => Some(t.shape.clone()),
+                    Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(Shape::known(Vec::new())),
+                    _ => None,
+                })
+                .collect();
+            let Some(shapes) = shapes else { return vec![(st, Value::Unknown)] };
+            if matches!(&args[0], Value::Tensor(c) if c.dtype.is_some_and(|d| d != DType::Bool)) {
+                return vec![(st, Value::Unknown)]; // a non-bool condition raises: a dtype matter
+            }
+            let Some(ab) = broadcast(interp, &st, &shapes[1], &shapes[2], span, "torch.where") else { return Vec::new() };
+            let Some(all) = broadcast(interp, &st, &shapes[0], &ab, span, "torch.where") else { return Vec::new() };
+            let dtype = match (&args[1], &args[2]) {
+                (Value::Tensor(x), Value::Tensor(y)) if x.dtype == y.dtype => x.dtype,
+                (Value::Tensor(x), Value::Float(_) | Value::Int(_)) | (Value::Float(_) | Value::Int(_), Value::Tensor(x)) => x.dtype,
+                _ => None,
+            };
+            return vec![(st, tensor_value(all, dtype))];
+        }
         "matmul" | "mm" | "bmm" => {
             if let [a, b, ..] = args.as_slice() {
                 return matmul(interp, st, f, a.clone(), b.clone(), span);
@@ -811,6 +834,77 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             reduce(interp, st, &t, name, &args, &kwargs, span)
         }
         "chunk" | "split" | "tensor_split" | "unbind" => split(interp, st, &t, name, &args, &kwargs, span),
+        "topk" | "sort" => {
+            let b = if name == "topk" { bind(&["k", "dim", "largest", "sorted"], &args, &kwargs) } else { bind(&["dim", "descending"], &args, &kwargs) };
+            let d = match b.get("dim") {
+                None => -1,
+                Some(v) => match v.as_const_int() {
+                    Some(d) => d,
+                    None => return vec![(st, Value::Unknown)],
+                },
+            };
+            let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+            if rank == 0 {
+                return vec![(st, Value::Unknown)];
+            }
+            let Some(i) = check_dim(interp, &st, &s, d, span, name) else { return vec![(st, Value::Unknown)] };
+            if i == usize::MAX {
+                return Vec::new();
+            }
+            let mut dims = s.dims.clone();
+            if name == "topk" {
+                let Some(k) = b.get("k").and_then(|v| v.as_int()).cloned() else { return vec![(st, Value::Unknown)] };
+                if let Some(n) = dims[i].v.clone() {
+                    let violated = interp.poly_cmp(&st, &n, crate::shape::Rel::Lt, &k);
+                    let shown = interp.show_shape(&st, &s);
+                    let (ks, ns) = (k.display(&interp.syms), n.display(&interp.syms));
+                    if !interp.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
+                        (format!("topk: k={ks} is larger than dimension {i} of {shown} (size {ns})"), Vec::new())
+                    }) {
+                        return Vec::new();
+                    }
+                }
+                dims[i] = Dim::known(k, None);
+            }
+            let values = tensor_value(Shape::known(dims.clone()), t.dtype);
+            let indices = tensor_value(Shape::known(dims), Some(DType::Long));
+            vec![(st, Value::Tuple(Rc::new(vec![values, indices])))]
+        }
+        "flip" | "roll" => {
+            let dims_arg = if name == "flip" { args.first().or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) } else { args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) };
+            let ds: Option<Vec<i128>> = match dims_arg {
+                None => Some(Vec::new()),
+                Some(Value::Int(p)) => p.as_const().map(|c| vec![c]),
+                Some(v) => interp.iterate(&mut st, v, span).and_then(|items| items.iter().map(|x| x.as_const_int()).collect()),
+            };
+            let Some(ds) = ds else { return same(st) };
+            if s.rank().is_some() {
+                for d in ds {
+                    if check_dim(interp, &st, &s, d, span, name) == Some(usize::MAX) {
+                        return Vec::new();
+                    }
+                }
+            }
+            same(st)
+        }
+        "gather" => {
+            let b = bind(&["dim", "index"], &args, &kwargs);
+            let (Some(d), Some(Value::Tensor(idx))) = (b.get("dim").and_then(|v| v.as_const_int()), b.get("index")) else {
+                return vec![(st, Value::Unknown)];
+            };
+            let is = st.resolve(&idx.shape);
+            let (Some(rank), Some(ir)) = (s.rank(), is.rank()) else { return vec![(st, Value::Unknown)] };
+            let (shown, ishown) = (interp.show_shape(&st, &s), interp.show_shape(&st, &is));
+            if !interp.check(&st, span, Tri::from_bool(rank != ir && rank > 0 && ir > 0), &r::invalid_shape_argument::RULE, |_| {
+                (format!("gather: the index {ishown} must have as many dims as the input {shown}"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            if check_dim(interp, &st, &s, d, span, "gather") == Some(usize::MAX) {
+                return Vec::new();
+            }
+            vec![(st, tensor_value(is.clone(), t.dtype))]
+        }
         "masked_fill" | "masked_fill_" => match args.first().or(kwargs.iter().find(|(k, _)| &**k == "mask").map(|(_, v)| v)) {
             Some(Value::Tensor(m)) => {
                 let m = m.clone();
