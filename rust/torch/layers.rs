@@ -288,15 +288,8 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             for (st, s) in require_rank(interp, st, &t, ranks, &["N", "C", "D", "H", "W"][5 - ranks.iter().copied().max().unwrap_or(2).min(5)..], &[], span, &format!("{who}{kind}: ")) {
                 // channels at dim 1; refine the fresh channel dim by this first use
                 let c = s.dims[1].clone();
-                let eq = interp.dim_eq(&st, &c, &Dim::known(nf.clone(), None));
-                let (cs, ns) = (interp.show_dim(&c), nf.display(&interp.syms));
-                let shown = interp.show_shape(&st, &s);
-                let mut trace = Vec::new();
-                if let Some(w) = &c.why {
-                    trace.push(format!("{cs} came from {w}"));
-                }
-                if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
-                    (format!("{who}{kind}(num_features={ns}) got input {shown} with {cs} channels"), trace)
+                if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &c, &nf, Vec::new(), |shown, cs, ns| {
+                    format!("{who}{kind}(num_features={ns}) got input {shown} with {cs} channels")
                 }) {
                     continue;
                 }
@@ -310,11 +303,9 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             if s.prefix.is_some() || s.dims.len() < 2 {
                 return vec![(st, Value::Unknown)];
             }
-            let eq = interp.dim_eq(&st, &s.dims[1], &Dim::known(c.clone(), None));
-            let shown = interp.show_shape(&st, &s);
-            let (cs, ds) = (c.display(&interp.syms), interp.show_dim(&s.dims[1]));
-            if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
-                (format!("{who}GroupNorm(num_channels={cs}) got input {shown} with {ds} channels"), Vec::new())
+            let got = s.dims[1].clone();
+            if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &got, &c, Vec::new(), |shown, ds, cs| {
+                format!("{who}GroupNorm(num_channels={cs}) got input {shown} with {ds} channels")
             }) {
                 return Vec::new();
             }
@@ -337,15 +328,8 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             }
             let s = st.resolve(&t.shape);
             let Some(last) = s.dims.last().cloned() else { return vec![(st, Value::Unknown)] };
-            let eq = interp.dim_eq(&st, &last, &Dim::known(e.clone(), None));
-            let shown = interp.show_shape(&st, &s);
-            let (es, ls) = (e.display(&interp.syms), interp.show_dim(&last));
-            let mut trace = Vec::new();
-            if let Some(w) = &last.why {
-                trace.push(format!("{ls} came from {w}"));
-            }
-            if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
-                (format!("{who}{kind}({key}={es}) got input {shown} whose last dim is {ls}"), trace)
+            if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &last, &e, Vec::new(), |shown, ls, es| {
+                format!("{who}{kind}({key}={es}) got input {shown} whose last dim is {ls}")
             }) {
                 return Vec::new();
             }
@@ -473,19 +457,10 @@ fn linear(interp: &mut Interp, st: State, t: &Tensor, inf: &Poly, outf: Option<P
         }
     }
     let last = s.dims.last().unwrap().clone();
-    let eq = interp.dim_eq(&st, &last, &Dim::known(inf.clone(), None));
-    let shown = interp.show_shape(&st, &s);
-    let (ls, is) = (interp.show_dim_in(&st, &last), inf.display(&interp.syms));
     let who = layer_name(l);
-    let mut trace = Vec::new();
-    if let Some(w) = &last.why {
-        trace.push(format!("{ls} came from {w}"));
-    }
-    if let Some(lbl) = &l.label {
-        trace.push(format!("{lbl} expects in_features={is}"));
-    }
-    if !interp.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
-        (format!("{who}input {shown} does not fit Linear(in_features={is}): last dim {ls} != {is}"), trace)
+    let extra = l.label.iter().map(|lbl| format!("{lbl} expects in_features={}", inf.display(&interp.syms))).collect();
+    if !interp.expect_dim(&st, span, &r::matmul_shape_mismatch::RULE, &s, &last, inf, extra, |shown, ls, is| {
+        format!("{who}input {shown} does not fit Linear(in_features={is}): last dim {ls} != {is}")
     }) {
         return Vec::new();
     }
@@ -550,15 +525,8 @@ fn conv(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, n: usize, span: S
     for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], spatial_names(n), &fixed, span, &format!("{who}{kind}: ")) {
         let r = sh.dims.len();
         let c = sh.dims[r - n - 1].clone();
-        let eq = interp.dim_eq(&st, &c, &Dim::known(ic.clone(), None));
-        let shown = interp.show_shape(&st, &sh);
-        let (cs, is) = (interp.show_dim(&c), ic.display(&interp.syms));
-        let mut trace = Vec::new();
-        if let Some(w) = &c.why {
-            trace.push(format!("{cs} came from {w}"));
-        }
-        if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
-            (format!("{who}{kind}(in_channels={is}) got input {shown} with {cs} channels"), trace)
+        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &sh, &c, &ic, Vec::new(), |shown, cs, is| {
+            format!("{who}{kind}(in_channels={is}) got input {shown} with {cs} channels")
         }) {
             continue;
         }
@@ -771,15 +739,8 @@ fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Value>
     for (st, s) in require_rank(interp, st, t, &[2, 3], if batch_first { &["B", "T", "F"] } else { &["T", "B", "F"] }, &fixed, span, &format!("{who}{kind}: ")) {
         let r = s.dims.len();
         let feat = s.dims[r - 1].clone();
-        let eq = interp.dim_eq(&st, &feat, &Dim::known(input_size.clone(), None));
-        let shown = interp.show_shape(&st, &s);
-        let (fs, is) = (interp.show_dim(&feat), input_size.display(&interp.syms));
-        let mut trace = Vec::new();
-        if let Some(w) = &feat.why {
-            trace.push(format!("{fs} came from {w}"));
-        }
-        if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
-            (format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}"), trace)
+        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &feat, &input_size, Vec::new(), |shown, fs, is| {
+            format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
         }) {
             continue;
         }

@@ -161,6 +161,32 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// Check that a layer's input dim `got` is the size `want` the layer expects. `message`
+    /// gets the input shape, `got` and `want` as text; the trace says where `got` came from,
+    /// then `extra` lines. Returns false when the path ends here (torch raises).
+    #[allow(clippy::too_many_arguments)]
+    pub fn expect_dim(
+        &mut self,
+        st: &State,
+        site: Span,
+        rule: &'static Rule,
+        input: &Shape,
+        got: &Dim,
+        want: &Poly,
+        extra: Vec<String>,
+        message: impl FnOnce(&str, &str, &str) -> String,
+    ) -> bool {
+        let eq = self.dim_eq(st, got, &Dim::known(want.clone(), None));
+        let shown = self.show_shape(st, input);
+        let (gs, ws) = (self.show_dim_in(st, got), want.display(&self.syms));
+        let mut trace = Vec::new();
+        if let Some(w) = &got.why {
+            trace.push(format!("{gs} came from {w}"));
+        }
+        trace.extend(extra);
+        self.check(st, site, eq.not(), rule, |_| (message(&shown, &gs, &ws), trace))
+    }
+
     pub fn show_dim(&self, d: &Dim) -> String {
         match &d.v {
             Some(p) => p.display(&self.syms),
