@@ -266,30 +266,20 @@ def discover(paths: Sequence[str], settings: Settings, *, force_exclude: bool) -
             add(p)  # explicitly named files are checked whatever their suffix
             continue
         walk_root = Path(os.path.abspath(p))
+
+        def skipped(child: Path, is_dir: bool) -> bool:
+            if _excluded(child, settings):
+                return True
+            return settings.respect_gitignore and gitignores.ignored(
+                Path(os.path.abspath(child)), is_dir, walk_root
+            )
+
         for dirpath, dirnames, filenames in os.walk(p, onerror=None):
             here = Path(dirpath)
-            keep = []
-            for d in sorted(dirnames):
-                child = here / d
-                if _excluded(child, settings):
-                    continue
-                if settings.respect_gitignore and gitignores.ignored(
-                    Path(os.path.abspath(child)), True, walk_root
-                ):
-                    continue
-                keep.append(d)
-            dirnames[:] = keep
+            dirnames[:] = [d for d in sorted(dirnames) if not skipped(here / d, True)]
             for name in sorted(filenames):
-                if not name.endswith(PYTHON_SUFFIXES):
-                    continue
-                child = here / name
-                if _excluded(child, settings):
-                    continue
-                if settings.respect_gitignore and gitignores.ignored(
-                    Path(os.path.abspath(child)), False, walk_root
-                ):
-                    continue
-                add(child)
+                if name.endswith(PYTHON_SUFFIXES) and not skipped(here / name, False):
+                    add(here / name)
     return found
 
 
