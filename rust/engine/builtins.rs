@@ -1,6 +1,5 @@
 //! Python builtins the engine models. Everything else is an unknown value.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::interp::{Interp, Vals};
@@ -218,17 +217,9 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
         "isinstance" => isinstance(interp, &st, args.first(), args.get(1)),
         "getattr" => match (args.first(), args.get(1).and_then(|v| v.as_str())) {
             (Some(o), Some(attr)) => {
+                // (with a default, a missing attribute is unknown either way)
                 let attr: Name = Rc::from(attr);
-                let mut out = interp.get_attr(st, o.clone(), &attr, span);
-                if let Some(default) = args.get(2) {
-                    for (_, v) in out.iter_mut() {
-                        if v.is_unknown() {
-                            *v = Value::Unknown;
-                            let _ = default;
-                        }
-                    }
-                }
-                return out;
+                return interp.get_attr(st, o.clone(), &attr, span);
             }
             _ => Value::Unknown,
         },
@@ -260,7 +251,6 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
         "any" | "all" | "hasattr" | "callable" | "issubclass" => Value::Unknown,
         _ => Value::Unknown,
     };
-    let _ = BTreeMap::<u8, u8>::new();
     vec![(st, v)]
 }
 

@@ -180,28 +180,28 @@ impl<'a> Interp<'a> {
     // ----- outcomes -------------------------------------------------------------------
 
     pub fn record(&mut self, st: &State, site: Span, verdict: Verdict) {
-        let conds: Vec<String> = st
-            .branches
-            .iter()
-            .filter_map(|b| match b {
-                Branch::Sym(c) => Some(crate::shape::describe_cond(&self.syms, c)),
-                Branch::Opaque(..) | Branch::Assume(..) => None,
-            })
-            .collect();
+        let violated = matches!(verdict, Verdict::Violated(_));
+        // Only a violation's path condition is ever shown.
+        let condition = if violated {
+            let conds: Vec<String> = st
+                .branches
+                .iter()
+                .filter_map(|b| match b {
+                    Branch::Sym(c) => Some(crate::shape::describe_cond(&self.syms, c)),
+                    Branch::Opaque(..) | Branch::Assume(..) => None,
+                })
+                .collect();
+            if conds.is_empty() { None } else { Some(conds.join(" and ")) }
+        } else {
+            None
+        };
+        let branches = st.branches.clone();
         // One verdict per path and site: a violation overrides what earlier checks of the same
         // call on this path found (e.g. the first dim of `transpose` fine, the second not).
-        if matches!(verdict, Verdict::Violated(_)) {
-            let branches = st.branches.clone();
+        if violated {
             self.outcomes.retain(|o| !(o.site == site && o.branches == branches && !matches!(o.verdict, Verdict::Violated(_))));
         }
-        self.outcomes.push(Outcome {
-            site,
-            branches: st.branches.clone(),
-            verdict,
-            tainted: st.tainted,
-            suppressed: st.in_try > 0,
-            condition: if conds.is_empty() { None } else { Some(conds.join(" and ")) },
-        });
+        self.outcomes.push(Outcome { site, branches, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
     }
 
     // ----- scopes -----------------------------------------------------------------------
@@ -368,7 +368,7 @@ impl<'a> Interp<'a> {
                 let mut out = Vec::new();
                 for (mut st, f) in self.make_function(def, st, ctx) {
                     let name = def.name.clone();
-                    self.bind_def(&mut st, ctx, &name, f);
+                    self.set_var(&mut st, ctx, &name, f);
                     out.push((st, Flow::Normal));
                 }
                 out
@@ -512,13 +512,6 @@ impl<'a> Interp<'a> {
     fn tick_opaque(&mut self, st: &mut State, span: Span, side: u32) {
         st.branches.push(Branch::Opaque(span, side, 2));
         st.tainted = true;
-    }
-
-    fn bind_def(&mut self, st: &mut State, ctx: &Ctx, name: &Name, v: Value) {
-        match ctx.class_body {
-            Some(_) => self.set_var(st, ctx, name, v),
-            None => self.set_var(st, ctx, name, v),
-        }
     }
 
     fn while_loop(&mut self, test: &Expr, body: &[Stmt], orelse: &[Stmt], st: State, ctx: &Ctx) -> Paths {
@@ -667,11 +660,6 @@ impl<'a> Interp<'a> {
     fn element_of(&mut self, st: &mut State, it: &Value) -> Value {
         match it {
             Value::Gen(..) => self.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
-            Value::Range(a, _, s) if s.as_const() == Some(1) => {
-                // i >= a
-                let _ = a;
-                Value::Unknown
-            }
             _ => torch::element_of(self, st, it),
         }
     }
@@ -1081,26 +1069,19 @@ impl<'a> Interp<'a> {
                 out
             }
             ExprKind::Slice(a, b, c) => {
-                let mut acc: Vals = vec![(st, Value::None)];
-                let mut parts: Vec<Vec<Value>> = Vec::new();
-                let _ = &mut parts;
-                let mut results: Vec<(State, Vec<Value>)> = acc.drain(..).map(|(s, _)| (s, Vec::new())).collect();
+                // bounds left out are None
+                let mut results: Vec<(State, Vec<Value>)> = vec![(st, Vec::new())];
                 for part in [a, b, c] {
                     let mut next = Vec::new();
                     for (st, vs) in results {
-                        match part {
-                            Some(p) => {
-                                for (st, v) in self.eval(p, st, ctx) {
-                                    let mut vs = vs.clone();
-                                    vs.push(v);
-                                    next.push((st, vs));
-                                }
-                            }
-                            None => {
-                                let mut vs = vs;
-                                vs.push(Value::None);
-                                next.push((st, vs));
-                            }
+                        let vals = match part {
+                            Some(p) => self.eval(p, st, ctx),
+                            None => vec![(st, Value::None)],
+                        };
+                        for (st, v) in vals {
+                            let mut vs = vs.clone();
+                            vs.push(v);
+                            next.push((st, vs));
                         }
                     }
                     results = next;
@@ -1315,16 +1296,15 @@ impl<'a> Interp<'a> {
             }
         };
         if let (Some(x), Some(y)) = (ints(a), ints(b)) {
-            let (rel, l, r, neg) = match op {
-                CmpOp::Eq | CmpOp::Is => (Rel::Eq, x, y, false),
-                CmpOp::NotEq | CmpOp::IsNot => (Rel::Ne, x, y, false),
-                CmpOp::Lt => (Rel::Lt, x, y, false),
-                CmpOp::LtE => (Rel::Le, x, y, false),
-                CmpOp::Gt => (Rel::Lt, y, x, false),
-                CmpOp::GtE => (Rel::Le, y, x, false),
+            let (rel, l, r) = match op {
+                CmpOp::Eq | CmpOp::Is => (Rel::Eq, x, y),
+                CmpOp::NotEq | CmpOp::IsNot => (Rel::Ne, x, y),
+                CmpOp::Lt => (Rel::Lt, x, y),
+                CmpOp::LtE => (Rel::Le, x, y),
+                CmpOp::Gt => (Rel::Lt, y, x),
+                CmpOp::GtE => (Rel::Le, y, x),
                 _ => return Value::Unknown,
             };
-            let _ = neg;
             let Some(c) = Cond::cmp(&l, rel, &r) else { return Value::Unknown };
             return match st.facts.decide(&self.syms, &c) {
                 Tri::True => Value::Bool(true),

@@ -7,7 +7,6 @@ mod poly;
 pub use poly::{Atom, Poly, SymId};
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
 /// What the engine knows about one symbol, independent of the path.
 #[derive(Debug, Clone)]
@@ -126,13 +125,12 @@ impl Interval {
     }
 }
 
-/// The facts one path knows: equalities solved for a symbol, symbol ranges, and the branch
-/// conditions taken (for messages and export).
+/// The facts one path knows: equalities solved for a symbol, and symbol ranges. (The branch
+/// conditions themselves are the path's `Branch::Sym` entries, in `engine::value::State`.)
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Facts {
     subst: BTreeMap<SymId, Poly>,
     ranges: BTreeMap<SymId, (i128, Option<i128>)>,
-    pub conds: Vec<Cond>,
 }
 
 /// The per-file symbol table.
@@ -268,7 +266,6 @@ impl Facts {
             Tri::True => return true,
             Tri::Unknown => {}
         }
-        self.conds.push(cond.clone());
         match cond.rel {
             Rel::Eq => {
                 if let Some((id, value)) = p.solve_unit() {
@@ -333,23 +330,7 @@ impl Facts {
                 Some((*k, (*lo.min(lo2), hi)))
             })
             .collect();
-        let n = self.conds.iter().zip(o.conds.iter()).take_while(|(a, b)| a == b).count();
-        Facts { subst, ranges, conds: self.conds[..n].to_vec() }
-    }
-
-    /// The branch conditions as text, or `None` when there are none.
-    pub fn describe(&self, syms: &Symbols) -> Option<String> {
-        if self.conds.is_empty() {
-            return None;
-        }
-        let mut out = String::new();
-        for (i, c) in self.conds.iter().enumerate() {
-            if i > 0 {
-                out.push_str(" and ");
-            }
-            let _ = write!(out, "{}", describe_cond(syms, c));
-        }
-        Some(out)
+        Facts { subst, ranges }
     }
 }
 

@@ -484,14 +484,13 @@ fn conv_transpose_out(size: &Poly, k: &Poly, s: &Poly, p: &Poly, d: &Poly, op: &
 }
 
 fn check_spatial(interp: &mut Interp, st: &State, out: &[Option<Poly>], inp: &[Dim], who: &str, kind: &str, span: Span) -> bool {
-    for (o, i) in out.iter().zip(inp) {
+    for o in out {
         let Some(o) = o else { continue };
         let violated = interp.poly_cmp(st, o, Rel::Lt, &Poly::constant(1));
-        let (os, is) = (o.display(&interp.syms), interp.show_dim(i));
+        let os = o.display(&interp.syms);
         let ins: Vec<String> = inp.iter().map(|d| interp.show_dim(d)).collect();
         let outs: Vec<String> = out.iter().map(|o| o.as_ref().map(|p| p.display(&interp.syms)).unwrap_or("?".into())).collect();
         let (ins, outs) = (ins.join("x"), outs.join("x"));
-        let _ = is;
         if !interp.check(st, span, violated, &r::output_size_too_small::RULE, |_| {
             (format!("{who}{kind}: input size {ins} gives output size {outs}, which is too small ({os} < 1)"), Vec::new())
         }) {

@@ -1,7 +1,5 @@
 //! Loss modules and their functional twins: input/target agreement (SHP108).
 
-use std::rc::Rc;
-
 use super::tensor::{broadcast, tensor_value};
 use crate::engine::interp::{Interp, Vals};
 use crate::engine::value::*;
@@ -150,6 +148,5 @@ pub fn functional_loss(interp: &mut Interp, st: State, f: &str, args: &[Value], 
     let (Some(x), Some(y)) = (b.get("input"), b.get("target")) else { return Some(vec![(st, Value::Unknown)]) };
     let red = kwargs.iter().find(|(k, _)| &**k == "reduction").map(|(_, v)| v);
     let who = format!("F.{f} ");
-    let _ = Rc::<str>::from("");
     Some(call_loss(interp, st, kind, x, y, red, &who, span))
 }

@@ -491,16 +491,7 @@ pub fn call_method(interp: &mut Interp, st: State, recv: Value, name: &str, args
             };
             vec![(st, v)]
         }
-        Value::Tuple(items) => {
-            let v = match name {
-                "index" | "count" => Value::Unknown,
-                _ => {
-                    let _ = items;
-                    Value::Unknown
-                }
-            };
-            vec![(st, v)]
-        }
+        // tuple methods (`index`, `count`) and the rest are not modelled
         _ => vec![(st, Value::Unknown)],
     }
 }

@@ -1349,7 +1349,6 @@ pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> 
         .filter(|v| !matches!(v, Value::None) && v.as_str() != Some("<ellipsis>"))
         .map(|v| mask_rank(v).unwrap_or(1))
         .sum();
-    let has_ellipsis = items.iter().any(|v| v.as_str() == Some("<ellipsis>"));
     let shown = interp.show_shape(&st, &s);
     if !interp.check(&st, span, Tri::from_bool(consumed > rank), &r::index_out_of_range::RULE, |_| {
         (format!("too many indices for tensor {shown}: {consumed} indices for {rank} dimensions"), Vec::new())
@@ -1410,7 +1409,6 @@ pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> 
             _ => return vec![(st, Value::Unknown)],
         }
     }
-    let _ = has_ellipsis;
     out.extend(s.dims[k.min(rank)..].iter().cloned());
     vec![(st, tensor_value(Shape::known(out), t.dtype))]
 }
