@@ -1,0 +1,191 @@
+"""The differential harness: one generated program, run through the core and through real torch.
+
+An API is described by a `Spec`: its name as users write it (`torch.cat`, `Tensor.view`,
+`nn.Linear`, `F.pad`), its kind (function, method or module) and a generator that, given a seeded
+`random.Random`, returns one case: an expression and the tensors it uses. The expression must
+evaluate to one tensor (index a tuple result, e.g. `lstm(x)[0]`).
+
+For each case the harness builds the program
+
+    import torch / torch.nn as nn / torch.nn.functional as F
+    x = torch.randn(2, 3)          # one line per input
+    y = <expression>
+
+and compares (`compare`):
+- torch runs: the core must not report an SHP1xx finding, and when it infers a fully known shape
+  for `y` that shape (and the dtype, when the core names one) must equal torch's: **agree**; when
+  the core infers nothing or a partly unknown shape: **silent**.
+- torch raises: an SHP1xx finding is **agree**; no finding and no fully known shape is **silent**;
+  a fully known shape without a finding is a disagreement (the model misses a precondition).
+Anything else is a **disagreement**, recorded with the program for the failure message.
+
+The core is driven through `shape_lint._core` only; torch is imported by the tests, never by it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Callable
+
+KINDS = ("function", "method", "module")
+
+PRELUDE = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+
+
+@dataclasses.dataclass(frozen=True)
+class Input:
+    """A tensor input: its shape, and how it is made (`randn`, a long `randint`, a bool mask)."""
+
+    shape: tuple[int, ...]
+    kind: str = "float"  # float | long | bool | double
+    high: int = 2  # exclusive upper bound of the values of a long tensor
+
+    def source(self) -> str:
+        dims = ", ".join(map(str, self.shape))
+        tup = f"({dims},)" if len(self.shape) == 1 else f"({dims})"
+        if self.kind == "long":
+            return f"torch.randint(0, {self.high}, {tup})"
+        if self.kind == "bool":
+            return f"torch.rand({tup}) > 0.5" if self.shape else "torch.tensor(True)"
+        if self.kind == "double":
+            return f"torch.randn({tup}, dtype=torch.float64)"
+        return f"torch.randn({tup})" if self.shape else "torch.tensor(0.5)"
+
+
+def T(*shape: int) -> Input:  # noqa: N802 - reads like a type in the specs
+    """A float tensor of this shape."""
+    return Input(tuple(shape))
+
+
+def L(*shape: int, high: int = 2) -> Input:  # noqa: N802
+    """A long tensor of this shape with values in [0, high)."""
+    return Input(tuple(shape), "long", high)
+
+
+def B(*shape: int) -> Input:  # noqa: N802
+    """A bool tensor of this shape."""
+    return Input(tuple(shape), "bool")
+
+
+def D(*shape: int) -> Input:  # noqa: N802
+    """A float64 tensor of this shape."""
+    return Input(tuple(shape), "double")
+
+
+Case = tuple[str, dict[str, Input]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Spec:
+    """One API under test: `api` as users write it, its `kind`, and a case generator."""
+
+    api: str
+    kind: str
+    gen: Callable[[random.Random], Case]
+    cases: int = 40
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"{self.api}: kind {self.kind!r} is not one of {KINDS}")
+
+
+def shape(rng: random.Random, rank: int | None = None, lo: int = 1, hi: int = 5, max_rank: int = 4) -> tuple[int, ...]:
+    """A random shape: `rank` dims (or a random rank in 1..max_rank), each in [lo, hi]."""
+    r = rng.randint(1, max_rank) if rank is None else rank
+    return tuple(rng.randint(lo, hi) for _ in range(r))
+
+
+def program(expr: str, inputs: dict[str, Input]) -> str:
+    body = "".join(f"{name} = {inp.source()}\n" for name, inp in inputs.items())
+    return PRELUDE + body + f"y = {expr}\n"
+
+
+_DTYPES = {"float32": "float", "float64": "double", "float16": "half", "bfloat16": "bfloat16",
+           "int64": "long", "int32": "int", "int16": "short", "int8": "char", "uint8": "byte", "bool": "bool"}
+
+
+@dataclasses.dataclass
+class Outcome:
+    verdict: str  # agree | silent | disagree
+    raised: bool  # torch raised on this case
+    detail: str = ""
+
+
+def run_torch(torch, expr: str, inputs: dict[str, Input]):
+    """(shape, dtype name) of the expression under real torch, or None when torch raises."""
+    env = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional}
+    try:
+        for name, inp in inputs.items():
+            env[name] = eval(inp.source(), env)  # noqa: S307 - generated test input
+        out = eval(expr, env)  # noqa: S307
+    except Exception:  # noqa: BLE001 - any torch error counts as "raises"
+        return None
+    if not isinstance(out, torch.Tensor):
+        raise TypeError(f"{expr!r} must evaluate to a tensor, got {type(out).__name__}")
+    return tuple(out.shape), _DTYPES.get(str(out.dtype).removeprefix("torch."), "?")
+
+
+def run_core(core, src: str):
+    """(SHP1xx findings, the core's shape text for `y` or None)."""
+    line = src.count("\n")
+    findings = [f for f in core.check_source(src, "t.py") if f["code"].startswith("SHP1")]
+    shown = dict(core.show_shapes(src, "t.py")).get(line)
+    return findings, shown
+
+
+def parse_shown(shown: str):
+    """'y: [2, 3] float' -> ((2, 3), 'float'); None when any part of the shape is unknown."""
+    if shown is None or "|" in shown or "[" not in shown:
+        return None
+    body = shown[shown.index("[") + 1: shown.index("]")]
+    rest = shown[shown.index("]") + 1:].strip() or None
+    dims = [d.strip() for d in body.split(",") if d.strip()]
+    if not all(d.isdigit() for d in dims):
+        return None
+    return tuple(int(d) for d in dims), rest
+
+
+def compare(torch, core, expr: str, inputs: dict[str, Input]) -> Outcome:
+    src = program(expr, inputs)
+    want = run_torch(torch, expr, inputs)
+    findings, shown = run_core(core, src)
+    got = parse_shown(shown)
+    if want is not None:
+        if findings:
+            return Outcome("disagree", False, f"torch gives {want[0]}, core reports {findings[0]['message']}\n{src}")
+        if got is None:
+            return Outcome("silent", False)
+        if got[0] != want[0]:
+            return Outcome("disagree", False, f"torch gives {want[0]}, core infers {shown}\n{src}")
+        if got[1] not in (None, "?") and got[1] != want[1]:
+            return Outcome("disagree", False, f"torch gives dtype {want[1]}, core infers {shown}\n{src}")
+        return Outcome("agree", False)
+    if findings:
+        return Outcome("agree", True)
+    if got is not None:
+        return Outcome("disagree", True, f"torch raises, core infers {shown} and reports nothing\n{src}")
+    return Outcome("silent", True)
+
+
+@dataclasses.dataclass
+class Tally:
+    cases: int = 0
+    agree: int = 0
+    silent: int = 0
+    disagree: int = 0
+    raises: int = 0  # cases where torch raised (valid and invalid inputs both get generated)
+    failures: list[str] = dataclasses.field(default_factory=list)
+
+
+def run_spec(torch, core, spec: Spec) -> Tally:
+    rng = random.Random(spec.api)
+    tally = Tally()
+    for _ in range(spec.cases):
+        expr, inputs = spec.gen(rng)
+        outcome = compare(torch, core, expr, inputs)
+        tally.cases += 1
+        setattr(tally, outcome.verdict, getattr(tally, outcome.verdict) + 1)
+        tally.raises += outcome.raised
+        if outcome.detail:
+            tally.failures.append(outcome.detail)
+    return tally
