@@ -34,6 +34,14 @@ impl Tri {
     pub fn from_bool(b: bool) -> Tri {
         if b { Tri::True } else { Tri::False }
     }
+    /// Three-valued `or`: true if either is, false if both are.
+    pub fn or(self, other: Tri) -> Tri {
+        match (self, other) {
+            (Tri::True, _) | (_, Tri::True) => Tri::True,
+            (Tri::False, Tri::False) => Tri::False,
+            _ => Tri::Unknown,
+        }
+    }
 }
 
 /// `lhs op 0`.

@@ -6,6 +6,8 @@
 pub mod data;
 pub mod layers;
 pub mod losses;
+pub mod pointwise;
+pub mod shape_ops;
 pub mod tensor;
 
 use std::collections::BTreeMap;

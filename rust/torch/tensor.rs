@@ -94,6 +94,9 @@ pub fn check_dim(interp: &mut Interp, st: &State, s: &Shape, d: i128, span: Span
 pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     let dt = arg_dtype(&kwargs);
+    if super::pointwise::handles(f) && args.iter().take(2).any(|a| matches!(a, Value::Tensor(_))) {
+        return super::pointwise::call(interp, st, f, &args, &kwargs, span, false);
+    }
     match f {
         "zeros" | "ones" | "empty" | "rand" | "randn" => {
             let size_kw = kwargs.iter().find(|(k, _)| &**k == "size").map(|(_, v)| vec![v.clone()]);
@@ -131,6 +134,15 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
                 None => vec![(st, Value::Unknown)],
             };
         }
+        "linspace" | "logspace" => {
+            let b = bind(&["start", "end", "steps"], &args, &kwargs);
+            let Some(n) = b.get("steps").and_then(dim_of) else { return vec![(st, Value::Unknown)] };
+            let bad = n.as_const().map(|c| c < 0).map(Tri::from_bool).unwrap_or(Tri::Unknown);
+            if !interp.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("torch.{f}: the number of steps must be non-negative"), Vec::new())) {
+                return Vec::new();
+            }
+            return vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Float))))];
+        }
         "arange" => {
             let ints: Vec<Option<i128>> = args.iter().map(|a| a.as_const_int()).collect();
             let n = match ints.as_slice() {
@@ -140,6 +152,11 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
                 _ => None,
             };
             let is_float = args.iter().any(|a| matches!(a, Value::Float(_)));
+            if !interp.check(&st, span, Tri::from_bool(n.is_some_and(|n| n < 0)), &r::invalid_shape_argument::RULE, |_| {
+                ("torch.arange: the end is before the start for a positive step (the range would have a negative length)".to_string(), Vec::new())
+            }) {
+                return Vec::new();
+            }
             let dim = match (n, args.as_slice()) {
                 (Some(n), _) => Dim::konst(n.max(0)),
                 (None, [Value::Int(p)]) => Dim::known(p.clone(), None),
@@ -149,16 +166,7 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             return vec![(st, tensor_value(Shape::known(vec![dim]), dtype))];
         }
         "einsum" => return einsum(interp, st, &args, span),
-        "triu" | "tril" => {
-            if let Some(first @ Value::Tensor(_)) = args.first().cloned() {
-                let Value::Tensor(t) = &first else { unreachable!() };
-                let s = st.resolve(&t.shape);
-                if s.rank().is_some_and(|r| r >= 2) {
-                    return vec![(st, first.clone())];
-                }
-            }
-            return vec![(st, Value::Unknown)];
-        }
+        "tensor" | "as_tensor" => return super::shape_ops::tensor_literal(interp, st, &args, &kwargs, span),
         "randperm" => {
             let Some(n) = args.first().and_then(dim_of) else { return vec![(st, Value::Unknown)] };
             return vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Long))))];
@@ -173,6 +181,28 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
         }
         "manual_seed" | "set_grad_enabled" | "set_num_threads" | "save" | "set_default_dtype" | "set_printoptions" => return vec![(st, Value::None)],
         "cat" | "concat" | "concatenate" | "stack" => return cat_stack(interp, st, f == "stack", args, kwargs, span),
+        "hstack" | "vstack" | "row_stack" => {
+            // atleast_1d (hstack) / atleast_2d (vstack), then cat along dim 1 (0 for 1-D hstack) / 0
+            let Some(items) = args.first().and_then(|v| interp.iterate(&mut st, v, span)) else { return vec![(st, Value::Unknown)] };
+            let mut lifted = Vec::with_capacity(items.len());
+            let mut first_rank = None;
+            for it in &items {
+                let Value::Tensor(x) = it else { return vec![(st, Value::Unknown)] };
+                let xs = st.resolve(&x.shape);
+                let Some(rank) = xs.rank() else { return vec![(st, Value::Unknown)] };
+                let dims = match (f, rank) {
+                    (_, 0) if f == "hstack" => vec![Dim::konst(1)],
+                    (_, 0) => vec![Dim::konst(1), Dim::konst(1)],
+                    (_, 1) if f != "hstack" => vec![Dim::konst(1), xs.dims[0].clone()],
+                    _ => xs.dims.clone(),
+                };
+                first_rank.get_or_insert(dims.len());
+                lifted.push(tensor_value(Shape::known(dims), x.dtype));
+            }
+            let d = if f == "hstack" && first_rank != Some(1) { 1 } else { 0 };
+            let list = Value::Tuple(Rc::new(lifted));
+            return cat_stack(interp, st, false, vec![list, Value::int(d)], Vec::new(), span);
+        }
         "where" if args.len() == 3 => {
             // torch.where(cond, a, b): the three broadcast together
             let shapes: Option<Vec<Shape>> = args
@@ -196,7 +226,7 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             };
             return vec![(st, tensor_value(all, dtype))];
         }
-        "matmul" | "mm" | "bmm" => {
+        "matmul" => {
             if let [a, b, ..] = args.as_slice() {
                 return matmul(interp, st, f, a.clone(), b.clone(), span);
             }
@@ -379,31 +409,7 @@ pub fn binop(interp: &mut Interp, st: State, op: BinOp, a: Value, b: Value, span
     if op == BinOp::MatMul {
         return matmul(interp, st, "matmul", a, b, span);
     }
-    let _ = inplace;
-    match (&a, &b) {
-        (Value::Tensor(x), Value::Tensor(y)) => {
-            let what = format!("operator {}", op.symbol());
-            match broadcast(interp, &st, &x.shape, &y.shape, span, &what) {
-                Some(s) => {
-                    let dt = if x.dtype == y.dtype { x.dtype } else { None };
-                    vec![(st, tensor_value(s, dt))]
-                }
-                None => Vec::new(),
-            }
-        }
-        (Value::Tensor(x), Value::Int(_) | Value::Float(_) | Value::Bool(_)) | (Value::Int(_) | Value::Float(_) | Value::Bool(_), Value::Tensor(x)) => {
-            let dt = if matches!(a, Value::Float(_)) || matches!(b, Value::Float(_)) || op == BinOp::Div {
-                match x.dtype {
-                    Some(DType::Long | DType::Int | DType::Bool) => Some(DType::Float),
-                    d => d,
-                }
-            } else {
-                x.dtype
-            };
-            vec![(st, tensor_value(x.shape.clone(), dt))]
-        }
-        _ => vec![(st, Value::Unknown)],
-    }
+    super::pointwise::operator(interp, st, op, a, b, span, inplace)
 }
 
 /// `F.interpolate` / `nn.Upsample`: spatial dims (all but the first two) become `size`, or
@@ -536,13 +542,7 @@ fn einsum(interp: &mut Interp, st: State, args: &[Value], span: Span) -> Vals {
 
 /// Elementwise comparison (`x != pad`, `scores > 0`): a bool tensor of the broadcast shape.
 pub fn compare(interp: &mut Interp, st: State, a: Value, b: Value, span: Span) -> Vals {
-    binop(interp, st, BinOp::Sub, a, b, span, false)
-        .into_iter()
-        .map(|(s, v)| match v {
-            Value::Tensor(t) => (s, tensor_value(t.shape.clone(), Some(DType::Bool))),
-            other => (s, other),
-        })
-        .collect()
+    super::pointwise::comparison(interp, st, a, b, span)
 }
 
 /// `torch.matmul` semantics (and `mm`, `bmm` with their rank requirements).
@@ -670,6 +670,15 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
     let mut st = st;
     let s = st.resolve(&t.shape);
     let same = |st: State| vec![(st, Value::Tensor(t.clone()))];
+    if super::pointwise::handles(name) {
+        let mut all = Vec::with_capacity(args.len() + 1);
+        all.push(recv.clone());
+        all.extend(args);
+        return super::pointwise::call(interp, st, name, &all, &kwargs, span, true);
+    }
+    if let Some(v) = super::shape_ops::method(interp, st.clone(), &t, name, &args, &kwargs, span) {
+        return v;
+    }
     match name {
         "view" | "reshape" => {
             if let Some(Value::Str(_)) = args.first() {
@@ -681,7 +690,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         | "log" | "abs" | "sqrt" | "neg" | "clamp" | "clamp_" | "clip" | "pin_memory" | "zero_" | "fill_" | "normal_" | "uniform_"
         | "sin" | "cos" | "square" | "rsqrt" | "erf" | "floor" | "ceil" | "round" | "sign" | "log1p" | "expm1" | "exp_"
         | "sigmoid_" | "tanh_" | "retain_grad" | "share_memory_" | "pow" | "add_" | "sub_"
-        | "mul_" | "div_" | "bernoulli" | "dropout" | "gelu" | "silu" | "softplus" | "type_as" | "requires_grad" => same(st),
+        | "mul_" | "div_" | "bernoulli" | "dropout" | "gelu" | "silu" | "softplus" | "requires_grad" => same(st),
         "float" | "double" | "half" | "long" | "int" | "bool" | "bfloat16" => {
             let dt = match name {
                 "float" => DType::Float,
@@ -780,13 +789,6 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             let (Some(a), Some(b)) = (args.first().and_then(|v| v.as_const_int()), args.get(1).and_then(|v| v.as_const_int())) else { return vec![(st, Value::Unknown)] };
             transpose(interp, st, &t, a, b, span)
         }
-        "t" => {
-            let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-            if rank < 2 {
-                return same(st);
-            }
-            transpose(interp, st, &t, 0, 1, span)
-        }
         "permute" => {
             let dims_arg: Vec<Value> = match args.as_slice() {
                 [one] if !matches!(one, Value::Int(_)) => interp.iterate(&mut st, one, span).unwrap_or_default(),
@@ -818,7 +820,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             }
             vec![(st, tensor_value(Shape::known(out), t.dtype))]
         }
-        "softmax" | "log_softmax" | "cumsum" | "cumprod" | "argsort" => {
+        "softmax" | "log_softmax" | "cumsum" | "cumprod" | "argsort" | "logcumsumexp" | "cummax" | "cummin" => {
             let b = bind(&["dim"], &args, &kwargs);
             if let Some(d) = b.get("dim").and_then(|v| v.as_const_int()) {
                 if check_dim(interp, &st, &s, d, span, name) == Some(usize::MAX) {
@@ -828,9 +830,17 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             if name == "argsort" {
                 return vec![(st, tensor_value(t.shape.clone(), Some(DType::Long)))];
             }
+            if matches!(name, "cummax" | "cummin") {
+                if b.get("dim").and_then(|v| v.as_const_int()).is_none() {
+                    return vec![(st, Value::Unknown)];
+                }
+                let idx = tensor_value(t.shape.clone(), Some(DType::Long));
+                return vec![(st, Value::Tuple(Rc::new(vec![Value::Tensor(t.clone()), idx])))];
+            }
             same(st)
         }
-        "sum" | "mean" | "prod" | "std" | "var" | "amax" | "amin" | "logsumexp" | "any" | "all" | "argmax" | "argmin" | "max" | "min" => {
+        "sum" | "mean" | "prod" | "std" | "var" | "amax" | "amin" | "logsumexp" | "any" | "all" | "argmax" | "argmin" | "max" | "min"
+        | "nansum" | "nanmean" | "norm" | "count_nonzero" | "median" | "nanmedian" | "mode" | "kthvalue" => {
             reduce(interp, st, &t, name, &args, &kwargs, span)
         }
         "chunk" | "split" | "tensor_split" | "unbind" => split(interp, st, &t, name, &args, &kwargs, span),
@@ -886,24 +896,6 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
                 }
             }
             same(st)
-        }
-        "gather" => {
-            let b = bind(&["dim", "index"], &args, &kwargs);
-            let (Some(d), Some(Value::Tensor(idx))) = (b.get("dim").and_then(|v| v.as_const_int()), b.get("index")) else {
-                return vec![(st, Value::Unknown)];
-            };
-            let is = st.resolve(&idx.shape);
-            let (Some(rank), Some(ir)) = (s.rank(), is.rank()) else { return vec![(st, Value::Unknown)] };
-            let (shown, ishown) = (interp.show_shape(&st, &s), interp.show_shape(&st, &is));
-            if !interp.check(&st, span, Tri::from_bool(rank != ir && rank > 0 && ir > 0), &r::invalid_shape_argument::RULE, |_| {
-                (format!("gather: the index {ishown} must have as many dims as the input {shown}"), Vec::new())
-            }) {
-                return Vec::new();
-            }
-            if check_dim(interp, &st, &s, d, span, "gather") == Some(usize::MAX) {
-                return Vec::new();
-            }
-            vec![(st, tensor_value(is.clone(), t.dtype))]
         }
         "masked_fill" | "masked_fill_" => match args.first().or(kwargs.iter().find(|(k, _)| &**k == "mask").map(|(_, v)| v)) {
             Some(Value::Tensor(m)) => {
@@ -1010,13 +1002,9 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             dims[i] = Dim::known(len.clone(), None);
             vec![(st, tensor_value(Shape::known(dims), t.dtype))]
         }
-        "matmul" | "mm" | "bmm" => match args.first() {
+        "matmul" => match args.first() {
             Some(b) => matmul(interp, st, name, recv.clone(), b.clone(), span),
             None => vec![(st, Value::Unknown)],
-        },
-        "expand_as" | "view_as" | "reshape_as" => match args.first() {
-            Some(Value::Tensor(o)) => vec![(st, tensor_value(o.shape.clone(), t.dtype))],
-            _ => vec![(st, Value::Unknown)],
         },
         "add" | "sub" | "mul" | "div" | "maximum" | "minimum" | "eq" | "ne" | "lt" | "gt" | "le" | "ge" => match args.first() {
             Some(b) => {
@@ -1040,6 +1028,7 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
     let s = st.resolve(&t.shape);
     let params: &[&str] = match name {
         "chunk" => &["chunks", "dim"],
+        "tensor_split" => &["indices_or_sections", "dim"],
         "unbind" => &["dim"],
         _ => &["split_size_or_sections", "dim"],
     };
@@ -1084,6 +1073,14 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
             dims.remove(i);
             n.as_const().filter(|k| *k <= 64).map(|k| vec![tensor_value(Shape::known(dims), t.dtype); k as usize])
         }
+        // k sections: the first n % k get n / k + 1 elements, the others n / k
+        "tensor_split" => match (b.get("indices_or_sections"), n.as_const()) {
+            (Some(Value::Int(p)), Some(nn)) => match p.as_const() {
+                Some(k) if k > 0 && k <= 64 => Some((0..k).map(|j| with(Dim::konst(nn / k + i128::from(j < nn % k)))).collect()),
+                _ => None,
+            },
+            _ => None,
+        },
         "chunk" => match (b.get("chunks").and_then(|v| v.as_const_int()), n.as_const()) {
             (Some(k), Some(nn)) if k > 0 && k <= 64 => {
                 let size = (nn + k - 1) / k;
@@ -1237,21 +1234,36 @@ fn reduce(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Va
         // `std(dim, unbiased, keepdim)`: the second positional is not keepdim
         return vec![(st, Value::Unknown)];
     }
-    let b = bind(&["dim", "keepdim"], args, kwargs);
+    let params: &[&str] = match name {
+        "norm" => &["p", "dim", "keepdim"],
+        "kthvalue" => &["k", "dim", "keepdim"],
+        "count_nonzero" => &["dim"],
+        _ => &["dim", "keepdim"],
+    };
+    let mut b = bind(params, args, kwargs);
+    if matches!(name, "kthvalue" | "mode") && !b.contains_key("dim") {
+        b.insert("dim", Value::int(-1));
+    }
     let keep = match b.get("keepdim") {
         Some(Value::Bool(k)) => *k,
         None => false,
         _ => return vec![(st, Value::Unknown)],
     };
-    let idx_dtype = matches!(name, "argmax" | "argmin");
+    let idx_dtype = matches!(name, "argmax" | "argmin" | "count_nonzero");
     let out_dtype = if idx_dtype { Some(DType::Long) } else if matches!(name, "any" | "all") { Some(DType::Bool) } else { t.dtype };
-    let Some(dimv) = b.get("dim") else {
-        // full reduction
-        if matches!(name, "max" | "min") && !args.is_empty() {
-            return vec![(st, Value::Unknown)];
+    // (values, indices) when reducing along a dim
+    let pair = matches!(name, "max" | "min" | "median" | "nanmedian" | "mode" | "kthvalue");
+    let dimv = match b.get("dim") {
+        None | Some(Value::None) => {
+            // full reduction
+            if matches!(name, "max" | "min") && !args.is_empty() {
+                return vec![(st, Value::Unknown)];
+            }
+            return vec![(st, tensor_value(Shape::known(Vec::new()), out_dtype))];
         }
-        return vec![(st, tensor_value(Shape::known(Vec::new()), out_dtype))];
+        Some(d) => d.clone(),
     };
+    let dimv = &dimv;
     let dims: Vec<i128> = match dimv {
         Value::Int(_) => match dimv.as_const_int() {
             Some(d) => vec![d],
@@ -1286,8 +1298,18 @@ fn reduce(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Va
         }
     }
     let _ = rank;
+    if name == "kthvalue" {
+        if let (Some(Value::Int(k)), [i]) = (b.get("k"), idx.as_slice()) {
+            let n = s.dims.get(*i).and_then(|d| d.v.clone()).unwrap_or(Poly::constant(1));
+            let bad = interp.poly_cmp(&st, &n, crate::shape::Rel::Lt, k).or(interp.poly_cmp(&st, k, crate::shape::Rel::Lt, &Poly::constant(1)));
+            let (shown, ks) = (interp.show_shape(&st, &s), k.display(&interp.syms));
+            if !interp.check(&st, span, bad, &r::index_out_of_range::RULE, |_| (format!("kthvalue: k={ks} is out of range for {shown} along dim {i}"), Vec::new())) {
+                return Vec::new();
+            }
+        }
+    }
     let v = tensor_value(Shape::known(out.clone()), out_dtype);
-    if matches!(name, "max" | "min") {
+    if pair {
         let i = tensor_value(Shape::known(out), Some(DType::Long));
         return vec![(st, Value::Tuple(Rc::new(vec![v, i])))];
     }
@@ -1306,11 +1328,14 @@ pub fn tensor_attr(interp: &mut Interp, st: State, o: Value, name: &Name, span: 
             vec![(st, Value::LibMethod(Box::new(o.clone()), Rc::from("<shape>")))]
         }
         "ndim" => vec![(st, s.rank().map(|r| Value::int(r as i128)).unwrap_or(Value::Unknown))],
-        "T" | "mT" | "data" | "real" => {
+        "T" | "mT" | "mH" | "data" | "real" => {
             if &**name == "data" {
                 return vec![(st, o.clone())];
             }
-            tensor_method(interp, st, o.clone(), if &**name == "T" { "t" } else { "contiguous" }, Vec::new(), Vec::new(), span)
+            if &**name == "real" {
+                return vec![(st, o.clone())];
+            }
+            tensor_method(interp, st, o.clone(), name, Vec::new(), Vec::new(), span)
         }
         "dtype" | "device" | "grad" | "is_cuda" | "requires_grad" | "grad_fn" => vec![(st, Value::Unknown)],
         _ => vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))],

@@ -1,9 +1,456 @@
-"""Specs for tensor creation, elementwise, shape and reduction ops (functions and Tensor methods)."""
+"""Specs for tensor creation, elementwise, shape, reduction and matrix ops (functions and Tensor methods).
+
+Generators mix valid and invalid shapes, dims and sizes so that both directions of the comparison
+(torch runs / torch raises) are exercised. Families of APIs with one semantics (unary elementwise,
+broadcasting binary ops, reductions) share one generator.
+"""
 from __future__ import annotations
 
-from .harness import L, Spec, T, shape  # noqa: F401 - L is for specs below
+import random
 
-SPECS = [
-    Spec("torch.cat", "function", lambda r: (f"torch.cat([a, b], dim={r.randint(-3, 2)})", {"a": T(*shape(r, r.randint(1, 3), 1, 3)), "b": T(*shape(r, r.randint(1, 3), 1, 3))})),
-    Spec("Tensor.view", "method", lambda r: ("x.view(" + ", ".join(str(r.choice([-1, 1, 2, 3, 4, 6])) for _ in range(r.randint(1, 3))) + ")", {"x": T(*shape(r, r.randint(1, 3), 1, 4))})),
+from .harness import B, L, Spec, T, shape
+
+# ---------------------------------------------------------------- generators
+
+
+def rank_shape(r: random.Random, lo: int = 0, hi: int = 4, dlo: int = 1, dhi: int = 4) -> tuple[int, ...]:
+    return shape(r, r.randint(lo, hi), dlo, dhi)
+
+
+def broadcast_pair(r: random.Random) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Two shapes that broadcast about half the time."""
+    a = rank_shape(r, 0, 4, 1, 4)
+    b = list(a[r.randint(0, len(a)):]) if a else []
+    b = [1 if r.random() < 0.3 else d for d in b]
+    if r.random() < 0.2:
+        b = [r.randint(1, 3)] + b
+    if b and r.random() < 0.45:
+        i = r.randrange(len(b))
+        b[i] = b[i] + r.randint(1, 2)
+    if r.random() < 0.5:
+        return a, tuple(b)
+    return tuple(b), a
+
+
+def dim_arg(r: random.Random, rank: int) -> int:
+    """A dim, out of range for the rank about a fifth of the time."""
+    return r.randint(-rank - 1, rank) if rank else r.choice([-1, 0, 1])
+
+
+def fmt_shape(s) -> str:
+    return ", ".join(map(str, s))
+
+
+# ---------------------------------------------------------------- families
+
+UNARY = [
+    "abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "sigmoid", "relu", "floor", "ceil",
+    "round", "trunc", "frac", "sign", "square", "reciprocal", "erf", "erfc", "isnan", "isinf", "isfinite",
+    "logical_not", "nan_to_num", "sgn", "positive", "signbit", "deg2rad", "rad2deg", "lgamma", "digamma",
+]
+UNARY_METHODS_ONLY = ["abs_", "neg_", "exp_", "log_", "sqrt_", "sigmoid_", "tanh_", "relu_", "clone", "detach",
+                      "contiguous", "float", "double", "half", "long", "int", "bool", "cpu", "requires_grad_", "zero_",
+                      "fill_", "normal_", "uniform_", "bernoulli", "exponential_"]
+METHOD_ARGS = {"fill_": "0.5", "bernoulli": "", "bernoulli_": "0.5"}
+
+
+def unary_fn(name):
+    return lambda r: (f"torch.{name}(x)", {"x": T(*rank_shape(r))})
+
+
+def unary_method(name):
+    arg = METHOD_ARGS.get(name, "")
+    if name == "bernoulli":
+        return lambda r: ("x.sigmoid().bernoulli()", {"x": T(*rank_shape(r))})
+    return lambda r: (f"x.{name}({arg})", {"x": T(*rank_shape(r))})
+
+
+BINARY = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "maximum",
+          "minimum", "fmax", "fmin", "atan2", "hypot", "eq", "ne", "lt", "le", "gt", "ge", "copysign",
+          "logical_and", "logical_or", "logical_xor", "xlogy", "subtract", "multiply", "divide", "greater",
+          "less", "not_equal", "greater_equal", "less_equal"]
+OPERATORS = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__floordiv__": "//",
+             "__mod__": "%", "__pow__": "**", "__eq__": "==", "__ne__": "!=", "__lt__": "<", "__le__": "<=",
+             "__gt__": ">", "__ge__": ">=", "__and__": "&", "__or__": "|", "__xor__": "^"}
+INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "clamp_min_", "copy_"]
+
+
+def binary_fn(name):
+    def gen(r):
+        a, b = broadcast_pair(r)
+        return f"torch.{name}(a, b)", {"a": T(*a), "b": T(*b)}
+    return gen
+
+
+def binary_method(name):
+    def gen(r):
+        a, b = broadcast_pair(r)
+        return f"a.{name}(b)", {"a": T(*a), "b": T(*b)}
+    return gen
+
+
+def operator(op):
+    bool_op = op in "&|^"
+
+    def gen(r):
+        a, b = broadcast_pair(r)
+        mk = B if bool_op else T
+        return f"a {op} b", {"a": mk(*a), "b": mk(*b)}
+    return gen
+
+
+def inplace(name):
+    """In-place binary ops: the broadcast result must have self's shape."""
+    def gen(r):
+        a, b = broadcast_pair(r)
+        if name == "clamp_min_":
+            return f"a.clamp_min_(b)", {"a": T(*a), "b": T(*b)}
+        return f"a.{name}(b)", {"a": T(*a), "b": T(*b)}
+    return gen
+
+
+REDUCE = ["sum", "mean", "prod", "std", "var", "amax", "amin", "logsumexp", "nansum", "nanmean", "norm",
+          "count_nonzero", "any", "all"]
+REDUCE_TUPLE = ["max", "min", "median", "mode", "kthvalue", "cummax", "cummin", "nanmedian"]
+SCAN = ["cumsum", "cumprod", "logcumsumexp", "softmax", "log_softmax", "argsort"]
+
+
+def reduce_gen(name, form):
+    def gen(r):
+        s = rank_shape(r, 1, 4)
+        d = dim_arg(r, len(s))
+        kd = r.choice(["", ", keepdim=True"])
+        if name in ("any", "all", "count_nonzero"):
+            kd = "" if name == "count_nonzero" else kd
+        recv = "x" if form == "method" else "torch." + name + "(x"
+        if form == "method":
+            return f"x.{name}(dim={d}{kd})" if name != "count_nonzero" else f"x.count_nonzero(dim={d})", {"x": T(*s)}
+        return f"{recv}, dim={d}{kd})", {"x": T(*s)}
+    return gen
+
+
+def reduce_all_gen(name, form):
+    def gen(r):
+        s = rank_shape(r, 0, 4)
+        return (f"x.{name}()" if form == "method" else f"torch.{name}(x)"), {"x": T(*s)}
+    return gen
+
+
+def tuple_reduce_gen(name, form):
+    def gen(r):
+        s = rank_shape(r, 1, 4)
+        d = dim_arg(r, len(s))
+        kd = r.choice(["", ", keepdim=True"]) if not name.startswith("cum") else ""
+        k = f"{r.randint(1, 4)}, " if name == "kthvalue" else ""
+        part = r.choice([0, 1])
+        call = f"x.{name}({k}dim={d}{kd})" if form == "method" else f"torch.{name}(x, {k}dim={d}{kd})"
+        return f"{call}[{part}]", {"x": T(*s)}
+    return gen
+
+
+def scan_gen(name, form):
+    def gen(r):
+        s = rank_shape(r, 1, 4)
+        d = dim_arg(r, len(s))
+        return (f"x.{name}(dim={d})" if form == "method" else f"torch.{name}(x, dim={d})"), {"x": T(*s)}
+    return gen
+
+
+# ---------------------------------------------------------------- shape ops
+
+
+def view_gen(method):
+    def gen(r):
+        s = rank_shape(r, 1, 3)
+        n = 1
+        for d in s:
+            n *= d
+        dims = [r.choice([-1, 1, 2, 3, 4, 6, n]) for _ in range(r.randint(1, 3))]
+        if -1 in dims:
+            first = dims.index(-1)
+            dims = [d if (d != -1 or i == first or r.random() < 0.1) else 2 for i, d in enumerate(dims)]
+        call = f"x.{method}({fmt_shape(dims)})" if method != "torch.reshape" else f"torch.reshape(x, ({fmt_shape(dims)},))"
+        return call, {"x": T(*s)}
+    return gen
+
+
+def permute_gen(form):
+    def gen(r):
+        s = rank_shape(r, 1, 4)
+        p = list(range(len(s)))
+        r.shuffle(p)
+        if r.random() < 0.3:
+            p[r.randrange(len(p))] = r.randint(-len(s) - 1, len(s))
+        if r.random() < 0.15:
+            p = p[:-1] or [0, 0]
+        return (f"x.permute({fmt_shape(p)})" if form == "method" else f"torch.permute(x, ({fmt_shape(p)},))"), {"x": T(*s)}
+    return gen
+
+
+def two_dims_gen(call):
+    def gen(r):
+        s = rank_shape(r, 1, 4)
+        return call.format(a=dim_arg(r, len(s)), b=dim_arg(r, len(s))), {"x": T(*s)}
+    return gen
+
+
+def one_dim_gen(call, extra_rank=0, lo=0):
+    def gen(r):
+        s = rank_shape(r, lo, 4)
+        return call.format(d=dim_arg(r, len(s) + extra_rank), n=r.randint(0, 4), k=r.randint(1, 4)), {"x": T(*s)}
+    return gen
+
+
+def cat_gen(fn):
+    def gen(r):
+        a = rank_shape(r, 1, 3, 1, 3)
+        b = list(a)
+        if r.random() < 0.5:
+            b[r.randrange(len(b))] = r.randint(1, 3)
+        if r.random() < 0.1:
+            b = b + [2]
+        d = dim_arg(r, len(a) + (1 if fn in ("stack",) else 0))
+        if fn in ("hstack", "vstack", "dstack", "column_stack", "row_stack"):
+            return f"torch.{fn}([a, b])", {"a": T(*a), "b": T(*b)}
+        return f"torch.{fn}([a, b], dim={d})", {"a": T(*a), "b": T(*b)}
+    return gen
+
+
+def expand_gen(method):
+    def gen(r):
+        s = rank_shape(r, 0, 3, 1, 3)
+        sizes = [r.choice([-1, 1, 2, 3]) for _ in range(r.randint(max(1, len(s)), 4))]
+        if method == "broadcast_to":
+            return f"torch.broadcast_to(x, ({fmt_shape(sizes)},))", {"x": T(*s)}
+        return f"x.{method}({fmt_shape(sizes)})", {"x": T(*s)}
+    return gen
+
+
+def split_gen(call):
+    def gen(r):
+        s = rank_shape(r, 1, 3, 1, 6)
+        d = dim_arg(r, len(s))
+        return call.format(d=d, k=r.randint(1, 4), i=r.randint(0, 2)), {"x": T(*s)}
+    return gen
+
+
+def matmul_pair(r: random.Random, ranks=(1, 2, 3, 4)):
+    ra, rb = r.choice(ranks), r.choice(ranks)
+    k = r.randint(1, 4)
+    a = list(shape(r, ra, 1, 3))
+    b = list(shape(r, rb, 1, 3))
+    a[-1] = k
+    b[-2 if rb > 1 else 0] = k if r.random() < 0.6 else r.randint(1, 4)
+    if ra > 2 and rb > 2 and r.random() < 0.5:
+        b[:-2] = a[-len(b) + 2:-2] if len(a) >= len(b) else b[:-2]
+    return tuple(a), tuple(b)
+
+
+def matmul_gen(call, ranks=(1, 2, 3, 4)):
+    def gen(r):
+        a, b = matmul_pair(r, ranks)
+        return call, {"a": T(*a), "b": T(*b)}
+    return gen
+
+
+def mat3_gen(call, ranks):
+    def gen(r):
+        ra, rb = ranks
+        n, k, m, bsz = (r.randint(1, 4) for _ in range(4))
+        a = [bsz, n, k][-ra:]
+        b = [bsz, k if r.random() < 0.6 else r.randint(1, 4), m][-rb:]
+        out = [bsz, n, m][-max(ra, rb):] if rb > 1 else [n]
+        c = list(out)
+        if r.random() < 0.3:
+            c = c[1:]
+        if c and r.random() < 0.2:
+            c[-1] += 1
+        return call, {"c": T(*c), "a": T(*a), "b": T(*b)}
+    return gen
+
+
+def creation_gen(fn):
+    def gen(r):
+        s = rank_shape(r, 0, 4, 0, 4)
+        form = r.choice(["args", "tuple", "size"])
+        dims = fmt_shape(s)
+        arg = {"args": dims or "()", "tuple": f"({dims},)" if s else "()", "size": f"size=({dims},)" if s else "size=()"}[form]
+        if fn == "full":
+            return f"torch.full(({dims},), 2.0)" if s else "torch.full((), 2.0)", {}
+        if fn == "randint":
+            return f"torch.randint(0, 5, ({dims},))" if s else "torch.randint(0, 5, ())", {}
+        return f"torch.{fn}({arg})", {}
+    return gen
+
+
+def like_gen(fn):
+    def gen(r):
+        extra = ", 3" if fn == "full_like" else ""
+        if fn == "randint_like":
+            return "torch.randint_like(x, 5)", {"x": T(*rank_shape(r))}
+        return f"torch.{fn}(x{extra})", {"x": T(*rank_shape(r))}
+    return gen
+
+
+def new_gen(fn):
+    def gen(r):
+        s = rank_shape(r, 0, 3, 0, 4)
+        extra = ", 1.5" if fn == "new_full" else ""
+        return f"x.{fn}(({fmt_shape(s)}{',' if len(s) == 1 else ''}){extra})", {"x": T(*rank_shape(r))}
+    return gen
+
+
+def index_gen(r):
+    s = rank_shape(r, 1, 4, 1, 4)
+    parts = []
+    for _ in range(r.randint(1, len(s) + 1)):
+        parts.append(r.choice([str(r.randint(-4, 3)), ":", "1:", ":2", "::2", "None", "...", "-1", "1:3"]))
+    if parts.count("...") > 1:
+        parts = [p for p in parts if p != "..."] + ["..."]
+    return f"x[{', '.join(parts)}]", {"x": T(*s)}
+
+
+SPECS: list[Spec] = []
+for _n in UNARY:
+    SPECS.append(Spec(f"torch.{_n}", "function", unary_fn(_n), cases=12))
+    if _n not in ("positive",):
+        SPECS.append(Spec(f"Tensor.{_n}", "method", unary_method(_n), cases=12))
+for _n in UNARY_METHODS_ONLY:
+    SPECS.append(Spec(f"Tensor.{_n}", "method", unary_method(_n), cases=12))
+for _n in BINARY:
+    SPECS.append(Spec(f"torch.{_n}", "function", binary_fn(_n), cases=30))
+    SPECS.append(Spec(f"Tensor.{_n}", "method", binary_method(_n), cases=30))
+for _n, _op in OPERATORS.items():
+    SPECS.append(Spec(f"Tensor.{_n}", "method", operator(_op), cases=30))
+for _n in INPLACE:
+    SPECS.append(Spec(f"Tensor.{_n}", "method", inplace(_n), cases=30))
+for _n in REDUCE:
+    SPECS.append(Spec(f"torch.{_n}", "function", reduce_gen(_n, "function"), cases=30))
+    SPECS.append(Spec(f"Tensor.{_n}", "method", reduce_gen(_n, "method"), cases=30))
+for _n in REDUCE_TUPLE:
+    SPECS.append(Spec(f"torch.{_n}", "function", tuple_reduce_gen(_n, "function"), cases=30))
+    SPECS.append(Spec(f"Tensor.{_n}", "method", tuple_reduce_gen(_n, "method"), cases=30))
+for _n in SCAN:
+    SPECS.append(Spec(f"torch.{_n}", "function", scan_gen(_n, "function"), cases=30))
+    SPECS.append(Spec(f"Tensor.{_n}", "method", scan_gen(_n, "method"), cases=30))
+for _n in ("argmax", "argmin"):
+    SPECS.append(Spec(f"torch.{_n}", "function", reduce_gen(_n, "function"), cases=30))
+    SPECS.append(Spec(f"Tensor.{_n}", "method", reduce_gen(_n, "method"), cases=30))
+
+SPECS += [
+    Spec("Tensor.view", "method", view_gen("view")),
+    Spec("Tensor.reshape", "method", view_gen("reshape")),
+    Spec("torch.reshape", "function", view_gen("torch.reshape")),
+    Spec("Tensor.permute", "method", permute_gen("method")),
+    Spec("torch.permute", "function", permute_gen("function")),
+    Spec("Tensor.transpose", "method", two_dims_gen("x.transpose({a}, {b})")),
+    Spec("torch.transpose", "function", two_dims_gen("torch.transpose(x, {a}, {b})")),
+    Spec("Tensor.swapaxes", "method", two_dims_gen("x.swapaxes({a}, {b})")),
+    Spec("Tensor.movedim", "method", two_dims_gen("x.movedim({a}, {b})")),
+    Spec("torch.movedim", "function", two_dims_gen("torch.movedim(x, {a}, {b})")),
+    Spec("torch.moveaxis", "function", two_dims_gen("torch.moveaxis(x, {a}, {b})")),
+    Spec("Tensor.flatten", "method", two_dims_gen("x.flatten({a}, {b})")),
+    Spec("torch.flatten", "function", two_dims_gen("torch.flatten(x, {a}, {b})")),
+    Spec("Tensor.t", "method", lambda r: ("x.t()", {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("torch.t", "function", lambda r: ("torch.t(x)", {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("Tensor.T", "method", lambda r: ("x.T", {"x": T(*rank_shape(r, 0, 2))})),
+    Spec("Tensor.mT", "method", lambda r: ("x.mT", {"x": T(*rank_shape(r, 0, 4))})),
+    Spec("Tensor.unsqueeze", "method", one_dim_gen("x.unsqueeze({d})", 1)),
+    Spec("torch.unsqueeze", "function", one_dim_gen("torch.unsqueeze(x, {d})", 1)),
+    Spec("Tensor.squeeze", "method", lambda r: r.choice([one_dim_gen("x.squeeze({d})"), lambda r2: ("x.squeeze()", {"x": T(*shape(r2, r2.randint(0, 4), 1, 2))})])(r)),
+    Spec("torch.squeeze", "function", one_dim_gen("torch.squeeze(x, {d})")),
+    Spec("Tensor.narrow", "method", one_dim_gen("x.narrow({d}, {n}, 1)", lo=1)),
+    Spec("torch.narrow", "function", one_dim_gen("torch.narrow(x, {d}, {n}, 1)", lo=1)),
+    Spec("Tensor.select", "method", one_dim_gen("x.select({d}, {n})", lo=1)),
+    Spec("torch.select", "function", one_dim_gen("torch.select(x, {d}, {n})", lo=1)),
+    Spec("Tensor.flip", "method", one_dim_gen("x.flip({d})", lo=1)),
+    Spec("torch.flip", "function", one_dim_gen("torch.flip(x, ({d},))", lo=1)),
+    Spec("torch.fliplr", "function", lambda r: ("torch.fliplr(x)", {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("torch.flipud", "function", lambda r: ("torch.flipud(x)", {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("Tensor.roll", "method", one_dim_gen("x.roll({k}, {d})", lo=1)),
+    Spec("torch.roll", "function", one_dim_gen("torch.roll(x, {k}, {d})", lo=1)),
+    Spec("torch.tril", "function", lambda r: (f"torch.tril(x, {r.randint(-1, 1)})", {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("torch.triu", "function", lambda r: (f"torch.triu(x, {r.randint(-1, 1)})", {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("Tensor.tril", "method", lambda r: ("x.tril()", {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("Tensor.triu", "method", lambda r: ("x.triu(1)", {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("Tensor.expand", "method", expand_gen("expand")),
+    Spec("torch.broadcast_to", "function", expand_gen("broadcast_to")),
+    Spec("Tensor.expand_as", "method", lambda r: ("a.expand_as(b)", dict(zip("ab", map(lambda s: T(*s), broadcast_pair(r)))))),
+    Spec("Tensor.view_as", "method", lambda r: ("a.view_as(b)", {"a": T(*rank_shape(r, 1, 3, 1, 3)), "b": T(*rank_shape(r, 1, 3, 1, 3))})),
+    Spec("Tensor.reshape_as", "method", lambda r: ("a.reshape_as(b)", {"a": T(*rank_shape(r, 1, 3, 1, 3)), "b": T(*rank_shape(r, 1, 3, 1, 3))})),
+    Spec("Tensor.repeat", "method", lambda r: ("x.repeat(" + fmt_shape(shape(r, r.randint(1, 4), 1, 3)) + ")", {"x": T(*rank_shape(r, 0, 3, 1, 3))})),
+    Spec("Tensor.tile", "method", lambda r: ("x.tile((" + fmt_shape(shape(r, r.randint(1, 4), 1, 3)) + ",))", {"x": T(*rank_shape(r, 0, 3, 1, 3))})),
+    Spec("torch.tile", "function", lambda r: ("torch.tile(x, (" + fmt_shape(shape(r, r.randint(1, 4), 1, 3)) + ",))", {"x": T(*rank_shape(r, 0, 3, 1, 3))})),
+    Spec("torch.cat", "function", cat_gen("cat")),
+    Spec("torch.concat", "function", cat_gen("concat")),
+    Spec("torch.stack", "function", cat_gen("stack")),
+    Spec("torch.hstack", "function", cat_gen("hstack")),
+    Spec("torch.vstack", "function", cat_gen("vstack")),
+    Spec("torch.chunk", "function", split_gen("torch.chunk(x, {k}, dim={d})[0]")),
+    Spec("Tensor.chunk", "method", split_gen("x.chunk({k}, {d})[-1]")),
+    Spec("torch.split", "function", split_gen("torch.split(x, {k}, dim={d})[0]")),
+    Spec("Tensor.split", "method", lambda r: r.choice([split_gen("x.split({k}, {d})[-1]"), split_gen("x.split([{k}, 2], dim={d})[1]")])(r)),
+    Spec("torch.unbind", "function", split_gen("torch.unbind(x, {d})[0]")),
+    Spec("Tensor.unbind", "method", split_gen("x.unbind({d})[{i}]")),
+    Spec("torch.tensor_split", "function", split_gen("torch.tensor_split(x, {k}, dim={d})[0]")),
+    Spec("Tensor.unflatten", "method", lambda r: (f"x.unflatten({r.randint(-1, 1)}, ({r.choice([2, 3, -1])}, {r.choice([2, 3])}))", {"x": T(*shape(r, 2, 1, 6))})),
+    Spec("Tensor.__getitem__", "method", index_gen, cases=60),
+    Spec("Tensor.masked_fill", "method", lambda r: ("a.masked_fill(m, 0.0)", {"a": T(*broadcast_pair(r)[0]), "m": B(*rank_shape(r, 0, 3, 1, 3))})),
+    Spec("torch.where", "function", lambda r: ("torch.where(c, a, b)", {"c": B(*rank_shape(r, 0, 2, 1, 3)), "a": T(*rank_shape(r, 0, 2, 1, 3)), "b": T(*rank_shape(r, 0, 2, 1, 3))})),
+    Spec("Tensor.index_select", "method", lambda r: (f"x.index_select({dim_arg(r, 2)}, i)", {"x": T(*shape(r, 2, 2, 4)), "i": L(*shape(r, r.randint(0, 2), 1, 3), high=2)})),
+    Spec("torch.index_select", "function", lambda r: (f"torch.index_select(x, {dim_arg(r, 2)}, i)", {"x": T(*shape(r, 2, 2, 4)), "i": L(r.randint(1, 4), high=2)})),
+    Spec("Tensor.gather", "method", lambda r: (f"x.gather({dim_arg(r, 2)}, i)", {"x": T(*shape(r, 2, 2, 4)), "i": L(*shape(r, r.randint(1, 3), 1, 2), high=2)})),
+    Spec("torch.gather", "function", lambda r: (f"torch.gather(x, {dim_arg(r, 2)}, i)", {"x": T(*shape(r, 2, 2, 4)), "i": L(*shape(r, r.randint(1, 3), 1, 2), high=2)})),
+    Spec("Tensor.scatter", "method", lambda r: (f"x.scatter({dim_arg(r, 2)}, i, 1.0)", {"x": T(*shape(r, 2, 2, 4)), "i": L(*shape(r, r.randint(1, 3), 1, 2), high=2)})),
+    Spec("Tensor.scatter_add", "method", lambda r: (f"x.scatter_add({dim_arg(r, 2)}, i, s)", {"x": T(*shape(r, 2, 2, 4)), "i": L(*shape(r, 2, 1, 2), high=2), "s": T(*shape(r, 2, 1, 3))})),
+    Spec("torch.topk", "function", lambda r: (f"torch.topk(x, {r.randint(1, 4)}, dim={dim_arg(r, 2)})[{r.randint(0, 1)}]", {"x": T(*rank_shape(r, 1, 3))})),
+    Spec("Tensor.topk", "method", lambda r: (f"x.topk({r.randint(1, 4)})[0]", {"x": T(*rank_shape(r, 1, 3))})),
+    Spec("torch.sort", "function", lambda r: (f"torch.sort(x, dim={dim_arg(r, 2)})[{r.randint(0, 1)}]", {"x": T(*rank_shape(r, 1, 3))})),
+    Spec("Tensor.sort", "method", lambda r: (f"x.sort({dim_arg(r, 2)}, descending=True)[0]", {"x": T(*rank_shape(r, 1, 3))})),
+    Spec("torch.matmul", "function", matmul_gen("torch.matmul(a, b)")),
+    Spec("Tensor.matmul", "method", matmul_gen("a.matmul(b)")),
+    Spec("Tensor.__matmul__", "method", matmul_gen("a @ b")),
+    Spec("torch.mm", "function", matmul_gen("torch.mm(a, b)", (2,))),
+    Spec("Tensor.mm", "method", matmul_gen("a.mm(b)", (1, 2, 3))),
+    Spec("torch.bmm", "function", matmul_gen("torch.bmm(a, b)", (3,))),
+    Spec("Tensor.bmm", "method", matmul_gen("a.bmm(b)", (2, 3))),
+    Spec("torch.mv", "function", matmul_gen("torch.mv(a, b)", (1, 2))),
+    Spec("torch.dot", "function", matmul_gen("torch.dot(a, b)", (1,))),
+    Spec("torch.outer", "function", lambda r: ("torch.outer(a, b)", {"a": T(*rank_shape(r, 1, 2)), "b": T(*rank_shape(r, 1, 2))})),
+    Spec("torch.addmm", "function", mat3_gen("torch.addmm(c, a, b)", (2, 2))),
+    Spec("torch.baddbmm", "function", mat3_gen("torch.baddbmm(c, a, b)", (3, 3))),
+    Spec("torch.einsum", "function", lambda r: (r.choice(["torch.einsum('ij,jk->ik', a, b)", "torch.einsum('bij,bjk->bik', a, b)", "torch.einsum('ij,ij->i', a, b)", "torch.einsum('...j,kj->...k', a, b)"]), {"a": T(*rank_shape(r, 2, 3, 1, 3)), "b": T(*rank_shape(r, 2, 3, 1, 3))})),
+]
+for _fn in ("zeros", "ones", "empty", "rand", "randn", "full", "randint"):
+    SPECS.append(Spec(f"torch.{_fn}", "function", creation_gen(_fn), cases=20))
+for _fn in ("zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "full_like", "randint_like"):
+    SPECS.append(Spec(f"torch.{_fn}", "function", like_gen(_fn), cases=12))
+for _fn in ("new_zeros", "new_ones", "new_empty", "new_full"):
+    SPECS.append(Spec(f"Tensor.{_fn}", "method", new_gen(_fn), cases=12))
+SPECS += [
+    Spec("torch.arange", "function", lambda r: (r.choice([f"torch.arange({r.randint(0, 6)})", f"torch.arange({r.randint(0, 3)}, {r.randint(0, 8)})", f"torch.arange(0, {r.randint(1, 9)}, {r.randint(1, 3)})"]), {}), cases=20),
+    Spec("torch.linspace", "function", lambda r: (f"torch.linspace(0, 1, {r.randint(0, 6)})", {}), cases=12),
+    Spec("torch.eye", "function", lambda r: (r.choice([f"torch.eye({r.randint(0, 4)})", f"torch.eye({r.randint(0, 4)}, {r.randint(0, 4)})"]), {}), cases=12),
+    Spec("torch.randperm", "function", lambda r: (f"torch.randperm({r.randint(0, 6)})", {}), cases=12),
+    Spec("Tensor.size", "method", lambda r: (f"torch.zeros(x.size({dim_arg(r, 3)}))", {"x": T(*rank_shape(r, 1, 3))})),
+    Spec("Tensor.shape", "method", lambda r: (f"torch.zeros(x.shape[{dim_arg(r, 3)}])", {"x": T(*rank_shape(r, 1, 3))})),
+    Spec("Tensor.dim", "method", lambda r: ("torch.zeros(x.dim())", {"x": T(*rank_shape(r, 0, 4))}), cases=12),
+    Spec("Tensor.numel", "method", lambda r: ("torch.zeros(x.numel())", {"x": T(*rank_shape(r, 0, 3))}), cases=12),
+    Spec("Tensor.to", "method", lambda r: (r.choice(["x.to(torch.float64)", "x.to(torch.long)", "x.to('cpu')", "x.to(dtype=torch.bool)"]), {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.type_as", "method", lambda r: ("x.type_as(i)", {"x": T(*rank_shape(r)), "i": L(2)}), cases=12),
+    Spec("torch.clamp", "function", lambda r: ("torch.clamp(x, min=0.0, max=1.0)", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.clamp", "method", lambda r: ("x.clamp(min=0.0)", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("torch.clip", "function", lambda r: ("torch.clip(x, -1.0, 1.0)", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.clip", "method", lambda r: ("x.clip(max=1.0)", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("torch.lerp", "function", lambda r: ("torch.lerp(a, b, 0.5)", dict(zip("ab", map(lambda s: T(*s), broadcast_pair(r))))), cases=30),
+    Spec("torch.addcmul", "function", lambda r: ("torch.addcmul(a, b, b)", dict(zip("ab", map(lambda s: T(*s), broadcast_pair(r))))), cases=30),
+    Spec("torch.addcdiv", "function", lambda r: ("torch.addcdiv(a, b, b)", dict(zip("ab", map(lambda s: T(*s), broadcast_pair(r))))), cases=30),
+    Spec("torch.diag", "function", lambda r: ("torch.diag(x)", {"x": T(*rank_shape(r, 0, 3))}), cases=20),
+    Spec("torch.diagonal", "function", lambda r: ("torch.diagonal(x)", {"x": T(*rank_shape(r, 1, 4))}), cases=20),
+    Spec("torch.trace", "function", lambda r: ("torch.trace(x)", {"x": T(*rank_shape(r, 1, 3))}), cases=20),
+    Spec("torch.repeat_interleave", "function", lambda r: (f"torch.repeat_interleave(x, {r.randint(1, 3)}, dim={dim_arg(r, 2)})", {"x": T(*rank_shape(r, 1, 3))})),
+    Spec("torch.broadcast_tensors", "function", lambda r: ("torch.broadcast_tensors(a, b)[0]", dict(zip("ab", map(lambda s: T(*s), broadcast_pair(r)))))),
+    Spec("torch.ravel", "function", lambda r: ("torch.ravel(x)", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.ravel", "method", lambda r: ("x.ravel()", {"x": T(*rank_shape(r))}), cases=12),
 ]

@@ -1,0 +1,457 @@
+//! More shape ops, as Tensor methods (the `torch.` function forms reach them with the tensor
+//! as receiver): `movedim`, `select`, `tile`, `unflatten`, `scatter`, `diag`/`diagonal`/`trace`,
+//! `repeat_interleave`, `new_*`, `*_as`, `T`/`mT`, `fliplr`/`flipud`, `tril`/`triu`, the rank
+//! requirements of `mm`/`bmm`/`mv`/`dot`/`outer`, `addmm`/`baddbmm`, and `torch.tensor`.
+//!
+//! Each returns `None` when it does not handle the name, so the caller falls back to the
+//! older models in tensor.rs.
+
+use std::rc::Rc;
+
+use super::bind;
+use super::tensor::{broadcast, check_dim, matmul, sizes, tensor_method, tensor_value};
+use crate::engine::interp::{Interp, Vals};
+use crate::engine::value::*;
+use crate::ir::{Name, Span};
+use crate::rules::shape as r;
+use crate::shape::{Poly, Rel, Tri};
+
+/// Check that `s` has a rank `ok` accepts (`expect` says which, for the message). `Some(true)`:
+/// it does; `Some(false)`: torch raises (recorded, the path ends); `None`: rank unknown.
+pub fn check_rank(interp: &mut Interp, st: &State, s: &Shape, ok: impl Fn(usize) -> bool, expect: &str, what: &str, span: Span) -> Option<bool> {
+    let rank = s.rank()?;
+    let shown = interp.show_shape(st, s);
+    Some(interp.check(st, span, Tri::from_bool(!ok(rank)), &r::layer_input_rank_mismatch::RULE, |_| {
+        (format!("{what} expects a {expect} tensor, got a {rank}-D tensor {shown}"), Vec::new())
+    }))
+}
+
+fn int_values(dims: &[Dim]) -> Option<Vec<Value>> {
+    dims.iter().map(|d| d.v.clone().map(Value::Int)).collect()
+}
+
+fn unknown(st: State) -> Vals {
+    vec![(st, Value::Unknown)]
+}
+
+fn const_arg(b: &std::collections::BTreeMap<&str, Value>, k: &str) -> Option<i128> {
+    b.get(k).and_then(|v| v.as_const_int())
+}
+
+/// Tensor methods modelled here; `None`: not one of them.
+pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Vals> {
+    let mut st = st;
+    let s = st.resolve(&t.shape);
+    let what = name;
+    let recv = Value::Tensor(t.clone());
+    let out = |st: State, dims: Vec<Dim>, dtype: Option<DType>| vec![(st, tensor_value(Shape::known(dims), dtype))];
+    Some(match name {
+        "movedim" | "moveaxis" => {
+            let b = bind(&["source", "destination"], args, kwargs);
+            let (Some(a), Some(d)) = (const_arg(&b, "source"), const_arg(&b, "destination")) else { return Some(unknown(st)) };
+            let (Some(i), Some(j)) = (check_dim(interp, &st, &s, a, span, what), check_dim(interp, &st, &s, d, span, what)) else { return Some(unknown(st)) };
+            if i == usize::MAX || j == usize::MAX {
+                return Some(Vec::new());
+            }
+            let mut dims = s.dims.clone();
+            if dims.is_empty() {
+                return Some(vec![(st, recv)]);
+            }
+            let x = dims.remove(i);
+            dims.insert(j, x);
+            out(st, dims, t.dtype)
+        }
+        "select" => {
+            let b = bind(&["dim", "index"], args, kwargs);
+            let (Some(d), Some(k)) = (const_arg(&b, "dim"), const_arg(&b, "index")) else { return Some(unknown(st)) };
+            if check_rank(interp, &st, &s, |r| r >= 1, "1-D or higher", "select()", span) == Some(false) {
+                return Some(Vec::new());
+            }
+            let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Some(unknown(st)) };
+            if i == usize::MAX || !index_in_range(interp, &st, &s, i, k, span, "select") {
+                return Some(Vec::new());
+            }
+            let mut dims = s.dims.clone();
+            dims.remove(i);
+            out(st, dims, t.dtype)
+        }
+        "fliplr" | "flipud" => {
+            let need = if name == "fliplr" { 2 } else { 1 };
+            if check_rank(interp, &st, &s, |r| r >= need, if need == 2 { "2-D or higher" } else { "1-D or higher" }, name, span) == Some(false) {
+                return Some(Vec::new());
+            }
+            vec![(st, recv)]
+        }
+        "tril" | "triu" | "tril_" | "triu_" => {
+            match check_rank(interp, &st, &s, |r| r >= 2, "2-D or higher", name, span) {
+                Some(false) => Vec::new(),
+                Some(true) => vec![(st, recv)],
+                None => unknown(st),
+            }
+        }
+        "t" => match check_rank(interp, &st, &s, |r| r <= 2, "0-D, 1-D or 2-D", "t()", span) {
+            Some(false) => Vec::new(),
+            Some(true) if s.dims.len() == 2 => out(st, vec![s.dims[1].clone(), s.dims[0].clone()], t.dtype),
+            Some(true) => vec![(st, recv)],
+            None => unknown(st),
+        },
+        "T" => match s.rank() {
+            Some(_) => out(st, s.dims.iter().rev().cloned().collect(), t.dtype),
+            None => unknown(st),
+        },
+        "mT" | "mH" => {
+            // identity on 0-D tensors (deprecated), an error on 1-D ones
+            match check_rank(interp, &st, &s, |r| r != 1, "0-D or 2-D or higher", name, span) {
+                Some(true) if s.dims.is_empty() => vec![(st, recv)],
+                Some(false) => Vec::new(),
+                Some(true) => {
+                    let mut dims = s.dims.clone();
+                    let n = dims.len();
+                    dims.swap(n - 2, n - 1);
+                    out(st, dims, t.dtype)
+                }
+                None => unknown(st),
+            }
+        }
+        "expand_as" | "view_as" | "reshape_as" => {
+            let Some(Value::Tensor(o)) = args.first().or(kwargs.first().map(|(_, v)| v)) else { return Some(unknown(st)) };
+            let os = st.resolve(&o.shape);
+            let Some(target) = os.rank().and_then(|_| int_values(&os.dims)) else { return Some(unknown(st)) };
+            let base = &name[..name.len() - 3];
+            // a 0-dim target is `view(())`/`expand(())`: one empty size tuple
+            let target = if target.is_empty() { vec![Value::Tuple(Rc::new(Vec::new()))] } else { target };
+            tensor_method(interp, st, recv, if base == "expand" { "expand" } else { "reshape" }, target, Vec::new(), span)
+        }
+        "broadcast_to" => {
+            let Some(shape) = args.first() else { return Some(unknown(st)) };
+            tensor_method(interp, st, recv, "expand", vec![shape.clone()], Vec::new(), span)
+        }
+        "tile" => {
+            let Some(reps) = args.first().and_then(|a| sizes(interp, &mut st, std::slice::from_ref(a))) else { return Some(unknown(st)) };
+            let Some(rank) = s.rank() else { return Some(unknown(st)) };
+            let mut padded = vec![Dim::konst(1); rank.saturating_sub(reps.len())];
+            padded.extend(reps);
+            let Some(vals) = int_values(&padded) else { return Some(unknown(st)) };
+            tensor_method(interp, st, recv, "repeat", vals, Vec::new(), span)
+        }
+        "ravel" => tensor_method(interp, st, recv, "flatten", Vec::new(), Vec::new(), span),
+        "unflatten" => {
+            let b = bind(&["dim", "sizes"], args, kwargs);
+            let Some(d) = const_arg(&b, "dim") else { return Some(unknown(st)) };
+            let Some(parts) = b.get("sizes").and_then(|v| sizes(interp, &mut st, std::slice::from_ref(v))) else { return Some(unknown(st)) };
+            let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Some(unknown(st)) };
+            if i == usize::MAX {
+                return Some(Vec::new());
+            }
+            if s.dims.is_empty() {
+                return Some(unknown(st));
+            }
+            // the sizes, with at most one -1, must multiply to the dim's size: that is `view` of the dim
+            let piece = tensor_value(Shape::known(vec![s.dims[i].clone()]), t.dtype);
+            let Some(vals) = int_values(&parts) else { return Some(unknown(st)) };
+            let mut res = Vec::new();
+            for (st2, v) in tensor_method(interp, st, piece, "view", vals, Vec::new(), span) {
+                match v {
+                    Value::Tensor(p) => {
+                        let mut dims = s.dims[..i].to_vec();
+                        dims.extend(p.shape.dims.iter().cloned());
+                        dims.extend(s.dims[i + 1..].iter().cloned());
+                        res.push((st2, tensor_value(Shape::known(dims), t.dtype)));
+                    }
+                    other => res.push((st2, other)),
+                }
+            }
+            res
+        }
+        "scatter" | "scatter_" | "scatter_add" | "scatter_add_" | "scatter_reduce" | "scatter_reduce_" => {
+            let b = bind(&["dim", "index", "src"], args, kwargs);
+            let src = b.get("src").or(kwargs.iter().find(|(k, _)| &**k == "value").map(|(_, v)| v));
+            let (Some(d), Some(Value::Tensor(idx))) = (const_arg(&b, "dim"), b.get("index")) else { return Some(unknown(st)) };
+            let is = st.resolve(&idx.shape);
+            let srcs = match src {
+                Some(Value::Tensor(x)) => Some(st.resolve(&x.shape)),
+                _ => None,
+            };
+            if !index_fits(interp, &st, &s, &is, srcs.as_ref(), d, span, name) {
+                return Some(Vec::new());
+            }
+            vec![(st, recv)]
+        }
+        "gather" => {
+            let b = bind(&["dim", "index"], args, kwargs);
+            let (Some(d), Some(Value::Tensor(idx))) = (const_arg(&b, "dim"), b.get("index")) else { return Some(unknown(st)) };
+            let is = st.resolve(&idx.shape);
+            if !index_fits(interp, &st, &s, &is, None, d, span, name) {
+                return Some(Vec::new());
+            }
+            if is.rank().is_none() {
+                return Some(unknown(st));
+            }
+            vec![(st, tensor_value(is, t.dtype))]
+        }
+        "diag" if args.is_empty() && kwargs.is_empty() => match check_rank(interp, &st, &s, |r| r == 1 || r == 2, "1-D or 2-D", "diag", span) {
+            Some(false) => Vec::new(),
+            Some(true) if s.dims.len() == 1 => out(st, vec![s.dims[0].clone(), s.dims[0].clone()], t.dtype),
+            Some(true) => match min_dim(interp, &st, &s.dims[0], &s.dims[1]) {
+                Some(m) => out(st, vec![m], t.dtype),
+                None => unknown(st),
+            },
+            None => unknown(st),
+        },
+        "diagonal" if args.is_empty() && kwargs.is_empty() => match check_rank(interp, &st, &s, |r| r >= 2, "2-D or higher", "diagonal", span) {
+            Some(false) => Vec::new(),
+            Some(true) => match min_dim(interp, &st, &s.dims[0], &s.dims[1]) {
+                Some(m) => {
+                    let mut dims = s.dims[2..].to_vec();
+                    dims.push(m);
+                    out(st, dims, t.dtype)
+                }
+                None => unknown(st),
+            },
+            None => unknown(st),
+        },
+        "trace" => match check_rank(interp, &st, &s, |r| r == 2, "2-D", "trace", span) {
+            Some(false) => Vec::new(),
+            Some(true) => out(st, Vec::new(), t.dtype),
+            None => unknown(st),
+        },
+        "repeat_interleave" => {
+            let b = bind(&["repeats", "dim"], args, kwargs);
+            let Some(Value::Int(k)) = b.get("repeats") else { return Some(unknown(st)) };
+            let k = k.clone();
+            match b.get("dim") {
+                None | Some(Value::None) => {
+                    let Some(n) = s.rank().and_then(|_| s.dims.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(d.v.as_ref()?))) else { return Some(unknown(st)) };
+                    out(st, vec![Dim { v: n.mul(&k), why: None }], t.dtype)
+                }
+                Some(dv) => {
+                    let Some(d) = dv.as_const_int() else { return Some(unknown(st)) };
+                    let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Some(unknown(st)) };
+                    if i == usize::MAX {
+                        return Some(Vec::new());
+                    }
+                    if s.dims.is_empty() {
+                        return Some(out(st, vec![Dim::known(k, None)], t.dtype));
+                    }
+                    let mut dims = s.dims.clone();
+                    dims[i] = Dim { v: dims[i].v.as_ref().and_then(|p| p.mul(&k)), why: None };
+                    out(st, dims, t.dtype)
+                }
+            }
+        }
+        "new_zeros" | "new_ones" | "new_empty" | "new_full" => {
+            let size_arg: Vec<Value> = match (name, args) {
+                ("new_full", [size, ..]) => vec![size.clone()],
+                ("new_full", []) => return Some(unknown(st)),
+                _ => args.to_vec(),
+            };
+            let Some(dims) = sizes(interp, &mut st, &size_arg) else { return Some(unknown(st)) };
+            let dtype = kwargs.iter().find(|(k, _)| &**k == "dtype").map(|(_, v)| super::tensor::dtype_of(v)).unwrap_or(t.dtype);
+            out(st, dims, dtype)
+        }
+        "type_as" => match args.first() {
+            Some(Value::Tensor(o)) => vec![(st, tensor_value(t.shape.clone(), o.dtype))],
+            _ => unknown(st),
+        },
+        "mm" | "bmm" | "mv" | "dot" | "vdot" | "inner" | "outer" | "ger" => {
+            let Some(Value::Tensor(o)) = args.first() else { return Some(unknown(st)) };
+            let os = st.resolve(&o.shape);
+            let (ra, rb) = match name {
+                "mm" => (2, 2),
+                "bmm" => (3, 3),
+                "mv" => (2, 1),
+                _ => (1, 1),
+            };
+            let desc = |n: usize| format!("{n}-D");
+            if check_rank(interp, &st, &s, |r| r == ra, &desc(ra), &format!("torch.{name} (first argument)"), span) == Some(false)
+                || check_rank(interp, &st, &os, |r| r == rb, &desc(rb), &format!("torch.{name} (second argument)"), span) == Some(false)
+            {
+                return Some(Vec::new());
+            }
+            if s.rank().is_none() || os.rank().is_none() {
+                return Some(unknown(st));
+            }
+            if matches!(name, "outer" | "ger") {
+                return Some(out(st, vec![s.dims[0].clone(), os.dims[0].clone()], t.dtype));
+            }
+            if name == "bmm" {
+                // batch sizes must be equal: no broadcasting
+                let eq = interp.dim_eq(&st, &s.dims[0], &os.dims[0]);
+                let (a, b2) = (interp.show_shape(&st, &s), interp.show_shape(&st, &os));
+                if !interp.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
+                    (format!("torch.bmm: {a} @ {b2}: batch sizes differ"), Vec::new())
+                }) {
+                    return Some(Vec::new());
+                }
+            }
+            matmul(interp, st, if matches!(name, "mm" | "bmm") { name } else { "matmul" }, recv, args[0].clone(), span)
+        }
+        "addmm" | "baddbmm" | "addbmm" | "addmv" => {
+            // torch.addmm(input, a, b): input broadcasts to the product's shape
+            let (Some(a), Some(b2)) = (args.first(), args.get(1)) else { return Some(unknown(st)) };
+            let prod_op = match name {
+                "addmm" => "mm",
+                "baddbmm" => "bmm",
+                _ => return Some(unknown(st)),
+            };
+            let Value::Tensor(at) = a else { return Some(unknown(st)) };
+            let mut res = Vec::new();
+            for (st2, p) in method(interp, st, at, prod_op, std::slice::from_ref(b2), &[], span).unwrap_or_default() {
+                match p {
+                    Value::Tensor(p) => {
+                        let ps = st2.resolve(&p.shape);
+                        let Some(vals) = ps.rank().and_then(|_| int_values(&ps.dims)) else {
+                            res.push((st2, Value::Unknown));
+                            continue;
+                        };
+                        res.extend(tensor_method(interp, st2, recv.clone(), "expand", vals, Vec::new(), span));
+                    }
+                    other => res.push((st2, other)),
+                }
+            }
+            res
+        }
+        "broadcast_tensors" => {
+            let mut shape = s.clone();
+            for a in args {
+                let Value::Tensor(o) = a else { return Some(unknown(st)) };
+                match broadcast(interp, &st, &shape, &o.shape, span, "torch.broadcast_tensors") {
+                    Some(x) => shape = x,
+                    None => return Some(Vec::new()),
+                }
+            }
+            let mut items = vec![tensor_value(shape.clone(), t.dtype)];
+            items.extend(args.iter().map(|a| match a {
+                Value::Tensor(o) => tensor_value(shape.clone(), o.dtype),
+                _ => Value::Unknown,
+            }));
+            vec![(st, Value::Tuple(Rc::new(items)))]
+        }
+        _ => return None,
+    })
+}
+
+/// `min(a, b)` of two dims when decidable.
+fn min_dim(interp: &Interp, st: &State, a: &Dim, b: &Dim) -> Option<Dim> {
+    let (x, y) = (a.v.as_ref()?, b.v.as_ref()?);
+    match interp.poly_cmp(st, x, Rel::Le, y) {
+        Tri::True => Some(a.clone()),
+        Tri::False => Some(b.clone()),
+        Tri::Unknown => None,
+    }
+}
+
+/// A constant index `k` into dim `i` of `s`: `-n <= k < n`. False: torch raises (recorded).
+fn index_in_range(interp: &mut Interp, st: &State, s: &Shape, i: usize, k: i128, span: Span, what: &str) -> bool {
+    let Some(n) = s.dims.get(i).and_then(|d| d.v.clone()) else { return true };
+    let kp = Poly::constant(k);
+    let violated = if k >= 0 { interp.poly_cmp(st, &n, Rel::Le, &kp) } else { interp.poly_cmp(st, &n, Rel::Lt, &Poly::constant(-k)) };
+    let (shown, ns) = (interp.show_shape(st, s), n.display(&interp.syms));
+    interp.check(st, span, violated, &r::index_out_of_range::RULE, |_| {
+        (format!("{what}: index {k} is out of range for dimension {i} of {shown} (size {ns})"), Vec::new())
+    })
+}
+
+/// `gather`/`scatter`: the index has the input's rank, and its size along every dim other than
+/// `dim` is at most the input's (and, for `scatter` with a `src` tensor, at most `src`'s along
+/// every dim). False: torch raises (recorded).
+#[allow(clippy::too_many_arguments)]
+fn index_fits(interp: &mut Interp, st: &State, s: &Shape, is: &Shape, src: Option<&Shape>, d: i128, span: Span, what: &str) -> bool {
+    let (Some(rank), Some(ir)) = (s.rank(), is.rank()) else { return true };
+    let (shown, ishown) = (interp.show_shape(st, s), interp.show_shape(st, is));
+    if !interp.check(st, span, Tri::from_bool(rank.max(1) != ir.max(1)), &r::invalid_shape_argument::RULE, |_| {
+        (format!("{what}: the index {ishown} must have as many dims as the input {shown}"), Vec::new())
+    }) {
+        return false;
+    }
+    let Some(k) = check_dim(interp, st, s, d, span, what) else { return true };
+    if k == usize::MAX {
+        return false;
+    }
+    if rank == 0 || ir == 0 {
+        return true;
+    }
+    let mut violated = Tri::False;
+    for j in 0..rank {
+        let mut limits = Vec::new();
+        if j != k {
+            limits.push(&s.dims[j]);
+        }
+        if let Some(x) = src.filter(|x| x.rank() == Some(rank)) {
+            limits.push(&x.dims[j]);
+        }
+        for lim in limits {
+            let (Some(a), Some(b)) = (&is.dims[j].v, &lim.v) else {
+                violated = if violated == Tri::True { Tri::True } else { Tri::Unknown };
+                continue;
+            };
+            match interp.poly_cmp(st, b, Rel::Lt, a) {
+                Tri::True => violated = Tri::True,
+                Tri::Unknown if violated == Tri::False => violated = Tri::Unknown,
+                _ => {}
+            }
+        }
+    }
+    interp.check(st, span, violated, &r::invalid_shape_argument::RULE, |_| {
+        (format!("{what}: the index {ishown} is larger than the input {shown} outside dimension {d}"), Vec::new())
+    })
+}
+
+/// `torch.tensor(data)` / `torch.as_tensor(data)`: the shape of a nested list/tuple literal; the
+/// dtype from the values (bool, integer or float) unless `dtype=` says.
+pub fn tensor_literal(interp: &mut Interp, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let mut st = st;
+    let Some(data) = args.first() else { return unknown(st) };
+    #[derive(PartialEq, Clone, Copy, PartialOrd)]
+    enum Kind {
+        Bool,
+        Int,
+        Float,
+    }
+    fn walk(interp: &mut Interp, st: &mut State, v: &Value, span: Span, depth: usize, kind: &mut Kind) -> Option<Vec<i128>> {
+        match v {
+            Value::Bool(_) => Some(Vec::new()),
+            Value::Int(_) => {
+                *kind = if *kind < Kind::Int { Kind::Int } else { *kind };
+                Some(Vec::new())
+            }
+            Value::Float(_) => {
+                *kind = Kind::Float;
+                Some(Vec::new())
+            }
+            Value::Tuple(_) | Value::Ref(_) if depth < 8 => {
+                let items = interp.iterate(st, v, span)?;
+                if items.len() > 4096 {
+                    return None;
+                }
+                let mut inner: Option<Vec<i128>> = None;
+                for it in &items {
+                    let s = walk(interp, st, it, span, depth + 1, kind)?;
+                    match &inner {
+                        None => inner = Some(s),
+                        Some(p) if *p == s => {}
+                        Some(_) => return None, // ragged: torch raises, not a shape rule of ours
+                    }
+                }
+                let mut out = vec![items.len() as i128];
+                out.extend(inner.unwrap_or_default());
+                Some(out)
+            }
+            _ => None,
+        }
+    }
+    let mut kind = Kind::Bool;
+    let Some(dims) = walk(interp, &mut st, data, span, 0, &mut kind) else { return unknown(st) };
+    // an empty list is a float tensor of shape [0]
+    let empty = dims.contains(&0);
+    let dtype = match kwargs.iter().find(|(k, _)| &**k == "dtype") {
+        Some((_, v)) => super::tensor::dtype_of(v),
+        None if empty => Some(DType::Float),
+        None => Some(match kind {
+            Kind::Bool => DType::Bool,
+            Kind::Int => DType::Long,
+            Kind::Float => DType::Float,
+        }),
+    };
+    vec![(st, tensor_value(Shape::known(dims.into_iter().map(Dim::konst).collect()), dtype))]
+}
