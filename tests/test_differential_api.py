@@ -45,3 +45,35 @@ def test_api_agrees_with_torch(spec):
     TALLIES[spec.api] = (spec.kind, tally)
     assert not tally.failures, f"{spec.api}: {tally.disagree} disagreements, first:\n{tally.failures[0]}"
     assert tally.agree >= MIN_AGREE * tally.cases, f"{spec.api}: only {tally.agree}/{tally.cases} cases agree ({tally.silent} silent)"
+
+
+class _FakeCore:
+    """A core that infers a fixed shape text and maybe reports: to test the harness itself."""
+
+    def __init__(self, shown, report=False):
+        self.shown, self.report = shown, report
+
+    def check_source(self, src, filename):
+        return [{"code": "SHP101", "message": "fake"}] if self.report else []
+
+    def show_shapes(self, src, filename):
+        return [(src.count("\n"), self.shown)] if self.shown else []
+
+
+@pytest.mark.parametrize(
+    ("core", "expr", "verdict"),
+    [
+        (_FakeCore("y: [2, 3] float"), "a + b", "agree"),
+        (_FakeCore("y: [2, 4] float"), "a + b", "disagree"),  # wrong shape
+        (_FakeCore("y: [2, 3] long"), "a + b", "disagree"),  # wrong dtype
+        (_FakeCore(None, report=True), "a + b", "disagree"),  # a false alarm
+        (_FakeCore("y: [2, ?] float"), "a + b", "silent"),
+        (_FakeCore(None, report=True), "a @ b", "agree"),  # torch raises, core reports
+        (_FakeCore("y: [2, 3] float"), "a @ b", "disagree"),  # torch raises, core infers a shape
+        (_FakeCore(None), "a @ b", "silent"),
+    ],
+)
+def test_harness_verdicts(core, expr, verdict):
+    torch = pytest.importorskip("torch")
+    inputs = {"a": harness.T(2, 3), "b": harness.T(2, 3)}
+    assert harness.compare(torch, core, expr, inputs).verdict == verdict
