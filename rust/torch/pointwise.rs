@@ -303,20 +303,20 @@ pub fn call(interp: &mut Interp, st: State, name: &str, args: &[Value], kwargs: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use DType::*;
-    use Operand::*;
+    use DType::{Double, Float, Half, Int, Long};
+    use Operand as O;
 
     #[test]
     fn promotion_follows_result_type() {
         // torch.result_type on the same operands (checked with torch 2.13)
-        assert_eq!(promote(Tensor(Some(Long), Some(false)), Tensor(Some(Double), Some(true))), Some(Double));
-        assert_eq!(promote(Tensor(Some(Float), Some(false)), Tensor(Some(Double), Some(true))), Some(Float));
-        assert_eq!(promote(Tensor(Some(Long), Some(false)), Float), Some(Float));
-        assert_eq!(promote(Tensor(Some(Bool), Some(false)), Int), Some(Long));
-        assert_eq!(promote(Tensor(Some(Half), Some(false)), Float), Some(Half));
-        assert_eq!(promote(Tensor(Some(Int), Some(false)), Tensor(Some(Long), Some(false))), Some(Long));
-        assert_eq!(result_dtype(Binary::TrueDiv, Tensor(Some(Long), Some(false)), Int), Some(Float));
-        assert_eq!(result_dtype(Binary::Bitwise, Tensor(Some(Float), Some(false)), Int), None);
+        assert_eq!(promote(O::Tensor(Some(Long), Some(false)), O::Tensor(Some(Double), Some(true))), Some(Double));
+        assert_eq!(promote(O::Tensor(Some(Float), Some(false)), O::Tensor(Some(Double), Some(true))), Some(Float));
+        assert_eq!(promote(O::Tensor(Some(Long), Some(false)), O::Float), Some(Float));
+        assert_eq!(promote(O::Tensor(Some(DType::Bool), Some(false)), O::Int), Some(Long));
+        assert_eq!(promote(O::Tensor(Some(Half), Some(false)), O::Float), Some(Half));
+        assert_eq!(promote(O::Tensor(Some(Int), Some(false)), O::Tensor(Some(Long), Some(false))), Some(Long));
+        assert_eq!(result_dtype(Binary::TrueDiv, O::Tensor(Some(Long), Some(false)), O::Int), Some(Float));
+        assert_eq!(result_dtype(Binary::Bitwise, O::Tensor(Some(Float), Some(false)), O::Int), None);
     }
 
     #[test]
