@@ -205,6 +205,7 @@ fn fits_in_place(interp: &mut Interp, st: &State, target: &Shape, out: &Shape, s
 
 /// A binary op on two values, at least one a tensor: broadcast the shapes, promote the dtypes;
 /// `in_place`: the result is written into `a`.
+#[allow(clippy::too_many_arguments)]
 fn apply_binary(interp: &mut Interp, st: State, kind: Binary, a: &Value, b: &Value, span: Span, what: &str, in_place: bool) -> Vals {
     let (Some(sa), Some(sb), Some(oa), Some(ob)) = (shape_of(a), shape_of(b), operand(&st, a), operand(&st, b)) else {
         return vec![(st, Value::Unknown)];
@@ -286,10 +287,10 @@ pub fn call(interp: &mut Interp, st: State, name: &str, args: &[Value], kwargs: 
         }
     }
     if in_place {
-        if let Some(s) = shape_of(first) {
-            if !fits_in_place(interp, &st, &s, &out, span, &what) {
-                return Vec::new();
-            }
+        if let Some(s) = shape_of(first)
+            && !fits_in_place(interp, &st, &s, &out, span, &what)
+        {
+            return Vec::new();
         }
         return vec![(st, first.clone())];
     }
