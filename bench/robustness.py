@@ -9,7 +9,8 @@ The corpus is every ``.py`` file of
   (relative to the repository that holds this script; nothing is installed).
 
 Each file is decoded as Python would (PEP 263: ``tokenize.detect_encoding``) and passed to
-``shape_lint._core.check_source`` in a worker subprocess. A worker handles many files: it
+``shape_lint.solver.check_source`` (the core plus the Z3 bridge for the checks the core leaves
+undecided, as flake8 and the CLI run it) in a worker subprocess. A worker handles many files: it
 reads tasks from its stdin pipe and writes one JSON line per file to its stdout, so the
 parent always knows which file a worker is on. A worker that dies (abort, segfault, stack
 overflow, a panic that escapes the boundary) is a CRASH, blamed on the file it was on; a
@@ -78,7 +79,7 @@ def worker_main() -> int:
     import faulthandler
 
     faulthandler.enable()  # a segfault also shows the Python stack in the crash report
-    from shape_lint import _core
+    from shape_lint import solver
 
     out = sys.stdout.buffer
     zips: dict[str, zipfile.ZipFile] = {}
@@ -111,7 +112,7 @@ def worker_main() -> int:
             continue
         t0 = time.perf_counter()
         try:
-            res = _core.check_source(src, name)
+            res = solver.check_source(src, name, {})
         except BaseException as exc:  # noqa: BLE001 - e.g. pyo3's PanicException
             report(
                 {

@@ -18,7 +18,7 @@ mod python;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-pub use diagnostics::Finding;
+pub use diagnostics::{Finding, Undecided};
 
 /// Analysis settings that change what the core does (selection of codes is the front end's job).
 #[derive(Debug, Clone)]
@@ -33,11 +33,14 @@ pub struct Settings {
     pub timeout_ms: u64,
     /// Merge paths that reach the same program state (switch off only to measure it).
     pub prune: bool,
+    /// Keep the undecided checks that would be reported if violated, with their SMT-LIB
+    /// queries (`check_source_undecided` sets it).
+    pub export_undecided: bool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false }
     }
 }
 
@@ -45,6 +48,29 @@ impl Default for Settings {
 /// A file with syntax errors yields no findings (flake8's E999 and the CLI report those).
 pub fn check_source(source: &str, path: &str, settings: &Settings) -> Vec<Finding> {
     guarded(|| check_source_inner(source, path, settings)).unwrap_or_else(|reason| vec![internal_error(&reason)])
+}
+
+/// Like [`check_source`], and also the checks the core could not decide that would be
+/// reported if they failed on every execution of their path, each with its SMT-LIB query for
+/// the Z3 bridge. Sites already reported are not among them. An internal failure gives the
+/// `SHP001` finding and no undecided checks.
+pub fn check_source_undecided(source: &str, _path: &str, settings: &Settings) -> (Vec<Finding>, Vec<Undecided>) {
+    let settings = Settings { export_undecided: true, ..settings.clone() };
+    guarded(|| {
+        let parsed = parse::parse(source);
+        let module = ir::lower::lower_module(&parsed);
+        let out = if parsed.has_syntax_errors() {
+            (Vec::new(), Vec::new())
+        } else {
+            let (findings, undecided, _) = engine::analyze_full(&module, &parsed, &settings);
+            (findings, undecided)
+        };
+        if module.max_depth > ir::lower::MAX_DEPTH {
+            std::mem::forget(parsed);
+        }
+        out
+    })
+    .unwrap_or_else(|reason| (vec![internal_error(&reason)], Vec::new()))
 }
 
 /// The `--show-shapes` debug view: `(line, "name: [shape] dtype")` for each line that assigns

@@ -3,7 +3,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::{Settings, check_source as core_check};
+use crate::{Finding, Settings, check_source as core_check};
 
 fn settings_from(options: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
     let mut s = Settings::default();
@@ -37,21 +37,53 @@ fn check_source<'py>(
     let src = source.to_owned();
     let name = filename.to_owned();
     let findings = py.detach(move || core_check(&src, &name, &settings));
+    findings_list(py, &findings)
+}
+
+fn finding_dict<'py>(py: Python<'py>, f: &Finding) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("code", f.rule.code)?;
+    d.set_item("name", f.rule.name)?;
+    d.set_item("message", &f.message)?;
+    d.set_item("row", f.row)?;
+    d.set_item("col", f.col)?;
+    d.set_item("end_row", f.end_row)?;
+    d.set_item("end_col", f.end_col)?;
+    d.set_item("trace", &f.trace)?;
+    d.set_item("condition", &f.condition)?;
+    Ok(d)
+}
+
+fn findings_list<'py>(py: Python<'py>, findings: &[Finding]) -> PyResult<Bound<'py, PyList>> {
     let out = PyList::empty(py);
     for f in findings {
-        let d = PyDict::new(py);
-        d.set_item("code", f.rule.code)?;
-        d.set_item("name", f.rule.name)?;
-        d.set_item("message", &f.message)?;
-        d.set_item("row", f.row)?;
-        d.set_item("col", f.col)?;
-        d.set_item("end_row", f.end_row)?;
-        d.set_item("end_col", f.end_col)?;
-        d.set_item("trace", &f.trace)?;
-        d.set_item("condition", &f.condition)?;
-        out.append(d)?;
+        out.append(finding_dict(py, f)?)?;
     }
     Ok(out)
+}
+
+/// Like `check_source`, plus the undecided checks with their SMT-LIB queries:
+/// `(findings, undecided)` (see `_core.pyi`).
+#[pyfunction]
+#[pyo3(signature = (source, filename, options=None))]
+fn check_source_undecided<'py>(
+    py: Python<'py>,
+    source: &str,
+    filename: &str,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
+    let settings = settings_from(options)?;
+    let src = source.to_owned();
+    let name = filename.to_owned();
+    let (findings, undecided) = py.detach(move || crate::check_source_undecided(&src, &name, &settings));
+    let und = PyList::empty(py);
+    for u in &undecided {
+        let d = finding_dict(py, &u.finding)?;
+        d.set_item("smt", &u.context)?;
+        d.set_item("precondition", &u.precondition)?;
+        und.append(d)?;
+    }
+    Ok((findings_list(py, &findings)?, und))
 }
 
 /// The `--show-shapes` view: `[(line, text), ...]`.
@@ -92,6 +124,7 @@ fn rules(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_source, m)?)?;
+    m.add_function(wrap_pyfunction!(check_source_undecided, m)?)?;
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(show_shapes, m)?)?;
     m.add("__version__", crate::VERSION)?;

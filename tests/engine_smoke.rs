@@ -52,3 +52,45 @@ fn residual_blocks_do_not_explode() {
         }
     }
 }
+
+/// The undecided checks exported for the Z3 bridge: the nonlinear reshape of a symbolic
+/// `forward` is exported with its SMT-LIB query; the same call inside a `try` with a handler,
+/// or after an opaque branch (a tainted path), is not; `check_source` is unchanged.
+#[test]
+fn undecided_checks_are_exported_where_they_would_be_reported() {
+    let head = "import torch\nimport torch.nn as nn\n\nclass PairHead(nn.Module):\n    def forward(self, pts):\n        B, N, D = pts.shape\n        sim = pts @ pts.transpose(1, 2)\n";
+    let plain = format!("{head}        return sim.reshape(B, N * (N - 1) // 2)\n");
+    let (findings, undecided) = shape_lint::check_source_undecided(&plain, "m.py", &Settings::default());
+    assert!(findings.is_empty(), "{findings:?}");
+    assert_eq!(findings, check_source(&plain, "m.py", &Settings::default()));
+    let u: Vec<_> = undecided.iter().filter(|u| u.finding.rule.code == "SHP103").collect();
+    assert_eq!(u.len(), 1, "{undecided:?}");
+    assert_eq!(u[0].finding.row, 8);
+    assert!(u[0].finding.message.starts_with("reshape: shape [B, (-T + T*T) // 2] is invalid"), "{}", u[0].finding.message);
+    assert!(u[0].context.contains("(declare-fun T_1 () Int)\n") && u[0].context.contains("(assert (>= T_1 1))\n"), "{}", u[0].context);
+    assert_eq!(u[0].precondition, "(= (* B_0 T_1 T_1) (* B_0 (div (+ (* (- 1) T_1) (* T_1 T_1)) 2)))");
+
+    let in_try = format!("{head}        try:\n            return sim.reshape(B, N * (N - 1) // 2)\n        except RuntimeError:\n            return sim\n");
+    let (_, undecided) = shape_lint::check_source_undecided(&in_try, "m.py", &Settings::default());
+    assert!(undecided.iter().all(|u| u.finding.rule.code != "SHP103"), "{undecided:?}");
+
+    let tainted = format!("{head}        if unknown_flag():\n            return sim.reshape(B, N * (N - 1) // 2)\n        return sim\n");
+    let (_, undecided) = shape_lint::check_source_undecided(&tainted, "m.py", &Settings::default());
+    assert!(undecided.iter().all(|u| u.finding.rule.code != "SHP103"), "{undecided:?}");
+}
+
+/// A later check's context holds the preconditions of the checks left undecided before it on
+/// the path, and a path condition appears in the context and in the would-be message.
+#[test]
+fn earlier_preconditions_and_path_conditions_reach_the_context() {
+    let src = "import torch\nimport torch.nn as nn\n\nclass Heads(nn.Module):\n    def forward(self, t):\n        B, T, C = t.shape\n        if T > 4:\n            q = t.view(B, T, 4, -1)\n            return q.reshape(B, T, 50)\n        return t\n";
+    let (findings, undecided) = shape_lint::check_source_undecided(src, "m.py", &Settings::default());
+    assert!(findings.is_empty(), "{findings:?}");
+    let later: Vec<_> = undecided.iter().filter(|u| u.finding.row == 9).collect();
+    assert_eq!(later.len(), 1, "{undecided:?}");
+    let ctx = &later[0].context;
+    assert!(ctx.contains("; path condition"), "{ctx}");
+    assert!(ctx.contains("(mod (* B_0 T_1 C_2) (* 4 B_0 T_1))") && ctx.contains("; earlier precondition"), "{ctx}");
+    assert_eq!(later[0].finding.condition.as_deref(), Some("4 < T"));
+    assert!(later[0].finding.message.ends_with("(when 4 < T)"), "{}", later[0].finding.message);
+}

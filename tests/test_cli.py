@@ -126,6 +126,8 @@ def test_core_receives_absolute_filename_and_options(engine, proj, capsys):
     run(capsys, "check", "--may-fail", "--max-paths", "7", "--timeout-ms", "30", "m.py")
     assert engine[0]["filename"] == str(proj / "m.py")
     assert engine[0]["options"] == {"may_fail": True, "max_paths": 7, "timeout_ms": 30}
+    run(capsys, "check", "--no-solver", "m.py")
+    assert engine[1]["options"] == {"may_fail": False, "solver": False}
 
 
 def test_missing_path_is_exit_2_but_others_are_still_checked(engine, proj, capsys):

@@ -127,6 +127,17 @@ output-format = "sarif"
     assert s.core_options() == {"may_fail": True, "max_paths": 64, "timeout_ms": 0}
 
 
+def test_solver_switch(tmp_path):
+    assert load(tmp_path).solver is True
+    write(tmp_path / "pyproject.toml", "[tool.shape-lint]\nsolver = false\n")
+    s = load(tmp_path)
+    assert s.solver is False
+    assert s.core_options() == {"may_fail": False, "solver": False}
+    write(tmp_path / "pyproject.toml", '[tool.shape-lint]\nsolver = "off"\n')
+    with pytest.raises(ConfigError, match="'solver'.*boolean"):
+        load(tmp_path)
+
+
 # ---------------------------------------------------------------------------------------------
 # Validation
 

@@ -1,6 +1,7 @@
 """The analyzer against the fixture programs: exactly the marked findings, no more, no less.
 
-Every ``tests/fixtures/<group>/<name>.py`` is checked with ``shape_lint._core.check_source``;
+Every ``tests/fixtures/<group>/<name>.py`` is checked with ``shape_lint.solver.check_source``
+(the core plus the Z3 bridge for the checks it leaves undecided, as flake8 and the CLI run it);
 the set of ``(row, code)`` it returns must equal the set of ``# error: SHPxxx`` markers of the
 file (none for a clean fixture). ``test_oracle.py`` proves the markers against real torch.
 """
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shape_lint import _core
+from shape_lint import _core, solver
 
 FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 MARKER = re.compile(r"#\s*error:\s*(SHP\d{3})\b")
@@ -43,6 +44,17 @@ KNOWN_MISSES = {
 }
 
 
+# Bugs that only the Z3 bridge proves: the core alone leaves the marked check undecided.
+NEEDS_SOLVER = {
+    "conv/strided_frames_view.py",
+    "shapeops/pairwise_triu_reshape.py",
+}
+
+
+def check(text, path):
+    return solver.check_source(text, str(path), {})
+
+
 def _param(path):
     reason = KNOWN_MISSES.get(fixture_id(path))
     if reason is None:
@@ -60,7 +72,7 @@ def test_findings_match_markers(path):
     text = path.read_text(encoding="utf-8")
     lines = text.splitlines()
     expected = expected_findings(text)
-    findings = _core.check_source(text, str(path))
+    findings = check(text, path)
     got = {(f["row"], f["code"]) for f in findings}
     if got == expected:
         return
@@ -87,6 +99,19 @@ def test_findings_match_markers(path):
 def test_no_false_alarms(path):
     """Never covered by KNOWN_MISSES: every reported finding must be a marked one."""
     text = path.read_text(encoding="utf-8")
-    got = {(f["row"], f["code"]) for f in _core.check_source(text, str(path))}
+    got = {(f["row"], f["code"]) for f in check(text, path)}
     extra = sorted(got - expected_findings(text))
     assert not extra, "%s: unexpected findings %s" % (fixture_id(path), extra)
+
+
+@pytest.mark.parametrize("name", sorted(NEEDS_SOLVER))
+def test_solver_fixtures_need_the_solver(name):
+    """The core alone exports the marked check as undecided and reports nothing there."""
+    pytest.importorskip("z3")
+    text = (FIXTURES_DIR / name).read_text(encoding="utf-8")
+    (marker,) = expected_findings(text)
+    findings, undecided = _core.check_source_undecided(text, name)
+    assert marker not in {(f["row"], f["code"]) for f in findings}
+    assert marker in {(u["row"], u["code"]) for u in undecided}
+    assert _core.check_source(text, name) == findings
+    assert {(f["row"], f["code"]) for f in solver.confirm(undecided)} == {marker}

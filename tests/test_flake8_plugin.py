@@ -127,9 +127,12 @@ class FakeOptionManager:
 def test_add_options():
     om = FakeOptionManager()
     Plugin.add_options(om)
-    assert set(om.options) == {"--shp-may-fail", "--shp-max-paths", "--shp-timeout-ms"}
+    assert set(om.options) == {
+        "--shp-may-fail", "--shp-max-paths", "--shp-timeout-ms", "--shp-no-solver"
+    }
     assert all(kw.get("parse_from_config") is True for kw in om.options.values())
     assert om.options["--shp-may-fail"]["action"] == "store_true"
+    assert om.options["--shp-no-solver"]["action"] == "store_true"
     assert om.options["--shp-max-paths"]["type"] is int
     assert om.default_ignore == ["SHP9"]
 
@@ -153,6 +156,18 @@ def test_pyproject_settings_and_flake8_override(engine, tmp_path):
     Plugin.parse_options(ns)
     run_plugin("x = 1\n", filename=str(sub / "m.py"))
     assert engine[-1]["options"] == {"may_fail": True, "max_paths": 40, "timeout_ms": 100}
+
+
+def test_solver_switch_from_flake8_and_pyproject(engine, tmp_path):
+    ns = type("NS", (), {"shp_may_fail": None, "shp_max_paths": None, "shp_timeout_ms": None,
+                         "shp_no_solver": True})()
+    Plugin.parse_options(ns)
+    run_plugin("x = 1\n")
+    assert engine[-1]["options"] == {"solver": False}
+    Plugin.parse_options(type("NS", (), {})())
+    (tmp_path / "pyproject.toml").write_text("[tool.shape-lint]\nsolver = false\n")
+    run_plugin("x = 1\n", filename=str(tmp_path / "m.py"))
+    assert engine[-1]["options"] == {"may_fail": False, "solver": False}
 
 
 def test_pyproject_is_cached_per_directory(engine, tmp_path, monkeypatch):

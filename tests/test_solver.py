@@ -132,3 +132,147 @@ def test_linear_divisibility_matches_arithmetic(a, b):
     # exists integer x with a*x = b  <=>  a divides b
     q = f"(declare-const x Int)(assert (= (* {a} x) {b}))"
     assert decide([q]) == ["sat" if b % a == 0 else "unsat"]
+
+
+# ------------------------------------------------------------------------------------------------
+# The bridge: undecided checks of the core, decided by Z3 (solver.confirm, solver.check_source)
+
+from pathlib import Path  # noqa: E402
+
+from shape_lint import _core  # noqa: E402
+
+# The README's example: N*N similarities never fit N*(N-1)//2 slots, whatever N is.
+PAIRS = textwrap.dedent(
+    """\
+    import torch
+    import torch.nn as nn
+
+
+    class PairHead(nn.Module):
+        def forward(self, pts):
+            B, N, D = pts.shape
+            sim = pts @ pts.transpose(1, 2)
+            return sim.reshape(B, N * (N - 1) // 2)
+    """
+)
+PAIRS_ROW = 9
+POS = "(declare-fun n () Int)(assert (>= n 1))"
+
+
+def und(smt, precondition, row=1, col=1, code="SHP103"):
+    return {
+        "code": code, "name": "reshape-size-mismatch", "message": f"m{row}", "row": row,
+        "col": col, "end_row": row, "end_col": col + 1, "trace": [], "condition": None,
+        "smt": smt, "precondition": precondition,
+    }
+
+
+def test_confirm_reports_only_what_fails_on_every_execution():
+    proven = und(POS, "(= (* n n) (div (- (* n n) n) 2))", row=1)
+    satisfiable = und(POS, "(= (* n n) (* 4 n))", row=2)  # n = 4 passes
+    infeasible = und(POS + "(assert (< n 0))", "false", row=3)  # no execution reaches it
+    got = solver.confirm([proven, satisfiable, infeasible])
+    assert [f["row"] for f in got] == [1]
+    assert set(got[0]) == set(proven) - {"smt", "precondition"}
+    assert got[0]["message"] == "m1"
+
+
+def test_confirm_one_finding_per_site_and_nothing_for_nothing():
+    a = und(POS, "(< n 0)", row=4, col=2)
+    b = und(POS, "(= n 0)", row=4, col=2)
+    assert [f["row"] for f in solver.confirm([a, b])] == [4]
+    assert solver.confirm([]) == []
+
+
+def test_confirm_timeout_and_resource_limit_mean_silence():
+    # context SAT, context ∧ precondition UNSAT (Fermat, n=3) but far beyond the limits
+    hard_ctx = "".join(f"(declare-fun {v} () Int)(assert (>= {v} 1))" for v in "xyz")
+    fermat = "(= (+ (* x x x) (* y y y)) (* z z z))"
+    assert solver.confirm([und(hard_ctx, fermat)], rlimit=0, timeout_ms=50) == []
+    assert solver.confirm([und(hard_ctx, fermat)], rlimit=20_000) == []
+
+
+def test_confirm_file_budget_and_malformed_queries_mean_silence():
+    proven = und(POS, "(< n 0)")
+    assert solver.confirm([proven], budget_ms=0) == []
+    assert solver.confirm([und(POS, "(< m 0)"), und("(declare-fun", "true", row=2)]) == []
+
+
+def test_check_source_adds_what_z3_proves_and_the_switch_turns_it_off():
+    findings, undecided = _core.check_source_undecided(PAIRS, "m.py")
+    assert findings == [] and _core.check_source(PAIRS, "m.py") == []
+    assert PAIRS_ROW in {u["row"] for u in undecided}
+    got = solver.check_source(PAIRS, "m.py", {})
+    assert [(f["row"], f["code"]) for f in got] == [(PAIRS_ROW, "SHP103")]
+    assert "invalid for input of shape [B, T, T]" in got[0]["message"]
+    assert "smt" not in got[0]
+    assert solver.check_source(PAIRS, "m.py", {"solver": False}) == []
+    # the core's own findings come first, sorted with Z3's
+    bug = PAIRS + "\n\ndef demo():\n    return torch.zeros(2, 3) @ torch.zeros(4, 5)\n\n\ndemo()\n"
+    got = solver.check_source(bug, "m.py", {"timeout_ms": 5000})
+    assert [(f["row"], f["code"]) for f in got] == [(PAIRS_ROW, "SHP103"), (13, "SHP101")]
+
+
+def _run_python(code):
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout + r.stderr
+    return r.stdout
+
+
+def test_without_z3_installed_the_bridge_is_silent():
+    _run_python(
+        f"""
+        import sys
+        sys.modules["z3"] = None  # `import z3` raises ImportError
+        from shape_lint import solver
+        assert solver.check_source({PAIRS!r}, "m.py", {{}}) == []
+        assert solver.confirm([{und(POS, "(< n 0)")!r}]) == []
+        print("ok")
+        """
+    )
+
+
+def test_z3_is_not_imported_when_nothing_is_undecided():
+    decided = "import torch\nx = torch.zeros(2, 3) @ torch.zeros(4, 5)\n"
+    _run_python(
+        f"""
+        import sys
+        from shape_lint import _core, solver
+        for text in ("x = 1\\n", {decided!r}):
+            assert _core.check_source_undecided(text, "m.py")[1] == []
+            solver.check_source(text, "m.py", {{}})
+        assert "z3" not in sys.modules
+        assert solver.check_source({PAIRS!r}, "m.py", {{}})
+        assert "z3" in sys.modules
+        print("ok")
+        """
+    )
+
+
+def _cli():
+    exe = Path(sys.executable).with_name("shape-lint")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "shape_lint.cli"]
+
+
+def test_cli_and_flake8_use_the_bridge(tmp_path):
+    f = tmp_path / "pairs.py"
+    f.write_text(PAIRS)
+
+    def run(*cmd):
+        return subprocess.run(list(cmd), cwd=tmp_path, capture_output=True, text=True,
+                              timeout=300)
+
+    on = run(*_cli(), "check", "--isolated", "pairs.py")
+    assert on.returncode == 1 and f"pairs.py:{PAIRS_ROW}:" in on.stdout and "SHP103" in on.stdout
+    off = run(*_cli(), "check", "--isolated", "--no-solver", "pairs.py")
+    assert off.returncode == 0, off.stdout + off.stderr
+    flake8 = [sys.executable, "-m", "flake8", "--select=SHP", "--isolated"]
+    on = run(*flake8, "pairs.py")
+    assert f"pairs.py:{PAIRS_ROW}:" in on.stdout and "SHP103" in on.stdout, on.stdout + on.stderr
+    off = run(*flake8, "--shp-no-solver", "pairs.py")
+    assert off.returncode == 0 and off.stdout == "", off.stdout + off.stderr
+    # `solver = false` in [tool.shape-lint] switches both off
+    (tmp_path / "pyproject.toml").write_text("[tool.shape-lint]\nsolver = false\n")
+    assert run(*_cli(), "check", "pairs.py").returncode == 0
+    assert run(*flake8, "pairs.py").stdout == ""

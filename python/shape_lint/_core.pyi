@@ -2,7 +2,7 @@
 
 from typing import Any, Literal, TypedDict, type_check_only
 
-__all__ = ["check_source", "rules", "__version__"]
+__all__ = ["check_source", "check_source_undecided", "rules", "show_shapes", "__version__"]
 
 __version__: str
 
@@ -37,6 +37,21 @@ class Finding(TypedDict):
     """The path condition under which the line fails, or ``None`` when it always fails."""
 
 @type_check_only
+class UndecidedCheck(Finding):
+    """A check the core could not decide, on a path where a failure would be reported.
+
+    The :class:`Finding` keys are what would be reported if the check fails on every execution
+    of its path (``condition``: that path's condition). The Z3 bridge (``shape_lint.solver``)
+    reports it when ``smt`` is satisfiable and ``smt`` plus ``(assert precondition)`` is not.
+    """
+
+    smt: str
+    """SMT-LIB 2 (QF_NIA): a ``declare-fun`` per symbol, the symbols' ranges, the equalities
+    the core solved and the path condition."""
+    precondition: str
+    """An SMT-LIB term over those symbols: what torch needs for the call not to raise."""
+
+@type_check_only
 class RuleInfo(TypedDict):
     """One entry of the rule registry."""
 
@@ -55,6 +70,13 @@ def check_source(
     options: CheckOptions | dict[str, Any] | None = None,
 ) -> list[Finding]:
     """Analyse one file's text. Syntax errors give ``[]``; analyser bugs give an SHP001 finding."""
+
+def check_source_undecided(
+    source: str,
+    filename: str,
+    options: CheckOptions | dict[str, Any] | None = None,
+) -> tuple[list[Finding], list[UndecidedCheck]]:
+    """:func:`check_source`, plus the undecided checks at sites it does not report."""
 
 def show_shapes(
     source: str,

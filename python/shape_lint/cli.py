@@ -46,9 +46,9 @@ RUFF_NOQA_FILE = re.compile(
 
 
 def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from . import _core
+    from . import solver
 
-    return [dict(f) for f in _core.check_source(source, filename, dict(options))]
+    return solver.check_source(source, filename, options)
 
 
 def _rules() -> list[dict[str, Any]]:
@@ -483,6 +483,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also report lines that fail only on some paths (SHP9xx)")
     conf.add_argument("--max-paths", type=int, metavar="N", help="path budget per function")
     conf.add_argument("--timeout-ms", type=int, metavar="MS", help="time budget per file")
+    conf.add_argument("--no-solver", dest="solver", action="store_false", default=None,
+                      help="do not let Z3 decide the checks the core leaves undecided")
     conf.add_argument("-n", "--no-cache", action="store_true", help="accepted; no cache yet")
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
@@ -565,6 +567,8 @@ def _resolve_settings(args: argparse.Namespace, known: Sequence[str]) -> Setting
         if args.timeout_ms < 0:
             raise ConfigError("--timeout-ms: expected a non-negative integer")
         changes["timeout_ms"] = args.timeout_ms
+    if args.solver is not None:
+        changes["solver"] = args.solver
     from dataclasses import replace
 
     return replace(settings, **changes)

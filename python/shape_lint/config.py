@@ -2,7 +2,7 @@
 
 Keys and semantics follow ruff's (``select``, ``ignore``, ``extend-select``, ``per-file-ignores``,
 ``exclude``, ``extend-exclude``, ``respect-gitignore``) plus the analysis budgets (``may-fail``,
-``max-paths``, ``timeout-ms``) and ``output-format``.
+``max-paths``, ``timeout-ms``), the Z3 bridge switch (``solver``) and ``output-format``.
 
 Rule selection (:class:`RuleSelection`) is ruff's: selectors are code prefixes (``SHP``, ``SHP1``,
 ``SHP101``; ``ALL`` is accepted as a synonym of ``SHP``), the most specific selector wins, and
@@ -105,6 +105,8 @@ class Settings:
     may_fail: bool = False
     max_paths: int | None = None
     timeout_ms: int | None = None
+    #: Let Z3 decide the checks the core leaves undecided (``shape_lint.solver``).
+    solver: bool = True
     output_format: str | None = None
     #: The file the settings came from (``None`` for defaults / ``--isolated``).
     source: Path | None = None
@@ -117,12 +119,15 @@ class Settings:
         return tuple(base) + tuple(self.extend_exclude)
 
     def core_options(self) -> dict[str, Any]:
-        """The ``options`` dict for ``_core.check_source``."""
+        """The ``options`` dict for ``solver.check_source`` (``_core.check_source``'s keys, plus
+        ``solver: False`` when the Z3 bridge is switched off)."""
         opts: dict[str, Any] = {"may_fail": self.may_fail}
         if self.max_paths is not None:
             opts["max_paths"] = self.max_paths
         if self.timeout_ms is not None:
             opts["timeout_ms"] = self.timeout_ms
+        if not self.solver:
+            opts["solver"] = False
         return opts
 
 
@@ -138,6 +143,7 @@ _KEYS: dict[str, tuple[str, str]] = {
     "may-fail": ("may_fail", "bool"),
     "max-paths": ("max_paths", "positive-int"),
     "timeout-ms": ("timeout_ms", "non-negative-int"),
+    "solver": ("solver", "bool"),
     "output-format": ("output_format", "format"),
 }
 

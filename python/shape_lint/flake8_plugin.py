@@ -8,7 +8,9 @@ Analysis settings come from flake8's ``--shp-*`` options (also from ``[flake8]``
 back to ``[tool.shape-lint]`` in the nearest pyproject.toml / shape-lint.toml above the file, so
 flake8 and ``shape-lint check`` agree.
 
-Importing this module is cheap: no Z3, no threads, no analysis.
+Importing this module is cheap: no Z3, no threads, no analysis. Z3 is imported only for a file
+that has checks the core left undecided (``shape_lint.solver``); ``--shp-no-solver`` (or
+``solver = false`` in ``[tool.shape-lint]``) switches the bridge off.
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ def _plugin_version() -> str:
 
 
 def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The seam to the Rust core (tests monkeypatch it)."""
-    from . import _core
+    """The seam to the Rust core and the Z3 bridge (tests monkeypatch it)."""
+    from . import solver
 
-    return [dict(f) for f in _core.check_source(source, filename, dict(options))]
+    return solver.check_source(source, filename, options)
 
 
 # Project settings per directory: directory -> analysis options (or the ConfigError message).
@@ -64,6 +66,8 @@ def _project_options(filename: str) -> dict[str, Any]:
                     "max_paths": settings.max_paths,
                     "timeout_ms": settings.timeout_ms,
                 }
+                if not settings.solver:
+                    cached["solver"] = False
         except config.ConfigError as exc:
             cached = f"configuration error: {exc}"
         _PROJECT_CACHE[directory] = cached
@@ -114,6 +118,13 @@ class Plugin:
             parse_from_config=True,
             help="shape-lint: analysis time budget per file, in milliseconds",
         )
+        option_manager.add_option(
+            "--shp-no-solver",
+            action="store_true",
+            default=None,
+            parse_from_config=True,
+            help="shape-lint: do not let Z3 decide the checks the core leaves undecided",
+        )
         option_manager.extend_default_ignore(["SHP9"])
 
     @classmethod
@@ -122,6 +133,7 @@ class Plugin:
             "may_fail": getattr(options, "shp_may_fail", None),
             "max_paths": getattr(options, "shp_max_paths", None),
             "timeout_ms": getattr(options, "shp_timeout_ms", None),
+            "solver": False if getattr(options, "shp_no_solver", None) else None,
         }
 
     def _options(self) -> dict[str, Any]:

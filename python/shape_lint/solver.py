@@ -1,5 +1,14 @@
 """The lazy Z3 bridge for constraint sets that the Rust core could not decide itself.
 
+``check_source(source, filename, options)`` is what the flake8 plugin and the CLI call: the
+core's findings, plus the undecided checks that Z3 proves (``confirm``). The core exports a
+check only where a violation would be reported (an untainted path, outside a ``try`` with
+handlers, at a site not already reported), as an SMT-LIB context (declarations, symbol ranges,
+solved equalities, path condition) and a precondition term. ``confirm`` reports it when the
+context is SAT and context ∧ precondition is UNSAT: the path is feasible and every execution of
+it fails. Unknown, a timeout, a spent budget or Z3 not installed mean silence. When nothing is
+undecided, Z3 is never imported.
+
 ``decide(queries)`` takes SMT-LIB2 scripts (declarations + assertions; ``check-sat``, ``set-logic``
 and the like may be present and are ignored) and answers ``"sat"``, ``"unsat"`` or ``"unknown"`` for
 each. ``unknown`` means undecided: a budget ran out or the script could not be parsed. It must
@@ -15,13 +24,33 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, Sequence
+import time
+from typing import Any, Mapping, Sequence
 
-__all__ = ["DEFAULT_RLIMIT", "DEFAULT_TIMEOUT_MS", "decide"]
+__all__ = [
+    "CHECK_RLIMIT",
+    "CHECK_TIMEOUT_MS",
+    "DEFAULT_RLIMIT",
+    "DEFAULT_TIMEOUT_MS",
+    "FILE_BUDGET_MS",
+    "check_source",
+    "confirm",
+    "decide",
+]
 
 #: Z3 resource units per query (about a second of work on a typical machine).
 DEFAULT_RLIMIT = 2_000_000
 DEFAULT_TIMEOUT_MS = 1_000
+
+#: Per query of :func:`confirm` (two queries per check): a deterministic resource limit, and a
+#: wall-clock timeout as a safety net.
+CHECK_RLIMIT = 400_000
+CHECK_TIMEOUT_MS = 250
+#: Wall-clock budget of :func:`confirm` for one file; checks left when it is spent are silent.
+FILE_BUDGET_MS = 1_000
+
+#: Keys of an undecided check that a finding does not have.
+_QUERY_KEYS = ("smt", "precondition")
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -77,3 +106,70 @@ def decide(
             finally:
                 solver.pop()
         return answers
+
+
+def confirm(
+    undecided: Sequence[Mapping[str, Any]],
+    *,
+    rlimit: int = CHECK_RLIMIT,
+    timeout_ms: int = CHECK_TIMEOUT_MS,
+    budget_ms: int = FILE_BUDGET_MS,
+) -> list[dict[str, Any]]:
+    """The undecided checks that fail on every execution of their path, as findings.
+
+    Each item is an undecided check of ``_core.check_source_undecided``. It becomes a finding
+    (the item without its ``smt`` and ``precondition`` keys) when ``smt`` is SAT and ``smt`` plus
+    ``(assert precondition)`` is UNSAT. ``rlimit`` and ``timeout_ms`` apply to each query,
+    ``budget_ms`` to the whole call; one finding per site. Without Z3 installed: ``[]``.
+    """
+    if not undecided:
+        return []
+    try:
+        import z3  # noqa: F401 - only to learn whether the bridge can run at all
+    except ImportError:
+        return []
+    deadline = time.monotonic() + budget_ms / 1000.0
+    out: list[dict[str, Any]] = []
+    done: set[tuple[int, int]] = set()
+    for u in undecided:
+        site = (int(u["row"]), int(u["col"]))
+        if site in done:
+            continue
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            break
+        per = max(1, min(timeout_ms, left_ms)) if timeout_ms else left_ms
+        context = str(u["smt"])
+        # every execution fails: the precondition cannot hold on the path ...
+        failing = decide([f"{context}(assert {u['precondition']})\n"], rlimit=rlimit, timeout_ms=per)
+        if failing != ["unsat"]:
+            continue
+        # ... and the path is feasible (else the UNSAT above says nothing)
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        if left_ms <= 0:
+            break
+        per = max(1, min(timeout_ms, left_ms)) if timeout_ms else left_ms
+        if decide([context], rlimit=rlimit, timeout_ms=per) != ["sat"]:
+            continue
+        done.add(site)
+        out.append({k: v for k, v in u.items() if k not in _QUERY_KEYS})
+    return out
+
+
+def check_source(source: str, filename: str, options: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The core's findings for one file plus the undecided checks Z3 proves (``confirm``).
+
+    ``options`` are ``_core.check_source``'s, plus ``solver`` (default ``True``): ``False``
+    runs the core alone. Findings come sorted by position.
+    """
+    from . import _core
+
+    opts = {k: v for k, v in options.items() if k != "solver"}
+    if not options.get("solver", True):
+        return [dict(f) for f in _core.check_source(source, filename, opts)]
+    findings, undecided = _core.check_source_undecided(source, filename, opts)
+    out = [dict(f) for f in findings]
+    if undecided:
+        out.extend(confirm(undecided))
+        out.sort(key=lambda f: (f["row"], f["col"]))
+    return out

@@ -23,3 +23,15 @@ impl Finding {
         self.rule.code
     }
 }
+
+/// A check the core could not decide, with what would be reported if it fails on every
+/// execution of its path: `finding` carries the message, location and path condition of that
+/// report; `context` is an SMT-LIB 2 script (declarations, symbol ranges, solved equalities,
+/// path condition) and `precondition` the SMT-LIB term torch needs to hold. The Z3 bridge
+/// reports `finding` when `context` is satisfiable and `context ∧ precondition` is not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undecided {
+    pub finding: Finding,
+    pub context: String,
+    pub precondition: String,
+}

@@ -22,6 +22,7 @@ use crate::diagnostics::Finding;
 use crate::ir::*;
 use crate::parse::ParsedFile;
 use crate::rules::Rule;
+use crate::shape::smt::Query;
 use crate::shape::{Cond, Poly, Rel, Symbols, Tri};
 use crate::torch;
 
@@ -69,6 +70,19 @@ pub struct Outcome {
     pub condition: Option<String>,
 }
 
+/// A check the core left undecided on a path where a violation would be reported (untainted,
+/// outside any `try` with handlers), with the message the violation would carry and its
+/// SMT-LIB query (see `shape::smt`).
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub site: Span,
+    pub rule: &'static Rule,
+    pub message: String,
+    pub trace: Vec<String>,
+    pub condition: Option<String>,
+    pub query: Query,
+}
+
 /// Lexical context of the code being executed.
 #[derive(Clone)]
 pub struct Ctx {
@@ -90,6 +104,8 @@ pub struct Interp<'a> {
     pub deadline: Instant,
     pub abandoned: bool,
     pub outcomes: Vec<Outcome>,
+    /// Undecided checks exported for the Z3 bridge (only with `Settings::export_undecided`).
+    pub undecided: Vec<Pending>,
     pub next_shape_var: u32,
     pub call_depth: usize,
     /// Names of the variables being assigned, for labels ("fc2").
@@ -147,6 +163,7 @@ impl<'a> Interp<'a> {
             deadline: Instant::now() + std::time::Duration::from_millis(settings.timeout_ms),
             abandoned: false,
             outcomes: Vec::new(),
+            undecided: Vec::new(),
             next_shape_var: 0,
             call_depth: 0,
             assign_label: None,
@@ -179,22 +196,23 @@ impl<'a> Interp<'a> {
 
     // ----- outcomes -------------------------------------------------------------------
 
+    /// The path's expressible branch conditions as text (`B == 1 and T < 5`), if any.
+    pub fn path_condition(&self, st: &State) -> Option<String> {
+        let conds: Vec<String> = st
+            .branches
+            .iter()
+            .filter_map(|b| match b {
+                Branch::Sym(c) => Some(crate::shape::describe_cond(&self.syms, c)),
+                Branch::Opaque(..) | Branch::Assume(..) => None,
+            })
+            .collect();
+        if conds.is_empty() { None } else { Some(conds.join(" and ")) }
+    }
+
     pub fn record(&mut self, st: &State, site: Span, verdict: Verdict) {
         let violated = matches!(verdict, Verdict::Violated(_));
         // Only a violation's path condition is ever shown.
-        let condition = if violated {
-            let conds: Vec<String> = st
-                .branches
-                .iter()
-                .filter_map(|b| match b {
-                    Branch::Sym(c) => Some(crate::shape::describe_cond(&self.syms, c)),
-                    Branch::Opaque(..) | Branch::Assume(..) => None,
-                })
-                .collect();
-            if conds.is_empty() { None } else { Some(conds.join(" and ")) }
-        } else {
-            None
-        };
+        let condition = if violated { self.path_condition(st) } else { None };
         let branches = st.branches.clone();
         // One verdict per path and site: a violation overrides what earlier checks of the same
         // call on this path found (e.g. the first dim of `transpose` fine, the second not).
@@ -2381,6 +2399,31 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
             None => v.message.clone(),
         };
         out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace: v.trace.clone(), condition });
+    }
+    out
+}
+
+/// The undecided checks of one entry point that the report rule would report if they were
+/// violated: a site where some path is inside a `try` with handlers never reports.
+pub fn undecided_from(interp: &Interp, outcomes: &[Outcome], pending: &[Pending]) -> Vec<crate::diagnostics::Undecided> {
+    let suppressed: std::collections::BTreeSet<(u32, u32)> =
+        outcomes.iter().filter(|o| o.suppressed).map(|o| (o.site.start, o.site.end)).collect();
+    let mut out = Vec::new();
+    for p in pending {
+        if suppressed.contains(&(p.site.start, p.site.end)) {
+            continue;
+        }
+        let (row, col) = interp.file.location(p.site.start);
+        let (end_row, end_col) = interp.file.location(p.site.end);
+        let message = match &p.condition {
+            Some(c) => format!("{} (when {c})", p.message),
+            None => p.message.clone(),
+        };
+        out.push(crate::diagnostics::Undecided {
+            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone() },
+            context: p.query.context.clone(),
+            precondition: p.query.precondition.clone(),
+        });
     }
     out
 }

@@ -21,7 +21,7 @@ use std::rc::Rc;
 use interp::{Ctx, Interp};
 use value::*;
 
-use crate::{Finding, Settings, ir, parse::ParsedFile};
+use crate::{Finding, Settings, Undecided, ir, parse::ParsedFile};
 
 /// Debug statistics of one analysis.
 #[derive(Debug, Default, Clone)]
@@ -40,30 +40,42 @@ pub fn analyze(m: &ir::Module, f: &ParsedFile, _path: &str, s: &Settings) -> Vec
 /// paths and entry points; several shapes for a name mean several paths).
 pub fn shapes_by_line(m: &ir::Module, f: &ParsedFile, s: &Settings) -> Vec<(usize, String)> {
     let mut log = BTreeMap::new();
-    run(m, f, s, Some(&mut log));
+    let _ = run(m, f, s, Some(&mut log));
     log.into_iter().map(|(line, texts)| (line, texts.into_iter().collect::<Vec<_>>().join(" | "))).collect()
 }
 
 pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Stats) {
+    let (findings, _, stats) = run(m, f, s, None);
+    (findings, stats)
+}
+
+/// Findings, the undecided checks exported for the Z3 bridge (with
+/// `Settings::export_undecided`; not at reported sites), and statistics.
+pub fn analyze_full(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Vec<Undecided>, Stats) {
     run(m, f, s, None)
 }
 
 type ShapeLog = BTreeMap<usize, std::collections::BTreeSet<String>>;
 
-fn run(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut ShapeLog>) -> (Vec<Finding>, Stats) {
+fn run(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut ShapeLog>) -> (Vec<Finding>, Vec<Undecided>, Stats) {
     let mut interp = Interp::new(f, s);
     let logging = log.is_some();
     if logging {
         interp.shape_log = Some(BTreeMap::new());
     }
-    let (findings, stats) = run_entries(&mut interp, m, s);
+    let mut undecided = Vec::new();
+    let (findings, stats) = run_entries(&mut interp, m, s, &mut undecided);
     if let (Some(log), Some(got)) = (log, interp.shape_log.take()) {
         *log = got;
     }
-    (findings, stats)
+    // an undecided check at a reported site adds nothing; one query per site and text
+    undecided.retain(|u: &Undecided| !findings.iter().any(|f| f.row == u.finding.row && f.col == u.finding.col));
+    undecided.sort_by(|a, b| (a.finding.row, a.finding.col, &a.context, &a.precondition).cmp(&(b.finding.row, b.finding.col, &b.context, &b.precondition)));
+    undecided.dedup_by(|a, b| a.finding.row == b.finding.row && a.finding.col == b.finding.col && a.context == b.context && a.precondition == b.precondition);
+    (findings, undecided, stats)
 }
 
-fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings) -> (Vec<Finding>, Stats) {
+fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mut Vec<Undecided>) -> (Vec<Finding>, Stats) {
     let mut stats = Stats::default();
     let mut findings: Vec<Finding> = Vec::new();
 
@@ -85,7 +97,9 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings) -> (Vec<Findin
         stats.abandoned += 1;
     } else {
         findings.extend(interp::findings_from(&interp, &interp.outcomes));
+        undecided.extend(interp::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
+    interp.undecided.clear();
     let script_final: Option<State> = finals.into_iter().map(|(s, _)| s).next();
 
     // 2. every nn.Module subclass's forward. Its classes come from the script's final state,
@@ -100,6 +114,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings) -> (Vec<Findin
             }
             interp.abandoned = false;
             interp.outcomes.clear();
+            interp.undecided.clear();
             let defs: Vec<&ir::Stmt> = m
                 .body
                 .iter()
@@ -114,6 +129,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings) -> (Vec<Findin
                 cur = next.into_iter().take(1).collect();
             }
             interp.outcomes.clear();
+            interp.undecided.clear();
             match cur.into_iter().next() {
                 Some(s) if !interp.abandoned => s,
                 _ => {
@@ -133,6 +149,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings) -> (Vec<Findin
         }
         interp.abandoned = false;
         interp.outcomes.clear();
+        interp.undecided.clear();
         stats.entries += 1;
         torch::analyze_forward(interp, &base_state, class, &ctx);
         if interp.abandoned {
@@ -140,6 +157,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings) -> (Vec<Findin
             continue;
         }
         findings.extend(interp::findings_from(&interp, &interp.outcomes));
+        undecided.extend(interp::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
     stats.steps = interp.steps;
     stats.max_paths = interp.paths_high_water;

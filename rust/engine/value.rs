@@ -1,10 +1,11 @@
 //! Abstract values, the heap, and the per-path state.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::ir::{ClassDef, FuncDef, Name, Span};
-use crate::shape::{Cond, Facts, Poly};
+use crate::shape::{Cond, Facts, Formula, Poly};
 
 pub type ObjId = usize;
 
@@ -246,6 +247,12 @@ pub struct State {
     pub shapes: Rc<BTreeMap<u32, Shape>>,
     /// Inside a `try` that catches errors: violations are not reported.
     pub in_try: u32,
+    /// The preconditions of the checks the core left undecided on this path, in order: the
+    /// executions that go on past such a check are those where it held. Kept only with
+    /// `Settings::export_undecided`, for the SMT-LIB context of later checks; never read by the
+    /// core's own decisions. A `RefCell` because `Interp::check` sees the state by reference;
+    /// cloning a state copies the list (copy on write), so paths never share pushes.
+    pub assumed: RefCell<Rc<Vec<Formula>>>,
 }
 
 impl State {
@@ -257,6 +264,7 @@ impl State {
             tainted: false,
             shapes: Rc::new(BTreeMap::new()),
             in_try: 0,
+            assumed: RefCell::new(Rc::new(Vec::new())),
         }
     }
 
@@ -326,6 +334,17 @@ impl State {
             self.tainted || o.tainted || opaque_rest
         };
         self.branches.truncate(n);
+        // the preconditions both sides assumed: their common prefix
+        {
+            let mut mine = self.assumed.borrow_mut();
+            let theirs = o.assumed.borrow();
+            if !Rc::ptr_eq(&mine, &theirs) {
+                let k = mine.iter().zip(theirs.iter()).take_while(|(a, b)| a == b).count();
+                if k < mine.len() {
+                    Rc::make_mut(&mut mine).truncate(k);
+                }
+            }
+        }
         // keep only the facts both sides share
         if self.facts != o.facts {
             self.facts = self.facts.common(&o.facts);

@@ -3,8 +3,10 @@
 //! `Unknown`: silence, never a report.
 
 mod poly;
+pub mod smt;
 
 pub use poly::{Atom, Poly, SymId};
+pub use smt::Formula;
 
 use std::collections::BTreeMap;
 

@@ -307,6 +307,23 @@ impl Atom {
 }
 
 impl Poly {
+    /// Add every symbol this polynomial mentions (inside `//` and `%` too) to `out`.
+    pub fn collect_syms(&self, out: &mut std::collections::BTreeSet<SymId>) {
+        for m in self.terms.keys() {
+            for a in m {
+                match a {
+                    Atom::Sym(id) => {
+                        out.insert(*id);
+                    }
+                    Atom::FloorDiv(n, d) | Atom::Mod(n, d) => {
+                        n.collect_syms(out);
+                        d.collect_syms(out);
+                    }
+                }
+            }
+        }
+    }
+
     fn mentions(&self, id: SymId) -> bool {
         self.terms.keys().any(|m| m.iter().any(|a| a.mentions(id)))
     }

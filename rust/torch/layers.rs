@@ -9,7 +9,7 @@ use crate::engine::interp::{Interp, Vals};
 use crate::engine::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
-use crate::shape::{Poly, Rel, Tri};
+use crate::shape::{Formula, Poly, Rel, Tri};
 
 /// Constructor signatures: parameter names in order.
 fn signature(kind: &str) -> &'static [&'static str] {
@@ -96,9 +96,9 @@ pub fn construct(interp: &mut Interp, st: State, kind: &str, args: Vec<Value>, k
                 if let (Some(ic), Some(g)) = (ic, g) {
                     if let Some(rem) = ic.modulo(&g) {
                         let violated = match rem.as_const() {
-                            Some(0) => Tri::False,
-                            Some(_) => Tri::True,
-                            None => Tri::Unknown,
+                            Some(0) => Formula::Const(false),
+                            Some(_) => Formula::Const(true),
+                            None => Formula::cmp(&rem, Rel::Ne, &Poly::constant(0)),
                         };
                         let (a, b) = (ic.display(&interp.syms), g.display(&interp.syms));
                         if !interp.check(&st, span, violated, &r::invalid_shape_argument::RULE, |_| {
@@ -377,7 +377,7 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             }
             let tail = &s.dims[s.dims.len() - ns.len()..];
             for (d, n) in tail.iter().zip(ns.iter()) {
-                let eq = interp.dim_eq(&st, d, &Dim::known(n.clone(), None));
+                let eq = interp.dim_eq_f(d, &Dim::known(n.clone(), None));
                 let shown = interp.show_shape(&st, &s);
                 let nshow: Vec<String> = ns.iter().map(|p| p.display(&interp.syms)).collect();
                 let nshow = nshow.join(", ");
@@ -486,7 +486,7 @@ fn conv_transpose_out(size: &Poly, k: &Poly, s: &Poly, p: &Poly, d: &Poly, op: &
 fn check_spatial(interp: &mut Interp, st: &State, out: &[Option<Poly>], inp: &[Dim], who: &str, kind: &str, span: Span) -> bool {
     for o in out {
         let Some(o) = o else { continue };
-        let violated = interp.poly_cmp(st, o, Rel::Lt, &Poly::constant(1));
+        let violated = Formula::cmp(o, Rel::Lt, &Poly::constant(1));
         let os = o.display(&interp.syms);
         let ins: Vec<String> = inp.iter().map(|d| interp.show_dim(d)).collect();
         let outs: Vec<String> = out.iter().map(|o| o.as_ref().map(|p| p.display(&interp.syms)).unwrap_or("?".into())).collect();

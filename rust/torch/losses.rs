@@ -5,7 +5,7 @@ use crate::engine::interp::{Interp, Vals};
 use crate::engine::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
-use crate::shape::Tri;
+use crate::shape::{Formula, Tri};
 
 pub fn is_loss(kind: &str) -> bool {
     matches!(
@@ -85,7 +85,7 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
                 let mut expect = vec![sx.dims[0].clone()];
                 expect.extend(sx.dims[2..].iter().cloned());
                 for (k, (a, b)) in expect.iter().zip(sy.dims.iter()).enumerate() {
-                    let eq = interp.dim_eq(&st, a, b);
+                    let eq = interp.dim_eq_f(a, b);
                     let (da, db) = (interp.show_dim(a), interp.show_dim(b));
                     let what = if k == 0 { format!("input batch size {da} does not match target batch size {db}") } else { format!("dim {k}: {da} vs {db}") };
                     if !interp.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
@@ -99,7 +99,7 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
             if is_float && kind == "CrossEntropyLoss" && rx == ry {
                 // class probabilities: same shape
                 for (a, b) in sx.dims.iter().zip(sy.dims.iter()) {
-                    let eq = interp.dim_eq(&st, a, b);
+                    let eq = interp.dim_eq_f(a, b);
                     if !interp.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
                         (format!("{who}{kind}: probability target {sys} must have the input's shape {sxs}"), Vec::new())
                     }) {
@@ -114,19 +114,12 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
             if sx.prefix.is_some() || sy.prefix.is_some() {
                 return vec![(st, Value::Unknown)];
             }
-            let mut violated = if sx.dims.len() != sy.dims.len() { Tri::True } else { Tri::False };
-            if violated == Tri::False {
-                for (a, b) in sx.dims.iter().zip(sy.dims.iter()) {
-                    match interp.dim_eq(&st, a, b) {
-                        Tri::False => {
-                            violated = Tri::True;
-                            break;
-                        }
-                        Tri::Unknown => violated = Tri::Unknown,
-                        Tri::True => {}
-                    }
-                }
-            }
+            // the shapes must be equal
+            let violated = if sx.dims.len() != sy.dims.len() {
+                Formula::Const(true)
+            } else {
+                Formula::Or(sx.dims.iter().zip(sy.dims.iter()).map(|(a, b)| interp.dim_eq_f(a, b).not()).collect())
+            };
             if !interp.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
                 (format!("{who}{kind}: target size {sys} must be the same as input size {sxs}"), Vec::new())
             }) {

@@ -13,11 +13,11 @@ pub mod tensor;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use crate::engine::interp::{Ctx, Interp, Vals, Verdict, Violation};
+use crate::engine::interp::{Ctx, Interp, Pending, Vals, Verdict, Violation};
 use crate::engine::value::*;
 use crate::ir::{BinOp, Name, Span};
 use crate::rules::Rule;
-use crate::shape::{Poly, Rel, Tri};
+use crate::shape::{Cond, Formula, Poly, Rel, Tri};
 
 /// The value bound by `import a.b` / `from a import b` (as `a.b`).
 pub fn import(dotted: &str) -> Value {
@@ -143,16 +143,42 @@ impl<'a> Interp<'a> {
         st.facts.compare(&self.syms, a, rel, b)
     }
 
-    /// Record a precondition check. `violated` is whether torch raises. Returns false when
-    /// the path ends here (torch raises).
-    pub fn check(&mut self, st: &State, site: Span, violated: Tri, rule: &'static Rule, msg: impl FnOnce(&Interp) -> (String, Vec<String>)) -> bool {
-        match violated {
+    /// The formula `a == b` for two dimensions (opaque when either is unknown).
+    pub fn dim_eq_f(&self, a: &Dim, b: &Dim) -> Formula {
+        Formula::eq_opt(a.v.as_ref(), b.v.as_ref())
+    }
+
+    /// Record a precondition check. `violated` is whether torch raises: a decided `Tri`, or a
+    /// `Formula` the facts decide. Returns false when the path ends here (torch raises).
+    ///
+    /// An undecided, expressible violation on a path where it would be reported (untainted,
+    /// not inside a `try` with handlers) is exported with its SMT-LIB query when
+    /// `Settings::export_undecided` is on.
+    pub fn check(&mut self, st: &State, site: Span, violated: impl Into<Formula>, rule: &'static Rule, msg: impl FnOnce(&Interp) -> (String, Vec<String>)) -> bool {
+        let violated = violated.into();
+        match violated.decide(&st.facts, &self.syms) {
             Tri::False => {
                 self.record(st, site, Verdict::Holds);
                 true
             }
             Tri::Unknown => {
                 self.record(st, site, Verdict::Undecided);
+                if self.settings.export_undecided {
+                    if !st.tainted && st.in_try == 0 {
+                        let path: Vec<&Cond> = st.branches.iter().filter_map(|b| if let Branch::Sym(c) = b { Some(c) } else { None }).collect();
+                        let assumed = st.assumed.borrow();
+                        if let Some(query) = crate::shape::smt::query(&self.syms, &st.facts, &path, &assumed, &violated) {
+                            drop(assumed);
+                            let (message, trace) = msg(self);
+                            let condition = self.path_condition(st);
+                            self.undecided.push(Pending { site, rule, message, trace, condition, query });
+                        }
+                    }
+                    // the path goes on with the executions where the precondition held
+                    if violated.expressible() {
+                        Rc::make_mut(&mut st.assumed.borrow_mut()).push(violated.not());
+                    }
+                }
                 true
             }
             Tri::True => {
@@ -178,7 +204,7 @@ impl<'a> Interp<'a> {
         extra: Vec<String>,
         message: impl FnOnce(&str, &str, &str) -> String,
     ) -> bool {
-        let eq = self.dim_eq(st, got, &Dim::known(want.clone(), None));
+        let eq = self.dim_eq_f(got, &Dim::known(want.clone(), None));
         let shown = self.show_shape(st, input);
         let (gs, ws) = (self.show_dim_in(st, got), want.display(&self.syms));
         let mut trace = Vec::new();

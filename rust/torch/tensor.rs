@@ -7,7 +7,7 @@ use crate::engine::interp::{Interp, Vals};
 use crate::engine::value::*;
 use crate::ir::{BinOp, Name, Span};
 use crate::rules::shape as r;
-use crate::shape::{Poly, Tri};
+use crate::shape::{Formula, Poly, Tri};
 
 pub fn tensor_value(shape: Shape, dtype: Option<DType>) -> Value {
     Value::Tensor(Rc::new(Tensor { shape, dtype }))
@@ -323,7 +323,7 @@ fn cat_stack(interp: &mut Interp, st: State, stack: bool, args: Vec<Value>, kwar
             let eq = interp.dim_eq(&st, x, y);
             let a = interp.show_shape(&st, &shapes[0]);
             let bsh = interp.show_shape(&st, s);
-            if !interp.check(&st, span, eq.not(), &r::concat_shape_mismatch::RULE, |_| {
+            if !interp.check(&st, span, interp.dim_eq_f(x, y).not(), &r::concat_shape_mismatch::RULE, |_| {
                 let what = if stack { "stack expects each tensor to be equal size" } else { "sizes of tensors must match except in the concatenated dimension" };
                 (format!("{name}: {what}: tensor 0 is {a}, tensor {k} is {bsh} (dim {j})"), Vec::new())
             }) {
@@ -369,7 +369,8 @@ pub fn broadcast(interp: &mut Interp, st: &State, a: &Shape, b: &Shape, span: Sp
                 let one = Dim::konst(1);
                 let x1 = interp.dim_eq(st, x, &one);
                 let y1 = interp.dim_eq(st, y, &one);
-                let violated = if eq == Tri::False && x1 == Tri::False && y1 == Tri::False { Tri::True } else if eq == Tri::True || x1 == Tri::True || y1 == Tri::True { Tri::False } else { Tri::Unknown };
+                // torch raises when the sizes differ and neither is 1
+                let violated = Formula::And(vec![interp.dim_eq_f(x, y).not(), interp.dim_eq_f(x, &one).not(), interp.dim_eq_f(y, &one).not()]);
                 let (sa, sb) = (interp.show_shape(st, &a), interp.show_shape(st, &b));
                 let (dx, dy) = (interp.show_dim(x), interp.show_dim(y));
                 let pos = -(i as i64) - 1;
@@ -558,7 +559,7 @@ pub fn matmul(interp: &mut Interp, st: State, f: &str, a: Value, b: Value, span:
     // inner dimensions: a's last vs b's second-to-last (or only) dim
     let ka = &sa.dims[na - 1];
     let kb = if sb.prefix.is_none() && nb == 1 { &sb.dims[0] } else if nb >= 2 { &sb.dims[nb - 2] } else { return vec![(st, Value::Unknown)] };
-    let eq = interp.dim_eq(&st, ka, kb);
+    let eq = interp.dim_eq_f(ka, kb);
     let (shown_a, shown_b) = (interp.show_shape(&st, &sa), interp.show_shape(&st, &sb));
     let (da, db) = (interp.show_dim(ka), interp.show_dim(kb));
     let mut trace = Vec::new();
@@ -634,7 +635,7 @@ fn reshape(interp: &mut Interp, st: State, t: &Rc<Tensor>, args: &[Value], span:
         let tshow: Vec<String> = target.iter().map(|d| interp.show_dim(d)).collect();
         let tshow = format!("[{}]", tshow.join(", "));
         if minus.is_empty() {
-            let eq = interp.poly_cmp(&st, total, crate::shape::Rel::Eq, pk);
+            let eq = Formula::cmp(total, crate::shape::Rel::Eq, pk);
             let (tt, pp) = (total.display(&interp.syms), pk.display(&interp.syms));
             if !interp.check(&st, span, eq.not(), &r::reshape_size_mismatch::RULE, |_| {
                 (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements, the new shape has {pp})"), Vec::new())
@@ -644,12 +645,13 @@ fn reshape(interp: &mut Interp, st: State, t: &Rc<Tensor>, args: &[Value], span:
         } else {
             // -1: the known part must divide the total
             let rem = total.modulo(pk);
-            let violated = match rem.as_ref().and_then(|r| r.as_const()) {
-                Some(0) => Tri::False,
-                Some(_) => Tri::True,
-                None => Tri::Unknown,
+            let violated = match (&rem, rem.as_ref().and_then(|r| r.as_const())) {
+                (_, Some(0)) => Formula::Const(false),
+                (_, Some(_)) => Formula::Const(true),
+                (Some(r), None) => Formula::cmp(r, crate::shape::Rel::Ne, &Poly::constant(0)),
+                (None, None) => Formula::Opaque,
             };
-            let violated = if pk.as_const() == Some(0) { Tri::True } else { violated };
+            let violated = if pk.as_const() == Some(0) { Formula::Const(true) } else { violated };
             let (tt, pp) = (total.display(&interp.syms), pk.display(&interp.syms));
             if !interp.check(&st, span, violated, &r::reshape_size_mismatch::RULE, |_| {
                 (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements are not divisible by {pp})"), Vec::new())
@@ -865,7 +867,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             if name == "topk" {
                 let Some(k) = b.get("k").and_then(|v| v.as_int()).cloned() else { return vec![(st, Value::Unknown)] };
                 if let Some(n) = dims[i].v.clone() {
-                    let violated = interp.poly_cmp(&st, &n, crate::shape::Rel::Lt, &k);
+                    let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &k);
                     let shown = interp.show_shape(&st, &s);
                     let (ks, ns) = (k.display(&interp.syms), n.display(&interp.syms));
                     if !interp.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
@@ -958,9 +960,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
                         if td.as_const() == Some(-1) {
                             sd.clone()
                         } else {
-                            let eq = interp.dim_eq(&st, sd, td);
-                            let one = interp.dim_eq(&st, sd, &Dim::konst(1));
-                            let violated = if eq == Tri::False && one == Tri::False { Tri::True } else if eq == Tri::True || one == Tri::True { Tri::False } else { Tri::Unknown };
+                            let violated = Formula::And(vec![interp.dim_eq_f(sd, td).not(), interp.dim_eq_f(sd, &Dim::konst(1)).not()]);
                             let (a, b2) = (interp.show_dim(sd), interp.show_dim(td));
                             if !interp.check(&st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
                                 (format!("expand: the expanded size {b2} must match the existing size {a} of {shown} (or the existing size must be 1)"), Vec::new())
@@ -990,7 +990,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             let Some(n) = s.dims[i].v.clone() else { return vec![(st, Value::Unknown)] };
             let end = start.add(len);
             let Some(end) = end else { return vec![(st, Value::Unknown)] };
-            let violated = interp.poly_cmp(&st, &n, crate::shape::Rel::Lt, &end);
+            let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &end);
             let shown = interp.show_shape(&st, &s);
             let (es, ns) = (end.display(&interp.syms), n.display(&interp.syms));
             if !interp.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
@@ -1110,7 +1110,7 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
                             Some(sizes) => {
                                 let total = sizes.iter().try_fold(Poly::constant(0), |acc, x| acc.add(x));
                                 if let (Some(total), Some(nv)) = (total, n.v.clone()) {
-                                    let eq = interp.poly_cmp(&st, &total, crate::shape::Rel::Eq, &nv);
+                                    let eq = Formula::cmp(&total, crate::shape::Rel::Eq, &nv);
                                     let (ts, ns) = (total.display(&interp.syms), nv.display(&interp.syms));
                                     let shown = interp.show_shape(&st, &s);
                                     if !interp.check(&st, span, eq.not(), &r::invalid_shape_argument::RULE, |_| {
