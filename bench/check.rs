@@ -1,10 +1,16 @@
 //! Developer tool: analyse files and print findings with their traces, and engine statistics.
+//! `--no-memo` / `--no-merge` switch call summaries / path merging off (to measure them).
 use shape_lint::{Settings, engine, ir, parse};
 
 fn main() {
-    let settings = Settings::default();
-    for path in std::env::args().skip(1) {
-        let src = std::fs::read_to_string(&path).unwrap_or_default();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let settings = Settings {
+        memo: !args.iter().any(|a| a == "--no-memo"),
+        prune: !args.iter().any(|a| a == "--no-merge"),
+        ..Settings::default()
+    };
+    for path in args.iter().filter(|a| !a.starts_with("--")) {
+        let src = std::fs::read_to_string(path).unwrap_or_default();
         let t = std::time::Instant::now();
         let findings = shape_lint::check_source(&src, &path, &settings);
         let dt = t.elapsed();
@@ -17,6 +23,17 @@ fn main() {
         let parsed = parse::parse(&src);
         let module = ir::lower::lower_module(&parsed);
         let (_, stats) = engine::analyze_with_stats(&module, &parsed, &settings);
-        println!("# {path}: {} findings, {:?}, entries={} abandoned={} steps={} max_paths={}", findings.len(), dt, stats.entries, stats.abandoned, stats.steps, stats.max_paths);
+        println!(
+            "# {path}: {} findings, {:?}, entries={} abandoned={} steps={} max_paths={} memo hits={} misses={} stored={}",
+            findings.len(),
+            dt,
+            stats.entries,
+            stats.abandoned,
+            stats.steps,
+            stats.max_paths,
+            stats.memo_hits,
+            stats.memo_misses,
+            stats.memo_stored
+        );
     }
 }

@@ -36,11 +36,13 @@ pub struct Settings {
     /// Keep the undecided checks that would be reported if violated, with their SMT-LIB
     /// queries (`check_source_undecided` sets it).
     pub export_undecided: bool,
+    /// Reuse summaries of side-effect-free calls (switch off only to measure it).
+    pub memo: bool,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, memo: true }
     }
 }
 

@@ -39,7 +39,8 @@ fn residual_blocks_do_not_explode() {
         let src = block(n);
         let parsed = shape_lint::parse::parse(&src);
         let module = shape_lint::ir::lower::lower_module(&parsed);
-        let settings = Settings { prune, max_paths: 1024, timeout_ms: 30_000, ..Settings::default() };
+        // merging alone (call summaries would also keep the paths down, see below)
+        let settings = Settings { prune, memo: false, max_paths: 1024, timeout_ms: 30_000, ..Settings::default() };
         let (findings, stats) = shape_lint::engine::analyze_with_stats(&module, &parsed, &settings);
         if prune {
             assert!(stats.max_paths <= 4, "{n} blocks: {} paths", stats.max_paths);
@@ -93,4 +94,59 @@ fn earlier_preconditions_and_path_conditions_reach_the_context() {
     assert!(ctx.contains("(mod (* B_0 T_1 C_2) (* 4 B_0 T_1))") && ctx.contains("; earlier precondition"), "{ctx}");
     assert_eq!(later[0].finding.condition.as_deref(), Some("4 < T"));
     assert!(later[0].finding.message.ends_with("(when 4 < T)"), "{}", later[0].finding.message);
+}
+
+fn analyze(src: &str, settings: &Settings) -> (Vec<shape_lint::Finding>, shape_lint::engine::Stats) {
+    let parsed = shape_lint::parse::parse(src);
+    let module = shape_lint::ir::lower::lower_module(&parsed);
+    shape_lint::engine::analyze_with_stats(&module, &parsed, settings)
+}
+
+const BLOCK: &str = "import torch\nimport torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.fc = nn.Linear(d, d)\n\n    def forward(self, x):\n        h = self.fc(x)\n        if self.training:\n            h = h * 0.5\n        return x + h\n";
+
+/// The 24-block model: every block after the first is answered from the first one's summary,
+/// and with merging off the summary alone keeps the paths down (one result per call).
+#[test]
+fn call_summaries_are_reused_across_identical_blocks() {
+    let src = format!(
+        "{BLOCK}\nclass Net(nn.Module):\n    def __init__(self, d=16, depth=24):\n        super().__init__()\n        self.blocks = nn.ModuleList([Block(d) for _ in range(depth)])\n\n    def forward(self, x):\n        for b in self.blocks:\n            x = b(x)\n        return x\n\nnet = Net()\ny = net(torch.randn(4, 16))\n"
+    );
+    for prune in [true, false] {
+        let settings = Settings { prune, max_paths: 1024, timeout_ms: 30_000, ..Settings::default() };
+        let (findings, stats) = analyze(&src, &settings);
+        assert!(findings.is_empty(), "{findings:?}");
+        assert_eq!(stats.abandoned, 0);
+        // the script's 24 calls: one miss, 23 hits (the forward entry adds its own)
+        assert!(stats.memo_hits >= 23, "prune={prune}: {stats:?}");
+        assert!(stats.max_paths <= 4, "prune={prune}: {stats:?}");
+    }
+    let off = Settings { memo: false, max_paths: 1024, timeout_ms: 30_000, ..Settings::default() };
+    let (_, stats) = analyze(&src, &off);
+    assert_eq!((stats.memo_hits, stats.memo_misses), (0, 0));
+}
+
+/// A summarised call does not hide a bug: the same block called with a correct shape twice
+/// (the second from the summary), then with a wrong one, reports inside the block.
+#[test]
+fn summary_reuse_still_reports_a_wrong_call() {
+    let src = format!(
+        "{BLOCK}\nblk = Block(16)\na = blk(torch.randn(4, 16))\nb = blk(torch.randn(4, 16))\nc = blk(torch.randn(4, 8))\n"
+    );
+    let (findings, stats) = analyze(&src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!((findings[0].row, findings[0].rule.code), (10, "SHP101"));
+    let (without, _) = analyze(&src, &Settings { memo: false, ..Settings::default() });
+    assert_eq!(without.len(), 1);
+}
+
+/// A summary is keyed by the heap the call reads: a global changed between two calls with
+/// equal arguments is seen by the second call.
+#[test]
+fn summary_is_not_reused_after_a_read_object_changes() {
+    let src = "import torch\n\nclass Cfg:\n    pass\n\ncfg = Cfg()\ncfg.d = 16\n\ndef proj(x):\n    w = torch.randn(cfg.d, 3)\n    return x @ w\n\na = proj(torch.randn(4, 16))\nb = proj(torch.randn(4, 16))\ncfg.d = 5\nc = proj(torch.randn(4, 16))\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].row, 11);
 }

@@ -108,14 +108,22 @@ pub struct Interp<'a> {
     pub undecided: Vec<Pending>,
     pub next_shape_var: u32,
     pub call_depth: usize,
-    /// Names of the variables being assigned, for labels ("fc2").
+    /// Names of the variables being assigned, for labels ("fc2"); read through `label`.
     pub assign_label: Option<Rc<str>>,
+    /// How often `label` was read: a call that reads its caller's label is not summarised.
+    pub label_reads: u64,
     pub stack: Vec<u32>,
     pub paths_high_water: usize,
     /// For each active call, whether it runs a generator for its first element.
     pub gen_frames: Vec<bool>,
     /// When set, the shapes of the tensors each line assigns (the `--show-shapes` view).
     pub shape_log: Option<BTreeMap<usize, std::collections::BTreeSet<String>>>,
+    /// Summaries of side-effect-free calls (`super::memo`).
+    pub memo: super::memo::Memo,
+    /// Calls cut short (depth, recursion): a call that contains one is not summarised.
+    pub cuts: u64,
+    /// Violated or undecided verdicts recorded so far: a call that adds one is not summarised.
+    pub flagged: u64,
 }
 
 fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
@@ -155,6 +163,7 @@ fn merge_vals(vals: Vals, prune: bool) -> Vals {
 
 impl<'a> Interp<'a> {
     pub fn new(file: &'a ParsedFile<'a>, settings: &'a Settings) -> Interp<'a> {
+        super::memo::reset_reads();
         Interp {
             file,
             settings,
@@ -167,11 +176,21 @@ impl<'a> Interp<'a> {
             next_shape_var: 0,
             call_depth: 0,
             assign_label: None,
+            label_reads: 0,
             stack: Vec::new(),
             paths_high_water: 0,
             shape_log: None,
             gen_frames: Vec::new(),
+            memo: Default::default(),
+            cuts: 0,
+            flagged: 0,
         }
+    }
+
+    /// The name of the variable being assigned, for a layer's label.
+    pub fn label(&mut self) -> Option<Rc<str>> {
+        self.label_reads += 1;
+        self.assign_label.clone()
     }
 
     pub fn fresh_shape_var(&mut self) -> u32 {
@@ -211,6 +230,9 @@ impl<'a> Interp<'a> {
 
     pub fn record(&mut self, st: &State, site: Span, verdict: Verdict) {
         let violated = matches!(verdict, Verdict::Violated(_));
+        if !matches!(verdict, Verdict::Holds) {
+            self.flagged += 1;
+        }
         // Only a violation's path condition is ever shown.
         let condition = if violated { self.path_condition(st) } else { None };
         let branches = st.branches.clone();
@@ -228,7 +250,7 @@ impl<'a> Interp<'a> {
         let mut scope = Some(ctx.scope);
         let mut guard = 0;
         while let Some(id) = scope {
-            match st.get(id) {
+            match st.get_var(id, name) {
                 Obj::Scope { vars, parent } => {
                     if let Some(v) = vars.get(name) {
                         return Some(v.clone());
@@ -2109,8 +2131,71 @@ impl<'a> Interp<'a> {
     fn run_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, first_yield: bool) -> Vals {
         if self.call_depth >= MAX_CALL_DEPTH || self.stack.iter().filter(|d| **d == c.def.id).count() >= 3 {
             // deep or recursive: give up on the result, keep the path
+            self.cuts += 1;
             return vec![(st, Value::Unknown)];
         }
+        if !self.settings.memo || first_yield {
+            return self.run_closure_body(c, args, kwargs, st, span, first_yield);
+        }
+        // a summarised call: replay it
+        let entry = super::memo::EntryFacts::of(&st);
+        let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry);
+        if debug_enabled() {
+            eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else { "missing" });
+        }
+        if let Some(hit) = hit {
+            if let Some(out) = hit.replay(&st) {
+                for (site, suffix, tainted, suppressed) in hit.outcomes() {
+                    let mut branches = st.branches.clone();
+                    branches.extend(suffix.iter().cloned());
+                    self.outcomes.push(Outcome { site: *site, branches, verdict: Verdict::Holds, tainted: *tainted, suppressed: *suppressed, condition: None });
+                }
+                return out;
+            }
+        }
+        // run it, and summarise it if it qualifies (see `super::memo`)
+        let counters = (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged, self.outcomes.len(), self.label_reads);
+        let entry_state = st.clone();
+        let (saved_args, saved_kwargs) = (args.clone(), kwargs.clone());
+        super::memo::begin_reads();
+        let out = self.run_closure_body(c, args, kwargs, st, span, false);
+        let reads = super::memo::end_reads();
+        let l0 = entry_state.heap.len();
+        let qualifies = !self.abandoned
+            && counters.0 == self.syms.infos.len()
+            && counters.1 == self.next_shape_var
+            && counters.2 == self.cuts
+            && counters.3 == self.flagged
+            && self.outcomes.len() >= counters.4
+            && counters.5 == self.label_reads;
+        if !qualifies {
+            return out;
+        }
+        // the caller sees one path per distinct result, whatever the merging setting
+        let out = merge_vals(out, true);
+        let n = entry_state.branches.len();
+        let outcomes = self.outcomes[counters.4..]
+            .iter()
+            .filter(|o| o.branches.len() >= n && o.branches[..n] == entry_state.branches[..])
+            .map(|o| (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed))
+            .collect::<Vec<_>>();
+        if outcomes.len() == self.outcomes.len() - counters.4 {
+            self.memo.store(super::memo::Recorded {
+                closure: c,
+                args: saved_args,
+                kwargs: saved_kwargs,
+                entry_state: &entry_state,
+                entry,
+                reads: reads.into_iter().filter(|r| r.0 < l0).collect(),
+                results: &out,
+                outcomes,
+            });
+        }
+        out
+    }
+
+    /// Bind the arguments and run the body of a user function.
+    fn run_closure_body(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, first_yield: bool) -> Vals {
         let def = c.def.clone();
         let mut st = st;
         let scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: Some(c.scope) });
@@ -2199,7 +2284,8 @@ impl<'a> Interp<'a> {
 
     fn module_scope_of(&self, st: &State, mut scope: ObjId) -> ObjId {
         for _ in 0..256 {
-            match st.get(scope) {
+            // the empty name is no variable: this reads only the scope's parent link
+            match st.get_var(scope, "") {
                 Obj::Scope { parent: Some(p), .. } => scope = *p,
                 _ => break,
             }

@@ -13,6 +13,7 @@
 
 pub mod builtins;
 pub mod interp;
+pub mod memo;
 pub mod value;
 
 use std::collections::BTreeMap;
@@ -30,6 +31,10 @@ pub struct Stats {
     pub abandoned: usize,
     pub steps: u64,
     pub max_paths: usize,
+    /// Calls answered from a summary (`memo`), calls looked up without one, summaries stored.
+    pub memo_hits: u64,
+    pub memo_misses: u64,
+    pub memo_stored: u64,
 }
 
 pub fn analyze(m: &ir::Module, f: &ParsedFile, _path: &str, s: &Settings) -> Vec<Finding> {
@@ -64,7 +69,10 @@ fn run(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut ShapeLog>)
         interp.shape_log = Some(BTreeMap::new());
     }
     let mut undecided = Vec::new();
-    let (findings, stats) = run_entries(&mut interp, m, s, &mut undecided);
+    let (findings, mut stats) = run_entries(&mut interp, m, s, &mut undecided);
+    stats.memo_hits = interp.memo.hits;
+    stats.memo_misses = interp.memo.misses;
+    stats.memo_stored = interp.memo.stored;
     if let (Some(log), Some(got)) = (log, interp.shape_log.take()) {
         *log = got;
     }

@@ -151,7 +151,12 @@ pub struct Closure {
 
 impl PartialEq for Closure {
     fn eq(&self, o: &Closure) -> bool {
-        Rc::ptr_eq(&self.def, &o.def) && self.scope == o.scope && self.defaults == o.defaults && self.class == o.class
+        Rc::ptr_eq(&self.def, &o.def)
+            && self.scope == o.scope
+            && self.defaults == o.defaults
+            && self.kw_defaults == o.kw_defaults
+            && self.class == o.class
+            && self.kind == o.kind
     }
 }
 
@@ -274,11 +279,20 @@ impl State {
         h.len() - 1
     }
 
+    /// An object (the read is logged for call summaries, `super::memo`).
     pub fn get(&self, id: ObjId) -> &Obj {
+        super::memo::note_read(id);
+        &self.heap[id]
+    }
+
+    /// A scope, to look up the variable `name` in it (only that name is logged as read).
+    pub fn get_var(&self, id: ObjId, name: &str) -> &Obj {
+        super::memo::note_var_read(id, name);
         &self.heap[id]
     }
 
     pub fn get_mut(&mut self, id: ObjId) -> &mut Obj {
+        super::memo::note_read(id);
         let h = Rc::make_mut(&mut self.heap);
         Rc::make_mut(&mut h[id])
     }

@@ -140,7 +140,7 @@ pub fn construct(interp: &mut Interp, st: State, kind: &str, args: Vec<Value>, k
                     }
                 }
             }
-            let label = interp.assign_label.clone().map(|n| Rc::from(format!("{n} (line {})", interp.line(span))));
+            let label = interp.label().map(|n| Rc::from(format!("{n} (line {})", interp.line(span))));
             let id = st.alloc(Obj::Layer(Layer { kind: Rc::from(kind), args: amap, attrs: BTreeMap::new(), label, span }));
             vec![(st, Value::Ref(id))]
         }

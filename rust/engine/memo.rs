@@ -1,0 +1,550 @@
+//! Memoised call summaries: a call of a user function or method that turned out
+//! side-effect free is summarised once and replayed when the same function is called again
+//! with equal abstract arguments over an equal part of the heap.
+//!
+//! # Why reuse is sound
+//! The interpreter is deterministic: a call's effect depends only on
+//! - the callee (its definition, defaults, enclosing scope, class) and the arguments,
+//! - what it reads of the heap, logged by the read tracker below: whole objects
+//!   (`State::get`/`get_mut`) or single variables of scopes (`State::get_var`, name lookup),
+//! - the path's facts, shape-variable bindings, taint, `try` depth, whether the path's branch
+//!   list holds an opaque choice (merging looks at that), the pending assignment label
+//!   (a layer built inside takes it as its name),
+//! - interpreter counters: fresh symbols, fresh shape variables, the call stack.
+//!
+//! A summary stores all of these as they were at the first call. A later call matches when
+//! its callee and arguments, walked in parallel with the stored ones, are structurally equal
+//! up to a renaming of object ids (a bijection), where the contents of an object are compared
+//! only as far as the first call read them (identity is kept for the others), and the other
+//! inputs are equal. Every object the call reads is reached from the callee and the arguments
+//! through objects it read, so the second execution would read isomorphic objects and take
+//! the same steps: its result is the stored one, renamed.
+//!
+//! A call is summarised only when that replay loses nothing:
+//! - it wrote no object that existed before it (globals live in the module scope object),
+//!   so its effect is: new objects, facts, shape bindings, branches and taint (all stored);
+//! - it created no fresh symbol or shape variable (a replay would alias two unknowns);
+//! - no budget, depth or recursion cut happened inside (the result is the full one);
+//! - it did not read the caller's assignment label (`Interp::label`);
+//! - its checks recorded no violation and no undecided verdict, so a replay never hides a
+//!   report; its `Holds` outcomes are replayed under the caller's branches, so a site's
+//!   "every path fails" test sees the same paths as without the cache.
+//!
+//! The result is the set of (return value, new objects, facts, branch suffix, taint)
+//! outcomes, merged like equal states (`State::absorb`): when every internal path produces
+//! the same result, the caller sees one path.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+use super::value::*;
+use crate::ir::{Name, Span};
+use crate::shape::Facts;
+
+/// At most this many summaries per function (oldest dropped first).
+const PER_FUNCTION: usize = 16;
+/// Calls whose read set is larger than this are not summarised (matching would cost more
+/// than running them).
+const MAX_READS: usize = 4096;
+
+// ----- the read tracker -------------------------------------------------------------------
+
+#[derive(Default)]
+struct Tracker {
+    /// Reads, in order, for all active frames (each frame's part starts at its entry in
+    /// `starts`).
+    log: Vec<Read>,
+    starts: Vec<usize>,
+    next_compact: usize,
+}
+
+thread_local! {
+    static TRACKER: RefCell<Tracker> = RefCell::new(Tracker::default());
+}
+
+/// One read of a pre-existing object: all of it, or one variable of a scope (a name lookup
+/// reads only that name, so calls that read globals survive unrelated global assignments).
+pub type Read = (ObjId, Option<Name>);
+
+/// Note that object `id` was read (called by `State::get`/`get_mut`). Free when no call is
+/// tracked.
+pub fn note_read(id: ObjId) {
+    note((id, None));
+}
+
+/// Note that the scope `id` was asked for the variable `name` (present or not; the empty name
+/// reads only its parent link).
+pub fn note_var_read(id: ObjId, name: &str) {
+    if TRACKER.with(|t| t.borrow().starts.is_empty()) {
+        return;
+    }
+    note((id, Some(Rc::from(name))));
+}
+
+fn note(r: Read) {
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.starts.is_empty() || t.log.last() == Some(&r) {
+            return;
+        }
+        t.log.push(r);
+        if t.log.len() > t.next_compact {
+            // keep the innermost frame's part small: sort and deduplicate it
+            let start = *t.starts.last().unwrap();
+            let mut part = t.log.split_off(start);
+            part.sort_unstable();
+            part.dedup();
+            t.log.extend(part);
+            t.next_compact = t.log.len() * 2 + 4096;
+        }
+    });
+}
+
+/// Start logging the reads of a call.
+pub fn begin_reads() {
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        let n = t.log.len();
+        t.starts.push(n);
+    });
+}
+
+/// Stop logging the reads of the innermost call: its distinct reads, sorted. They stay in
+/// the log, so the enclosing call reads them too.
+pub fn end_reads() -> Vec<Read> {
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        let Some(start) = t.starts.pop() else { return Vec::new() };
+        let at = start.min(t.log.len());
+        let mut part = t.log.split_off(at);
+        part.sort_unstable();
+        part.dedup();
+        t.log.extend(part.iter().cloned());
+        if t.starts.is_empty() {
+            t.log.clear();
+        }
+        part
+    })
+}
+
+/// Forget every frame (a new analysis on this thread).
+pub fn reset_reads() {
+    TRACKER.with(|t| *t.borrow_mut() = Tracker::default());
+}
+
+// ----- summaries ----------------------------------------------------------------------------
+
+/// What one call with a given key produced.
+pub struct Summary {
+    // the key
+    closure: Rc<Closure>,
+    args: Vec<Value>,
+    kwargs: Vec<(Name, Value)>,
+    /// The heap at the call (objects `< heap.len()` existed before it).
+    heap: Rc<Vec<Rc<Obj>>>,
+    /// What the call read of pre-existing objects, sorted.
+    reads: Vec<Read>,
+    pub entry: EntryFacts,
+    // the result
+    results: Vec<CallResult>,
+    /// `Holds` outcomes: site, branches after the caller's, taint, suppressed.
+    outcomes: Vec<(Span, Vec<Branch>, bool, bool)>,
+}
+
+/// The parts of the caller's path (and of the interpreter) a call can depend on besides the
+/// heap and its arguments.
+#[derive(Clone, PartialEq)]
+pub struct EntryFacts {
+    pub facts: Facts,
+    pub shapes: Rc<BTreeMap<u32, Shape>>,
+    pub tainted: bool,
+    pub in_try: u32,
+    pub opaque_prefix: bool,
+}
+
+impl EntryFacts {
+    pub fn of(st: &State) -> EntryFacts {
+        EntryFacts {
+            facts: st.facts.clone(),
+            shapes: st.shapes.clone(),
+            tainted: st.tainted,
+            in_try: st.in_try,
+            opaque_prefix: st.branches.iter().any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..))),
+        }
+    }
+}
+
+/// One outcome of a summarised call, in the first call's object ids.
+struct CallResult {
+    value: Value,
+    new_objs: Vec<Obj>,
+    facts: Facts,
+    shapes: Rc<BTreeMap<u32, Shape>>,
+    branches: Vec<Branch>,
+    tainted: bool,
+}
+
+/// A summary matched against a call: the renaming from the first call's ids to this one's.
+pub struct Hit {
+    summary: Rc<Summary>,
+    map: HashMap<ObjId, ObjId>,
+}
+
+#[derive(Default)]
+pub struct Memo {
+    by_def: HashMap<usize, Vec<Rc<Summary>>>,
+    pub hits: u64,
+    pub misses: u64,
+    pub stored: u64,
+}
+
+/// Everything the first call saw and did, for `Memo::store`.
+pub struct Recorded<'a> {
+    pub closure: &'a Rc<Closure>,
+    pub args: Vec<Value>,
+    pub kwargs: Vec<(Name, Value)>,
+    pub entry_state: &'a State,
+    pub entry: EntryFacts,
+    pub reads: Vec<Read>,
+    pub results: &'a [(State, Value)],
+    pub outcomes: Vec<(Span, Vec<Branch>, bool, bool)>,
+}
+
+impl Memo {
+    /// A stored summary for calling `c` with these arguments on this path, if one matches.
+    pub fn lookup(&mut self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], st: &State, entry: &EntryFacts) -> Option<Hit> {
+        let key = Rc::as_ptr(&c.def) as usize;
+        let found = self.by_def.get(&key).and_then(|list| {
+            list.iter().rev().find_map(|s| {
+                if s.entry != *entry || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() {
+                    return None;
+                }
+                let mut iso = Iso::new(&s.heap, &st.heap, &s.reads);
+                let ok = iso.closure(&s.closure, c)
+                    && s.args.iter().zip(args).all(|(a, b)| iso.value(a, b))
+                    && s.kwargs.iter().zip(kwargs).all(|((k1, a), (k2, b))| k1 == k2 && iso.value(a, b))
+                    && iso.drain();
+                ok.then(|| Hit { summary: s.clone(), map: iso.fwd })
+            })
+        });
+        match &found {
+            Some(_) => self.hits += 1,
+            None => self.misses += 1,
+        }
+        found
+    }
+
+    /// Store the summary of a call that qualified (see the module docs; the caller checked
+    /// the counters, this checks the heap and the branches).
+    pub fn store(&mut self, r: Recorded) {
+        let l0 = r.entry_state.heap.len();
+        if r.reads.len() > MAX_READS {
+            return;
+        }
+        let mut results = Vec::new();
+        for (s, v) in r.results {
+            let untouched = s.heap.len() >= l0
+                && s.heap[..l0].iter().zip(r.entry_state.heap.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || a == b);
+            let n = r.entry_state.branches.len();
+            if !untouched || s.in_try != r.entry_state.in_try || s.branches.len() < n || s.branches[..n] != r.entry_state.branches[..] {
+                return;
+            }
+            results.push(CallResult {
+                value: v.clone(),
+                new_objs: s.heap[l0..].iter().map(|o| (**o).clone()).collect(),
+                facts: s.facts.clone(),
+                shapes: s.shapes.clone(),
+                branches: s.branches[n..].to_vec(),
+                tainted: s.tainted,
+            });
+        }
+        let summary = Summary {
+            closure: r.closure.clone(),
+            args: r.args,
+            kwargs: r.kwargs,
+            heap: r.entry_state.heap.clone(),
+            reads: r.reads,
+            entry: r.entry,
+            results,
+            outcomes: r.outcomes,
+        };
+        let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
+        if list.len() >= PER_FUNCTION {
+            list.remove(0);
+        }
+        list.push(Rc::new(summary));
+        self.stored += 1;
+    }
+}
+
+impl Hit {
+    /// The call's outcomes on the current path `st`, or `None` when a result refers to an
+    /// object the renaming does not cover (then the call is run).
+    pub fn replay(&self, st: &State) -> Option<Vec<(State, Value)>> {
+        let s = &self.summary;
+        let old_len = s.heap.len();
+        let new_len = st.heap.len();
+        let map = |id: ObjId| -> Option<ObjId> {
+            if id >= old_len { Some(new_len + (id - old_len)) } else { self.map.get(&id).copied() }
+        };
+        let mut out = Vec::with_capacity(s.results.len());
+        for r in &s.results {
+            let mut st2 = st.clone();
+            for o in &r.new_objs {
+                let o = remap_obj(o, &map)?;
+                st2.alloc(o);
+            }
+            st2.facts = r.facts.clone();
+            st2.shapes = r.shapes.clone();
+            st2.branches.extend(r.branches.iter().cloned());
+            st2.tainted = r.tainted;
+            out.push((st2, remap_value(&r.value, &map)?));
+        }
+        // the enclosing call read what this one reads
+        for (id, name) in &s.reads {
+            if let Some(n) = self.map.get(id) {
+                note((*n, name.clone()));
+            }
+        }
+        Some(out)
+    }
+
+    /// The `Holds` outcomes to record for the call on a path with these branches.
+    pub fn outcomes(&self) -> &[(Span, Vec<Branch>, bool, bool)] {
+        &self.summary.outcomes
+    }
+}
+
+// ----- structural matching up to renaming ---------------------------------------------------
+
+/// A partial bijection between the first call's object ids and the current ones; objects
+/// the first call read are compared by content (from a work list, so deep heaps recurse not).
+struct Iso<'a> {
+    old: &'a [Rc<Obj>],
+    new: &'a [Rc<Obj>],
+    reads: &'a [Read],
+    fwd: HashMap<ObjId, ObjId>,
+    back: HashMap<ObjId, ObjId>,
+    pending: Vec<(ObjId, ObjId)>,
+}
+
+impl<'a> Iso<'a> {
+    fn new(old: &'a [Rc<Obj>], new: &'a [Rc<Obj>], reads: &'a [Read]) -> Iso<'a> {
+        Iso { old, new, reads, fwd: HashMap::new(), back: HashMap::new(), pending: Vec::new() }
+    }
+
+    fn id(&mut self, a: ObjId, b: ObjId) -> bool {
+        if let Some(x) = self.fwd.get(&a) {
+            return *x == b;
+        }
+        if self.back.contains_key(&b) || a >= self.old.len() || b >= self.new.len() {
+            return false;
+        }
+        self.fwd.insert(a, b);
+        self.back.insert(b, a);
+        if self.reads_of(a).next().is_some() {
+            self.pending.push((a, b));
+        }
+        true
+    }
+
+    /// What the first call read of object `a` (`None` first: all of it).
+    fn reads_of(&self, a: ObjId) -> impl Iterator<Item = &'a Option<Name>> + use<'a> {
+        let reads: &'a [Read] = self.reads;
+        let lo = reads.partition_point(|r| r.0 < a);
+        let hi = reads.partition_point(|r| r.0 <= a);
+        reads[lo..hi].iter().map(|r| &r.1)
+    }
+
+    fn drain(&mut self) -> bool {
+        while let Some((a, b)) = self.pending.pop() {
+            let (old, new) = (self.old, self.new);
+            let whole = matches!(self.reads_of(a).next(), Some(None));
+            let ok = if whole {
+                self.obj(&old[a], &new[b])
+            } else {
+                // only some variables of a scope: those, and the way to its parent
+                match (&*old[a], &*new[b]) {
+                    (Obj::Scope { vars: v1, parent: p1 }, Obj::Scope { vars: v2, parent: p2 }) => {
+                        self.opt_id(*p1, *p2)
+                            && self.reads_of(a).flatten().all(|n| match (v1.get(n), v2.get(n)) {
+                                (Some(x), Some(y)) => self.value(x, y),
+                                (None, None) => true,
+                                _ => false,
+                            })
+                    }
+                    _ => false,
+                }
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn opt_id(&mut self, a: Option<ObjId>, b: Option<ObjId>) -> bool {
+        match (a, b) {
+            (Some(a), Some(b)) => self.id(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
+    fn values(&mut self, a: &[Value], b: &[Value]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| self.value(x, y))
+    }
+
+    fn map<K: PartialEq>(&mut self, a: &BTreeMap<K, Value>, b: &BTreeMap<K, Value>) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|((k1, x), (k2, y))| k1 == k2 && self.value(x, y))
+    }
+
+    fn closure(&mut self, a: &Closure, b: &Closure) -> bool {
+        Rc::ptr_eq(&a.def, &b.def)
+            && a.kind == b.kind
+            && self.id(a.scope, b.scope)
+            && self.opt_id(a.class, b.class)
+            && self.values(&a.defaults, &b.defaults)
+            && a.kw_defaults.len() == b.kw_defaults.len()
+            && a.kw_defaults.iter().zip(&b.kw_defaults).all(|(x, y)| match (x, y) {
+                (Some(x), Some(y)) => self.value(x, y),
+                (None, None) => true,
+                _ => false,
+            })
+    }
+
+    /// Equal values up to the renaming; tensor dims must also agree on where they came from
+    /// (the text messages show).
+    fn value(&mut self, a: &Value, b: &Value) -> bool {
+        use Value::*;
+        match (a, b) {
+            (Ref(x), Ref(y)) => self.id(*x, *y),
+            (Tuple(x), Tuple(y)) => self.values(x, y),
+            (Tensor(x), Tensor(y)) => {
+                x == y && x.shape.dims.iter().zip(&y.shape.dims).all(|(d, e)| d.why == e.why)
+            }
+            (Func(x), Func(y)) => self.closure(x, y),
+            (Bound(r1, c1), Bound(r2, c2)) => self.value(r1, r2) && self.closure(c1, c2),
+            (LibMethod(r1, n1), LibMethod(r2, n2)) => n1 == n2 && self.value(r1, r2),
+            (Super(c1, v1), Super(c2, v2)) => self.id(*c1, *c2) && self.value(v1, v2),
+            (Gen(c1, a1, k1), Gen(c2, a2, k2)) => {
+                self.closure(c1, c2)
+                    && self.values(a1, a2)
+                    && k1.len() == k2.len()
+                    && k1.iter().zip(k2.iter()).all(|((n1, x), (n2, y))| n1 == n2 && self.value(x, y))
+            }
+            (None, None) | (Unknown, Unknown) => true,
+            (Bool(x), Bool(y)) => x == y,
+            (Int(x), Int(y)) => x == y,
+            (Float(x), Float(y)) => x == y,
+            (Str(x), Str(y)) => x == y,
+            (Lib(x), Lib(y)) => x == y,
+            (Builtin(x), Builtin(y)) => x == y,
+            (Cond(x), Cond(y)) => x == y,
+            (Range(a1, b1, c1), Range(a2, b2, c2)) => a1 == a2 && b1 == b2 && c1 == c2,
+            _ => false,
+        }
+    }
+
+    fn obj(&mut self, a: &Obj, b: &Obj) -> bool {
+        use Obj::*;
+        match (a, b) {
+            (List(x), List(y)) => self.values(x, y),
+            (Dict(x), Dict(y)) => x.len() == y.len() && x.iter().zip(y).all(|((k1, v1), (k2, v2))| self.value(k1, k2) && self.value(v1, v2)),
+            (Instance { class: c1, attrs: a1 }, Instance { class: c2, attrs: a2 }) => self.id(*c1, *c2) && self.map(a1, a2),
+            (Class { name: n1, def: d1, bases: b1, attrs: a1 }, Class { name: n2, def: d2, bases: b2, attrs: a2 }) => {
+                n1 == n2
+                    && match (d1, d2) {
+                        (Some(x), Some(y)) => Rc::ptr_eq(x, y),
+                        (Option::None, Option::None) => true,
+                        _ => false,
+                    }
+                    && self.values(b1, b2)
+                    && self.map(a1, a2)
+            }
+            (Layer(x), Layer(y)) => {
+                x.kind == y.kind && x.label == y.label && x.span == y.span && self.map(&x.args, &y.args) && self.map(&x.attrs, &y.attrs)
+            }
+            (Container { kind: k1, items: i1, attrs: a1 }, Container { kind: k2, items: i2, attrs: a2 }) => {
+                k1 == k2 && i1.len() == i2.len() && i1.iter().zip(i2).all(|((n1, x), (n2, y))| n1 == n2 && self.value(x, y)) && self.map(a1, a2)
+            }
+            (Scope { vars: v1, parent: p1 }, Scope { vars: v2, parent: p2 }) => self.map(v1, v2) && self.opt_id(*p1, *p2),
+            (Namespace { kind: k1, attrs: a1 }, Namespace { kind: k2, attrs: a2 }) => k1 == k2 && self.map(a1, a2),
+            _ => false,
+        }
+    }
+}
+
+// ----- renaming results ---------------------------------------------------------------------
+
+fn remap_closure(c: &Closure, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Closure> {
+    Some(Closure {
+        def: c.def.clone(),
+        scope: f(c.scope)?,
+        defaults: c.defaults.iter().map(|v| remap_value(v, f)).collect::<Option<_>>()?,
+        kw_defaults: c
+            .kw_defaults
+            .iter()
+            .map(|v| match v {
+                Some(v) => remap_value(v, f).map(Some),
+                None => Some(None),
+            })
+            .collect::<Option<_>>()?,
+        class: match c.class {
+            Some(k) => Some(f(k)?),
+            None => None,
+        },
+        kind: c.kind,
+    })
+}
+
+fn remap_values(vs: &[Value], f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Vec<Value>> {
+    vs.iter().map(|v| remap_value(v, f)).collect()
+}
+
+fn remap_map<K: Clone + Ord>(m: &BTreeMap<K, Value>, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<BTreeMap<K, Value>> {
+    m.iter().map(|(k, v)| Some((k.clone(), remap_value(v, f)?))).collect()
+}
+
+fn remap_value(v: &Value, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Value> {
+    use Value::*;
+    Some(match v {
+        Ref(id) => Ref(f(*id)?),
+        Tuple(xs) => Tuple(Rc::new(remap_values(xs, f)?)),
+        Func(c) => Func(Rc::new(remap_closure(c, f)?)),
+        Bound(r, c) => Bound(Box::new(remap_value(r, f)?), Rc::new(remap_closure(c, f)?)),
+        LibMethod(r, n) => LibMethod(Box::new(remap_value(r, f)?), n.clone()),
+        Super(c, r) => Super(f(*c)?, Box::new(remap_value(r, f)?)),
+        Gen(c, a, k) => Gen(
+            Rc::new(remap_closure(c, f)?),
+            Rc::new(remap_values(a, f)?),
+            Rc::new(k.iter().map(|(n, v)| Some((n.clone(), remap_value(v, f)?))).collect::<Option<_>>()?),
+        ),
+        None | Bool(_) | Int(_) | Float(_) | Str(_) | Tensor(_) | Lib(_) | Builtin(_) | Cond(_) | Range(..) | Unknown => v.clone(),
+    })
+}
+
+fn remap_obj(o: &Obj, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Obj> {
+    use Obj::*;
+    Some(match o {
+        List(xs) => List(remap_values(xs, f)?),
+        Dict(xs) => Dict(xs.iter().map(|(k, v)| Some((remap_value(k, f)?, remap_value(v, f)?))).collect::<Option<_>>()?),
+        Instance { class, attrs } => Instance { class: f(*class)?, attrs: remap_map(attrs, f)? },
+        Class { name, def, bases, attrs } => Class { name: name.clone(), def: def.clone(), bases: remap_values(bases, f)?, attrs: remap_map(attrs, f)? },
+        Layer(l) => Layer(super::value::Layer { args: remap_map(&l.args, f)?, attrs: remap_map(&l.attrs, f)?, ..l.clone() }),
+        Container { kind, items, attrs } => Container {
+            kind: *kind,
+            items: items.iter().map(|(n, v)| Some((n.clone(), remap_value(v, f)?))).collect::<Option<_>>()?,
+            attrs: remap_map(attrs, f)?,
+        },
+        Scope { vars, parent } => Scope {
+            vars: remap_map(vars, f)?,
+            parent: match parent {
+                Some(p) => Some(f(*p)?),
+                Option::None => Option::None,
+            },
+        },
+        Namespace { kind, attrs } => Namespace { kind: kind.clone(), attrs: remap_map(attrs, f)? },
+    })
+}
