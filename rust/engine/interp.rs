@@ -1768,6 +1768,18 @@ impl<'a> Interp<'a> {
                 _ => vec![(st, Value::Unknown)],
             },
             Value::Tensor(_) => torch::tensor_index(self, st, o.clone(), i, span),
+            // a known string: a character or a substring
+            Value::Str(Some(text)) if text.len() <= 1 << 16 => {
+                let chars: Vec<Value> = text.chars().map(|c| Value::Str(Some(Rc::from(c.to_string())))).collect();
+                if let Some(v) = seq_index(&chars, &i) {
+                    return vec![(st, v)];
+                }
+                if let Some(part) = slice_of(&chars, &i) {
+                    let joined: String = part.iter().filter_map(|c| c.as_str()).collect();
+                    return vec![(st, Value::Str(Some(Rc::from(joined))))];
+                }
+                vec![(st, Value::Unknown)]
+            }
             _ => vec![(st, Value::Unknown)],
         }
     }
