@@ -91,6 +91,21 @@ CASES = {
         rng.choice(["torch.where(c, x, w)", "torch.where(c, x, 0.0)", "torch.where(x > 0, x, w)"]),
         {"x": _tensor(rng, rng.randint(1, 3), 1, 3), "w": _tensor(rng, rng.randint(1, 3), 1, 3), "c": _tensor(rng, rng.randint(1, 2), 1, 3)},
     ),
+    "split_chunk": lambda rng: (
+        rng.choice([
+            f"x.split({rng.randint(1, 4)}, dim={rng.randint(-2, 1)})[-1]",
+            f"x.split([{rng.randint(0, 3)}, {rng.randint(1, 3)}], dim=-1)[1]",
+            f"x.chunk({rng.randint(1, 4)}, dim={rng.randint(-2, 1)})[-1]",
+            f"x.tensor_split({rng.randint(1, 4)}, dim={rng.randint(-2, 1)})[-1]",
+            f"x.tensor_split([{rng.randint(0, 5)}, {rng.randint(0, 5)}], dim=-1)[-1]",
+            f"torch.tensor_split(x, [{rng.randint(0, 5)}])[0]",
+        ]),
+        {"x": _tensor(rng, rng.randint(1, 3), 1, 6)},
+    ),
+    "RMSNorm": lambda rng: (
+        rng.choice([f"nn.RMSNorm({rng.randint(2, 4)})(x)", f"nn.RMSNorm([{rng.randint(2, 3)}, {rng.randint(2, 4)}])(x)"]),
+        {"x": _tensor(rng, rng.randint(1, 3), 2, 4)},
+    ),
     "GroupNorm": lambda rng: (
         f"nn.GroupNorm({rng.choice([1, 2, 4])}, {rng.choice([4, 8])})(x)",
         {"x": _tensor(rng, rng.randint(2, 4), 2, 8)},

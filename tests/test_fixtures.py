@@ -38,9 +38,7 @@ def test_fixtures_exist():
 # Bugs the engine does not find yet (issue 3 / 4 work). Strict: a fixture listed here that
 # starts passing fails the run until it is removed from the list; a false alarm on any
 # fixture is never covered by this list (see `test_findings_match_markers`).
-KNOWN_MISSES = {
-    "shapeops/swiglu_split.py": "split sizes through integer rounding helpers",
-}
+KNOWN_MISSES: dict[str, str] = {}
 
 
 # Bugs that only the Z3 bridge proves: the core alone leaves the marked check undecided.

@@ -24,7 +24,7 @@ fn signature(kind: &str) -> &'static [&'static str] {
         "AvgPool1d" | "AvgPool2d" | "AvgPool3d" => &["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"],
         "AdaptiveAvgPool1d" | "AdaptiveAvgPool2d" | "AdaptiveAvgPool3d" | "AdaptiveMaxPool1d" | "AdaptiveMaxPool2d" | "AdaptiveMaxPool3d" => &["output_size"],
         "BatchNorm1d" | "BatchNorm2d" | "BatchNorm3d" | "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d" => &["num_features", "eps", "momentum", "affine"],
-        "LayerNorm" => &["normalized_shape", "eps", "elementwise_affine"],
+        "LayerNorm" | "RMSNorm" => &["normalized_shape", "eps", "elementwise_affine"],
         "GroupNorm" => &["num_groups", "num_channels", "eps", "affine"],
         "Embedding" => &["num_embeddings", "embedding_dim", "padding_idx"],
         "EmbeddingBag" => &["num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode"],
@@ -348,7 +348,7 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             let scale = l.args.get("scale_factor").cloned();
             super::tensor::interpolate(interp, st, &t, size.as_ref(), scale.as_ref())
         }
-        "LayerNorm" => {
+        "LayerNorm" | "RMSNorm" => {
             let ns: Option<Vec<Poly>> = match l.args.get("normalized_shape") {
                 Some(Value::Int(p)) => Some(vec![p.clone()]),
                 Some(Value::Tuple(items)) => items.iter().map(|v| v.as_int().cloned()).collect(),
@@ -372,7 +372,7 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             }
             if s.dims.len() < ns.len() {
                 let shown = interp.show_shape(&st, &s);
-                interp.check(&st, span, Tri::True, &r::layer_channel_mismatch::RULE, |_| (format!("{who}LayerNorm: input {shown} has fewer dims than normalized_shape"), Vec::new()));
+                interp.check(&st, span, Tri::True, &r::layer_channel_mismatch::RULE, |_| (format!("{who}{kind}: input {shown} has fewer dims than normalized_shape"), Vec::new()));
                 return Vec::new();
             }
             let tail = &s.dims[s.dims.len() - ns.len()..];
@@ -382,7 +382,7 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
                 let nshow: Vec<String> = ns.iter().map(|p| p.display(&interp.syms)).collect();
                 let nshow = nshow.join(", ");
                 if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
-                    (format!("{who}LayerNorm(normalized_shape=[{nshow}]) got input {shown}"), Vec::new())
+                    (format!("{who}{kind}(normalized_shape=[{nshow}]) got input {shown}"), Vec::new())
                 }) {
                     return Vec::new();
                 }

@@ -1030,6 +1030,7 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
         "chunk" => &["chunks", "dim"],
         "tensor_split" => &["indices_or_sections", "dim"],
         "unbind" => &["dim"],
+        "tensor_split" => &["indices_or_sections", "dim"],
         _ => &["split_size_or_sections", "dim"],
     };
     let b = bind(params, args, kwargs);
@@ -1040,38 +1041,28 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
             None => return vec![(st, Value::Unknown)],
         },
     };
-    let Some(rank) = s.rank() else {
-        // a negative dim within the known suffix of an unknown-rank tensor
-        if name == "chunk" && d < 0 && ((-d) as usize) <= s.dims.len() {
-            let k = b.get("chunks").and_then(|v| v.as_const_int());
-            let i = s.dims.len() - (-d) as usize;
-            if let (Some(k), Some(n)) = (k, s.dims[i].as_const()) {
-                if k > 0 && n % k == 0 && k <= 64 {
-                    let mut dims = s.dims.clone();
-                    dims[i] = Dim::konst(n / k);
-                    let part = tensor_value(Shape { prefix: s.prefix, dims }, t.dtype);
-                    return vec![(st, Value::Tuple(Rc::new(vec![part; k as usize])))];
-                }
-            }
-        }
-        return vec![(st, Value::Unknown)];
+    // the dim split, and the unknown leading dims the parts keep
+    let (i, prefix) = match s.rank() {
+        Some(_) => match check_dim(interp, &st, &s, d, span, name) {
+            Some(usize::MAX) => return Vec::new(),
+            Some(i) => (i, None),
+            None => return vec![(st, Value::Unknown)],
+        },
+        // unknown rank: a negative dim within the known suffix
+        None if d < 0 && ((-d) as usize) <= s.dims.len() => (s.dims.len() - (-d) as usize, s.prefix),
+        None => return vec![(st, Value::Unknown)],
     };
-    let Some(i) = check_dim(interp, &st, &s, d, span, name) else { return vec![(st, Value::Unknown)] };
-    if i == usize::MAX {
-        return Vec::new();
-    }
-    let _ = rank;
     let n = s.dims[i].clone();
     let with = |size: Dim| {
         let mut dims = s.dims.clone();
         dims[i] = size;
-        tensor_value(Shape::known(dims), t.dtype)
+        tensor_value(Shape { prefix, dims }, t.dtype)
     };
     let parts: Option<Vec<Value>> = match name {
         "unbind" => {
             let mut dims = s.dims.clone();
             dims.remove(i);
-            n.as_const().filter(|k| *k <= 64).map(|k| vec![tensor_value(Shape::known(dims), t.dtype); k as usize])
+            n.as_const().filter(|k| *k <= 64).map(|k| vec![tensor_value(Shape { prefix, dims }, t.dtype); k as usize])
         }
         // k sections: the first n % k get n / k + 1 elements, the others n / k
         "tensor_split" => match (b.get("indices_or_sections"), n.as_const()) {
@@ -1090,6 +1081,25 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
                     let count = (nn + size - 1) / size;
                     Some((0..count).map(|j| with(Dim::konst(size.min(nn - j * size)))).collect())
                 }
+            }
+            _ => None,
+        },
+        // `tensor_split`: k near-equal sections (the first `n % k` one longer), or slices
+        // between indices (Python slice semantics: clamped, possibly empty)
+        "tensor_split" => match (b.get("indices_or_sections"), n.as_const()) {
+            (Some(Value::Int(k)), Some(nn)) => match k.as_const() {
+                Some(k) if k > 0 && k <= 64 => Some((0..k).map(|j| with(Dim::konst(nn / k + i128::from(j < nn % k)))).collect()),
+                _ => None,
+            },
+            (Some(v), Some(nn)) => {
+                let v = v.clone();
+                let idx: Option<Vec<i128>> = interp.iterate(&mut st, &v, span).and_then(|xs| xs.iter().map(|x| x.as_const_int().filter(|i| *i >= 0)).collect());
+                idx.filter(|xs| xs.len() < 64).map(|xs| {
+                    let mut bounds = vec![0];
+                    bounds.extend(xs);
+                    bounds.push(nn);
+                    bounds.windows(2).map(|w| with(Dim::konst((w[1].min(nn) - w[0].min(nn)).max(0)))).collect()
+                })
             }
             _ => None,
         },
@@ -1113,8 +1123,10 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
                                     let eq = Formula::cmp(&total, crate::shape::Rel::Eq, &nv);
                                     let (ts, ns) = (total.display(&interp.syms), nv.display(&interp.syms));
                                     let shown = interp.show_shape(&st, &s);
+                                    // the dim as given when leading dims are unknown
+                                    let shown_dim = if prefix.is_some() { d.to_string() } else { i.to_string() };
                                     if !interp.check(&st, span, eq.not(), &r::invalid_shape_argument::RULE, |_| {
-                                        (format!("split: section sizes sum to {ts} but dimension {i} of {shown} has size {ns}"), Vec::new())
+                                        (format!("split: section sizes sum to {ts} but dimension {shown_dim} of {shown} has size {ns}"), Vec::new())
                                     }) {
                                         return Vec::new();
                                     }
