@@ -399,4 +399,30 @@ mod tests {
         let q = h.add_const(1).unwrap().floordiv(&Poly::constant(2)).unwrap();
         assert_eq!(f.compare(&syms, &q, Rel::Lt, &Poly::constant(0)), Tri::False);
     }
+
+    /// Products of sums are shown factored when that is not longer than the expanded sum.
+    #[test]
+    fn display_factors_common_products() {
+        let mut syms = Symbols::default();
+        let [b, c, h, w] = ["B", "C", "H", "W"].map(|n| syms.fresh(n, 1));
+        let p = |x: &Poly, y: &Poly| x.mul(y).unwrap();
+        let plus = |x: &Poly, k: i128| x.add_const(k).unwrap();
+        let show = |x: &Poly| x.display(&syms);
+        // a plain product stays a product
+        assert_eq!(show(&p(&p(&b, &c), &p(&h, &w))), "B*C*H*W");
+        // C*(H + 2)*(W + 2), expanded internally into four terms
+        let padded = p(&p(&c, &plus(&h, 2)), &plus(&w, 2));
+        assert_eq!(show(&padded), "C*(H + 2)*(W + 2)");
+        // B*C*(H*W + 1): a common factor, then a sum that does not split
+        let hw1 = plus(&p(&h, &w), 1);
+        assert_eq!(show(&p(&p(&b, &c), &hw1)), "B*C*(H*W + 1)");
+        // 4*(H - 3)*(W - 3) with a common coefficient and negative offsets
+        let conv = p(&p(&Poly::constant(4), &plus(&h, -3)), &plus(&w, -3));
+        assert_eq!(show(&conv), "4*(H - 3)*(W - 3)");
+        // short sums stay expanded, and all-negative sums keep one sign in front
+        assert_eq!(show(&p(&Poly::constant(2), &plus(&h, 1))), "2*H + 2");
+        assert_eq!(show(&p(&Poly::constant(-1), &p(&c, &plus(&h, 2)))), "-C*(H + 2)");
+        assert_eq!(show(&p(&p(&Poly::constant(-3), &c), &p(&plus(&h, 2), &plus(&w, 1)))), "-3*C*(H + 2)*(W + 1)");
+        assert_eq!(show(&Poly::constant(0)), "0");
+    }
 }

@@ -249,7 +249,102 @@ impl Poly {
         (pos, neg)
     }
 
+    /// The polynomial as people write it: the expanded sum, or its factored form when that
+    /// is not longer (`C*(H + 2)*(W + 2)` rather than `C*H*W + 2*C*H + 2*C*W + 4*C`).
     pub fn display(&self, syms: &Symbols) -> String {
+        let sum = self.display_sum(syms);
+        match self.display_factored(syms) {
+            Some(f) if f.len() <= sum.len() => f,
+            _ => sum,
+        }
+    }
+
+    /// A sum with a common factor, shown as a product: the coefficients' gcd, the atoms every
+    /// term shares, then binomials `(x + k)` split off while the rest is `x*A + k*A`.
+    fn display_factored(&self, syms: &Symbols) -> Option<String> {
+        if self.terms.len() < 2 {
+            return None;
+        }
+        let gcd = |mut a: i128, mut b: i128| {
+            while b != 0 {
+                (a, b) = (b, a % b);
+            }
+            a.abs()
+        };
+        let mut g = self.terms.values().fold(0, |acc, c| gcd(acc, *c));
+        if self.terms.values().all(|c| *c < 0) {
+            g = -g;
+        }
+        // atoms common to every term (with multiplicity)
+        let mut common: Mono = self.terms.keys().next()?.clone();
+        for m in self.terms.keys().skip(1) {
+            let mut left = m.clone();
+            common.retain(|a| match left.iter().position(|b| b == a) {
+                Some(i) => {
+                    left.remove(i);
+                    true
+                }
+                None => false,
+            });
+        }
+        let without = |m: &Mono, drop: &Mono| -> Mono {
+            let mut m = m.clone();
+            for a in drop {
+                if let Some(i) = m.iter().position(|b| b == a) {
+                    m.remove(i);
+                }
+            }
+            m
+        };
+        let mut rest = Poly { terms: self.terms.iter().map(|(m, c)| (without(m, &common), c / g)).collect() };
+        let mut binomials: Vec<Poly> = Vec::new();
+        'split: while rest.terms.len() > 1 && binomials.len() < 8 {
+            let atoms: Vec<Atom> = rest.terms.keys().flatten().cloned().collect();
+            for x in atoms {
+                if rest.terms.keys().any(|m| m.iter().filter(|a| **a == x).count() > 1) {
+                    continue;
+                }
+                let one: Mono = vec![x.clone()];
+                let a = Poly { terms: rest.terms.iter().filter(|(m, _)| m.contains(&x)).map(|(m, c)| (without(m, &one), *c)).collect() };
+                let b = Poly { terms: rest.terms.iter().filter(|(m, _)| !m.contains(&x)).map(|(m, c)| (m.clone(), *c)).collect() };
+                let Some((m0, a0)) = a.terms.iter().next() else { continue };
+                let Some(b0) = b.terms.get(m0) else { continue };
+                if b0 % a0 != 0 {
+                    continue;
+                }
+                let k = b0 / a0;
+                if b.terms.len() == a.terms.len() && a.terms.iter().all(|(m, c)| b.terms.get(m) == Some(&(c * k))) {
+                    binomials.push(Poly::atom(x).add_const(k)?);
+                    rest = a;
+                    continue 'split;
+                }
+            }
+            break;
+        }
+        if g.abs() == 1 && common.is_empty() && binomials.is_empty() {
+            return None;
+        }
+        if rest.terms.len() == 1 && rest.terms.values().all(|c| *c < 0) {
+            // `-(…)` in front rather than a negative last factor
+            rest = rest.neg()?;
+            g = -g;
+        }
+        let mut parts: Vec<String> = Vec::new();
+        if g.abs() != 1 {
+            parts.push(g.abs().to_string());
+        }
+        parts.extend(common.iter().map(|a| a.display(syms, true)));
+        parts.extend(binomials.iter().map(|p| format!("({})", p.display_sum(syms))));
+        match rest.as_const() {
+            Some(1) => {}
+            _ if rest.terms.len() == 1 => parts.push(rest.display_sum(syms)),
+            _ => parts.push(format!("({})", rest.display_sum(syms))),
+        }
+        let sign = if g < 0 { "-" } else { "" };
+        Some(format!("{sign}{}", parts.join("*")))
+    }
+
+    fn display_sum(&self, syms: &Symbols) -> String {
         if self.terms.is_empty() {
             return "0".into();
         }
