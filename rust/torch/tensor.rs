@@ -1030,7 +1030,6 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
         "chunk" => &["chunks", "dim"],
         "tensor_split" => &["indices_or_sections", "dim"],
         "unbind" => &["dim"],
-        "tensor_split" => &["indices_or_sections", "dim"],
         _ => &["split_size_or_sections", "dim"],
     };
     let b = bind(params, args, kwargs);
@@ -1064,14 +1063,6 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
             dims.remove(i);
             n.as_const().filter(|k| *k <= 64).map(|k| vec![tensor_value(Shape { prefix, dims }, t.dtype); k as usize])
         }
-        // k sections: the first n % k get n / k + 1 elements, the others n / k
-        "tensor_split" => match (b.get("indices_or_sections"), n.as_const()) {
-            (Some(Value::Int(p)), Some(nn)) => match p.as_const() {
-                Some(k) if k > 0 && k <= 64 => Some((0..k).map(|j| with(Dim::konst(nn / k + i128::from(j < nn % k)))).collect()),
-                _ => None,
-            },
-            _ => None,
-        },
         "chunk" => match (b.get("chunks").and_then(|v| v.as_const_int()), n.as_const()) {
             (Some(k), Some(nn)) if k > 0 && k <= 64 => {
                 let size = (nn + k - 1) / k;
