@@ -2155,15 +2155,15 @@ impl<'a> Interp<'a> {
         if debug_enabled() {
             eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else { "missing" });
         }
-        if let Some(hit) = hit {
-            if let Some(out) = hit.replay(&st) {
-                for (site, suffix, tainted, suppressed) in hit.outcomes() {
-                    let mut branches = st.branches.clone();
-                    branches.extend(suffix.iter().cloned());
-                    self.outcomes.push(Outcome { site: *site, branches, verdict: Verdict::Holds, tainted: *tainted, suppressed: *suppressed, condition: None });
-                }
-                return out;
+        if let Some(hit) = hit
+            && let Some(out) = hit.replay(&st)
+        {
+            for (site, suffix, tainted, suppressed) in hit.outcomes() {
+                let mut branches = st.branches.clone();
+                branches.extend(suffix.iter().cloned());
+                self.outcomes.push(Outcome { site: *site, branches, verdict: Verdict::Holds, tainted: *tainted, suppressed: *suppressed, condition: None });
             }
+            return out;
         }
         // run it, and summarise it if it qualifies (see `super::memo`)
         let counters = (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged, self.outcomes.len(), self.label_reads);
