@@ -40,7 +40,11 @@ fn signature(kind: &str) -> &'static [&'static str] {
         "Softmax" | "LogSoftmax" | "Softmin" => &["dim"],
         "MSELoss" | "L1Loss" | "BCELoss" => &["size_average", "reduce", "reduction"],
         "BCEWithLogitsLoss" => &["weight", "size_average", "reduce", "reduction", "pos_weight"],
-        "SmoothL1Loss" | "HuberLoss" => &["size_average", "reduce", "reduction"],
+        "SmoothL1Loss" | "HuberLoss" | "SoftMarginLoss" => &["size_average", "reduce", "reduction"],
+        "KLDivLoss" => &["size_average", "reduce", "reduction", "log_target"],
+        "CosineEmbeddingLoss" | "MarginRankingLoss" => &["margin", "size_average", "reduce", "reduction"],
+        "TripletMarginLoss" => &["margin", "p", "eps", "swap", "size_average", "reduce", "reduction"],
+        "CTCLoss" => &["blank", "reduction", "zero_infinity"],
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => &["p", "inplace"],
         "LSTM" | "GRU" => &["input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional", "proj_size"],
         "RNN" => &["input_size", "hidden_size", "num_layers", "nonlinearity", "bias", "batch_first", "dropout", "bidirectional"],
@@ -436,9 +440,8 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
         | "Softplus" | "Identity" | "Dropout" | "Dropout2d" | "Dropout3d" | "AlphaDropout" | "FeatureAlphaDropout" | "Hardtanh"
         | "LogSigmoid" | "Tanhshrink" | "Softsign" | "CELU" | "Hardshrink" | "Softshrink" | "Threshold" | "RReLU" => vec![(st, Value::Tensor(t))],
         k if super::losses::is_loss(k) => {
-            let target = args.get(1).cloned().or_else(|| kwargs.iter().find(|(k, _)| &**k == "target").map(|(_, v)| v.clone())).unwrap_or(Value::Unknown);
             let red = l.args.get("reduction").cloned();
-            super::losses::call_loss(interp, st, k, &x, &target, red.as_ref(), &who, span)
+            super::losses::call_loss_args(interp, st, k, &args, &kwargs, red.as_ref(), &who, span)
         }
         "LSTM" | "GRU" | "RNN" => super::recurrent::rnn(interp, st, &t, l, args.get(1), span),
         "LSTMCell" | "GRUCell" | "RNNCell" => super::recurrent::cell(interp, st, &t, l, args.get(1), span),

@@ -42,45 +42,45 @@ def _classification(module, functional, probs=False):
                 tgt = tgt + [1]
             y = L(*tgt, high=1)
         red = _red(r)
-        args = "x, y"
+        args = "x, t"
         expr = f"F.{functional}({args}, reduction={red!r})" if fn else f"nn.{module}(reduction={red!r})({args})"
-        return expr, {"x": T(*x), "y": y}
+        return expr, {"x": T(*x), "t": y}
     return gen
 
 
 def _same_shape(module, functional, sig=False, functional_kind=False):
     def gen(r):
-        x = shape(r, r.randint(0, 3), 1, 4)
+        x = shape(r, r.randint(1, 3), 1, 4)
         if r.random() < 0.5:
             y = x
         elif r.random() < 0.5:
             y = tuple(_near(r, d) for d in x)
         else:
-            y = shape(r, r.randint(0, 3), 1, 4)
+            y = shape(r, r.randint(1, 3), 1, 4)
         red = _red(r)
-        a, b = ("x.sigmoid()", "y.sigmoid()") if sig else ("x", "y")
+        a, b = ("x.sigmoid()", "t.sigmoid()") if sig else ("x", "t")
         if functional_kind:
-            return f"F.{functional}({a}, {b}, reduction={red!r})", {"x": T(*x), "y": T(*y)}
-        return f"nn.{module}(reduction={red!r})({a}, {b})", {"x": T(*x), "y": T(*y)}
+            return f"F.{functional}({a}, {b}, reduction={red!r})", {"x": T(*x), "t": T(*y)}
+        return f"nn.{module}(reduction={red!r})({a}, {b})", {"x": T(*x), "t": T(*y)}
     return gen
 
 
 def _broadcasting(module, functional, functional_kind=False):
     def gen(r):
-        x = shape(r, r.randint(0, 3), 1, 4)
+        x = shape(r, r.randint(1, 3), 1, 4)
         choice = r.random()
         if choice < 0.4:
             y = x
         elif choice < 0.7:
-            y = tuple(r.choice([d, 1]) for d in x)[r.randint(0, len(x)):] if x else ()
+            y = tuple(r.choice([d, 1]) for d in x)[r.randint(0, len(x) - 1):]
         else:
-            y = shape(r, r.randint(0, 3), 1, 4)
+            y = shape(r, r.randint(1, 3), 1, 4)
         if r.random() < 0.5:
             x, y = y, x
         red = _red(r) if module != "KLDivLoss" else r.choice(["mean", "sum", "none", "batchmean"])
         if functional_kind:
-            return f"F.{functional}(x, y, reduction={red!r})", {"x": T(*x), "y": T(*y)}
-        return f"nn.{module}(reduction={red!r})(x, y)", {"x": T(*x), "y": T(*y)}
+            return f"F.{functional}(x, t, reduction={red!r})", {"x": T(*x), "t": T(*y)}
+        return f"nn.{module}(reduction={red!r})(x, t)", {"x": T(*x), "t": T(*y)}
     return gen
 
 
@@ -94,19 +94,19 @@ def _cosine_embedding(fn):
         if r.random() < 0.1:
             y = y + [1]
         red = _red(r)
-        call = f"F.cosine_embedding_loss(a, b, y, reduction={red!r})" if fn else f"nn.CosineEmbeddingLoss(reduction={red!r})(a, b, y)"
-        return call, {"a": T(*a), "b": T(*b), "y": T(*y)}
+        call = f"F.cosine_embedding_loss(a, b, t, reduction={red!r})" if fn else f"nn.CosineEmbeddingLoss(reduction={red!r})(a, b, t)"
+        return call, {"a": T(*a), "b": T(*b), "t": T(*y)}
     return gen
 
 
 def _margin_ranking(fn):
     def gen(r):
-        a = shape(r, r.randint(0, 2), 1, 4)
+        a = shape(r, r.randint(1, 2), 1, 4)
         b = a if r.random() < 0.5 else tuple(r.choice([d, 1, d + 1]) for d in a)
-        y = a if r.random() < 0.6 else shape(r, r.randint(0, 2), 1, 4)
+        y = a if r.random() < 0.6 else shape(r, r.randint(1, 2), 1, 4)
         red = _red(r)
-        call = f"F.margin_ranking_loss(a, b, y, reduction={red!r})" if fn else f"nn.MarginRankingLoss(reduction={red!r})(a, b, y)"
-        return call, {"a": T(*a), "b": T(*b), "y": T(*y)}
+        call = f"F.margin_ranking_loss(a, b, t, reduction={red!r})" if fn else f"nn.MarginRankingLoss(reduction={red!r})(a, b, t)"
+        return call, {"a": T(*a), "b": T(*b), "t": T(*y)}
     return gen
 
 
