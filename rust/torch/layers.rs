@@ -113,13 +113,12 @@ pub fn construct(interp: &mut Interp, st: State, kind: &str, args: Vec<Value>, k
             if kind == "GroupNorm" {
                 let g = amap.get("num_groups").and_then(|v| v.as_const_int());
                 let c = amap.get("num_channels").and_then(|v| v.as_const_int());
-                if let (Some(g), Some(c)) = (g, c) {
-                    if g > 0 && !interp.check(&st, span, Tri::from_bool(c % g != 0), &r::invalid_shape_argument::RULE, |_| {
+                if let (Some(g), Some(c)) = (g, c)
+                    && g > 0 && !interp.check(&st, span, Tri::from_bool(c % g != 0), &r::invalid_shape_argument::RULE, |_| {
                         (format!("GroupNorm: num_channels ({c}) must be divisible by num_groups ({g})"), Vec::new())
                     }) {
                         return Vec::new();
                     }
-                }
             }
             let heads = match kind {
                 "MultiheadAttention" => Some(("embed_dim", "num_heads")),
@@ -129,17 +128,14 @@ pub fn construct(interp: &mut Interp, st: State, kind: &str, args: Vec<Value>, k
             if let Some((e, h)) = heads {
                 let ev = amap.get(e).and_then(|v| v.as_int().cloned());
                 let hv = amap.get(h).and_then(|v| v.as_int().cloned());
-                if let (Some(ev), Some(hv)) = (ev, hv) {
-                    if let (Some(a), Some(b)) = (ev.as_const(), hv.as_const()) {
-                        if b > 0 {
-                            if !interp.check(&st, span, Tri::from_bool(a % b != 0), &r::invalid_shape_argument::RULE, |_| {
+                if let (Some(ev), Some(hv)) = (ev, hv)
+                    && let (Some(a), Some(b)) = (ev.as_const(), hv.as_const())
+                        && b > 0
+                            && !interp.check(&st, span, Tri::from_bool(a % b != 0), &r::invalid_shape_argument::RULE, |_| {
                                 (format!("{kind}: {e}={a} must be divisible by {h}={b}"), Vec::new())
                             }) {
                                 return Vec::new();
                             }
-                        }
-                    }
-                }
             }
             let label = interp.assign_label.clone().map(|n| Rc::from(format!("{n} (line {})", interp.line(span))));
             let id = st.alloc(Obj::Layer(Layer { kind: Rc::from(kind), args: amap, attrs: BTreeMap::new(), label, span }));
@@ -268,7 +264,7 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             let p = l.args.get("padding").cloned();
             let d = if is_max { l.args.get("dilation").cloned() } else { None };
             let ceil = matches!(l.args.get("ceil_mode"), Some(Value::Bool(true)));
-            if l.args.get("ceil_mode").is_some() && !matches!(l.args.get("ceil_mode"), Some(Value::Bool(_))) {
+            if l.args.contains_key("ceil_mode") && !matches!(l.args.get("ceil_mode"), Some(Value::Bool(_))) {
                 return vec![(st, Value::Unknown)];
             }
             pool(interp, st, &t, n, k.as_ref(), s.as_ref(), p.as_ref(), d.as_ref(), ceil, &who, kind, span)
@@ -314,7 +310,7 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             let flag = |k: &str| matches!(l.args.get(k), Some(Value::Bool(true)));
             let affine = flag("affine");
             // instance statistics are used unless running stats are tracked (then: in training)
-            let input_stats = if l.args.get("track_running_stats").is_none() || matches!(l.args.get("track_running_stats"), Some(Value::Bool(false))) {
+            let input_stats = if matches!(l.args.get("track_running_stats"), None | Some(Value::Bool(false))) {
                 true
             } else {
                 is_fresh(l, span)
@@ -429,11 +425,10 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
         }
         "Softmax" | "LogSoftmax" | "Softmin" => {
             let s = st.resolve(&t.shape);
-            if let Some(d) = l.args.get("dim").and_then(|v| v.as_const_int()) {
-                if check_dim(interp, &st, &s, d, span, kind) == Some(usize::MAX) {
+            if let Some(d) = l.args.get("dim").and_then(|v| v.as_const_int())
+                && check_dim(interp, &st, &s, d, span, kind) == Some(usize::MAX) {
                     return Vec::new();
                 }
-            }
             vec![(st, Value::Tensor(t))]
         }
         "ReLU" | "ReLU6" | "GELU" | "Tanh" | "Sigmoid" | "LeakyReLU" | "ELU" | "SELU" | "SiLU" | "Mish" | "Hardswish" | "Hardsigmoid"
@@ -548,25 +543,22 @@ fn group_norm(interp: &mut Interp, st: State, t: &Tensor, g: &Poly, c: Option<&P
         return Vec::new();
     }
     let got = s.dims[1].clone();
-    if let Some(c) = c {
-        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &got, c, Vec::new(), |shown, ds, cs| format!("{what}(num_channels={cs}) got input {shown} with {ds} channels")) {
+    if let Some(c) = c
+        && !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &got, c, Vec::new(), |shown, ds, cs| format!("{what}(num_channels={cs}) got input {shown} with {ds} channels")) {
             return Vec::new();
         }
-    }
-    if let (Some(n), Some(ch), Some(gc)) = (s.dims[0].as_const(), got.as_const(), g.as_const()) {
-        if gc > 0 {
+    if let (Some(n), Some(ch), Some(gc)) = (s.dims[0].as_const(), got.as_const(), g.as_const())
+        && gc > 0 {
             let mut dims = vec![Dim::konst(n * ch / gc)];
             dims.extend(s.dims[2..].iter().cloned());
-            if let Some(p) = const_product(&dims) {
-                if !interp.check(&st, span, Tri::from_bool(p == 1), &r::invalid_shape_argument::RULE, |_| (format!("{what}: expected more than 1 value per group, got input {shown}"), Vec::new())) {
+            if let Some(p) = const_product(&dims)
+                && !interp.check(&st, span, Tri::from_bool(p == 1), &r::invalid_shape_argument::RULE, |_| (format!("{what}: expected more than 1 value per group, got input {shown}"), Vec::new())) {
                     return Vec::new();
                 }
-            }
             if !interp.check(&st, span, Tri::from_bool(ch % gc != 0), &r::layer_channel_mismatch::RULE, |_| (format!("{what}: {ch} channels of input {shown} are not divisible by num_groups={gc}"), Vec::new())) {
                 return Vec::new();
             }
         }
-    }
     vec![(st, tensor_value(t.shape.clone(), t.dtype))]
 }
 
@@ -718,11 +710,10 @@ fn conv_construct_checks(interp: &mut Interp, st: &State, kind: &str, amap: &BTr
     let int = |k: &str| amap.get(k).and_then(|v| v.as_int()).cloned();
     if let Some(g) = int("groups") {
         for key in ["in_channels", "out_channels"] {
-            if let Some(c) = int(key) {
-                if !check_divisible(interp, st, span, &c, &g, &r::invalid_shape_argument::RULE, |c, g| format!("{kind}: {key}={c} must be divisible by groups={g}")) {
+            if let Some(c) = int(key)
+                && !check_divisible(interp, st, span, &c, &g, &r::invalid_shape_argument::RULE, |c, g| format!("{kind}: {key}={c} must be divisible by groups={g}")) {
                     return false;
                 }
-            }
         }
     }
     if !kind.starts_with("ConvTranspose") && matches!(amap.get("padding"), Some(Value::Str(Some(p))) if &**p == "same") {
@@ -921,8 +912,8 @@ fn adaptive(interp: &mut Interp, st: State, t: &Tensor, n: usize, outs: &Value, 
     let tuple = matches!(outs, Value::Tuple(_)) && n > 1;
     let s = st.resolve(&t.shape);
     let rank = s.rank();
-    if tuple {
-        if let Some(r) = rank {
+    if tuple
+        && let Some(r) = rank {
             let shown = interp.show_shape(&st, &s);
             if !interp.check(&st, span, Tri::from_bool(r <= n), &r::layer_input_rank_mismatch::RULE, |_| {
                 (format!("{who}{kind}: input {shown} should have at least {} dims", n + 1), Vec::new())
@@ -930,7 +921,6 @@ fn adaptive(interp: &mut Interp, st: State, t: &Tensor, n: usize, outs: &Value, 
                 return Vec::new();
             }
         }
-    }
     let ones = sizes.iter().all(|o| o.as_ref().is_some_and(|p| p.as_const() == Some(1)));
     if is_avg && ones && n > 1 {
         let Some(r) = rank else { return vec![(st, Value::Unknown)] };
@@ -987,11 +977,10 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
                 Some(v) => v.as_const_int(),
             };
             let s = st.resolve(&t.shape);
-            if let Some(d) = d {
-                if check_dim(interp, &st, &s, d, span, "F.normalize") == Some(usize::MAX) {
+            if let Some(d) = d
+                && check_dim(interp, &st, &s, d, span, "F.normalize") == Some(usize::MAX) {
                     return Vec::new();
                 }
-            }
             vec![(st, Value::Tensor(t))]
         }
         "glu" => {
@@ -1058,11 +1047,10 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
         "softmax" | "log_softmax" | "softmin" => {
             let b = bind(&["input", "dim"], &args, &kwargs);
             let s = st.resolve(&t.shape);
-            if let Some(d) = b.get("dim").and_then(|v| v.as_const_int()) {
-                if check_dim(interp, &st, &s, d, span, f) == Some(usize::MAX) {
+            if let Some(d) = b.get("dim").and_then(|v| v.as_const_int())
+                && check_dim(interp, &st, &s, d, span, f) == Some(usize::MAX) {
                     return Vec::new();
                 }
-            }
             vec![(st, Value::Tensor(t))]
         }
         "interpolate" | "upsample" => {
@@ -1166,7 +1154,7 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
             };
             let b = bind(names, &args, &kwargs);
             let ceil = matches!(b.get("ceil_mode"), Some(Value::Bool(true)));
-            if b.get("ceil_mode").is_some() && !matches!(b.get("ceil_mode"), Some(Value::Bool(_))) {
+            if b.contains_key("ceil_mode") && !matches!(b.get("ceil_mode"), Some(Value::Bool(_))) {
                 return vec![(st, Value::Unknown)];
             }
             let kind = if is_max { format!("MaxPool{n}d") } else { format!("AvgPool{n}d") };

@@ -61,6 +61,7 @@ fn reduction(v: Option<&Value>) -> Option<&str> {
 }
 
 /// Check `loss(input, target)`; `red` is the reduction argument.
+#[allow(clippy::too_many_arguments)]
 pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, target: &Value, red: Option<&Value>, who: &str, span: Span) -> Vals {
     let (Value::Tensor(x), Value::Tensor(y)) = (input, target) else { return vec![(st, Value::Unknown)] };
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };

@@ -111,16 +111,14 @@ pub fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Va
             v
         };
         let (hs, cs) = (state(&h_out), state(&hidden));
-        if let Some(h) = &h0 {
-            if !check_state(interp, &st, h, &hs, &format!("{who}{kind} initial hidden state"), span) {
+        if let Some(h) = &h0
+            && !check_state(interp, &st, h, &hs, &format!("{who}{kind} initial hidden state"), span) {
                 continue;
             }
-        }
-        if let Some(c) = &c0 {
-            if !check_state(interp, &st, c, &cs, &format!("{who}{kind} initial cell state"), span) {
+        if let Some(c) = &c0
+            && !check_state(interp, &st, c, &cs, &format!("{who}{kind} initial cell state"), span) {
                 continue;
             }
-        }
         let o = tensor_value(Shape::known(odims), t.dtype);
         let h = tensor_value(Shape::known(hs), t.dtype);
         let hstate = if kind == "LSTM" { Value::Tuple(Rc::new(vec![h, tensor_value(Shape::known(cs), t.dtype)])) } else { h };

@@ -25,7 +25,7 @@ pub fn pad(interp: &mut Interp, st: State, t: &Tensor, p: &[i128], mode: &str, w
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     let shown = interp.show_shape(&st, &s);
-    if !interp.check(&st, span, Tri::from_bool(p.len() % 2 != 0), &r::invalid_shape_argument::RULE, |_| (format!("{what}: padding length {} must be divisible by 2", p.len()), Vec::new())) {
+    if !interp.check(&st, span, Tri::from_bool(!p.len().is_multiple_of(2)), &r::invalid_shape_argument::RULE, |_| (format!("{what}: padding length {} must be divisible by 2", p.len()), Vec::new())) {
         return Vec::new();
     }
     let k = p.len() / 2;
@@ -71,11 +71,10 @@ pub fn pad(interp: &mut Interp, st: State, t: &Tensor, p: &[i128], mode: &str, w
             }
         }
         let new = d.v.as_ref().and_then(|v| v.add_const(pair[0] + pair[1]));
-        if let Some(c) = new.as_ref().and_then(|v| v.as_const()) {
-            if !interp.check(&st, span, Tri::from_bool(c < 0), &r::output_size_too_small::RULE, |_| (format!("{what}: padding {p:?} makes dim {} of input {shown} negative", rank - 1 - i), Vec::new())) {
+        if let Some(c) = new.as_ref().and_then(|v| v.as_const())
+            && !interp.check(&st, span, Tri::from_bool(c < 0), &r::output_size_too_small::RULE, |_| (format!("{what}: padding {p:?} makes dim {} of input {shown} negative", rank - 1 - i), Vec::new())) {
                 return Vec::new();
             }
-        }
         *d = Dim { v: new, why: None };
     }
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
@@ -129,13 +128,12 @@ pub fn pixel_shuffle(interp: &mut Interp, st: State, t: &Tensor, factor: &Value,
         dims.push(div(h));
         dims.push(div(w));
     } else {
-        if let Some(v) = c.as_const() {
-            if !interp.check(&st, span, Tri::from_bool(v % (f * f) != 0), &r::invalid_shape_argument::RULE, |_| {
+        if let Some(v) = c.as_const()
+            && !interp.check(&st, span, Tri::from_bool(v % (f * f) != 0), &r::invalid_shape_argument::RULE, |_| {
                 (format!("{what}: {v} channels of input {shown} are not divisible by upscale_factor^2={}", f * f), Vec::new())
             }) {
                 return Vec::new();
             }
-        }
         dims.push(Dim { v: c.as_const().map(|v| Poly::constant(v / (f * f))), why: None });
         dims.push(Dim { v: h.v.as_ref().and_then(|v| v.mul(&Poly::constant(f))), why: None });
         dims.push(Dim { v: w.v.as_ref().and_then(|v| v.mul(&Poly::constant(f))), why: None });
