@@ -29,15 +29,29 @@ fn signature(kind: &str) -> &'static [&'static str] {
         "Embedding" => &["num_embeddings", "embedding_dim", "padding_idx"],
         "EmbeddingBag" => &["num_embeddings", "embedding_dim", "max_norm", "norm_type", "scale_grad_by_freq", "mode"],
         "Flatten" => &["start_dim", "end_dim"],
+        "Unflatten" => &["dim", "unflattened_size"],
+        "ZeroPad1d" | "ZeroPad2d" | "ZeroPad3d" | "ReflectionPad1d" | "ReflectionPad2d" | "ReflectionPad3d" | "ReplicationPad1d" | "ReplicationPad2d"
+        | "ReplicationPad3d" | "CircularPad1d" | "CircularPad2d" | "CircularPad3d" => &["padding"],
+        "ConstantPad1d" | "ConstantPad2d" | "ConstantPad3d" => &["padding", "value"],
+        "PixelShuffle" => &["upscale_factor"],
+        "PixelUnshuffle" => &["downscale_factor"],
+        "PReLU" => &["num_parameters", "init"],
+        "GLU" => &["dim"],
         "Softmax" | "LogSoftmax" | "Softmin" => &["dim"],
         "MSELoss" | "L1Loss" | "BCELoss" => &["size_average", "reduce", "reduction"],
         "BCEWithLogitsLoss" => &["weight", "size_average", "reduce", "reduction", "pos_weight"],
-        "SmoothL1Loss" | "HuberLoss" => &["size_average", "reduce", "reduction"],
+        "SmoothL1Loss" | "HuberLoss" | "SoftMarginLoss" => &["size_average", "reduce", "reduction"],
+        "KLDivLoss" => &["size_average", "reduce", "reduction", "log_target"],
+        "CosineEmbeddingLoss" | "MarginRankingLoss" => &["margin", "size_average", "reduce", "reduction"],
+        "TripletMarginLoss" => &["margin", "p", "eps", "swap", "size_average", "reduce", "reduction"],
+        "CTCLoss" => &["blank", "reduction", "zero_infinity"],
         "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" => &["p", "inplace"],
-        "LSTM" | "GRU" | "RNN" => &["input_size", "hidden_size", "num_layers"],
+        "LSTM" | "GRU" => &["input_size", "hidden_size", "num_layers", "bias", "batch_first", "dropout", "bidirectional", "proj_size"],
+        "RNN" => &["input_size", "hidden_size", "num_layers", "nonlinearity", "bias", "batch_first", "dropout", "bidirectional"],
         "LSTMCell" | "GRUCell" | "RNNCell" => &["input_size", "hidden_size", "bias"],
         "MultiheadAttention" => &["embed_dim", "num_heads", "dropout", "bias", "add_bias_kv", "add_zero_attn", "kdim", "vdim", "batch_first"],
         "TransformerEncoderLayer" | "TransformerDecoderLayer" => &["d_model", "nhead", "dim_feedforward", "dropout"],
+        "Transformer" => &["d_model", "nhead", "num_encoder_layers", "num_decoder_layers", "dim_feedforward", "dropout"],
         "TransformerEncoder" | "TransformerDecoder" => &["encoder_layer", "num_layers", "norm"],
         "Upsample" => &["size", "scale_factor", "mode", "align_corners"],
         "CrossEntropyLoss" | "NLLLoss" => &["weight", "size_average", "ignore_index", "reduce", "reduction", "label_smoothing"],
@@ -90,55 +104,38 @@ pub fn construct(interp: &mut Interp, st: State, kind: &str, args: Vec<Value>, k
                 amap.entry(k.clone()).or_insert_with(|| v.clone());
             }
             // construction-time preconditions
-            if matches!(kind, "Conv1d" | "Conv2d" | "Conv3d") {
-                let ic = amap.get("in_channels").and_then(|v| v.as_int().cloned());
-                let g = amap.get("groups").and_then(|v| v.as_int().cloned());
-                if let (Some(ic), Some(g)) = (ic, g) {
-                    if let Some(rem) = ic.modulo(&g) {
-                        let violated = match rem.as_const() {
-                            Some(0) => Formula::Const(false),
-                            Some(_) => Formula::Const(true),
-                            None => Formula::cmp(&rem, Rel::Ne, &Poly::constant(0)),
-                        };
-                        let (a, b) = (ic.display(&interp.syms), g.display(&interp.syms));
-                        if !interp.check(&st, span, violated, &r::invalid_shape_argument::RULE, |_| {
-                            (format!("{kind}: in_channels={a} must be divisible by groups={b}"), Vec::new())
-                        }) {
-                            return Vec::new();
-                        }
-                    }
-                }
+            if kind.starts_with("Conv") && !conv_construct_checks(interp, &st, kind, &amap, span) {
+                return Vec::new();
+            }
+            if matches!(kind, "LSTM" | "GRU" | "RNN") && !super::recurrent::construct_checks(interp, &st, kind, &amap, span) {
+                return Vec::new();
             }
             if kind == "GroupNorm" {
                 let g = amap.get("num_groups").and_then(|v| v.as_const_int());
                 let c = amap.get("num_channels").and_then(|v| v.as_const_int());
-                if let (Some(g), Some(c)) = (g, c) {
-                    if g > 0 && !interp.check(&st, span, Tri::from_bool(c % g != 0), &r::invalid_shape_argument::RULE, |_| {
+                if let (Some(g), Some(c)) = (g, c)
+                    && g > 0 && !interp.check(&st, span, Tri::from_bool(c % g != 0), &r::invalid_shape_argument::RULE, |_| {
                         (format!("GroupNorm: num_channels ({c}) must be divisible by num_groups ({g})"), Vec::new())
                     }) {
                         return Vec::new();
                     }
-                }
             }
             let heads = match kind {
                 "MultiheadAttention" => Some(("embed_dim", "num_heads")),
-                "TransformerEncoderLayer" | "TransformerDecoderLayer" => Some(("d_model", "nhead")),
+                "TransformerEncoderLayer" | "TransformerDecoderLayer" | "Transformer" => Some(("d_model", "nhead")),
                 _ => None,
             };
             if let Some((e, h)) = heads {
                 let ev = amap.get(e).and_then(|v| v.as_int().cloned());
                 let hv = amap.get(h).and_then(|v| v.as_int().cloned());
-                if let (Some(ev), Some(hv)) = (ev, hv) {
-                    if let (Some(a), Some(b)) = (ev.as_const(), hv.as_const()) {
-                        if b > 0 {
-                            if !interp.check(&st, span, Tri::from_bool(a % b != 0), &r::invalid_shape_argument::RULE, |_| {
+                if let (Some(ev), Some(hv)) = (ev, hv)
+                    && let (Some(a), Some(b)) = (ev.as_const(), hv.as_const())
+                        && b > 0
+                            && !interp.check(&st, span, Tri::from_bool(a % b != 0), &r::invalid_shape_argument::RULE, |_| {
                                 (format!("{kind}: {e}={a} must be divisible by {h}={b}"), Vec::new())
                             }) {
                                 return Vec::new();
                             }
-                        }
-                    }
-                }
             }
             let label = interp.label().map(|n| Rc::from(format!("{n} (line {})", interp.line(span))));
             let id = st.alloc(Obj::Layer(Layer { kind: Rc::from(kind), args: amap, attrs: BTreeMap::new(), label, span }));
@@ -156,7 +153,7 @@ pub fn parameter(_interp: &mut Interp, _st: &State, l: &Layer, name: &str) -> Op
     }
 }
 
-fn layer_name(l: &Layer) -> String {
+pub(super) fn layer_name(l: &Layer) -> String {
     match &l.label {
         Some(lbl) => format!("{lbl}: "),
         None => String::new(),
@@ -187,7 +184,7 @@ fn spatial_names(n: usize) -> &'static [&'static str] {
 /// use: each allowed rank becomes a path (an opaque choice when there are several), with the
 /// dims `fixed` (aligned right) set to what the layer expects and the others fresh.
 #[allow(clippy::too_many_arguments)]
-fn require_rank(interp: &mut Interp, st: State, t: &Tensor, ranks: &[usize], names: &[&str], fixed: &[(usize, Option<Poly>)], span: Span, rule_msg: &str) -> Vec<(State, Shape)> {
+pub(super) fn require_rank(interp: &mut Interp, st: State, t: &Tensor, ranks: &[usize], names: &[&str], fixed: &[(usize, Option<Poly>)], span: Span, rule_msg: &str) -> Vec<(State, Shape)> {
     let s = st.resolve(&t.shape);
     match s.rank() {
         Some(r) => {
@@ -267,7 +264,7 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
             let p = l.args.get("padding").cloned();
             let d = if is_max { l.args.get("dilation").cloned() } else { None };
             let ceil = matches!(l.args.get("ceil_mode"), Some(Value::Bool(true)));
-            if l.args.get("ceil_mode").is_some() && !matches!(l.args.get("ceil_mode"), Some(Value::Bool(_))) {
+            if l.args.contains_key("ceil_mode") && !matches!(l.args.get("ceil_mode"), Some(Value::Bool(_))) {
                 return vec![(st, Value::Unknown)];
             }
             pool(interp, st, &t, n, k.as_ref(), s.as_ref(), p.as_ref(), d.as_ref(), ceil, &who, kind, span)
@@ -284,6 +281,8 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
                 _ => &[5],
             };
             let Some(nf) = int("num_features") else { return vec![(st, Value::Unknown)] };
+            // a module built in this very expression is in training mode
+            let training = is_fresh(l, span);
             let mut out = Vec::new();
             for (st, s) in require_rank(interp, st, &t, ranks, &["N", "C", "D", "H", "W"][5 - ranks.iter().copied().max().unwrap_or(2).min(5)..], &[], span, &format!("{who}{kind}: ")) {
                 // channels at dim 1; refine the fresh channel dim by this first use
@@ -293,101 +292,131 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
                 }) {
                     continue;
                 }
+                if training && !batch_stats_check(interp, &st, &s, span, &format!("{who}{kind}")) {
+                    continue;
+                }
                 out.push((st, tensor_value(s, t.dtype)));
             }
             out
         }
         "GroupNorm" => {
             let Some(c) = int("num_channels") else { return vec![(st, Value::Unknown)] };
-            let s = st.resolve(&t.shape);
-            if s.prefix.is_some() || s.dims.len() < 2 {
-                return vec![(st, Value::Unknown)];
-            }
-            let got = s.dims[1].clone();
-            if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &got, &c, Vec::new(), |shown, ds, cs| {
-                format!("{who}GroupNorm(num_channels={cs}) got input {shown} with {ds} channels")
-            }) {
-                return Vec::new();
-            }
-            vec![(st, Value::Tensor(t))]
+            let Some(g) = int("num_groups") else { return vec![(st, Value::Unknown)] };
+            group_norm(interp, st, &t, &g, Some(&c), &format!("{who}GroupNorm"), span)
         }
         "InstanceNorm1d" | "InstanceNorm2d" | "InstanceNorm3d" => {
             // (a channel mismatch only warns when affine=False)
             let n = (kind.as_bytes()[kind.len() - 2] - b'0') as usize;
+            let flag = |k: &str| matches!(l.args.get(k), Some(Value::Bool(true)));
+            let affine = flag("affine");
+            // instance statistics are used unless running stats are tracked (then: in training)
+            let input_stats = if matches!(l.args.get("track_running_stats"), None | Some(Value::Bool(false))) {
+                true
+            } else {
+                is_fresh(l, span)
+            };
+            let nf = int("num_features");
             let mut out = Vec::new();
             for (st, s) in require_rank(interp, st, &t, &[n + 1, n + 2], spatial_names(n), &[], span, &format!("{who}{kind}: ")) {
+                let r = s.dims.len();
+                if affine {
+                    let (Some(nf), c) = (nf.as_ref(), s.dims[r - n - 1].clone()) else { continue };
+                    if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &c, nf, Vec::new(), |shown, cs, ns| {
+                        format!("{who}{kind}(num_features={ns}, affine=True) got input {shown} with {cs} channels")
+                    }) {
+                        continue;
+                    }
+                }
+                if input_stats && !spatial_stats_check(interp, &st, &s.dims[r - n..], &s, span, &format!("{who}{kind}")) {
+                    continue;
+                }
                 out.push((st, tensor_value(s, t.dtype)));
             }
             out
         }
-        "TransformerEncoderLayer" | "TransformerDecoderLayer" | "MultiheadAttention" => {
-            let key = if kind == "MultiheadAttention" { "embed_dim" } else { "d_model" };
-            let Some(e) = int(key) else { return vec![(st, Value::Unknown)] };
-            if kind == "MultiheadAttention" && (l.args.contains_key("kdim") || l.args.contains_key("vdim")) {
-                return vec![(st, Value::Unknown)];
-            }
-            let s = st.resolve(&t.shape);
-            let Some(last) = s.dims.last().cloned() else { return vec![(st, Value::Unknown)] };
-            if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &last, &e, Vec::new(), |shown, ls, es| {
-                format!("{who}{kind}({key}={es}) got input {shown} whose last dim is {ls}")
-            }) {
-                return Vec::new();
-            }
-            let y = Value::Tensor(t.clone());
-            if kind == "MultiheadAttention" {
-                return vec![(st, Value::Tuple(Rc::new(vec![y, Value::Unknown])))];
-            }
-            vec![(st, y)]
-        }
-        "TransformerEncoder" | "TransformerDecoder" => match l.args.get("encoder_layer") {
+        "MultiheadAttention" => super::attention::mha(interp, st, l, &args, &kwargs, span),
+        "TransformerEncoderLayer" => super::attention::encoder_layer(interp, st, l, &args, &kwargs, span),
+        "TransformerDecoderLayer" => super::attention::decoder_layer(interp, st, l, &args, &kwargs, span),
+        "Transformer" => super::attention::transformer(interp, st, l, &args, &kwargs, span),
+        "TransformerEncoder" | "TransformerDecoder" => match l.args.get("encoder_layer").or(l.args.get("decoder_layer")) {
             Some(layer @ Value::Ref(_)) => interp.call(layer.clone(), args, kwargs, st, span),
             _ => vec![(st, Value::Unknown)],
         },
         "Upsample" => {
-            let size = l.args.get("size").cloned();
-            let scale = l.args.get("scale_factor").cloned();
-            super::tensor::interpolate(interp, st, &t, size.as_ref(), scale.as_ref())
+            if l.args.contains_key("align_corners") {
+                return vec![(st, Value::Unknown)];
+            }
+            super::resample::interpolate(interp, st, &t, l.args.get("size"), l.args.get("scale_factor"), l.args.get("mode"), &format!("{who}Upsample"), span)
         }
-        "LayerNorm" | "RMSNorm" => {
-            let ns: Option<Vec<Poly>> = match l.args.get("normalized_shape") {
-                Some(Value::Int(p)) => Some(vec![p.clone()]),
-                Some(Value::Tuple(items)) => items.iter().map(|v| v.as_int().cloned()).collect(),
-                Some(Value::Ref(id)) => match st.get(*id) {
-                    Obj::List(items) => items.iter().map(|v| v.as_int().cloned()).collect(),
-                    _ => None,
-                },
-                _ => None,
+        k if k.contains("Pad") && k.ends_with('d') && !k.starts_with("Max") => {
+            let n = (k.as_bytes()[k.len() - 2] - b'0') as usize;
+            let Some(p) = super::resample::module_padding(l.args.get("padding"), n) else { return vec![(st, Value::Unknown)] };
+            let mode = if k.starts_with("Reflection") {
+                "reflect"
+            } else if k.starts_with("Replication") {
+                "replicate"
+            } else if k.starts_with("Circular") {
+                "circular"
+            } else {
+                "constant"
             };
-            let Some(ns) = ns else { return vec![(st, Value::Unknown)] };
-            let mut st = st;
-            let mut s = st.resolve(&t.shape);
-            if s.prefix.is_some() && s.dims.len() < ns.len() {
-                // first use: the trailing dims are the normalized shape
-                let var = s.prefix.unwrap();
-                let rest = interp.fresh_shape_var();
-                let mut dims: Vec<Dim> = ns[..ns.len() - s.dims.len()].iter().map(|p| Dim::known(p.clone(), None)).collect();
-                dims.truncate(ns.len() - s.dims.len());
-                st.bind_shape(var, Shape { prefix: Some(rest), dims });
-                s = st.resolve(&t.shape);
-            }
-            if s.dims.len() < ns.len() {
+            super::resample::pad(interp, st, &t, &p, mode, &format!("{who}{k}"), span)
+        }
+        "PixelShuffle" | "PixelUnshuffle" => {
+            let key = if kind == "PixelShuffle" { "upscale_factor" } else { "downscale_factor" };
+            let Some(f) = l.args.get(key).cloned() else { return vec![(st, Value::Unknown)] };
+            super::resample::pixel_shuffle(interp, st, &t, &f, kind == "PixelUnshuffle", &format!("{who}{kind}"), span)
+        }
+        "Unflatten" => {
+            let (Some(d), Some(sizes)) = (l.args.get("dim").and_then(|v| v.as_const_int()), l.args.get("unflattened_size").cloned()) else { return vec![(st, Value::Unknown)] };
+            unflatten(interp, st, &t, d, &sizes, &format!("{who}Unflatten"), span)
+        }
+        "Bilinear" => {
+            let (Some(i1), Some(i2), o) = (int("in1_features"), int("in2_features"), int("out_features")) else { return vec![(st, Value::Unknown)] };
+            let Some(Value::Tensor(x2)) = args.get(1) else { return vec![(st, Value::Unknown)] };
+            bilinear(interp, st, &t, x2, &i1, &i2, o, &format!("{who}Bilinear"), span)
+        }
+        "PReLU" => {
+            let n = match l.args.get("num_parameters") {
+                None => Some(1),
+                Some(v) => v.as_const_int(),
+            };
+            let Some(n) = n else { return vec![(st, Value::Unknown)] };
+            let s = st.resolve(&t.shape);
+            let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+            if n != 1 {
                 let shown = interp.show_shape(&st, &s);
-                interp.check(&st, span, Tri::True, &r::layer_channel_mismatch::RULE, |_| (format!("{who}{kind}: input {shown} has fewer dims than normalized_shape"), Vec::new()));
-                return Vec::new();
-            }
-            let tail = &s.dims[s.dims.len() - ns.len()..];
-            for (d, n) in tail.iter().zip(ns.iter()) {
-                let eq = interp.dim_eq_f(d, &Dim::known(n.clone(), None));
-                let shown = interp.show_shape(&st, &s);
-                let nshow: Vec<String> = ns.iter().map(|p| p.display(&interp.syms)).collect();
-                let nshow = nshow.join(", ");
-                if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
-                    (format!("{who}{kind}(normalized_shape=[{nshow}]) got input {shown}"), Vec::new())
+                if !interp.check(&st, span, Tri::from_bool(rank == 0), &r::layer_input_rank_mismatch::RULE, |_| (format!("{who}PReLU({n}) got a 0-D input"), Vec::new())) {
+                    return Vec::new();
+                }
+                let c = if rank >= 2 { s.dims[1].clone() } else { Dim::konst(1) };
+                if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &c, &Poly::constant(n), Vec::new(), |_, cs, ns| {
+                    format!("{who}PReLU(num_parameters={ns}) got input {shown} with {cs} channels")
                 }) {
                     return Vec::new();
                 }
             }
-            vec![(st, tensor_value(t.shape.clone(), t.dtype))]
+            vec![(st, Value::Tensor(t))]
+        }
+        "GLU" => {
+            let d = match l.args.get("dim") {
+                None => Some(-1),
+                Some(v) => v.as_const_int(),
+            };
+            let Some(d) = d else { return vec![(st, Value::Unknown)] };
+            glu(interp, st, &t, d, &format!("{who}GLU"), span)
+        }
+        "Dropout1d" => {
+            let mut out = Vec::new();
+            for (st, s) in require_rank(interp, st, &t, &[2, 3], &["N", "C", "L"], &[], span, &format!("{who}Dropout1d: ")) {
+                out.push((st, tensor_value(s, t.dtype)));
+            }
+            out
+        }
+        "LayerNorm" | "RMSNorm" => {
+            let ns: Option<Vec<Poly>> = normalized_shape(&st, l.args.get("normalized_shape"));
+            let Some(ns) = ns else { return vec![(st, Value::Unknown)] };
+            layer_norm(interp, st, &t, &ns, &format!("{who}{kind}"), span)
         }
         "Flatten" => {
             let sd = l.args.get("start_dim").and_then(|v| v.as_const_int()).unwrap_or(1);
@@ -396,46 +425,142 @@ pub fn call_layer(interp: &mut Interp, st: State, l: &Layer, args: Vec<Value>, k
         }
         "Softmax" | "LogSoftmax" | "Softmin" => {
             let s = st.resolve(&t.shape);
-            if let Some(d) = l.args.get("dim").and_then(|v| v.as_const_int()) {
-                if check_dim(interp, &st, &s, d, span, kind) == Some(usize::MAX) {
+            if let Some(d) = l.args.get("dim").and_then(|v| v.as_const_int())
+                && check_dim(interp, &st, &s, d, span, kind) == Some(usize::MAX) {
                     return Vec::new();
                 }
-            }
             vec![(st, Value::Tensor(t))]
         }
         "ReLU" | "ReLU6" | "GELU" | "Tanh" | "Sigmoid" | "LeakyReLU" | "ELU" | "SELU" | "SiLU" | "Mish" | "Hardswish" | "Hardsigmoid"
-        | "PReLU" | "Softplus" | "Identity" | "Dropout" | "Dropout1d" | "Dropout2d" | "Dropout3d" | "AlphaDropout" | "Hardtanh"
-        | "LogSigmoid" | "Tanhshrink" | "Softsign" | "CELU" | "GLU" => {
-            if kind == "GLU" {
-                return vec![(st, Value::Unknown)];
-            }
-            vec![(st, Value::Tensor(t))]
-        }
+        | "Softplus" | "Identity" | "Dropout" | "Dropout2d" | "Dropout3d" | "AlphaDropout" | "FeatureAlphaDropout" | "Hardtanh"
+        | "LogSigmoid" | "Tanhshrink" | "Softsign" | "CELU" | "Hardshrink" | "Softshrink" | "Threshold" | "RReLU" => vec![(st, Value::Tensor(t))],
         k if super::losses::is_loss(k) => {
-            let target = args.get(1).cloned().or_else(|| kwargs.iter().find(|(k, _)| &**k == "target").map(|(_, v)| v.clone())).unwrap_or(Value::Unknown);
             let red = l.args.get("reduction").cloned();
-            super::losses::call_loss(interp, st, k, &x, &target, red.as_ref(), &who, span)
+            super::losses::call_loss_args(interp, st, k, &args, &kwargs, red.as_ref(), &who, span)
         }
-        "LSTM" | "GRU" | "RNN" => rnn(interp, st, &t, l, args.get(1), span),
+        "LSTM" | "GRU" | "RNN" => super::recurrent::rnn(interp, st, &t, l, args.get(1), span),
+        "LSTMCell" | "GRUCell" | "RNNCell" => super::recurrent::cell(interp, st, &t, l, args.get(1), span),
         "EmbeddingBag" => {
-            // 2-D input [B, N]: one bag per row -> [B, dim]; 1-D input needs offsets
             let Some(dim) = int("embedding_dim") else { return vec![(st, Value::Unknown)] };
-            let s = st.resolve(&t.shape);
-            if s.rank() != Some(2) || args.len() > 1 || !kwargs.is_empty() {
+            if args.len() > 1 || !kwargs.is_empty() {
                 return vec![(st, Value::Unknown)];
             }
             let why = l.label.clone().map(|lbl| Rc::from(format!("embedding_dim of {lbl}")));
-            vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), Dim { v: Some(dim), why }]), Some(DType::Float)))]
+            embedding_bag(interp, st, &t, Dim { v: Some(dim), why }, Some(DType::Float), &format!("{who}EmbeddingBag"), span)
         }
         "Embedding" => {
             let Some(dim) = int("embedding_dim") else { return vec![(st, Value::Unknown)] };
-            let s = st.resolve(&t.shape);
-            let mut dims = s.dims.clone();
-            dims.push(Dim::known(dim, l.label.clone().map(|lbl| Rc::from(format!("embedding_dim of {lbl}")))));
-            vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, Some(DType::Float)))]
+            let why = l.label.clone().map(|lbl| Rc::from(format!("embedding_dim of {lbl}")));
+            embedding(interp, st, &t, Dim { v: Some(dim), why }, Some(DType::Float), &format!("{who}Embedding"), span)
         }
         _ => vec![(st, Value::Unknown)],
     }
+}
+
+/// Was this layer built inside the expression that calls it (`nn.BatchNorm1d(4)(x)`)? Then it
+/// is certainly in training mode.
+pub(super) fn is_fresh(l: &Layer, span: Span) -> bool {
+    l.span.start >= span.start && l.span.end <= span.end && l.span != span
+}
+
+/// The product of constant dims, if all are constant.
+fn const_product(dims: &[Dim]) -> Option<i128> {
+    dims.iter().try_fold(1i128, |acc, d| d.as_const().and_then(|c| acc.checked_mul(c)))
+}
+
+/// Batch statistics need more than one value per channel: `N * prod(spatial) > 1`.
+fn batch_stats_check(interp: &mut Interp, st: &State, s: &Shape, span: Span, what: &str) -> bool {
+    let mut dims = vec![s.dims[0].clone()];
+    dims.extend(s.dims.get(2..).unwrap_or(&[]).iter().cloned());
+    let Some(p) = const_product(&dims) else { return true };
+    let shown = interp.show_shape(st, s);
+    interp.check(st, span, Tri::from_bool(p == 1), &r::invalid_shape_argument::RULE, |_| {
+        (format!("{what}: expected more than 1 value per channel when training, got input {shown}"), Vec::new())
+    })
+}
+
+/// Instance statistics need more than one spatial element.
+fn spatial_stats_check(interp: &mut Interp, st: &State, spatial: &[Dim], s: &Shape, span: Span, what: &str) -> bool {
+    let Some(p) = const_product(spatial) else { return true };
+    let shown = interp.show_shape(st, s);
+    interp.check(st, span, Tri::from_bool(p == 1), &r::invalid_shape_argument::RULE, |_| {
+        (format!("{what}: expected more than 1 spatial element when training, got input {shown}"), Vec::new())
+    })
+}
+
+/// `normalized_shape` of LayerNorm: an int, a tuple or a list of ints.
+fn normalized_shape(st: &State, v: Option<&Value>) -> Option<Vec<Poly>> {
+    match v {
+        Some(Value::Int(p)) => Some(vec![p.clone()]),
+        Some(Value::Tuple(items)) => items.iter().map(|v| v.as_int().cloned()).collect(),
+        Some(Value::Ref(id)) => match st.get(*id) {
+            Obj::List(items) => items.iter().map(|v| v.as_int().cloned()).collect(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Layer norm: the input's trailing dims must be `ns`.
+/// `who`: the module's label and kind (`ln (line 5): LayerNorm`), for messages.
+fn layer_norm(interp: &mut Interp, st: State, t: &Tensor, ns: &[Poly], who: &str, span: Span) -> Vals {
+    let mut st = st;
+    let mut s = st.resolve(&t.shape);
+    if s.prefix.is_some() && s.dims.len() < ns.len() {
+        // first use: the trailing dims are the normalized shape
+        let var = s.prefix.unwrap();
+        let rest = interp.fresh_shape_var();
+        let dims: Vec<Dim> = ns[..ns.len() - s.dims.len()].iter().map(|p| Dim::known(p.clone(), None)).collect();
+        st.bind_shape(var, Shape { prefix: Some(rest), dims });
+        s = st.resolve(&t.shape);
+    }
+    let nshow: Vec<String> = ns.iter().map(|p| p.display(&interp.syms)).collect();
+    let nshow = nshow.join(", ");
+    if s.dims.len() < ns.len() {
+        let shown = interp.show_shape(&st, &s);
+        interp.check(&st, span, Tri::True, &r::layer_channel_mismatch::RULE, |_| (format!("{who}(normalized_shape=[{nshow}]): input {shown} has fewer dims than normalized_shape"), Vec::new()));
+        return Vec::new();
+    }
+    let tail = &s.dims[s.dims.len() - ns.len()..];
+    for (d, n) in tail.iter().zip(ns.iter()) {
+        let eq = interp.dim_eq_f(d, &Dim::known(n.clone(), None));
+        let shown = interp.show_shape(&st, &s);
+        if !interp.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
+            (format!("{who}(normalized_shape=[{nshow}]) got input {shown}"), Vec::new())
+        }) {
+            return Vec::new();
+        }
+    }
+    vec![(st, tensor_value(t.shape.clone(), t.dtype))]
+}
+
+/// Group norm: at least 2-D, channels (`c` when given) divisible by the groups, and more than
+/// one value per group.
+fn group_norm(interp: &mut Interp, st: State, t: &Tensor, g: &Poly, c: Option<&Poly>, what: &str, span: Span) -> Vals {
+    let s = st.resolve(&t.shape);
+    let Some(r) = s.rank() else { return vec![(st, Value::Unknown)] };
+    let shown = interp.show_shape(&st, &s);
+    if !interp.check(&st, span, Tri::from_bool(r < 2), &r::layer_input_rank_mismatch::RULE, |_| (format!("{what}: expected at least 2-D input, got {shown}"), Vec::new())) {
+        return Vec::new();
+    }
+    let got = s.dims[1].clone();
+    if let Some(c) = c
+        && !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &got, c, Vec::new(), |shown, ds, cs| format!("{what}(num_channels={cs}) got input {shown} with {ds} channels")) {
+            return Vec::new();
+        }
+    if let (Some(n), Some(ch), Some(gc)) = (s.dims[0].as_const(), got.as_const(), g.as_const())
+        && gc > 0 {
+            let mut dims = vec![Dim::konst(n * ch / gc)];
+            dims.extend(s.dims[2..].iter().cloned());
+            if let Some(p) = const_product(&dims)
+                && !interp.check(&st, span, Tri::from_bool(p == 1), &r::invalid_shape_argument::RULE, |_| (format!("{what}: expected more than 1 value per group, got input {shown}"), Vec::new())) {
+                    return Vec::new();
+                }
+            if !interp.check(&st, span, Tri::from_bool(ch % gc != 0), &r::layer_channel_mismatch::RULE, |_| (format!("{what}: {ch} channels of input {shown} are not divisible by num_groups={gc}"), Vec::new())) {
+                return Vec::new();
+            }
+        }
+    vec![(st, tensor_value(t.shape.clone(), t.dtype))]
 }
 
 fn linear(interp: &mut Interp, st: State, t: &Tensor, inf: &Poly, outf: Option<Poly>, l: &Layer, span: Span) -> Vals {
@@ -483,7 +608,21 @@ fn conv_transpose_out(size: &Poly, k: &Poly, s: &Poly, p: &Poly, d: &Poly, op: &
     size.add_const(-1)?.mul(s)?.sub(&p.mul(&Poly::constant(2))?)?.add(&d.mul(&k.add_const(-1)?)?)?.add(op)?.add_const(1)
 }
 
-fn check_spatial(interp: &mut Interp, st: &State, out: &[Option<Poly>], inp: &[Dim], who: &str, kind: &str, span: Span) -> bool {
+/// A transposed conv's output sizes must not be negative.
+fn check_nonnegative(interp: &mut Interp, st: &State, out: &[Option<Poly>], inp: &[Dim], what: &str, span: Span) -> bool {
+    for o in out.iter().flatten() {
+        let violated = Formula::cmp(o, Rel::Lt, &Poly::constant(0));
+        let os = o.display(&interp.syms);
+        let ins: Vec<String> = inp.iter().map(|d| interp.show_dim(d)).collect();
+        let ins = ins.join("x");
+        if !interp.check(st, span, violated, &r::output_size_too_small::RULE, |_| (format!("{what}: input size {ins} gives a negative output size {os}"), Vec::new())) {
+            return false;
+        }
+    }
+    true
+}
+
+fn check_spatial(interp: &mut Interp, st: &State, out: &[Option<Poly>], inp: &[Dim], what: &str, span: Span) -> bool {
     for o in out {
         let Some(o) = o else { continue };
         let violated = Formula::cmp(o, Rel::Lt, &Poly::constant(1));
@@ -492,7 +631,7 @@ fn check_spatial(interp: &mut Interp, st: &State, out: &[Option<Poly>], inp: &[D
         let outs: Vec<String> = out.iter().map(|o| o.as_ref().map(|p| p.display(&interp.syms)).unwrap_or("?".into())).collect();
         let (ins, outs) = (ins.join("x"), outs.join("x"));
         if !interp.check(st, span, violated, &r::output_size_too_small::RULE, |_| {
-            (format!("{who}{kind}: input size {ins} gives output size {outs}, which is too small ({os} < 1)"), Vec::new())
+            (format!("{what}: input size {ins} gives output size {outs}, which is too small ({os} < 1)"), Vec::new())
         }) {
             return false;
         }
@@ -500,64 +639,208 @@ fn check_spatial(interp: &mut Interp, st: &State, out: &[Option<Poly>], inp: &[D
     true
 }
 
-fn conv(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, n: usize, span: Span) -> Vals {
-    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
-    let Some(ic) = int("in_channels") else { return vec![(st, Value::Unknown)] };
-    let oc = int("out_channels");
-    let Some(k) = ntuple(l.args.get("kernel_size"), n, 1) else { return vec![(st, Value::Unknown)] };
-    let Some(s) = ntuple(l.args.get("stride"), n, 1) else { return vec![(st, Value::Unknown)] };
-    let Some(d) = ntuple(l.args.get("dilation"), n, 1) else { return vec![(st, Value::Unknown)] };
-    let same_pad = matches!(l.args.get("padding"), Some(Value::Str(Some(p))) if &**p == "same");
-    let valid_pad = matches!(l.args.get("padding"), Some(Value::Str(Some(p))) if &**p == "valid");
-    let p = if same_pad || valid_pad { Some(vec![Poly::constant(0); n]) } else { ntuple(l.args.get("padding"), n, 0) };
-    let Some(p) = p else { return vec![(st, Value::Unknown)] };
-    let kind = l.kind.to_string();
-    let transposed = kind.starts_with("ConvTranspose");
-    let op = if transposed { ntuple(l.args.get("output_padding"), n, 0) } else { Some(vec![Poly::constant(0); n]) };
-    let Some(op) = op else { return vec![(st, Value::Unknown)] };
-    if transposed && (same_pad || valid_pad) {
-        return vec![(st, Value::Unknown)];
+/// A convolution's configuration, from a module's arguments or an `F.conv*` call.
+struct ConvCfg {
+    /// Input channels the weight expects.
+    ic: Poly,
+    oc: Option<Poly>,
+    k: Vec<Poly>,
+    s: Vec<Poly>,
+    p: Vec<Poly>,
+    d: Vec<Poly>,
+    op: Vec<Poly>,
+    same: bool,
+    transposed: bool,
+    /// "out_channels of conv1 (line 3)", for traces.
+    why: Option<Rc<str>>,
+}
+
+impl ConvCfg {
+    /// From an `nn.Conv*`/`nn.ConvTranspose*` layer's arguments.
+    fn from_layer(l: &Layer, n: usize) -> Option<ConvCfg> {
+        let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
+        let transposed = l.kind.starts_with("ConvTranspose");
+        let (same, p) = conv_padding(l.args.get("padding"), n)?;
+        if transposed && l.args.get("padding").is_some_and(|v| matches!(v, Value::Str(_))) {
+            return None;
+        }
+        Some(ConvCfg {
+            ic: int("in_channels")?,
+            oc: int("out_channels"),
+            k: ntuple(l.args.get("kernel_size"), n, 1)?,
+            s: ntuple(l.args.get("stride"), n, 1)?,
+            p,
+            d: ntuple(l.args.get("dilation"), n, 1)?,
+            op: if transposed { ntuple(l.args.get("output_padding"), n, 0)? } else { vec![Poly::constant(0); n] },
+            same,
+            transposed,
+            why: l.label.clone().map(|lbl| Rc::from(format!("out_channels of {lbl}"))),
+        })
     }
+}
+
+/// `padding=`: an int or tuple, `'valid'` (0) or `'same'` (the flag).
+fn conv_padding(v: Option<&Value>, n: usize) -> Option<(bool, Vec<Poly>)> {
+    match v {
+        Some(Value::Str(Some(p))) if &**p == "same" => Some((true, vec![Poly::constant(0); n])),
+        Some(Value::Str(Some(p))) if &**p == "valid" => Some((false, vec![Poly::constant(0); n])),
+        Some(Value::Str(_)) => None,
+        v => Some((false, ntuple(v, n, 0)?)),
+    }
+}
+
+/// Check `a % b == 0` for constant ints; false when the path ends (torch raises).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn check_divisible(interp: &mut Interp, st: &State, span: Span, a: &Poly, b: &Poly, rule: &'static crate::rules::Rule, msg: impl FnOnce(String, String) -> String) -> bool {
+    if b.as_const().is_some_and(|y| y <= 0) {
+        return true;
+    }
+    // a symbolic remainder is a formula the facts (or the solver) may decide
+    let Some(rem) = a.modulo(b) else { return true };
+    let violated = match rem.as_const() {
+        Some(c) => Formula::Const(c != 0),
+        None => Formula::cmp(&rem, Rel::Ne, &Poly::constant(0)),
+    };
+    let (x, y) = (a.display(&interp.syms), b.display(&interp.syms));
+    interp.check(st, span, violated, rule, |_| (msg(x, y), Vec::new()))
+}
+
+/// Construction-time checks of a conv layer: channels divisible by groups, `'same'` padding
+/// only without stride, `proj_size` etc. Returns false when torch raises.
+fn conv_construct_checks(interp: &mut Interp, st: &State, kind: &str, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
+    let int = |k: &str| amap.get(k).and_then(|v| v.as_int()).cloned();
+    if let Some(g) = int("groups") {
+        for key in ["in_channels", "out_channels"] {
+            if let Some(c) = int(key)
+                && !check_divisible(interp, st, span, &c, &g, &r::invalid_shape_argument::RULE, |c, g| format!("{kind}: {key}={c} must be divisible by groups={g}")) {
+                    return false;
+                }
+        }
+    }
+    if !kind.starts_with("ConvTranspose") && matches!(amap.get("padding"), Some(Value::Str(Some(p))) if &**p == "same") {
+        let n = (kind.as_bytes()[4] - b'0') as usize;
+        if let Some(s) = ntuple(amap.get("stride"), n, 1) {
+            let strided = s.iter().any(|x| x.as_const().is_some_and(|c| c != 1));
+            if !interp.check(st, span, Tri::from_bool(strided), &r::invalid_shape_argument::RULE, |_| {
+                (format!("{kind}: padding='same' is not supported for strided convolutions"), Vec::new())
+            }) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+fn conv(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, n: usize, span: Span) -> Vals {
+    let Some(cfg) = ConvCfg::from_layer(l, n) else { return vec![(st, Value::Unknown)] };
     let who = layer_name(l);
+    conv_with(interp, st, t, &cfg, n, &format!("{who}{}", l.kind), span)
+}
+
+/// The output of a convolution with `cfg` on `t`; `what` names it in messages.
+fn conv_with(interp: &mut Interp, st: State, t: &Tensor, cfg: &ConvCfg, n: usize, what: &str, span: Span) -> Vals {
+    let ConvCfg { ic, k, s, p, d, op, .. } = cfg;
+    if cfg.transposed {
+        // output_padding must be smaller than either stride or dilation
+        for i in 0..n {
+            let (Some(o), Some(sv), Some(dv)) = (op[i].as_const(), s[i].as_const(), d[i].as_const()) else { continue };
+            if !interp.check(&st, span, Tri::from_bool(o >= sv.max(dv)), &r::invalid_shape_argument::RULE, |_| {
+                (format!("{what}: output_padding={o} must be smaller than either stride={sv} or dilation={dv}"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+        }
+    }
     let mut out = Vec::new();
     let fixed = [(n + 1, Some(ic.clone()))];
-    for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], spatial_names(n), &fixed, span, &format!("{who}{kind}: ")) {
+    for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], spatial_names(n), &fixed, span, &format!("{what}: ")) {
         let r = sh.dims.len();
         let c = sh.dims[r - n - 1].clone();
-        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &sh, &c, &ic, Vec::new(), |shown, cs, is| {
-            format!("{who}{kind}(in_channels={is}) got input {shown} with {cs} channels")
+        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &sh, &c, ic, Vec::new(), |shown, cs, is| {
+            format!("{what}(in_channels={is}) got input {shown} with {cs} channels")
         }) {
             continue;
         }
         let spatial = &sh.dims[r - n..];
         let outs: Vec<Option<Poly>> = (0..n)
             .map(|i| {
-                if same_pad {
+                if cfg.same {
                     return spatial[i].v.clone();
                 }
-                if transposed {
+                if cfg.transposed {
                     return conv_transpose_out(spatial[i].v.as_ref()?, &k[i], &s[i], &p[i], &d[i], &op[i]);
                 }
                 conv_out(spatial[i].v.as_ref()?, &k[i], &s[i], &p[i], &d[i], false)
             })
             .collect();
-        // A transposed conv may produce an empty (size 0) output; a negative size fails in a
-        // backend-specific way: not reported, the size is unknown.
-        let outs: Vec<Option<Poly>> = if transposed {
-            outs.into_iter().map(|o| o.filter(|p| p.as_const().is_none_or(|c| c >= 0))).collect()
+        // a transposed conv of output size 0 fails or not depending on the backend: unknown
+        let outs: Vec<Option<Poly>> = if cfg.transposed {
+            if !check_nonnegative(interp, &st, &outs, spatial, what, span) {
+                continue;
+            }
+            outs.into_iter().map(|o| o.filter(|p| p.as_const() != Some(0))).collect()
         } else {
+            if !check_spatial(interp, &st, &outs, spatial, what, span) {
+                continue;
+            }
             outs
         };
-        if !transposed && !check_spatial(interp, &st, &outs, spatial, &who, &kind, span) {
-            continue;
-        }
         let mut dims = sh.dims[..r - n - 1].to_vec();
-        let why = l.label.clone().map(|lbl| Rc::from(format!("out_channels of {lbl}")));
-        dims.push(Dim { v: oc.clone(), why });
+        dims.push(Dim { v: cfg.oc.clone(), why: cfg.why.clone() });
         dims.extend(outs.into_iter().map(|o| Dim { v: o, why: None }));
         out.push((st, tensor_value(Shape::known(dims), t.dtype)));
     }
     out
+}
+
+/// `F.conv{n}d(input, weight, bias, stride, padding, dilation, groups)` and
+/// `F.conv_transpose{n}d(input, weight, bias, stride, padding, output_padding, groups, dilation)`.
+fn functional_conv(interp: &mut Interp, st: State, t: &Tensor, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let transposed = f.starts_with("conv_transpose");
+    let n = (f.as_bytes()[f.len() - 2] - b'0') as usize;
+    let names: &[&str] = if transposed {
+        &["input", "weight", "bias", "stride", "padding", "output_padding", "groups", "dilation"]
+    } else {
+        &["input", "weight", "bias", "stride", "padding", "dilation", "groups"]
+    };
+    let b = bind(names, args, kwargs);
+    let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
+    let ws = st.resolve(&w.shape);
+    let what = format!("F.{f}");
+    if ws.rank() != Some(n + 2) {
+        let bad = Tri::from_bool(ws.rank().is_some());
+        interp.check(&st, span, bad, &r::layer_input_rank_mismatch::RULE, |_| (format!("{what}: weight must be {}-D", n + 2), Vec::new()));
+        return if bad == Tri::True { Vec::new() } else { vec![(st, Value::Unknown)] };
+    }
+    let groups = match b.get("groups") {
+        None => Some(Poly::constant(1)),
+        Some(v) => v.as_int().cloned(),
+    };
+    let (Some(groups), Some(w0), Some(w1)) = (groups, ws.dims[0].v.clone(), ws.dims[1].v.clone()) else { return vec![(st, Value::Unknown)] };
+    let Some((same, p)) = conv_padding(b.get("padding"), n) else { return vec![(st, Value::Unknown)] };
+    let (Some(k), Some(s), Some(d)) = (ws.dims[2..].iter().map(|d| d.v.clone()).collect::<Option<Vec<Poly>>>(), ntuple(b.get("stride"), n, 1), ntuple(b.get("dilation"), n, 1)) else {
+        return vec![(st, Value::Unknown)];
+    };
+    let op = if transposed { ntuple(b.get("output_padding"), n, 0) } else { Some(vec![Poly::constant(0); n]) };
+    let Some(op) = op else { return vec![(st, Value::Unknown)] };
+    if transposed && same {
+        return vec![(st, Value::Unknown)];
+    }
+    if same {
+        let strided = s.iter().any(|x| x.as_const().is_some_and(|c| c != 1));
+        if !interp.check(&st, span, Tri::from_bool(strided), &r::invalid_shape_argument::RULE, |_| {
+            (format!("{what}: padding='same' is not supported for strided convolutions"), Vec::new())
+        }) {
+            return Vec::new();
+        }
+    }
+    // weight [out, in/groups, k...] (transposed: [in, out/groups, k...])
+    let (ic, oc) = if transposed { (w0.clone(), w1.mul(&groups)) } else { (w1.mul(&groups).unwrap_or(w1.clone()), Some(w0.clone())) };
+    if !check_divisible(interp, &st, span, &w0, &groups, &r::invalid_shape_argument::RULE, |a, g| format!("{what}: weight dim 0 ({a}) must be divisible by groups={g}")) {
+        return Vec::new();
+    }
+    let cfg = ConvCfg { ic, oc, k, s, p, d, op, same, transposed, why: None };
+    conv_with(interp, st, t, &cfg, n, &what, span)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -570,10 +853,27 @@ fn pool(interp: &mut Interp, st: State, t: &Tensor, n: usize, k: Option<&Value>,
     let Some(s) = s else { return vec![(st, Value::Unknown)] };
     let Some(p) = ntuple(p, n, 0) else { return vec![(st, Value::Unknown)] };
     let Some(d) = ntuple(d, n, 1) else { return vec![(st, Value::Unknown)] };
+    // padding at most half the kernel size
+    for i in 0..n {
+        let (Some(kc), Some(pc)) = (k[i].as_const(), p[i].as_const()) else { continue };
+        if !interp.check(&st, span, Tri::from_bool(pc > kc / 2), &r::invalid_shape_argument::RULE, |_| {
+            (format!("{who}{kind}: padding={pc} should be at most half of kernel_size={kc}"), Vec::new())
+        }) {
+            return Vec::new();
+        }
+    }
     let mut out = Vec::new();
     for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], spatial_names(n), &[], span, &format!("{who}{kind}: ")) {
         let r = sh.dims.len();
         let spatial = &sh.dims[r - n..];
+        if n == 3 && kind.contains("Avg") || kind.contains("avg_pool3d") {
+            // avg_pool3d: each input size at least the kernel size (padding aside)
+            let small = spatial.iter().zip(&k).any(|(d, kk)| d.as_const().zip(kk.as_const()).is_some_and(|(a, b)| a < b));
+            let shown = interp.show_shape(&st, &sh);
+            if !interp.check(&st, span, Tri::from_bool(small), &r::output_size_too_small::RULE, |_| (format!("{who}{kind}: input {shown} is smaller than the kernel size"), Vec::new())) {
+                continue;
+            }
+        }
         let outs: Vec<Option<Poly>> = (0..n)
             .map(|i| {
                 let o = conv_out(spatial[i].v.as_ref()?, &k[i], &s[i], &p[i], &d[i], ceil)?;
@@ -588,7 +888,7 @@ fn pool(interp: &mut Interp, st: State, t: &Tensor, n: usize, k: Option<&Value>,
                 Some(o)
             })
             .collect();
-        if !check_spatial(interp, &st, &outs, spatial, who, kind, span) {
+        if !check_spatial(interp, &st, &outs, spatial, &format!("{who}{kind}"), span) {
             continue;
         }
         let mut dims = sh.dims[..r - n].to_vec();
@@ -598,14 +898,43 @@ fn pool(interp: &mut Interp, st: State, t: &Tensor, n: usize, k: Option<&Value>,
     out
 }
 
+/// Adaptive pools: the spatial dims become `outs` (`None` keeps a size). Average pools with an
+/// all-ones output take torch's `mean` shortcut, which accepts any rank >= n (>= n + 1 when
+/// the output size is a tuple, checked in Python for the 2-D and 3-D pools).
 #[allow(clippy::too_many_arguments)]
 fn adaptive(interp: &mut Interp, st: State, t: &Tensor, n: usize, outs: &Value, who: &str, kind: &str, span: Span) -> Vals {
     let sizes: Option<Vec<Option<Poly>>> = match outs {
         Value::Int(p) => Some(vec![Some(p.clone()); n]),
-        Value::Tuple(items) if items.len() == n => Some(items.iter().map(|v| v.as_int().cloned()).collect()),
+        Value::Tuple(items) if items.len() == n => items.iter().map(|v| if matches!(v, Value::None) { Some(None) } else { v.as_int().cloned().map(Some) }).collect(),
         _ => None,
     };
     let Some(sizes) = sizes else { return vec![(st, Value::Unknown)] };
+    let is_avg = kind.contains("Avg") || kind.contains("avg");
+    let tuple = matches!(outs, Value::Tuple(_)) && n > 1;
+    let s = st.resolve(&t.shape);
+    let rank = s.rank();
+    if tuple
+        && let Some(r) = rank {
+            let shown = interp.show_shape(&st, &s);
+            if !interp.check(&st, span, Tri::from_bool(r <= n), &r::layer_input_rank_mismatch::RULE, |_| {
+                (format!("{who}{kind}: input {shown} should have at least {} dims", n + 1), Vec::new())
+            }) {
+                return Vec::new();
+            }
+        }
+    let ones = sizes.iter().all(|o| o.as_ref().is_some_and(|p| p.as_const() == Some(1)));
+    if is_avg && ones && n > 1 {
+        let Some(r) = rank else { return vec![(st, Value::Unknown)] };
+        let shown = interp.show_shape(&st, &s);
+        if !interp.check(&st, span, Tri::from_bool(r < n), &r::layer_input_rank_mismatch::RULE, |_| {
+            (format!("{who}{kind}: input {shown} has fewer than {n} dims"), Vec::new())
+        }) {
+            return Vec::new();
+        }
+        let mut dims = s.dims[..r - n].to_vec();
+        dims.extend((0..n).map(|_| Dim::konst(1)));
+        return vec![(st, tensor_value(Shape::known(dims), t.dtype))];
+    }
     let mut out = Vec::new();
     for (st, sh) in require_rank(interp, st, t, &[n + 1, n + 2], spatial_names(n), &[], span, &format!("{who}{kind}: ")) {
         let r = sh.dims.len();
@@ -630,47 +959,107 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
         return v;
     }
     match f {
-        "relu" | "relu6" | "gelu" | "silu" | "elu" | "selu" | "leaky_relu" | "sigmoid" | "tanh" | "dropout" | "dropout1d" | "dropout2d"
-        | "dropout3d" | "hardswish" | "mish" | "softplus" | "normalize" | "relu_" | "leaky_relu_" | "hardtanh" | "logsigmoid" => {
+        "relu" | "relu6" | "gelu" | "silu" | "elu" | "selu" | "leaky_relu" | "sigmoid" | "tanh" | "dropout" | "dropout2d" | "dropout3d"
+        | "hardswish" | "mish" | "softplus" | "relu_" | "leaky_relu_" | "hardtanh" | "logsigmoid" | "hardsigmoid" | "softsign" | "tanhshrink"
+        | "celu" | "alpha_dropout" | "feature_alpha_dropout" | "hardshrink" | "softshrink" | "elu_" | "hardtanh_" | "rrelu" | "threshold" => {
             vec![(st, Value::Tensor(t))]
+        }
+        "dropout1d" => {
+            let mut out = Vec::new();
+            for (st, s) in require_rank(interp, st, &t, &[2, 3], &["N", "C", "L"], &[], span, "F.dropout1d: ") {
+                out.push((st, tensor_value(s, t.dtype)));
+            }
+            out
+        }
+        "normalize" => {
+            let b = bind(&["input", "p", "dim"], &args, &kwargs);
+            let d = match b.get("dim") {
+                None => Some(1),
+                Some(v) => v.as_const_int(),
+            };
+            let s = st.resolve(&t.shape);
+            if let Some(d) = d
+                && check_dim(interp, &st, &s, d, span, "F.normalize") == Some(usize::MAX) {
+                    return Vec::new();
+                }
+            vec![(st, Value::Tensor(t))]
+        }
+        "glu" => {
+            let b = bind(&["input", "dim"], &args, &kwargs);
+            let d = match b.get("dim") {
+                None => Some(-1),
+                Some(v) => v.as_const_int(),
+            };
+            let Some(d) = d else { return vec![(st, Value::Unknown)] };
+            glu(interp, st, &t, d, "F.glu", span)
+        }
+        "pad" => super::resample::functional_pad(interp, st, &t, &args, &kwargs, span),
+        "pixel_shuffle" | "pixel_unshuffle" => {
+            let b = bind(&["input", "factor"], &args, &kwargs);
+            let f2 = kwargs.iter().find(|(k, _)| k.ends_with("scale_factor")).map(|(_, v)| v.clone());
+            let Some(fac) = b.get("factor").cloned().or(f2) else { return vec![(st, Value::Unknown)] };
+            super::resample::pixel_shuffle(interp, st, &t, &fac, f == "pixel_unshuffle", &format!("F.{f}"), span)
+        }
+        "embedding" => {
+            let b = bind(&["input", "weight"], &args, &kwargs);
+            let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
+            let ws = st.resolve(&w.shape);
+            if ws.rank() != Some(2) {
+                return vec![(st, Value::Unknown)];
+            }
+            embedding(interp, st, &t, ws.dims[1].clone(), w.dtype, "F.embedding", span)
+        }
+        "embedding_bag" => {
+            let b = bind(&["input", "weight", "offsets"], &args, &kwargs);
+            let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
+            let ws = st.resolve(&w.shape);
+            if ws.rank() != Some(2) || !matches!(b.get("offsets"), None | Some(Value::None)) {
+                return vec![(st, Value::Unknown)];
+            }
+            embedding_bag(interp, st, &t, ws.dims[1].clone(), w.dtype, "F.embedding_bag", span)
+        }
+        "one_hot" => {
+            let b = bind(&["input", "num_classes"], &args, &kwargs);
+            let shown = interp.show_shape(&st, &t.shape);
+            let bad = Tri::from_bool(t.dtype.is_some_and(|d| d != DType::Long));
+            if !interp.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("F.one_hot: input {shown} must be a LongTensor of class indices"), Vec::new())) {
+                return Vec::new();
+            }
+            let k = match b.get("num_classes") {
+                Some(Value::Int(p)) if p.as_const() != Some(-1) => Dim::known(p.clone(), None),
+                _ => Dim::unknown(),
+            };
+            let s = st.resolve(&t.shape);
+            let mut dims = s.dims.clone();
+            dims.push(k);
+            vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, Some(DType::Long)))]
+        }
+        "bilinear" => {
+            let b = bind(&["input1", "input2", "weight", "bias"], &args, &kwargs);
+            let (Some(Value::Tensor(x2)), Some(Value::Tensor(w))) = (b.get("input2"), b.get("weight")) else { return vec![(st, Value::Unknown)] };
+            let ws = st.resolve(&w.shape);
+            if ws.rank() != Some(3) {
+                return vec![(st, Value::Unknown)];
+            }
+            let (Some(i1), Some(i2)) = (ws.dims[1].v.clone(), ws.dims[2].v.clone()) else { return vec![(st, Value::Unknown)] };
+            let x2 = x2.clone();
+            bilinear(interp, st, &t, &x2, &i1, &i2, ws.dims[0].v.clone(), "F.bilinear", span)
         }
         "softmax" | "log_softmax" | "softmin" => {
             let b = bind(&["input", "dim"], &args, &kwargs);
             let s = st.resolve(&t.shape);
-            if let Some(d) = b.get("dim").and_then(|v| v.as_const_int()) {
-                if check_dim(interp, &st, &s, d, span, f) == Some(usize::MAX) {
+            if let Some(d) = b.get("dim").and_then(|v| v.as_const_int())
+                && check_dim(interp, &st, &s, d, span, f) == Some(usize::MAX) {
                     return Vec::new();
                 }
-            }
             vec![(st, Value::Tensor(t))]
         }
         "interpolate" | "upsample" => {
-            let b = bind(&["input", "size", "scale_factor"], &args, &kwargs);
-            super::tensor::interpolate(interp, st, &t, b.get("size"), b.get("scale_factor"))
-        }
-        "pad" => {
-            let b = bind(&["input", "pad"], &args, &kwargs);
-            let Some(p) = b.get("pad").and_then(|p| match p {
-                Value::Tuple(items) => items.iter().map(|v| v.as_const_int()).collect::<Option<Vec<i128>>>(),
-                _ => None,
-            }) else {
-                return vec![(st, Value::Unknown)];
-            };
-            let s = st.resolve(&t.shape);
-            if s.prefix.is_some() || p.len() % 2 != 0 || p.len() / 2 > s.dims.len() {
+            let b = bind(&["input", "size", "scale_factor", "mode", "align_corners"], &args, &kwargs);
+            if b.contains_key("align_corners") || kwargs.iter().any(|(k, _)| &**k == "recompute_scale_factor" || &**k == "antialias") {
                 return vec![(st, Value::Unknown)];
             }
-            let mut dims = s.dims.clone();
-            let n = dims.len();
-            for (k, pair) in p.chunks(2).enumerate() {
-                let d = &mut dims[n - 1 - k];
-                d.v = d.v.as_ref().and_then(|v| v.add_const(pair[0] + pair[1]));
-                d.why = None;
-            }
-            if dims.iter().any(|d| d.as_const().is_some_and(|c| c < 0)) {
-                return vec![(st, Value::Unknown)];
-            }
-            vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+            super::resample::interpolate(interp, st, &t, b.get("size"), b.get("scale_factor"), b.get("mode"), &format!("F.{f}"), span)
         }
         "linear" => match args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "weight").map(|(_, v)| v)) {
             Some(Value::Tensor(w)) => {
@@ -680,10 +1069,82 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
                 }
                 let (Some(inf), outf) = (ws.dims[1].v.clone(), ws.dims[0].v.clone()) else { return vec![(st, Value::Unknown)] };
                 let l = Layer { kind: Rc::from("Linear"), args: BTreeMap::new(), attrs: BTreeMap::new(), label: None, span };
-                linear(interp, st, &t, &inf, outf, &l, span)
+                let bias = bind(&["input", "weight", "bias"], &args, &kwargs).get("bias").cloned();
+                let mut out = Vec::new();
+                for (st, y) in linear(interp, st, &t, &inf, outf, &l, span) {
+                    // the bias is added to the output: it must broadcast to it without growing it
+                    let (Some(Value::Tensor(b)), Value::Tensor(yt)) = (&bias, &y) else {
+                        out.push((st, if matches!(bias, None | Some(Value::None)) { y } else { Value::Unknown }));
+                        continue;
+                    };
+                    let (bs, ys) = (st.resolve(&b.shape), st.resolve(&yt.shape));
+                    match super::tensor::broadcast(interp, &st, &ys, &bs, span, "F.linear bias") {
+                        None => {}
+                        Some(r) if r.rank() == ys.rank() && r.dims.iter().zip(&ys.dims).all(|(a, b)| a.v.is_some() && a.v == b.v) => out.push((st, y)),
+                        Some(_) => out.push((st, Value::Unknown)),
+                    }
+                }
+                out
             }
             _ => vec![(st, Value::Unknown)],
         },
+        "scaled_dot_product_attention" => super::attention::sdpa(interp, st, &args, &kwargs, span),
+        "conv1d" | "conv2d" | "conv3d" | "conv_transpose1d" | "conv_transpose2d" | "conv_transpose3d" => functional_conv(interp, st, &t, f, &args, &kwargs, span),
+        "batch_norm" => {
+            let b = bind(&["input", "running_mean", "running_var", "weight", "bias", "training"], &args, &kwargs);
+            let s = st.resolve(&t.shape);
+            let Some(r) = s.rank() else { return vec![(st, Value::Unknown)] };
+            if r < 2 {
+                return vec![(st, Value::Unknown)];
+            }
+            for key in ["running_mean", "running_var", "weight", "bias"] {
+                let Some(Value::Tensor(m)) = b.get(key) else { continue };
+                let ms = st.resolve(&m.shape);
+                if ms.rank() != Some(1) {
+                    continue;
+                }
+                if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &s.dims[1].clone(), &match ms.dims[0].v.clone() { Some(v) => v, None => continue }, Vec::new(), |shown, cs, ns| {
+                    format!("F.batch_norm: {key} has {ns} elements but input {shown} has {cs} channels")
+                }) {
+                    return Vec::new();
+                }
+            }
+            match b.get("training") {
+                None | Some(Value::Bool(false)) => {}
+                Some(Value::Bool(true)) => {
+                    if !batch_stats_check(interp, &st, &s, span, "F.batch_norm") {
+                        return Vec::new();
+                    }
+                }
+                _ => return vec![(st, Value::Unknown)],
+            }
+            vec![(st, tensor_value(s, t.dtype))]
+        }
+        "layer_norm" => {
+            let b = bind(&["input", "normalized_shape"], &args, &kwargs);
+            let Some(ns) = normalized_shape(&st, b.get("normalized_shape")) else { return vec![(st, Value::Unknown)] };
+            layer_norm(interp, st, &t, &ns, "F.layer_norm: LayerNorm", span)
+        }
+        "group_norm" => {
+            let b = bind(&["input", "num_groups"], &args, &kwargs);
+            let Some(g) = b.get("num_groups").and_then(|v| v.as_int().cloned()) else { return vec![(st, Value::Unknown)] };
+            group_norm(interp, st, &t, &g, None, "F.group_norm", span)
+        }
+        "instance_norm" => {
+            let b = bind(&["input", "running_mean", "running_var", "weight", "bias", "use_input_stats"], &args, &kwargs);
+            if !matches!(b.get("use_input_stats"), None | Some(Value::Bool(true))) {
+                return vec![(st, Value::Unknown)];
+            }
+            let s = st.resolve(&t.shape);
+            let Some(r) = s.rank() else { return vec![(st, Value::Unknown)] };
+            if r < 2 {
+                return vec![(st, Value::Unknown)];
+            }
+            if !spatial_stats_check(interp, &st, &s.dims[2..], &s, span, "F.instance_norm") {
+                return Vec::new();
+            }
+            vec![(st, tensor_value(s, t.dtype))]
+        }
         "max_pool1d" | "max_pool2d" | "max_pool3d" | "avg_pool1d" | "avg_pool2d" | "avg_pool3d" => {
             let n = (f.as_bytes()[f.len() - 2] - b'0') as usize;
             let is_max = f.starts_with("max");
@@ -694,7 +1155,7 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
             };
             let b = bind(names, &args, &kwargs);
             let ceil = matches!(b.get("ceil_mode"), Some(Value::Bool(true)));
-            if b.get("ceil_mode").is_some() && !matches!(b.get("ceil_mode"), Some(Value::Bool(_))) {
+            if b.contains_key("ceil_mode") && !matches!(b.get("ceil_mode"), Some(Value::Bool(_))) {
                 return vec![(st, Value::Unknown)];
             }
             let kind = if is_max { format!("MaxPool{n}d") } else { format!("AvgPool{n}d") };
@@ -710,54 +1171,127 @@ pub fn functional(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
     }
 }
 
-/// `nn.RNN/GRU/LSTM`: input `[L, N, H_in]` (`[N, L, H_in]` with batch_first) or unbatched
-/// `[L, H_in]`; output `[.., D*H_out]` and the final state `[D*num_layers, N, H_out]`.
-fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Value>, span: Span) -> Vals {
-    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
-    let (Some(input_size), Some(hidden)) = (int("input_size"), int("hidden_size")) else { return vec![(st, Value::Unknown)] };
-    let layers = match l.args.get("num_layers") {
-        None => Some(crate::shape::Poly::constant(1)),
-        Some(v) => v.as_int().cloned(),
-    };
-    let flag = |k: &str| match l.args.get(k) {
-        None => Some(false),
-        Some(Value::Bool(b)) => Some(*b),
+/// `unflatten(dim, sizes)`: dim `d` becomes `sizes` (one may be -1), whose product must be
+/// the dim's size.
+fn unflatten(interp: &mut Interp, st: State, t: &Tensor, d: i128, sizes: &Value, what: &str, span: Span) -> Vals {
+    let sizes: Option<Vec<i128>> = match sizes {
+        Value::Tuple(items) => items.iter().map(|v| v.as_const_int()).collect(),
+        Value::Ref(id) => match st.get(*id) {
+            Obj::List(items) => items.iter().map(|v| v.as_const_int()).collect(),
+            _ => None,
+        },
         _ => None,
     };
-    let (Some(layers), Some(batch_first), Some(bidir)) = (layers, flag("batch_first"), flag("bidirectional")) else { return vec![(st, Value::Unknown)] };
-    if l.args.get("proj_size").is_some() {
+    let Some(sizes) = sizes else { return vec![(st, Value::Unknown)] };
+    let s = st.resolve(&t.shape);
+    if s.rank().is_none() || s.dims.is_empty() {
         return vec![(st, Value::Unknown)];
     }
-    // an initial state is not checked yet (LSTM's is a tuple); the outputs do not depend on it
-    let _ = h0;
-    let kind = l.kind.to_string();
-    let who = layer_name(l);
-    let d = if bidir { 2 } else { 1 };
-    let mut out = Vec::new();
-    let fixed = [(1usize, Some(input_size.clone()))];
-    for (st, s) in require_rank(interp, st, t, &[2, 3], if batch_first { &["B", "T", "F"] } else { &["T", "B", "F"] }, &fixed, span, &format!("{who}{kind}: ")) {
-        let r = s.dims.len();
-        let feat = s.dims[r - 1].clone();
-        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &feat, &input_size, Vec::new(), |shown, fs, is| {
-            format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
-        }) {
-            continue;
-        }
-        let hid_out = hidden.mul(&crate::shape::Poly::constant(d));
-        let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
-        let mut odims = s.dims[..r - 1].to_vec();
-        odims.push(Dim { v: hid_out, why: why.clone() });
-        let nl = layers.mul(&crate::shape::Poly::constant(d));
-        let state_dims = if r == 3 {
-            let n = if batch_first { s.dims[0].clone() } else { s.dims[1].clone() };
-            vec![Dim { v: nl, why: None }, n, Dim { v: Some(hidden.clone()), why: why.clone() }]
-        } else {
-            vec![Dim { v: nl, why: None }, Dim { v: Some(hidden.clone()), why: why.clone() }]
-        };
-        let o = tensor_value(Shape::known(odims), t.dtype);
-        let h = tensor_value(Shape::known(state_dims.clone()), t.dtype);
-        let hstate = if kind == "LSTM" { Value::Tuple(Rc::new(vec![h.clone(), tensor_value(Shape::known(state_dims), t.dtype)])) } else { h };
-        out.push((st, Value::Tuple(Rc::new(vec![o, hstate]))));
+    let i = match check_dim(interp, &st, &s, d, span, what) {
+        Some(usize::MAX) => return Vec::new(),
+        Some(i) => i,
+        None => return vec![(st, Value::Unknown)],
+    };
+    let holes = sizes.iter().filter(|x| **x == -1).count();
+    if holes > 1 || sizes.iter().any(|x| *x < -1) {
+        interp.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| (format!("{what}: sizes {sizes:?} may contain at most one -1"), Vec::new()));
+        return Vec::new();
     }
-    out
+    let Some(size) = s.dims[i].as_const() else { return vec![(st, Value::Unknown)] };
+    let known: i128 = sizes.iter().filter(|x| **x != -1).product();
+    let shown = interp.show_shape(&st, &s);
+    let bad = if holes == 1 { known == 0 || size % known != 0 } else { known != size };
+    if !interp.check(&st, span, Tri::from_bool(bad), &r::reshape_size_mismatch::RULE, |_| {
+        (format!("{what}: sizes {sizes:?} don't multiply up to the size {size} of dim {d} of input {shown}"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let mut dims = s.dims[..i].to_vec();
+    dims.extend(sizes.iter().map(|x| Dim::konst(if *x == -1 { size / known } else { *x })));
+    dims.extend(s.dims[i + 1..].iter().cloned());
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+/// `bilinear(x1 [*, in1], x2 [*, in2])`: `[*, out]`; both inputs have the same batch dims.
+#[allow(clippy::too_many_arguments)]
+fn bilinear(interp: &mut Interp, st: State, x1: &Tensor, x2: &Tensor, i1: &Poly, i2: &Poly, o: Option<Poly>, what: &str, span: Span) -> Vals {
+    let (a, b) = (st.resolve(&x1.shape), st.resolve(&x2.shape));
+    let (Some(ra), Some(rb)) = (a.rank(), b.rank()) else { return vec![(st, Value::Unknown)] };
+    let (sa, sb) = (interp.show_shape(&st, &a), interp.show_shape(&st, &b));
+    if !interp.check(&st, span, Tri::from_bool(ra != rb || ra == 0), &r::layer_input_rank_mismatch::RULE, |_| {
+        (format!("{what}: inputs {sa} and {sb} must have the same number of dims (at least 1)"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    for k in 0..ra - 1 {
+        let eq = interp.dim_eq_f(&a.dims[k], &b.dims[k]);
+        if !interp.check(&st, span, eq.not(), &r::invalid_shape_argument::RULE, |_| (format!("{what}: batch dims of {sa} and {sb} do not match at dim {k}"), Vec::new())) {
+            return Vec::new();
+        }
+    }
+    for (s, want, shown, n) in [(&a, i1, &sa, "in1_features"), (&b, i2, &sb, "in2_features")] {
+        let last = s.dims[ra - 1].clone();
+        if !interp.expect_dim(&st, span, &r::matmul_shape_mismatch::RULE, s, &last, want, Vec::new(), |_, ls, ws| format!("{what}({n}={ws}) got input {shown} whose last dim is {ls}")) {
+            return Vec::new();
+        }
+    }
+    let mut dims = a.dims[..ra - 1].to_vec();
+    dims.push(Dim { v: o, why: None });
+    vec![(st, tensor_value(Shape::known(dims), x1.dtype))]
+}
+
+/// `glu(x, dim)`: the size along `dim` must be even, and halves.
+fn glu(interp: &mut Interp, st: State, t: &Tensor, d: i128, what: &str, span: Span) -> Vals {
+    let s = st.resolve(&t.shape);
+    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+    if !interp.check(&st, span, Tri::from_bool(rank == 0), &r::layer_input_rank_mismatch::RULE, |_| (format!("{what} does not support 0-D input"), Vec::new())) {
+        return Vec::new();
+    }
+    let i = match check_dim(interp, &st, &s, d, span, what) {
+        Some(usize::MAX) => return Vec::new(),
+        Some(i) => i,
+        None => return vec![(st, Value::Unknown)],
+    };
+    let Some(size) = s.dims[i].as_const() else { return vec![(st, Value::Unknown)] };
+    let shown = interp.show_shape(&st, &s);
+    if !interp.check(&st, span, Tri::from_bool(size % 2 != 0), &r::invalid_shape_argument::RULE, |_| (format!("{what}: halving dim {d} of input {shown} needs an even size, got {size}"), Vec::new())) {
+        return Vec::new();
+    }
+    let mut dims = s.dims.clone();
+    dims[i] = Dim::konst(size / 2);
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+/// Indices of an embedding lookup must be integers.
+fn check_index_dtype(interp: &mut Interp, st: &State, t: &Tensor, what: &str, span: Span) -> bool {
+    let bad = Tri::from_bool(t.dtype.is_some_and(|d| !matches!(d, DType::Long | DType::Int)));
+    let shown = interp.show_shape(st, &t.shape);
+    interp.check(st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("{what}: indices {shown} must be a Long or Int tensor"), Vec::new()))
+}
+
+/// `embedding(indices)`: indices' shape plus the embedding dim.
+fn embedding(interp: &mut Interp, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, what: &str, span: Span) -> Vals {
+    if !check_index_dtype(interp, &st, t, what, span) {
+        return Vec::new();
+    }
+    let s = st.resolve(&t.shape);
+    let mut dims = s.dims.clone();
+    dims.push(dim);
+    vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, dtype))]
+}
+
+/// `embedding_bag(indices [B, N])`: one bag per row, `[B, dim]` (a 1-D input needs offsets).
+fn embedding_bag(interp: &mut Interp, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, what: &str, span: Span) -> Vals {
+    if !check_index_dtype(interp, &st, t, what, span) {
+        return Vec::new();
+    }
+    let s = st.resolve(&t.shape);
+    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+    let shown = interp.show_shape(&st, &s);
+    if !interp.check(&st, span, Tri::from_bool(rank != 2), &r::layer_input_rank_mismatch::RULE, |_| {
+        (format!("{what}: without offsets the input must be 2-D (one bag per row), got {shown}"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), dim]), dtype))]
 }

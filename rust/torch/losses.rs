@@ -10,7 +10,20 @@ use crate::shape::{Formula, Tri};
 pub fn is_loss(kind: &str) -> bool {
     matches!(
         kind,
-        "CrossEntropyLoss" | "NLLLoss" | "MSELoss" | "L1Loss" | "SmoothL1Loss" | "HuberLoss" | "BCELoss" | "BCEWithLogitsLoss"
+        "CrossEntropyLoss"
+            | "NLLLoss"
+            | "MSELoss"
+            | "L1Loss"
+            | "SmoothL1Loss"
+            | "HuberLoss"
+            | "BCELoss"
+            | "BCEWithLogitsLoss"
+            | "SoftMarginLoss"
+            | "KLDivLoss"
+            | "CosineEmbeddingLoss"
+            | "MarginRankingLoss"
+            | "TripletMarginLoss"
+            | "CTCLoss"
     )
 }
 
@@ -25,6 +38,12 @@ pub fn functional_kind(f: &str) -> Option<&'static str> {
         "huber_loss" => "HuberLoss",
         "binary_cross_entropy" => "BCELoss",
         "binary_cross_entropy_with_logits" => "BCEWithLogitsLoss",
+        "soft_margin_loss" => "SoftMarginLoss",
+        "kl_div" => "KLDivLoss",
+        "cosine_embedding_loss" => "CosineEmbeddingLoss",
+        "margin_ranking_loss" => "MarginRankingLoss",
+        "triplet_margin_loss" => "TripletMarginLoss",
+        "ctc_loss" => "CTCLoss",
         _ => return None,
     })
 }
@@ -42,6 +61,7 @@ fn reduction(v: Option<&Value>) -> Option<&str> {
 }
 
 /// Check `loss(input, target)`; `red` is the reduction argument.
+#[allow(clippy::too_many_arguments)]
 pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, target: &Value, red: Option<&Value>, who: &str, span: Span) -> Vals {
     let (Value::Tensor(x), Value::Tensor(y)) = (input, target) else { return vec![(st, Value::Unknown)] };
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
@@ -106,7 +126,10 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
                         return Vec::new();
                     }
                 }
-                return scalar(st, Shape::known(Vec::new()));
+                // one loss per sample (and position): the class dim (dim 1, or 0 unbatched) goes
+                let mut per = sx.dims.clone();
+                per.remove(if rx == 1 { 0 } else { 1 });
+                return scalar(st, Shape::known(per));
             }
             vec![(st, Value::Unknown)]
         }
@@ -127,6 +150,27 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
             }
             scalar(st, sx)
         }
+        "SoftMarginLoss" => {
+            // computed in a buffer of the input's shape: the target must broadcast to it
+            let Some(b) = broadcast(interp, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
+            let (Some(rb), Some(rx)) = (b.rank(), sx.rank()) else { return vec![(st, Value::Unknown)] };
+            let mut violated = Tri::from_bool(rb != rx);
+            if violated == Tri::False {
+                for (a, c) in b.dims.iter().zip(&sx.dims) {
+                    match interp.dim_eq(&st, a, c) {
+                        Tri::False => violated = Tri::True,
+                        Tri::Unknown if violated == Tri::False => violated = Tri::Unknown,
+                        _ => {}
+                    }
+                }
+            }
+            if !interp.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
+                (format!("{who}{kind}: target {sys} broadcasts input {sxs} to a larger shape"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            scalar(st, sx)
+        }
         _ => {
             // elementwise regression losses broadcast (torch warns when sizes differ)
             let Some(s) = broadcast(interp, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
@@ -135,11 +179,143 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
     }
 }
 
+/// The names of a loss's tensor arguments.
+fn loss_params(kind: &str) -> &'static [&'static str] {
+    match kind {
+        "CosineEmbeddingLoss" | "MarginRankingLoss" => &["input1", "input2", "target"],
+        "TripletMarginLoss" => &["anchor", "positive", "negative"],
+        "CTCLoss" => &["log_probs", "targets", "input_lengths", "target_lengths"],
+        _ => &["input", "target"],
+    }
+}
+
+/// Call a loss with its arguments (module call or functional twin).
+#[allow(clippy::too_many_arguments)]
+pub fn call_loss_args(interp: &mut Interp, st: State, kind: &str, args: &[Value], kwargs: &[(Name, Value)], red: Option<&Value>, who: &str, span: Span) -> Vals {
+    let names = loss_params(kind);
+    let b = super::bind(names, args, kwargs);
+    let vals: Option<Vec<Value>> = names.iter().map(|n| b.get(n).cloned()).collect();
+    let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
+    match kind {
+        "CosineEmbeddingLoss" | "MarginRankingLoss" | "TripletMarginLoss" => three_way(interp, st, kind, &vals, red, who, span),
+        "CTCLoss" => ctc(interp, st, &vals, red, who, span),
+        _ => call_loss(interp, st, kind, &vals[0], &vals[1], red, who, span),
+    }
+}
+
+/// Known-rank shapes of tensor values, with the first tensor's dtype.
+fn shapes(st: &State, vals: &[Value]) -> Option<(Vec<Shape>, Option<DType>)> {
+    let mut out = Vec::new();
+    let mut dtype = None;
+    for (i, v) in vals.iter().enumerate() {
+        let Value::Tensor(t) = v else { return None };
+        let s = st.resolve(&t.shape);
+        s.rank()?;
+        if i == 0 {
+            dtype = t.dtype;
+        }
+        out.push(s);
+    }
+    Some((out, dtype))
+}
+
+/// Cosine embedding, margin ranking and triplet margin losses.
+/// - cosine embedding: inputs `[N, D]` with target `[N]`, or `[D]` with a 0-D target; the
+///   inputs broadcast, and their similarity (`[N]`) broadcasts with the target.
+/// - margin ranking: three tensors of the same rank that broadcast together.
+/// - triplet margin: three tensors of the same rank; the distances (last dim reduced) broadcast.
+fn three_way(interp: &mut Interp, st: State, kind: &str, vals: &[Value], red: Option<&Value>, who: &str, span: Span) -> Vals {
+    let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
+    let Some((sh, dtype)) = shapes(&st, vals) else { return vec![(st, Value::Unknown)] };
+    let shown: Vec<String> = sh.iter().map(|s| interp.show_shape(&st, s)).collect();
+    let ranks: Vec<usize> = sh.iter().map(|s| s.dims.len()).collect();
+    let what = format!("{who}{kind}");
+    let fail = |interp: &mut Interp, st: &State, msg: String| {
+        interp.check(st, span, Tri::True, &r::loss_target_mismatch::RULE, |_| (msg, Vec::new()));
+        Vec::new()
+    };
+    let per: Shape = match kind {
+        "CosineEmbeddingLoss" => {
+            let rt = ranks[2];
+            if rt > 1 {
+                return fail(interp, &st, format!("{what}: 0-D or 1-D target expected, got {}", shown[2]));
+            }
+            if ranks[0] != rt + 1 || ranks[1] != rt + 1 {
+                return fail(interp, &st, format!("{what}: a {rt}-D target expects {}-D inputs, got {} and {}", rt + 1, shown[0], shown[1]));
+            }
+            let Some(x) = broadcast(interp, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
+            let sim = Shape::known(x.dims[..x.dims.len() - 1].to_vec());
+            let Some(out) = broadcast(interp, &st, &sim, &sh[2], span, &what) else { return Vec::new() };
+            out
+        }
+        "MarginRankingLoss" => {
+            if ranks[0] != ranks[1] || ranks[1] != ranks[2] {
+                return fail(interp, &st, format!("{what}: all inputs should have the same number of dims, got {}, {} and {}", shown[0], shown[1], shown[2]));
+            }
+            let Some(x) = broadcast(interp, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
+            let Some(out) = broadcast(interp, &st, &x, &sh[2], span, &what) else { return Vec::new() };
+            out
+        }
+        _ => {
+            if ranks[0] != ranks[1] || ranks[1] != ranks[2] {
+                return fail(interp, &st, format!("{what}: anchor {}, positive {} and negative {} should have the same number of dims", shown[0], shown[1], shown[2]));
+            }
+            if ranks[0] == 0 {
+                return vec![(st, Value::Unknown)];
+            }
+            let Some(ap) = broadcast(interp, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
+            let Some(an) = broadcast(interp, &st, &sh[0], &sh[2], span, &what) else { return Vec::new() };
+            let dist = |s: &Shape| Shape::known(s.dims[..s.dims.len() - 1].to_vec());
+            let Some(out) = broadcast(interp, &st, &dist(&ap), &dist(&an), span, &what) else { return Vec::new() };
+            out
+        }
+    };
+    let s = if red == "none" { per } else { Shape::known(Vec::new()) };
+    vec![(st, tensor_value(s, dtype))]
+}
+
+/// `ctc_loss(log_probs [T, N, C] (or [T, C]), targets [N, S] (or 1-D), input_lengths [N],
+/// target_lengths [N])`: one loss per sample.
+fn ctc(interp: &mut Interp, st: State, vals: &[Value], red: Option<&Value>, who: &str, span: Span) -> Vals {
+    let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
+    let Some((sh, dtype)) = shapes(&st, &vals[..2]) else { return vec![(st, Value::Unknown)] };
+    let what = format!("{who}CTCLoss");
+    let (lp, tg) = (&sh[0], &sh[1]);
+    let (ls, ts) = (interp.show_shape(&st, lp), interp.show_shape(&st, tg));
+    let bad_rank = !matches!(lp.dims.len(), 2 | 3) || !matches!(tg.dims.len(), 1 | 2);
+    if !interp.check(&st, span, Tri::from_bool(bad_rank), &r::loss_target_mismatch::RULE, |_| {
+        (format!("{what}: expected log_probs [T, N, C] or [T, C] and 1-D or 2-D targets, got {ls} and {ts}"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let batched = lp.dims.len() == 3;
+    if batched {
+        let n = lp.dims[1].clone();
+        if tg.dims.len() == 2 {
+            let eq = interp.dim_eq(&st, &tg.dims[0], &n);
+            if !interp.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| (format!("{what}: targets {ts} do not have the batch size of log_probs {ls}"), Vec::new())) {
+                return Vec::new();
+            }
+        }
+        for (v, name) in [(&vals[2], "input_lengths"), (&vals[3], "target_lengths")] {
+            let Value::Tensor(t) = v else { continue };
+            let s = st.resolve(&t.shape);
+            let Some(r) = s.rank() else { continue };
+            let shown = interp.show_shape(&st, &s);
+            let violated = if r != 1 { Tri::True } else { interp.dim_eq(&st, &s.dims[0], &n).not() };
+            if !interp.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| (format!("{what}: {name} {shown} must be of size batch_size (log_probs {ls})"), Vec::new())) {
+                return Vec::new();
+            }
+        }
+    }
+    let per = if batched { vec![lp.dims[1].clone()] } else { Vec::new() };
+    let s = if red == "none" { Shape::known(per) } else { Shape::known(Vec::new()) };
+    vec![(st, tensor_value(s, dtype))]
+}
+
 pub fn functional_loss(interp: &mut Interp, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Vals> {
     let kind = functional_kind(f)?;
-    let b = super::bind(&["input", "target"], args, kwargs);
-    let (Some(x), Some(y)) = (b.get("input"), b.get("target")) else { return Some(vec![(st, Value::Unknown)]) };
     let red = kwargs.iter().find(|(k, _)| &**k == "reduction").map(|(_, v)| v);
     let who = format!("F.{f} ");
-    Some(call_loss(interp, st, kind, x, y, red, &who, span))
+    Some(call_loss_args(interp, st, kind, args, kwargs, red, &who, span))
 }

@@ -3,11 +3,14 @@
 //! matrix products, indexing), `layers` (nn modules and their functional twins).
 //! An API that is not modelled returns `Unknown`: never a report.
 
+pub mod attention;
 pub mod data;
 pub mod layers;
 pub mod losses;
 pub mod pointwise;
 pub mod shape_ops;
+pub mod recurrent;
+pub mod resample;
 pub mod tensor;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,184 @@
+//! Recurrent layers: `nn.RNN/LSTM/GRU` (with `proj_size`, initial states, unbatched input) and
+//! the cells `nn.RNNCell/LSTMCell/GRUCell`.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::layers::{layer_name, require_rank};
+use super::tensor::tensor_value;
+use crate::engine::interp::{Interp, Vals};
+use crate::engine::value::*;
+use crate::ir::Span;
+use crate::rules::shape as r;
+use crate::shape::{Poly, Tri};
+
+/// Constructor checks: `proj_size` only for LSTM, and smaller than `hidden_size`.
+pub fn construct_checks(interp: &mut Interp, st: &State, kind: &str, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
+    let Some(p) = amap.get("proj_size").and_then(|v| v.as_const_int()) else { return true };
+    if p == 0 {
+        return true;
+    }
+    if !interp.check(st, span, Tri::from_bool(kind != "LSTM"), &r::invalid_shape_argument::RULE, |_| {
+        (format!("{kind}: proj_size is only supported for LSTM"), Vec::new())
+    }) {
+        return false;
+    }
+    let Some(h) = amap.get("hidden_size").and_then(|v| v.as_const_int()) else { return true };
+    interp.check(st, span, Tri::from_bool(p >= h || p < 0), &r::invalid_shape_argument::RULE, |_| {
+        (format!("{kind}: proj_size={p} has to be smaller than hidden_size={h}"), Vec::new())
+    })
+}
+
+/// Check that a state tensor has exactly the shape `want`; `what` names it. Unknown dims and
+/// ranks are not decided. Returns false when torch raises.
+fn check_state(interp: &mut Interp, st: &State, v: &Value, want: &[Dim], what: &str, span: Span) -> bool {
+    let Value::Tensor(h) = v else { return true };
+    let s = st.resolve(&h.shape);
+    let Some(r) = s.rank() else { return true };
+    let shown = interp.show_shape(st, &s);
+    let wshown = interp.show_shape(st, &Shape::known(want.to_vec()));
+    let mut violated = Tri::from_bool(r != want.len());
+    if violated == Tri::False {
+        for (a, b) in s.dims.iter().zip(want) {
+            match interp.dim_eq(st, a, b) {
+                Tri::False => {
+                    violated = Tri::True;
+                    break;
+                }
+                Tri::Unknown => violated = Tri::Unknown,
+                Tri::True => {}
+            }
+        }
+    }
+    interp.check(st, span, violated, &r::invalid_shape_argument::RULE, |_| (format!("{what}: expected shape {wshown}, got {shown}"), Vec::new()))
+}
+
+/// `nn.RNN/GRU/LSTM`: input `[L, N, H_in]` (`[N, L, H_in]` with batch_first) or unbatched
+/// `[L, H_in]`; output `[.., D*H_out]` and the final state `[D*num_layers, N, H_out]`
+/// (`H_out` is `proj_size` when set; LSTM's cell state keeps `hidden_size`). An initial state
+/// must have the final state's shape.
+pub fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Value>, span: Span) -> Vals {
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
+    let (Some(input_size), Some(hidden)) = (int("input_size"), int("hidden_size")) else { return vec![(st, Value::Unknown)] };
+    let layers = match l.args.get("num_layers") {
+        None => Some(Poly::constant(1)),
+        Some(v) => v.as_int().cloned(),
+    };
+    let flag = |k: &str| match l.args.get(k) {
+        None => Some(false),
+        Some(Value::Bool(b)) => Some(*b),
+        _ => None,
+    };
+    let (Some(layers), Some(batch_first), Some(bidir)) = (layers, flag("batch_first"), flag("bidirectional")) else { return vec![(st, Value::Unknown)] };
+    let kind = l.kind.to_string();
+    let proj = match l.args.get("proj_size") {
+        None => None,
+        Some(v) => match v.as_int() {
+            Some(p) if p.as_const() == Some(0) => None,
+            Some(p) if kind == "LSTM" => Some(p.clone()),
+            _ => return vec![(st, Value::Unknown)],
+        },
+    };
+    let h_out = proj.clone().unwrap_or_else(|| hidden.clone());
+    // the initial state: a tensor, or LSTM's `(h0, c0)`
+    let (h0, c0) = match (kind.as_str(), h0) {
+        (_, None | Some(Value::None)) => (None, None),
+        ("LSTM", Some(Value::Tuple(hc))) if hc.len() == 2 => (Some(hc[0].clone()), Some(hc[1].clone())),
+        ("LSTM", _) => return vec![(st, Value::Unknown)],
+        (_, Some(h)) => (Some(h.clone()), None),
+    };
+    let who = layer_name(l);
+    let d = if bidir { 2 } else { 1 };
+    let mut out = Vec::new();
+    let fixed = [(1usize, Some(input_size.clone()))];
+    for (st, s) in require_rank(interp, st, t, &[2, 3], if batch_first { &["B", "T", "F"] } else { &["T", "B", "F"] }, &fixed, span, &format!("{who}{kind}: ")) {
+        let r = s.dims.len();
+        let feat = s.dims[r - 1].clone();
+        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &feat, &input_size, Vec::new(), |shown, fs, is| {
+            format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
+        }) {
+            continue;
+        }
+        let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
+        let mut odims = s.dims[..r - 1].to_vec();
+        odims.push(Dim { v: h_out.mul(&Poly::constant(d)), why: why.clone() });
+        let nl = Dim { v: layers.mul(&Poly::constant(d)), why: None };
+        let batch = if r == 3 { Some(if batch_first { s.dims[0].clone() } else { s.dims[1].clone() }) } else { None };
+        let state = |last: &Poly| {
+            let mut v = vec![nl.clone()];
+            v.extend(batch.clone());
+            v.push(Dim { v: Some(last.clone()), why: why.clone() });
+            v
+        };
+        let (hs, cs) = (state(&h_out), state(&hidden));
+        if let Some(h) = &h0
+            && !check_state(interp, &st, h, &hs, &format!("{who}{kind} initial hidden state"), span) {
+                continue;
+            }
+        if let Some(c) = &c0
+            && !check_state(interp, &st, c, &cs, &format!("{who}{kind} initial cell state"), span) {
+                continue;
+            }
+        let o = tensor_value(Shape::known(odims), t.dtype);
+        let h = tensor_value(Shape::known(hs), t.dtype);
+        let hstate = if kind == "LSTM" { Value::Tuple(Rc::new(vec![h, tensor_value(Shape::known(cs), t.dtype)])) } else { h };
+        out.push((st, Value::Tuple(Rc::new(vec![o, hstate]))));
+    }
+    out
+}
+
+/// `nn.RNNCell/GRUCell/LSTMCell`: input `[N, H_in]` or unbatched `[H_in]`; state `[N, H]`
+/// (`[H]`); LSTMCell returns `(h, c)`.
+pub fn cell(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, hx: Option<&Value>, span: Span) -> Vals {
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
+    let (Some(input_size), Some(hidden)) = (int("input_size"), int("hidden_size")) else { return vec![(st, Value::Unknown)] };
+    let kind = l.kind.to_string();
+    let states: Vec<Value> = match (kind.as_str(), hx) {
+        (_, None | Some(Value::None)) => Vec::new(),
+        ("LSTMCell", Some(Value::Tuple(hc))) if hc.len() == 2 => hc.to_vec(),
+        ("LSTMCell", _) => return vec![(st, Value::Unknown)],
+        (_, Some(h)) => vec![h.clone()],
+    };
+    let who = layer_name(l);
+    let mut out = Vec::new();
+    let fixed = [(1usize, Some(input_size.clone()))];
+    for (st, s) in require_rank(interp, st, t, &[1, 2], &["B", "F"], &fixed, span, &format!("{who}{kind}: ")) {
+        let r = s.dims.len();
+        let feat = s.dims[r - 1].clone();
+        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &feat, &input_size, Vec::new(), |shown, fs, is| {
+            format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
+        }) {
+            continue;
+        }
+        let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
+        let mut hdims: Vec<Dim> = s.dims[..r - 1].to_vec();
+        hdims.push(Dim { v: Some(hidden.clone()), why });
+        let mut ok = Some(true);
+        for (k, h) in states.iter().enumerate() {
+            let Value::Tensor(ht) = h else { continue };
+            // torch adds the batch dim to both an unbatched input and its state
+            let hs = st.resolve(&ht.shape);
+            let Some(hr) = hs.rank() else { continue };
+            if hr + (2 - r) != 2 {
+                ok = None; // not modelled: a state of another rank
+                break;
+            }
+            if !check_state(interp, &st, h, &hdims, &format!("{who}{kind} hidden{k}"), span) {
+                ok = Some(false);
+                break;
+            }
+        }
+        match ok {
+            Some(false) => continue,
+            None => {
+                out.push((st, Value::Unknown));
+                continue;
+            }
+            Some(true) => {}
+        }
+        let h = tensor_value(Shape::known(hdims.clone()), t.dtype);
+        let v = if kind == "LSTMCell" { Value::Tuple(Rc::new(vec![h.clone(), h])) } else { h };
+        out.push((st, v));
+    }
+    out
+}

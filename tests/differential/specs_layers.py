@@ -1,0 +1,518 @@
+"""Specs for `torch.nn` layers and their `torch.nn.functional` twins.
+
+Each generator mixes valid and invalid configurations (wrong channel count, rank, too-small
+spatial size, bad construction arguments) so that both directions of agreement are exercised.
+Elementwise activations have no invalid shapes: their generators vary rank and dtype instead.
+"""
+from __future__ import annotations
+
+from .harness import D, L, Spec, T, shape
+
+
+def _near(r, v, lo=1):
+    """`v`, or a nearby different value >= lo, half of the time each."""
+    if r.random() < 0.55:
+        return v
+    w = v + r.choice([-2, -1, 1, 2])
+    return w if w >= lo and w != v else v + 1
+
+
+# ---- linear family ------------------------------------------------------------------------
+
+def _linear(r):
+    i, o = r.randint(1, 6), r.randint(1, 6)
+    x = shape(r, r.randint(0, 3), 1, 4) + (_near(r, i),)
+    return f"nn.Linear({i}, {o})(x)", {"x": T(*x)}
+
+
+def _f_linear(r):
+    i, o = r.randint(1, 6), r.randint(1, 6)
+    x = shape(r, r.randint(0, 3), 1, 4) + (_near(r, i),)
+    ins = {"x": T(*x), "w": T(o, i)}
+    if r.random() < 0.3:
+        ins["b"] = T(_near(r, o))
+        return "F.linear(x, w, b)", ins
+    return "F.linear(x, w)", ins
+
+
+def _bilinear(r, functional=False):
+    i1, i2, o = r.randint(1, 5), r.randint(1, 5), r.randint(1, 5)
+    batch = shape(r, r.randint(0, 2), 1, 4)
+    b2 = batch if r.random() < 0.7 else shape(r, len(batch), 1, 4)
+    ins = {"a": T(*batch, _near(r, i1)), "b": T(*b2, _near(r, i2))}
+    if functional:
+        ins["w"] = T(o, i1, i2)
+        return "F.bilinear(a, b, w)", ins
+    return f"nn.Bilinear({i1}, {i2}, {o})(a, b)", ins
+
+
+def _identity(r):
+    return "nn.Identity(3, k=4)(x)", {"x": T(*shape(r, r.randint(0, 4)))}
+
+
+def _flatten(r):
+    x = shape(r, r.randint(1, 4), 1, 4)
+    s, e = r.randint(-4, 3), r.randint(-4, 3)
+    return f"nn.Flatten({s}, {e})(x)", {"x": T(*x)}
+
+
+def _unflatten(r):
+    x = list(shape(r, r.randint(1, 3), 1, 4))
+    d = r.randint(-3, 2)
+    k = r.randint(0, len(x) - 1)
+    x[k] = r.choice([4, 6, 8, 12])
+    sizes = r.choice([(2, -1), (2, 2), (3, 4), (-1, 4), (2, 3), (1, -1, 2)])
+    return f"nn.Unflatten({d}, {sizes})(x)", {"x": T(*x)}
+
+
+# ---- convolutions and pools ---------------------------------------------------------------
+
+def _conv(n, transposed=False, functional=False):
+    def gen(r):
+        cin, cout = r.choice([1, 2, 3, 4, 6]), r.choice([1, 2, 4, 6])
+        g = r.choice([1, 1, 1, 2, 3])
+        k = r.randint(1, 4)
+        s = r.randint(1, 3)
+        d = r.randint(1, 2)
+        p = r.randint(0, 2)
+        sizes = [r.randint(1, 9) for _ in range(n)]
+        batched = r.random() < 0.8
+        c = _near(r, cin)
+        x = ([r.randint(1, 3)] if batched else []) + [c] + sizes
+        if r.random() < 0.08:
+            x = x[:1]  # wrong rank
+        name = ("ConvTranspose" if transposed else "Conv") + f"{n}d"
+        if functional:
+            fname = ("conv_transpose" if transposed else "conv") + f"{n}d"
+            if transposed:
+                w = T(cin, cout // g if cout % g == 0 else cout, *([k] * n))
+                op = r.randint(0, max(s, d) - 1) if r.random() < 0.8 else r.randint(0, 3)
+                kw = f"stride={s}, padding={p}, output_padding={op}, groups={g}, dilation={d}"
+            else:
+                w = T(cout, cin // g if cin % g == 0 else cin, *([k] * n))
+                pad = r.choice([p, p, "'same'", "'valid'"])
+                kw = f"stride={s if pad != chr(39) + 'same' + chr(39) else 1}, padding={pad}, dilation={d}, groups={g}"
+            return f"F.{fname}(x, w, {kw})", {"x": T(*x), "w": w}
+        if transposed:
+            op = r.randint(0, max(s, d) - 1) if r.random() < 0.8 else r.randint(0, 3)
+            kw = f"stride={s}, padding={p}, output_padding={op}, groups={g}, dilation={d}"
+        else:
+            pad = r.choice([p, p, "'same'", "'valid'"])
+            st = s if r.random() < 0.3 or pad != "'same'" else 1
+            kw = f"stride={st}, padding={pad}, dilation={d}, groups={g}"
+        return f"nn.{name}({cin}, {cout}, {k}, {kw})(x)", {"x": T(*x)}
+    return gen
+
+
+def _pool(n, kind, functional=False):
+    def gen(r):
+        k = r.randint(1, 4)
+        s = r.choice([None, 1, 2, 3])
+        p = r.randint(0, 2)
+        ceil = r.random() < 0.3
+        sizes = [r.randint(1, 9) for _ in range(n)]
+        batched = r.random() < 0.7
+        x = ([r.randint(1, 3)] if batched else []) + [r.randint(1, 3)] + sizes
+        if r.random() < 0.08:
+            x = x[-1:]  # too few dims
+        kw = f"{k}, stride={s}, padding={p}, ceil_mode={ceil}"
+        if kind == "max" and r.random() < 0.4:
+            kw += f", dilation={r.randint(1, 2)}"
+        if functional:
+            return f"F.{kind}_pool{n}d(x, {kw})", {"x": T(*x)}
+        return f"nn.{'Max' if kind == 'max' else 'Avg'}Pool{n}d({kw})(x)", {"x": T(*x)}
+    return gen
+
+
+def _adaptive(n, kind, functional=False):
+    def gen(r):
+        sizes = [r.randint(1, 9) for _ in range(n)]
+        x = shape(r, r.choice([n, n + 1, n + 1, n + 2, n + 2, n + 3]), 1, 3)[: -n or None]
+        x = tuple(x) + tuple(sizes) if len(x) + n <= n + 3 else tuple(sizes)
+        if r.random() < 0.5:
+            o = r.randint(1, 5)
+        else:
+            o = tuple(r.choice([None, 1, 2, 3, 4]) for _ in range(n))
+            if n == 1:
+                o = o[0] or 2
+        name = f"adaptive_{kind}_pool{n}d"
+        mod = f"Adaptive{'Avg' if kind == 'avg' else 'Max'}Pool{n}d"
+        expr = f"F.{name}(x, {o!r})" if functional else f"nn.{mod}({o!r})(x)"
+        return expr, {"x": T(*x)}
+    return gen
+
+
+# ---- normalization ------------------------------------------------------------------------
+
+def _batchnorm(n, functional=False):
+    def gen(r):
+        c = r.randint(1, 5)
+        rank = r.choice({1: [2, 3, 3, 4], 2: [4, 4, 4, 3, 5], 3: [5, 5, 5, 4]}[n])
+        x = [r.randint(1, 3) for _ in range(rank)]
+        x[1] = _near(r, c)
+        if functional:
+            eval_ = r.random() < 0.4
+            return f"F.batch_norm(x, m, v, training={not eval_})", {"x": T(*x), "m": T(c), "v": T(c)}
+        return f"nn.BatchNorm{n}d({c})(x)", {"x": T(*x)}
+    return gen
+
+
+def _layernorm(r, functional=False):
+    ns = shape(r, r.randint(1, 2), 1, 4)
+    x = list(shape(r, r.randint(0, 2), 1, 3)) + [_near(r, d) for d in ns]
+    if r.random() < 0.1:
+        x = x[-1:]
+    if functional:
+        return f"F.layer_norm(x, {list(ns)})", {"x": T(*x)}
+    arg = ns[0] if len(ns) == 1 and r.random() < 0.5 else list(ns)
+    return f"nn.LayerNorm({arg})(x)", {"x": T(*x)}
+
+
+def _groupnorm(r, functional=False):
+    g = r.randint(1, 3)
+    c = g * r.randint(1, 3) if r.random() < 0.8 else r.randint(1, 6)
+    x = [r.randint(1, 3), _near(r, c)] + list(shape(r, r.randint(0, 2), 1, 4))
+    if functional:
+        return f"F.group_norm(x, {g})", {"x": T(*x)}
+    return f"nn.GroupNorm({g}, {c})(x)", {"x": T(*x)}
+
+
+def _instancenorm(n, functional=False):
+    def gen(r):
+        c = r.randint(1, 4)
+        rank = r.choice([n + 1, n + 2, n + 2, n + 3 if r.random() < 0.3 else n + 2])
+        x = [r.randint(1, 3) for _ in range(rank)]
+        if functional:
+            return "F.instance_norm(x)", {"x": T(*x)}
+        return f"nn.InstanceNorm{n}d({c})(x)", {"x": T(*x)}
+    return gen
+
+
+# ---- embeddings ---------------------------------------------------------------------------
+
+def _embedding(r, functional=False):
+    n, d = r.randint(2, 6), r.randint(1, 5)
+    x = shape(r, r.randint(0, 3), 1, 4)
+    ins = {"i": L(*x, high=n) if r.random() < 0.75 else T(*x)}
+    if functional:
+        ins["w"] = T(n, d)
+        return "F.embedding(i, w)", ins
+    return f"nn.Embedding({n}, {d})(i)", ins
+
+
+def _embedding_bag(r, functional=False):
+    n, d = r.randint(2, 6), r.randint(1, 5)
+    x = shape(r, r.choice([2, 2, 2, 1, 3]), 1, 4)
+    ins = {"i": L(*x, high=n)}
+    if functional:
+        ins["w"] = T(n, d)
+        return "F.embedding_bag(i, w)", ins
+    return f"nn.EmbeddingBag({n}, {d}, mode={r.choice(['mean', 'sum', 'max'])!r})(i)", ins
+
+
+def _one_hot(r):
+    x = shape(r, r.randint(0, 3), 1, 4)
+    k = r.randint(2, 5)
+    return f"F.one_hot(i, {k})", {"i": L(*x, high=2) if r.random() < 0.8 else T(*x)}
+
+
+# ---- recurrent ----------------------------------------------------------------------------
+
+def _rnn(kind):
+    def gen(r):
+        i, h = r.randint(1, 5), r.randint(2, 5)
+        nl = r.randint(1, 2)
+        bf = r.random() < 0.4
+        bi = r.random() < 0.4
+        proj = r.choice([0, 0, 1, h - 1, h + 1]) if kind == "LSTM" else 0
+        length, n = r.randint(1, 4), r.randint(1, 3)
+        batched = r.random() < 0.75
+        x = ([n, length] if bf else [length, n]) if batched else [length]
+        x = x + [_near(r, i)]
+        extra = f", proj_size={proj}" if proj else ""
+        ctor = f"nn.{kind}({i}, {h}, num_layers={nl}, batch_first={bf}, bidirectional={bi}{extra})"
+        ins = {"x": T(*x)}
+        which = r.choice([0, 0, 1])
+        if r.random() < 0.4:
+            dn = (2 if bi else 1) * nl
+            hout = proj or h
+            hs = [_near(r, dn)] + ([_near(r, n)] if batched else []) + [_near(r, hout)]
+            if r.random() < 0.1:
+                hs = hs[1:] if batched else [1] + hs
+            ins["h"] = T(*hs)
+            if kind == "LSTM":
+                ins["c"] = T(*([dn] + ([n] if batched else []) + [_near(r, h)]))
+                return f"{ctor}(x, (h, c))[{which}]" + ("[0]" if which else ""), ins
+            return f"{ctor}(x, h)[{which}]", ins
+        return f"{ctor}(x)[{which}]" + ("[0]" if which and kind == "LSTM" else ""), ins
+    return gen
+
+
+def _cell(kind):
+    def gen(r):
+        i, h = r.randint(1, 5), r.randint(1, 5)
+        n = r.randint(1, 3)
+        batched = r.random() < 0.75
+        x = ([n] if batched else []) + [_near(r, i)]
+        if r.random() < 0.08:
+            x = [1] + x
+        ins = {"x": T(*x)}
+        ctor = f"nn.{kind}({i}, {h})"
+        if r.random() < 0.4:
+            hs = ([_near(r, n)] if batched else []) + [_near(r, h)]
+            ins["h"] = T(*hs)
+            if kind == "LSTMCell":
+                ins["c"] = T(*hs)
+                return f"{ctor}(x, (h, c))[{r.randint(0, 1)}]", ins
+            return f"{ctor}(x, h)", ins
+        return f"{ctor}(x)" + (f"[{r.randint(0, 1)}]" if kind == "LSTMCell" else ""), ins
+    return gen
+
+
+# ---- attention ----------------------------------------------------------------------------
+
+def _mha(r):
+    h = r.choice([1, 2])
+    e = h * r.randint(1, 3) if r.random() < 0.9 else 3
+    bf = r.random() < 0.4
+    kd = r.choice([None, None, 2, 3])
+    vd = r.choice([None, None, 2, 5])
+    lq, s, n = r.randint(1, 3), r.randint(1, 3), r.randint(1, 3)
+    batched = r.random() < 0.8
+
+    def seq(length, last, nn_=n):
+        if not batched:
+            return [length, last]
+        return [nn_, length, last] if bf else [length, nn_, last]
+
+    q = seq(lq, _near(r, e))
+    n2 = _near(r, n)
+    k = seq(s, _near(r, kd or e), n2)
+    v = seq(_near(r, s), _near(r, vd or e), n2)
+    kw = f"batch_first={bf}"
+    if kd:
+        kw += f", kdim={kd}"
+    if vd:
+        kw += f", vdim={vd}"
+    ins = {"q": T(*q), "k": T(*k), "v": T(*v)}
+    extra = ""
+    if r.random() < 0.3:
+        ins["m"] = T(*r.choice([[lq, s], [_near(r, lq), _near(r, s)], [n * h, lq, s]]))
+        extra = ", attn_mask=m"
+    return f"nn.MultiheadAttention({e}, {h}, {kw})(q, k, v{extra})[{r.choice([0, 0, 1])}]", ins
+
+
+def _sdpa(r):
+    batch = shape(r, r.randint(0, 2), 1, 3)
+    lq, s, e, ev = r.randint(1, 4), r.randint(1, 4), r.randint(1, 4), r.randint(1, 4)
+    b2 = batch if r.random() < 0.8 else shape(r, len(batch), 1, 3)
+    ins = {"q": T(*batch, lq, e), "k": T(*b2, s, _near(r, e)), "v": T(*b2, _near(r, s), ev)}
+    return "F.scaled_dot_product_attention(q, k, v)", ins
+
+
+def _tel(r):
+    h = r.choice([1, 2])
+    e = h * r.randint(1, 3) if r.random() < 0.9 else 3
+    bf = r.random() < 0.4
+    x = [r.randint(1, 3), r.randint(1, 3), _near(r, e)] if r.random() < 0.8 else [r.randint(1, 3), _near(r, e)]
+    if r.random() < 0.06:
+        x = [1] + x
+    return f"nn.TransformerEncoderLayer({e}, {h}, dim_feedforward=8, dropout=0.0, batch_first={bf})(x)", {"x": T(*x)}
+
+
+def _te(r):
+    h = r.choice([1, 2])
+    e = h * r.randint(1, 3)
+    x = [r.randint(1, 3), r.randint(1, 3), _near(r, e)] if r.random() < 0.8 else [r.randint(1, 3), _near(r, e)]
+    return f"nn.TransformerEncoder(nn.TransformerEncoderLayer({e}, {h}, 8, 0.0), num_layers={r.randint(1, 2)}, enable_nested_tensor=False)(x)", {"x": T(*x)}
+
+
+def _decoder_inputs(r, e, bf):
+    n, t, s = r.randint(1, 3), r.randint(1, 3), r.randint(1, 3)
+    if r.random() < 0.8:
+        tgt = [n, t, _near(r, e)] if bf else [t, n, _near(r, e)]
+        n2 = _near(r, n)
+        mem = [n2, s, _near(r, e)] if bf else [s, n2, _near(r, e)]
+    else:
+        tgt, mem = [t, _near(r, e)], [s, _near(r, e)]
+    return {"t": T(*tgt), "m": T(*mem)}
+
+
+def _tdl(r):
+    h = r.choice([1, 2])
+    e = h * r.randint(1, 3) if r.random() < 0.9 else 3
+    bf = r.random() < 0.4
+    return f"nn.TransformerDecoderLayer({e}, {h}, dim_feedforward=8, dropout=0.0, batch_first={bf})(t, m)", _decoder_inputs(r, e, bf)
+
+
+def _td(r):
+    h = r.choice([1, 2])
+    e = h * r.randint(1, 3)
+    return f"nn.TransformerDecoder(nn.TransformerDecoderLayer({e}, {h}, 8, 0.0), num_layers={r.randint(1, 2)})(t, m)", _decoder_inputs(r, e, False)
+
+
+def _transformer(r):
+    h = r.choice([1, 2])
+    e = h * r.randint(1, 3) if r.random() < 0.9 else 3
+    bf = r.random() < 0.4
+    ins = _decoder_inputs(r, e, bf)
+    ins = {"s": ins["m"], "t": ins["t"]}
+    return (f"nn.Transformer(d_model={e}, nhead={h}, num_encoder_layers=1, num_decoder_layers=1, "
+            f"dim_feedforward=8, dropout=0.0, batch_first={bf})(s, t)"), ins
+
+
+# ---- resampling and padding ---------------------------------------------------------------
+
+def _upsample(r, functional=False):
+    rank = r.choice([3, 4, 5, 4, 2])
+    x = shape(r, rank, 1, 4)
+    n = max(rank - 2, 1)
+    if r.random() < 0.5:
+        arg = f"size={r.randint(1, 6) if r.random() < 0.5 else tuple(r.randint(1, 6) for _ in range(n))}"
+    else:
+        arg = f"scale_factor={r.choice([1, 2, 3, 0.5, 1.5, 2.0])}"
+    if functional:
+        return f"F.interpolate(x, {arg})", {"x": T(*x)}
+    return f"nn.Upsample({arg})(x)", {"x": T(*x)}
+
+
+def _pixel_shuffle(unshuffle, functional=False):
+    def gen(r):
+        f = r.randint(1, 3)
+        lead = shape(r, r.randint(0, 2), 1, 3)
+        if unshuffle:
+            x = lead + (r.randint(1, 3), f * r.randint(1, 3) if r.random() < 0.7 else r.randint(1, 5), f * r.randint(1, 2))
+        else:
+            x = lead + (f * f * r.randint(1, 2) if r.random() < 0.7 else r.randint(1, 6), r.randint(1, 3), r.randint(1, 3))
+        if r.random() < 0.1:
+            x = x[-2:]
+        name = "pixel_unshuffle" if unshuffle else "pixel_shuffle"
+        mod = "PixelUnshuffle" if unshuffle else "PixelShuffle"
+        return (f"F.{name}(x, {f})" if functional else f"nn.{mod}({f})(x)"), {"x": T(*x)}
+    return gen
+
+
+def _pad_module(kind, n):
+    def gen(r):
+        if r.random() < 0.4:
+            pad = r.randint(0, 3)
+        else:
+            pad = tuple(r.randint(0, 3) for _ in range(2 * n))
+        rank = r.choice([max(n - 1, 1), n, n + 1, n + 1, n + 2, n + 3])
+        x = shape(r, rank, 1, 4)
+        ctor = f"nn.{kind}{n}d({pad!r}" + (", 1.5)" if kind == "ConstantPad" else ")")
+        return f"{ctor}(x)", {"x": T(*x)}
+    return gen
+
+
+def _f_pad(r):
+    mode = r.choice(["constant", "constant", "reflect", "replicate", "circular"])
+    n = r.randint(1, 3)
+    pad = tuple(r.randint(0, 3) for _ in range(2 * n))
+    if r.random() < 0.1:
+        pad = pad[:-1]
+    x = shape(r, r.randint(1, 5), 1, 4)
+    return f"F.pad(x, {pad!r}, mode={mode!r})", {"x": T(*x)}
+
+
+# ---- activations --------------------------------------------------------------------------
+
+def _elementwise(expr):
+    def gen(r):
+        x = shape(r, r.randint(0, 4), 1, 4)
+        return expr, {"x": (D if r.random() < 0.3 else T)(*x)}
+    return gen
+
+
+def _softmax(expr):
+    def gen(r):
+        x = shape(r, r.randint(0, 4), 1, 4)
+        return expr.format(d=r.randint(-4, 3)), {"x": T(*x)}
+    return gen
+
+
+def _glu(expr):
+    def gen(r):
+        x = shape(r, r.randint(1, 3), 1, 6)
+        return expr.format(d=r.randint(-3, 2)), {"x": T(*x)}
+    return gen
+
+
+def _prelu(r):
+    c = r.choice([1, 1, 2, 3])
+    x = shape(r, r.randint(1, 4), 1, 4)
+    if len(x) >= 2 and r.random() < 0.6:
+        x = (x[0], c) + x[2:]
+    return f"nn.PReLU({c})(x)", {"x": T(*x)}
+
+
+ACTIVATIONS = ["ReLU", "ReLU6", "GELU", "Tanh", "Sigmoid", "LeakyReLU", "ELU", "SELU", "SiLU", "Mish", "Hardswish",
+               "Hardsigmoid", "Softplus", "Hardtanh", "LogSigmoid", "Tanhshrink", "Softsign", "CELU", "Hardshrink",
+               "Softshrink", "Dropout", "AlphaDropout"]
+F_ACTIVATIONS = ["relu", "relu6", "gelu", "silu", "elu", "selu", "leaky_relu", "sigmoid", "tanh", "hardswish", "mish",
+                 "softplus", "hardtanh", "logsigmoid", "dropout", "hardsigmoid", "softsign", "tanhshrink", "celu",
+                 "normalize", "alpha_dropout"]
+
+
+def _dropout_nd(n, functional=False):
+    def gen(r):
+        x = shape(r, r.randint(n, n + 2), 1, 4)
+        return (f"F.dropout{n}d(x)" if functional else f"nn.Dropout{n}d()(x)"), {"x": T(*x)}
+    return gen
+
+
+SPECS = [
+    Spec("nn.Linear", "module", _linear),
+    Spec("F.linear", "function", _f_linear),
+    Spec("nn.Bilinear", "module", _bilinear),
+    Spec("F.bilinear", "function", lambda r: _bilinear(r, True)),
+    Spec("nn.Identity", "module", _identity),
+    Spec("nn.Flatten", "module", _flatten),
+    Spec("nn.Unflatten", "module", _unflatten),
+    *[Spec(f"nn.Conv{n}d", "module", _conv(n)) for n in (1, 2, 3)],
+    *[Spec(f"nn.ConvTranspose{n}d", "module", _conv(n, True)) for n in (1, 2, 3)],
+    *[Spec(f"F.conv{n}d", "function", _conv(n, functional=True)) for n in (1, 2, 3)],
+    *[Spec(f"F.conv_transpose{n}d", "function", _conv(n, True, True)) for n in (1, 2, 3)],
+    *[Spec(f"nn.{k.title()}Pool{n}d", "module", _pool(n, k)) for k in ("max", "avg") for n in (1, 2, 3)],
+    *[Spec(f"F.{k}_pool{n}d", "function", _pool(n, k, True)) for k in ("max", "avg") for n in (1, 2, 3)],
+    *[Spec(f"nn.Adaptive{k.title()}Pool{n}d", "module", _adaptive(n, k)) for k in ("max", "avg") for n in (1, 2, 3)],
+    *[Spec(f"F.adaptive_{k}_pool{n}d", "function", _adaptive(n, k, True)) for k in ("avg",) for n in (1, 2, 3)],
+    *[Spec(f"nn.BatchNorm{n}d", "module", _batchnorm(n)) for n in (1, 2, 3)],
+    Spec("F.batch_norm", "function", _batchnorm(1, True)),
+    Spec("nn.LayerNorm", "module", _layernorm),
+    Spec("F.layer_norm", "function", lambda r: _layernorm(r, True)),
+    Spec("nn.GroupNorm", "module", _groupnorm),
+    Spec("F.group_norm", "function", lambda r: _groupnorm(r, True)),
+    *[Spec(f"nn.InstanceNorm{n}d", "module", _instancenorm(n)) for n in (1, 2, 3)],
+    Spec("F.instance_norm", "function", _instancenorm(2, True)),
+    Spec("nn.Embedding", "module", _embedding),
+    Spec("F.embedding", "function", lambda r: _embedding(r, True)),
+    Spec("nn.EmbeddingBag", "module", _embedding_bag),
+    Spec("F.one_hot", "function", _one_hot),
+    *[Spec(f"nn.{k}", "module", _rnn(k)) for k in ("RNN", "LSTM", "GRU")],
+    *[Spec(f"nn.{k}", "module", _cell(k)) for k in ("RNNCell", "LSTMCell", "GRUCell")],
+    Spec("nn.MultiheadAttention", "module", _mha),
+    Spec("F.scaled_dot_product_attention", "function", _sdpa),
+    Spec("nn.TransformerEncoderLayer", "module", _tel),
+    Spec("nn.TransformerEncoder", "module", _te),
+    Spec("nn.TransformerDecoderLayer", "module", _tdl),
+    Spec("nn.TransformerDecoder", "module", _td),
+    Spec("nn.Transformer", "module", _transformer),
+    Spec("nn.Upsample", "module", _upsample),
+    Spec("F.interpolate", "function", lambda r: _upsample(r, True)),
+    Spec("nn.PixelShuffle", "module", _pixel_shuffle(False)),
+    Spec("nn.PixelUnshuffle", "module", _pixel_shuffle(True)),
+    Spec("F.pixel_shuffle", "function", _pixel_shuffle(False, True)),
+    Spec("F.pixel_unshuffle", "function", _pixel_shuffle(True, True)),
+    *[Spec(f"nn.{k}{n}d", "module", _pad_module(k, n)) for k in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad") for n in (1, 2, 3)],
+    Spec("F.pad", "function", _f_pad),
+    *[Spec(f"nn.{a}", "module", _elementwise(f"nn.{a}()(x)")) for a in ACTIVATIONS],
+    *[Spec(f"F.{a}", "function", _elementwise(f"F.{a}(x)")) for a in F_ACTIVATIONS],
+    *[Spec(f"nn.Dropout{n}d", "module", _dropout_nd(n)) for n in (1, 2, 3)],
+    *[Spec(f"F.dropout{n}d", "function", _dropout_nd(n, True)) for n in (1, 2, 3)],
+    Spec("nn.PReLU", "module", _prelu),
+    *[Spec(f"nn.{m}", "module", _softmax(f"nn.{m}(dim={{d}})(x)")) for m in ("Softmax", "LogSoftmax", "Softmin")],
+    *[Spec(f"F.{m}", "function", _softmax(f"F.{m}(x, dim={{d}})")) for m in ("softmax", "log_softmax", "softmin")],
+    Spec("nn.GLU", "module", _glu("nn.GLU({d})(x)")),
+    Spec("F.glu", "function", _glu("F.glu(x, {d})")),
+]

@@ -1,0 +1,173 @@
+"""Specs for the loss modules and their `torch.nn.functional` twins, in all reduction modes.
+
+Class-index targets are made with `high=1` (all zeros), so that a target value is never out of
+range: only shapes decide whether torch raises. BCE inputs go through `sigmoid()` because
+torch checks that they lie in [0, 1].
+"""
+from __future__ import annotations
+
+from .harness import L, Spec, T, shape
+
+
+def _near(r, v, lo=1):
+    if r.random() < 0.55:
+        return v
+    w = v + r.choice([-2, -1, 1, 2])
+    return w if w >= lo and w != v else v + 1
+
+
+def _red(r):
+    return r.choice(["mean", "sum", "none", "none"])
+
+
+def _call(r, module, functional, args, extra=""):
+    red = _red(r)
+    if r.random() < 0.5:
+        return f"nn.{module}(reduction={red!r}{extra})({args})" if module else None
+    return f"F.{functional}({args}, reduction={red!r}{extra})"
+
+
+def _classification(module, functional, probs=False):
+    def gen(r, fn=None):
+        n, c = r.randint(1, 4), r.randint(1, 5)
+        extra = shape(r, r.choice([0, 0, 1, 2]), 1, 3)
+        batched = r.random() < 0.85
+        x = ([n, c] if batched else [c]) + (list(extra) if batched else [])
+        if probs and r.random() < 0.35:
+            y = T(*[_near(r, d) for d in x])
+        else:
+            tgt = ([n] if batched else []) + (list(extra) if batched else [])
+            tgt = [_near(r, d) for d in tgt]
+            if r.random() < 0.1:
+                tgt = tgt + [1]
+            y = L(*tgt, high=1)
+        red = _red(r)
+        args = "x, t"
+        expr = f"F.{functional}({args}, reduction={red!r})" if fn else f"nn.{module}(reduction={red!r})({args})"
+        return expr, {"x": T(*x), "t": y}
+    return gen
+
+
+def _same_shape(module, functional, sig=False, functional_kind=False):
+    def gen(r):
+        x = shape(r, r.randint(1, 3), 1, 4)
+        if r.random() < 0.5:
+            y = x
+        elif r.random() < 0.5:
+            y = tuple(_near(r, d) for d in x)
+        else:
+            y = shape(r, r.randint(1, 3), 1, 4)
+        red = _red(r)
+        a, b = ("x.sigmoid()", "t.sigmoid()") if sig else ("x", "t")
+        if functional_kind:
+            return f"F.{functional}({a}, {b}, reduction={red!r})", {"x": T(*x), "t": T(*y)}
+        return f"nn.{module}(reduction={red!r})({a}, {b})", {"x": T(*x), "t": T(*y)}
+    return gen
+
+
+def _broadcasting(module, functional, functional_kind=False):
+    def gen(r):
+        x = shape(r, r.randint(1, 3), 1, 4)
+        choice = r.random()
+        if choice < 0.4:
+            y = x
+        elif choice < 0.7:
+            y = tuple(r.choice([d, 1]) for d in x)[r.randint(0, len(x) - 1):]
+        else:
+            y = shape(r, r.randint(1, 3), 1, 4)
+        if r.random() < 0.5:
+            x, y = y, x
+        red = _red(r) if module != "KLDivLoss" else r.choice(["mean", "sum", "none", "batchmean"])
+        if functional_kind:
+            return f"F.{functional}(x, t, reduction={red!r})", {"x": T(*x), "t": T(*y)}
+        return f"nn.{module}(reduction={red!r})(x, t)", {"x": T(*x), "t": T(*y)}
+    return gen
+
+
+def _cosine_embedding(fn):
+    def gen(r):
+        n, d = r.randint(1, 4), r.randint(1, 4)
+        batched = r.random() < 0.75
+        a = [n, d] if batched else [d]
+        b = [_near(r, v) for v in a] if r.random() < 0.6 else list(a)
+        y = [_near(r, n)] if batched else []
+        if r.random() < 0.1:
+            y = y + [1]
+        red = _red(r)
+        call = f"F.cosine_embedding_loss(a, b, t, reduction={red!r})" if fn else f"nn.CosineEmbeddingLoss(reduction={red!r})(a, b, t)"
+        return call, {"a": T(*a), "b": T(*b), "t": T(*y)}
+    return gen
+
+
+def _margin_ranking(fn):
+    def gen(r):
+        a = shape(r, r.randint(1, 2), 1, 4)
+        b = a if r.random() < 0.5 else tuple(r.choice([d, 1, d + 1]) for d in a)
+        y = a if r.random() < 0.6 else shape(r, r.randint(1, 2), 1, 4)
+        red = _red(r)
+        call = f"F.margin_ranking_loss(a, b, t, reduction={red!r})" if fn else f"nn.MarginRankingLoss(reduction={red!r})(a, b, t)"
+        return call, {"a": T(*a), "b": T(*b), "t": T(*y)}
+    return gen
+
+
+def _triplet(fn):
+    def gen(r):
+        n, d = r.randint(1, 4), r.randint(1, 4)
+        base = [n, d] if r.random() < 0.75 else [d]
+        shapes = [list(base) for _ in range(3)]
+        if r.random() < 0.5:
+            k = r.randint(0, 2)
+            shapes[k] = [_near(r, v) for v in shapes[k]] if r.random() < 0.7 else shapes[k][1:] or [1, 1]
+        red = _red(r)
+        call = (f"F.triplet_margin_loss(a, p, q, reduction={red!r})" if fn
+                else f"nn.TripletMarginLoss(reduction={red!r})(a, p, q)")
+        return call, {"a": T(*shapes[0]), "p": T(*shapes[1]), "q": T(*shapes[2])}
+    return gen
+
+
+def _ctc(fn):
+    def gen(r):
+        t, n, c, s = r.randint(3, 6), r.randint(1, 3), r.randint(2, 4), r.randint(1, 2)
+        lp = [t, n, c] if r.random() < 0.9 else [t, c]
+        ins = {"lp": T(*lp), "tg": L(_near(r, n), s, high=1) if len(lp) == 3 else L(s, high=1)}
+        ins["tg"] = L(*ins["tg"].shape, high=c - 1)
+        il = f"torch.full(({_near(r, n)},), {t}, dtype=torch.long)" if len(lp) == 3 else f"torch.tensor({t})"
+        tl = f"torch.full(({n},), {s}, dtype=torch.long)" if len(lp) == 3 else f"torch.tensor({s})"
+        red = _red(r)
+        if fn:
+            return f"F.ctc_loss(lp.log_softmax(-1), tg + 1, {il}, {tl}, reduction={red!r})", ins
+        return f"nn.CTCLoss(reduction={red!r})(lp.log_softmax(-1), tg + 1, {il}, {tl})", ins
+    return gen
+
+
+def _fn(gen):
+    return lambda r: gen(r, fn=True)
+
+
+SPECS = [
+    Spec("nn.CrossEntropyLoss", "module", _classification("CrossEntropyLoss", "cross_entropy", probs=True)),
+    Spec("F.cross_entropy", "function", _fn(_classification("CrossEntropyLoss", "cross_entropy", probs=True))),
+    Spec("nn.NLLLoss", "module", _classification("NLLLoss", "nll_loss")),
+    Spec("F.nll_loss", "function", _fn(_classification("NLLLoss", "nll_loss"))),
+    Spec("nn.BCELoss", "module", _same_shape("BCELoss", "binary_cross_entropy", sig=True)),
+    Spec("F.binary_cross_entropy", "function", _same_shape("BCELoss", "binary_cross_entropy", sig=True, functional_kind=True)),
+    Spec("nn.BCEWithLogitsLoss", "module", _same_shape("BCEWithLogitsLoss", "binary_cross_entropy_with_logits")),
+    Spec("F.binary_cross_entropy_with_logits", "function",
+         _same_shape("BCEWithLogitsLoss", "binary_cross_entropy_with_logits", functional_kind=True)),
+    Spec("nn.SoftMarginLoss", "module", _same_shape("SoftMarginLoss", "soft_margin_loss")),
+    Spec("F.soft_margin_loss", "function", _same_shape("SoftMarginLoss", "soft_margin_loss", functional_kind=True)),
+    *[Spec(f"nn.{m}", "module", _broadcasting(m, f)) for m, f in [
+        ("MSELoss", "mse_loss"), ("L1Loss", "l1_loss"), ("SmoothL1Loss", "smooth_l1_loss"), ("HuberLoss", "huber_loss"),
+        ("KLDivLoss", "kl_div")]],
+    *[Spec(f"F.{f}", "function", _broadcasting(m, f, functional_kind=True)) for m, f in [
+        ("MSELoss", "mse_loss"), ("L1Loss", "l1_loss"), ("SmoothL1Loss", "smooth_l1_loss"), ("HuberLoss", "huber_loss"),
+        ("KLDivLoss", "kl_div")]],
+    Spec("nn.CosineEmbeddingLoss", "module", _cosine_embedding(False)),
+    Spec("F.cosine_embedding_loss", "function", _cosine_embedding(True)),
+    Spec("nn.MarginRankingLoss", "module", _margin_ranking(False)),
+    Spec("F.margin_ranking_loss", "function", _margin_ranking(True)),
+    Spec("nn.TripletMarginLoss", "module", _triplet(False)),
+    Spec("F.triplet_margin_loss", "function", _triplet(True)),
+    Spec("nn.CTCLoss", "module", _ctc(False)),
+    Spec("F.ctc_loss", "function", _ctc(True)),
+]
