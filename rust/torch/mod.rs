@@ -9,6 +9,7 @@ pub mod losses;
 pub mod pointwise;
 pub mod shape_ops;
 pub mod tensor;
+pub mod zoo;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -304,6 +305,9 @@ pub fn call_module_value(interp: &mut Interp, st: State, m: Value, args: Vec<Val
 pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     if let Some(f) = path.strip_prefix("torch.utils.data.") {
         return data::utils_data(interp, st, f, args, kwargs, span);
+    }
+    if let Some(f) = path.strip_prefix("torchvision.models.") {
+        return zoo::construct(interp, st, f, kwargs, span);
     }
     if let Some(f) = path.strip_prefix("torchvision.") {
         return data::torchvision(interp, st, f, args, kwargs, span);
