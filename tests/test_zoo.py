@@ -24,6 +24,7 @@ def findings(src):
     ("resnet18", 1000), ("resnet34", 1000), ("resnet50", 1000), ("resnet101", 1000), ("resnet152", 1000),
     ("vgg11", 1000), ("vgg13_bn", 1000), ("vgg16", 1000), ("vgg19_bn", 1000), ("alexnet", 1000),
     ("mobilenet_v2", 1000), ("squeezenet1_0", 1000), ("squeezenet1_1", 1000), ("densenet121", 1000),
+    ("mobilenet_v3_small", 1000), ("mobilenet_v3_large", 1000), ("efficientnet_b0", 1000),
 ])
 def test_every_model_maps_images_to_logits(name, classes):
     src = PRELUDE + f"model = torchvision.models.{name}(weights=None)\ny = model(torch.randn(2, 3, 224, 224))\n"

@@ -16,10 +16,12 @@ import torch.nn.functional as F
 
 
 def _make_divisible(v, divisor, min_value=None):
+    # torchvision's, in integer arithmetic (every caller here passes an int `v`):
+    # int(v + divisor / 2) is v + divisor // 2 for even divisors, new_v < 0.9 * v is 10 * new_v < 9 * v
     if min_value is None:
         min_value = divisor
-    new_v = max(min_value, int(v + divisor / 2) // divisor * divisor)
-    if new_v < 0.9 * v:
+    new_v = max(min_value, (v + divisor // 2) // divisor * divisor)
+    if 10 * new_v < 9 * v:
         new_v += divisor
     return new_v
 
@@ -525,3 +527,187 @@ def densenet169(num_classes=1000):
 
 def densenet201(num_classes=1000):
     return DenseNet(32, (6, 12, 48, 32), 64, num_classes=num_classes)
+
+
+# ----- torchvision.ops.misc.SqueezeExcitation ------------------------------------------------
+
+
+class SqueezeExcitation(nn.Module):
+    def __init__(self, input_channels, squeeze_channels, activation=nn.ReLU, scale_activation=nn.Sigmoid):
+        super().__init__()
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.fc1 = nn.Conv2d(input_channels, squeeze_channels, 1)
+        self.fc2 = nn.Conv2d(squeeze_channels, input_channels, 1)
+        self.activation = activation()
+        self.scale_activation = scale_activation()
+
+    def forward(self, input):
+        scale = self.avgpool(input)
+        scale = self.fc1(scale)
+        scale = self.activation(scale)
+        scale = self.fc2(scale)
+        scale = self.scale_activation(scale)
+        return scale * input
+
+
+# ----- mobilenetv3.py -------------------------------------------------------------------
+
+
+class _V3Block(nn.Module):
+    # InvertedResidual of mobilenetv3.py; cnf = (input, kernel, expanded, out, use_se, use_hs, stride)
+    def __init__(self, cnf):
+        super().__init__()
+        inp, kernel, expanded, out, use_se, use_hs, stride = cnf
+        self.use_res_connect = stride == 1 and inp == out
+        activation_layer = nn.Hardswish if use_hs else nn.ReLU
+        layers = []
+        if expanded != inp:
+            layers.append(_conv_norm_act(inp, expanded, kernel_size=1, activation_layer=activation_layer))
+        layers.append(_conv_norm_act(expanded, expanded, kernel_size=kernel, stride=stride, groups=expanded, activation_layer=activation_layer))
+        if use_se:
+            layers.append(SqueezeExcitation(expanded, _make_divisible(expanded // 4, 8), scale_activation=nn.Hardsigmoid))
+        layers.append(_conv_norm_act(expanded, out, kernel_size=1, activation_layer=None))
+        self.block = nn.Sequential(*layers)
+        self.out_channels = out
+
+    def forward(self, input):
+        result = self.block(input)
+        if self.use_res_connect:
+            result += input
+        return result
+
+
+class MobileNetV3(nn.Module):
+    def __init__(self, inverted_residual_setting, last_channel, num_classes=1000, dropout=0.2):
+        super().__init__()
+        layers = [_conv_norm_act(3, inverted_residual_setting[0][0], kernel_size=3, stride=2, activation_layer=nn.Hardswish)]
+        for cnf in inverted_residual_setting:
+            layers.append(_V3Block(cnf))
+        lastconv_input_channels = inverted_residual_setting[-1][3]
+        lastconv_output_channels = 6 * lastconv_input_channels
+        layers.append(_conv_norm_act(lastconv_input_channels, lastconv_output_channels, kernel_size=1, activation_layer=nn.Hardswish))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(
+            nn.Linear(lastconv_output_channels, last_channel),
+            nn.Hardswish(inplace=True),
+            nn.Dropout(p=dropout, inplace=True),
+            nn.Linear(last_channel, num_classes),
+        )
+
+    def children(self):
+        return iter([self.features, self.avgpool, self.classifier])
+
+    def forward(self, x):
+        x = self.features(x)
+        x = self.avgpool(x)
+        x = torch.flatten(x, 1)
+        x = self.classifier(x)
+        return x
+
+
+def mobilenet_v3_large(num_classes=1000):
+    setting = [
+        (16, 3, 16, 16, False, False, 1),
+        (16, 3, 64, 24, False, False, 2),
+        (24, 3, 72, 24, False, False, 1),
+        (24, 5, 72, 40, True, False, 2),
+        (40, 5, 120, 40, True, False, 1),
+        (40, 5, 120, 40, True, False, 1),
+        (40, 3, 240, 80, False, True, 2),
+        (80, 3, 200, 80, False, True, 1),
+        (80, 3, 184, 80, False, True, 1),
+        (80, 3, 184, 80, False, True, 1),
+        (80, 3, 480, 112, True, True, 1),
+        (112, 3, 672, 112, True, True, 1),
+        (112, 5, 672, 160, True, True, 2),
+        (160, 5, 960, 160, True, True, 1),
+        (160, 5, 960, 160, True, True, 1),
+    ]
+    return MobileNetV3(setting, 1280, num_classes=num_classes)
+
+
+def mobilenet_v3_small(num_classes=1000):
+    setting = [
+        (16, 3, 16, 16, True, False, 2),
+        (16, 3, 72, 24, False, False, 2),
+        (24, 3, 88, 24, False, False, 1),
+        (24, 5, 96, 40, True, True, 2),
+        (40, 5, 240, 40, True, True, 1),
+        (40, 5, 240, 40, True, True, 1),
+        (40, 5, 120, 48, True, True, 1),
+        (48, 5, 144, 48, True, True, 1),
+        (48, 5, 288, 96, True, True, 2),
+        (96, 5, 576, 96, True, True, 1),
+        (96, 5, 576, 96, True, True, 1),
+    ]
+    return MobileNetV3(setting, 1024, num_classes=num_classes)
+
+
+# ----- efficientnet.py ------------------------------------------------------------------
+
+
+class MBConv(nn.Module):
+    def __init__(self, expand_ratio, kernel, stride, input_channels, out_channels):
+        super().__init__()
+        self.use_res_connect = stride == 1 and input_channels == out_channels
+        expanded_channels = _make_divisible(input_channels * expand_ratio, 8)
+        layers = []
+        if expanded_channels != input_channels:
+            layers.append(_conv_norm_act(input_channels, expanded_channels, kernel_size=1, activation_layer=nn.SiLU))
+        layers.append(_conv_norm_act(expanded_channels, expanded_channels, kernel_size=kernel, stride=stride, groups=expanded_channels, activation_layer=nn.SiLU))
+        squeeze_channels = max(1, input_channels // 4)
+        layers.append(SqueezeExcitation(expanded_channels, squeeze_channels, activation=nn.SiLU))
+        layers.append(_conv_norm_act(expanded_channels, out_channels, kernel_size=1, activation_layer=None))
+        self.block = nn.Sequential(*layers)
+        self.out_channels = out_channels
+
+    def forward(self, input):
+        result = self.block(input)
+        if self.use_res_connect:
+            # stochastic depth keeps the shape
+            result += input
+        return result
+
+
+class EfficientNet(nn.Module):
+    def __init__(self, inverted_residual_setting, dropout, num_classes=1000):
+        super().__init__()
+        layers = [_conv_norm_act(3, inverted_residual_setting[0][3], kernel_size=3, stride=2, activation_layer=nn.SiLU)]
+        for expand_ratio, kernel, stride, input_channels, out_channels, num_layers in inverted_residual_setting:
+            stage = []
+            for i in range(num_layers):
+                if i == 0:
+                    stage.append(MBConv(expand_ratio, kernel, stride, input_channels, out_channels))
+                else:
+                    stage.append(MBConv(expand_ratio, kernel, 1, out_channels, out_channels))
+            layers.append(nn.Sequential(*stage))
+        lastconv_input_channels = inverted_residual_setting[-1][4]
+        lastconv_output_channels = 4 * lastconv_input_channels
+        layers.append(_conv_norm_act(lastconv_input_channels, lastconv_output_channels, kernel_size=1, activation_layer=nn.SiLU))
+        self.features = nn.Sequential(*layers)
+        self.avgpool = nn.AdaptiveAvgPool2d(1)
+        self.classifier = nn.Sequential(nn.Dropout(p=dropout, inplace=True), nn.Linear(lastconv_output_channels, num_classes))
+
+    def children(self):
+        return iter([self.features, self.avgpool, self.classifier])
+
+    def forward(self, x):
+        x = self.features(x)
+        x = self.avgpool(x)
+        x = torch.flatten(x, 1)
+        x = self.classifier(x)
+        return x
+
+
+def efficientnet_b0(num_classes=1000):
+    setting = [
+        (1, 3, 1, 32, 16, 1),
+        (6, 3, 2, 16, 24, 2),
+        (6, 5, 2, 24, 40, 2),
+        (6, 3, 2, 40, 80, 3),
+        (6, 5, 1, 80, 112, 3),
+        (6, 5, 2, 112, 192, 4),
+        (6, 3, 1, 192, 320, 1),
+    ]
+    return EfficientNet(setting, 0.2, num_classes=num_classes)
