@@ -172,3 +172,32 @@ def test_resnet152_analysis_takes_milliseconds():
     print(f"\nresnet152 build + forward analysis: {elapsed * 1000:.1f} ms")
     assert got == []
     assert elapsed < 0.4, f"{elapsed * 1000:.0f} ms"
+
+
+def test_negative_index_replacement_and_unknown_index():
+    src = PRELUDE + (
+        "model = torchvision.models.vgg11()\n"
+        "model.classifier[-1] = nn.Linear(4096, 3)\n"
+        "y = model(torch.randn(2, 3, 32, 32))\n"
+        "def pick(k):\n"
+        "    model.classifier[k] = nn.Linear(5, 5)\n"
+        "    return model(torch.randn(2, 3, 32, 32))\n"
+        "z = pick(len(str(model)))\n"
+    )
+    assert shapes(src)[6] == "y: [2, 3] float"
+    # an index the engine does not know makes every slot unknown: no report, no shape
+    assert findings(src) == []
+    assert 10 not in shapes(src)
+
+
+def test_zoo_backbone_with_unknown_input_in_forward_is_silent():
+    src = PRELUDE + (
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.body = torchvision.models.efficientnet_b0()\n"
+        "        self.body.classifier[1] = nn.Linear(self.body.classifier[1].in_features, 4)\n"
+        "    def forward(self, x):\n"
+        "        return self.body(x)\n"
+    )
+    assert findings(src) == []

@@ -219,6 +219,10 @@ impl<'a> Interp<'a> {
     }
 
     pub fn record(&mut self, st: &State, site: Span, verdict: Verdict) {
+        if torch::zoo::is_embedded(site) && self.user_site.is_none() {
+            // embedded code not reached from a user call: nowhere to report
+            return;
+        }
         let site = self.user_span(site);
         let violated = matches!(verdict, Verdict::Violated(_));
         // Only a violation's path condition is ever shown.
