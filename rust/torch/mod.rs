@@ -165,13 +165,15 @@ impl<'a> Interp<'a> {
             Tri::Unknown => {
                 self.record(st, site, Verdict::Undecided);
                 if self.settings.export_undecided {
-                    if !st.tainted && st.in_try == 0 {
+                    if !st.tainted && st.in_try == 0 && !(zoo::is_embedded(site) && self.user_site.is_none()) {
                         let path: Vec<&Cond> = st.branches.iter().filter_map(|b| if let Branch::Sym(c) = b { Some(c) } else { None }).collect();
                         let assumed = st.assumed.borrow();
                         if let Some(query) = crate::shape::smt::query(&self.syms, &st.facts, &path, &assumed, &violated) {
                             drop(assumed);
                             let (message, trace) = msg(self);
                             let condition = self.path_condition(st);
+                            // inside the zoo: at the innermost user call, like the outcome
+                            let site = self.user_span(site);
                             self.undecided.push(Pending { site, rule, message, trace, condition, query });
                         }
                     }
