@@ -25,6 +25,8 @@ fn median_ms(src: &str, settings: &Settings) -> f64 {
 
 fn main() {
     let settings = Settings::default();
+    // warm up (allocator, page faults) before the baseline
+    let _ = median_ms(&program("resnet18"), &settings);
     let base = median_ms(&program("resnet18"), &settings);
     println!("{:<14} {:>10} {:>9} {:>6} {:>8}", "model", "median ms", "steps", "paths", "ratio");
     for name in MODELS {
