@@ -4,7 +4,9 @@ usage: python oracle_runner.py FIXTURE.py REPORT.json
 
 The report holds ``ok`` (bool: the program ran to completion or exited with status 0),
 ``exc_type``, ``error`` (``"Type: first line of the message"``) and ``frames``: the traceback
-as ``[[absolute file, line], ...]``, innermost first, all files included.  Used by
+as ``[[absolute file, line], ...]``, innermost first, all files included. A fixture that imports
+torchvision where it cannot be imported (see ``torchvision_compat.py``) is not run: its report
+has ``skip``, the reason.  Used by
 ``test_oracle.py``; it is not a test module itself.
 """
 import json
@@ -13,12 +15,22 @@ import runpy
 import sys
 import traceback
 
+import torchvision_compat  # tests/, next to this script
+
 
 def main():
     fixture, report = os.path.abspath(sys.argv[1]), sys.argv[2]
     sys.argv = [fixture]
     sys.path.insert(0, os.path.dirname(fixture))
     out = {"ok": True, "exc_type": None, "error": None, "frames": []}
+    with open(fixture, encoding="utf-8") as f:
+        uses_torchvision = "torchvision" in f.read()
+    if uses_torchvision and torchvision_compat.load() is None:
+        # not a verdict: the fixture cannot run here (test_oracle.py skips it with this reason)
+        out.update(ok=False, skip=torchvision_compat.REASON)
+        with open(report, "w") as f:
+            json.dump(out, f)
+        return
     try:
         runpy.run_path(fixture, run_name="__main__")
     except SystemExit as e:

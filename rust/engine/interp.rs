@@ -124,6 +124,9 @@ pub struct Interp<'a> {
     pub cuts: u64,
     /// Violated or undecided verdicts recorded so far: a call that adds one is not summarised.
     pub flagged: u64,
+    /// The innermost call in the user's file: checks inside embedded library code (the
+    /// torchvision zoo) report there.
+    pub user_site: Option<Span>,
 }
 
 fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
@@ -184,6 +187,7 @@ impl<'a> Interp<'a> {
             memo: Default::default(),
             cuts: 0,
             flagged: 0,
+            user_site: None,
         }
     }
 
@@ -199,7 +203,12 @@ impl<'a> Interp<'a> {
     }
 
     pub fn line(&self, span: Span) -> usize {
-        self.file.row(span.start)
+        self.file.row(self.user_span(span).start)
+    }
+
+    /// A span in the user's file: embedded library code maps to the innermost user call.
+    pub fn user_span(&self, span: Span) -> Span {
+        if torch::zoo::is_embedded(span) { self.user_site.unwrap_or_default() } else { span }
     }
 
     fn tick(&mut self) -> bool {
@@ -229,6 +238,11 @@ impl<'a> Interp<'a> {
     }
 
     pub fn record(&mut self, st: &State, site: Span, verdict: Verdict) {
+        if torch::zoo::is_embedded(site) && self.user_site.is_none() {
+            // embedded code not reached from a user call: nowhere to report
+            return;
+        }
+        let site = self.user_span(site);
         let violated = matches!(verdict, Verdict::Violated(_));
         if !matches!(verdict, Verdict::Holds) {
             self.flagged += 1;
@@ -889,7 +903,7 @@ impl<'a> Interp<'a> {
     }
 
     fn log_shape(&mut self, st: &State, span: Span, name: &str, v: &Value) {
-        if self.shape_log.is_none() {
+        if self.shape_log.is_none() || torch::zoo::is_embedded(span) {
             return;
         }
         let Value::Tensor(t) = v else { return };
@@ -971,6 +985,16 @@ impl<'a> Interp<'a> {
                 Obj::Container { items, kind: ContainerKind::ModuleDict, .. } => {
                     if let Some(k) = key.as_str() {
                         items.push((Some(Rc::from(k)), v));
+                    }
+                }
+                // `model.classifier[6] = nn.Linear(4096, 10)`: the module in that slot is replaced
+                Obj::Container { items, kind: ContainerKind::Sequential | ContainerKind::ModuleList, .. } => {
+                    let n = items.len() as i128;
+                    match key.as_const_int().map(|k| if k < 0 { k + n } else { k }) {
+                        Some(k) if (0..n).contains(&k) => items[k as usize].1 = v,
+                        // out of range: torch raises IndexError; nothing is claimed
+                        Some(_) => {}
+                        None => items.iter_mut().for_each(|it| it.1 = Value::Unknown),
                     }
                 }
                 _ => {}
@@ -1372,6 +1396,8 @@ impl<'a> Interp<'a> {
                     (Value::Str(Some(x)), Value::Str(Some(y))) => Some(x == y),
                     (Value::None, Value::None) => Some(true),
                     (Value::Str(Some(_)), Value::None) | (Value::None, Value::Str(Some(_))) => Some(false),
+                    // an int never equals a string (`v == "M"` over a VGG config)
+                    (Value::Int(_), Value::Str(_)) | (Value::Str(_), Value::Int(_)) => Some(false),
                     (Value::Float(Some(x)), Value::Float(Some(y))) => Some(x == y),
                     _ => None,
                 };
@@ -1990,6 +2016,16 @@ impl<'a> Interp<'a> {
     }
 
     pub fn call(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        if torch::zoo::is_embedded(span) {
+            return self.call_inner(f, args, kwargs, st, span);
+        }
+        let outer = self.user_site.replace(span);
+        let out = self.call_inner(f, args, kwargs, st, span);
+        self.user_site = outer;
+        out
+    }
+
+    fn call_inner(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         if !self.tick() {
             return Vec::new();
         }

@@ -13,7 +13,13 @@ use crate::parse::ParsedFile;
 pub const MAX_DEPTH: usize = 300;
 
 pub fn lower_module(file: &ParsedFile) -> Module {
-    let mut l = Lowerer { depth: 0, max_depth: 0, next_id: 0, saw_yield: false };
+    lower_module_at(file, 0, 0)
+}
+
+/// Lower a second source (embedded library code) into its own ranges: every span is shifted by
+/// `span_base` and every function id by `id_base`, so neither collides with the user's file.
+pub fn lower_module_at(file: &ParsedFile, span_base: u32, id_base: u32) -> Module {
+    let mut l = Lowerer { depth: 0, max_depth: 0, next_id: id_base, saw_yield: false, span_base };
     let body = l.stmts(&file.module().body);
     Module { body, max_depth: l.max_depth }
 }
@@ -23,11 +29,7 @@ struct Lowerer {
     max_depth: usize,
     next_id: u32,
     saw_yield: bool,
-}
-
-fn span_of(node: &impl Ranged) -> Span {
-    let r = node.range();
-    Span { start: r.start().to_u32(), end: r.end().to_u32() }
+    span_base: u32,
 }
 
 fn name(id: &py::Identifier) -> Name {
@@ -70,6 +72,11 @@ fn cmpop(op: py::CmpOp) -> CmpOp {
 }
 
 impl Lowerer {
+    fn span_of(&self, node: &impl Ranged) -> Span {
+        let r = node.range();
+        Span { start: r.start().to_u32().saturating_add(self.span_base), end: r.end().to_u32().saturating_add(self.span_base) }
+    }
+
     fn id(&mut self) -> u32 {
         self.next_id += 1;
         self.next_id
@@ -90,7 +97,7 @@ impl Lowerer {
     }
 
     fn stmt(&mut self, s: &py::Stmt) -> Stmt {
-        let span = span_of(s);
+        let span = self.span_of(s);
         if !self.enter() {
             self.leave();
             return Stmt { kind: StmtKind::Unknown { binds: Vec::new() }, span };
@@ -202,7 +209,7 @@ impl Lowerer {
         match &first.test {
             None => body,
             Some(test) => {
-                let span = span_of(first);
+                let span = self.span_of(first);
                 let test = self.expr(test);
                 let orelse = self.elif_chain(rest);
                 vec![Stmt { kind: StmtKind::If { test, body, orelse }, span }]
@@ -216,7 +223,7 @@ impl Lowerer {
         let subject = self.expr(&m.subject);
         let mut orelse: Vec<Stmt> = Vec::new();
         for case in m.cases.iter().rev() {
-            let span = span_of(case);
+            let span = self.span_of(case);
             let mut binds = Vec::new();
             pattern_names(&case.pattern, &mut binds);
             let mut body = vec![Stmt { kind: StmtKind::Unknown { binds }, span }];
@@ -259,7 +266,7 @@ impl Lowerer {
     }
 
     fn function(&mut self, f: &py::StmtFunctionDef) -> FuncDef {
-        let mut def = FuncDef::empty(self.id(), name(&f.name), span_of(f));
+        let mut def = FuncDef::empty(self.id(), name(&f.name), self.span_of(f));
         def.decorators = f.decorator_list.iter().map(|d| self.expr(&d.expression)).collect();
         def.is_async = f.is_async;
         self.params(&f.parameters, &mut def);
@@ -284,12 +291,12 @@ impl Lowerer {
             keywords,
             body: self.stmts(&c.body),
             decorators,
-            span: span_of(c),
+            span: self.span_of(c),
         }
     }
 
     fn target(&mut self, t: &py::Expr) -> Target {
-        let span = span_of(t);
+        let span = self.span_of(t);
         if !self.enter() {
             self.leave();
             return Target::Unknown(span);
@@ -329,7 +336,7 @@ impl Lowerer {
     }
 
     pub fn expr(&mut self, e: &py::Expr) -> Expr {
-        let span = span_of(e);
+        let span = self.span_of(e);
         if !self.enter() {
             self.leave();
             return Expr { kind: ExprKind::Unknown, span };
@@ -368,7 +375,7 @@ impl Lowerer {
                 ExprKind::UnaryOp(op, self.boxed(&u.operand))
             }
             E::Lambda(l) => {
-                let span = span_of(l);
+                let span = self.span_of(l);
                 let mut def = FuncDef::empty(self.id(), Rc::from("<lambda>"), span);
                 def.is_lambda = true;
                 if let Some(p) = &l.parameters {
@@ -406,7 +413,7 @@ impl Lowerer {
             E::DictComp(c) => {
                 let key = match &c.key {
                     Some(k) => self.boxed(k),
-                    None => Box::new(Expr { kind: ExprKind::Unknown, span: span_of(c) }),
+                    None => Box::new(Expr { kind: ExprKind::Unknown, span: self.span_of(c) }),
                 };
                 ExprKind::Comp {
                     kind: CompKind::Dict,

@@ -12,6 +12,7 @@ pub mod shape_ops;
 pub mod recurrent;
 pub mod resample;
 pub mod tensor;
+pub mod zoo;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -167,13 +168,15 @@ impl<'a> Interp<'a> {
             Tri::Unknown => {
                 self.record(st, site, Verdict::Undecided);
                 if self.settings.export_undecided {
-                    if !st.tainted && st.in_try == 0 {
+                    if !st.tainted && st.in_try == 0 && !(zoo::is_embedded(site) && self.user_site.is_none()) {
                         let path: Vec<&Cond> = st.branches.iter().filter_map(|b| if let Branch::Sym(c) = b { Some(c) } else { None }).collect();
                         let assumed = st.assumed.borrow();
                         if let Some(query) = crate::shape::smt::query(&self.syms, &st.facts, &path, &assumed, &violated) {
                             drop(assumed);
                             let (message, trace) = msg(self);
                             let condition = self.path_condition(st);
+                            // inside the zoo: at the innermost user call, like the outcome
+                            let site = self.user_span(site);
                             self.undecided.push(Pending { site, rule, message, trace, condition, query });
                         }
                     }
@@ -307,6 +310,9 @@ pub fn call_module_value(interp: &mut Interp, st: State, m: Value, args: Vec<Val
 pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     if let Some(f) = path.strip_prefix("torch.utils.data.") {
         return data::utils_data(interp, st, f, args, kwargs, span);
+    }
+    if let Some(f) = path.strip_prefix("torchvision.models.") {
+        return zoo::construct(interp, st, f, kwargs, span);
     }
     if let Some(f) = path.strip_prefix("torchvision.") {
         return data::torchvision(interp, st, f, args, kwargs, span);

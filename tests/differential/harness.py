@@ -7,7 +7,7 @@ evaluate to one tensor (index a tuple result, e.g. `lstm(x)[0]`).
 
 For each case the harness builds the program
 
-    import torch / torch.nn as nn / torch.nn.functional as F
+    import torch / torch.nn as nn / torch.nn.functional as F   (and torchvision, when used)
     x = torch.randn(2, 3)          # one line per input
     y = <expression>
 
@@ -97,7 +97,8 @@ def shape(rng: random.Random, rank: int | None = None, lo: int = 1, hi: int = 5,
 
 def program(expr: str, inputs: dict[str, Input]) -> str:
     body = "".join(f"{name} = {inp.source()}\n" for name, inp in inputs.items())
-    return PRELUDE + body + f"y = {expr}\n"
+    prelude = PRELUDE + ("import torchvision\n" if "torchvision" in expr else "")
+    return prelude + body + f"y = {expr}\n"
 
 
 _DTYPES = {"float32": "float", "float64": "double", "float16": "half", "bfloat16": "bfloat16",
@@ -114,6 +115,11 @@ class Outcome:
 def run_torch(torch, expr: str, inputs: dict[str, Input]):
     """(shape, dtype name) of the expression under real torch, or None when torch raises."""
     env = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional}
+    if "torchvision" in expr:
+        # specs_zoo.py lists torchvision specs only where it imports (see torchvision_compat.py)
+        import torchvision_compat
+
+        env["torchvision"] = torchvision_compat.load()
     try:
         for name, inp in inputs.items():
             env[name] = eval(inp.source(), env)  # noqa: S307 - generated test input
