@@ -982,11 +982,14 @@ impl<'a> Interp<'a> {
                         items.push((Value::Unknown, Value::Unknown));
                     }
                 }
-                Obj::Container { items, kind: ContainerKind::ModuleDict, .. } => {
-                    if let Some(k) = key.as_str() {
-                        items.push((Some(Rc::from(k)), v));
-                    }
-                }
+                // `heads["topic"] = nn.Linear(...)`: replaces the module under that key
+                Obj::Container { items, kind: ContainerKind::ModuleDict, .. } => match key.as_str() {
+                    Some(k) => match items.iter_mut().find(|(n, _)| n.as_deref() == Some(k)) {
+                        Some(e) => e.1 = v,
+                        None => items.push((Some(Rc::from(k)), v)),
+                    },
+                    None => items.iter_mut().for_each(|it| it.1 = Value::Unknown),
+                },
                 // `model.classifier[6] = nn.Linear(4096, 10)`: the module in that slot is replaced
                 Obj::Container { items, kind: ContainerKind::Sequential | ContainerKind::ModuleList, .. } => {
                     let n = items.len() as i128;

@@ -4,6 +4,7 @@
 //! module lists them all. Codes are never reused: a removed rule stays here with
 //! `RuleStatus::Removed`.
 
+pub mod may_fail;
 pub mod meta;
 pub mod shape;
 
@@ -60,6 +61,7 @@ pub static ALL: &[&Rule] = &[
     &shape::output_size_too_small::RULE,
     &shape::index_out_of_range::RULE,
     &shape::invalid_shape_argument::RULE,
+    &may_fail::loss_target_broadcast::RULE,
 ];
 
 pub fn by_code(code: &str) -> Option<&'static Rule> {

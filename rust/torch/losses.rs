@@ -174,6 +174,13 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
         _ => {
             // elementwise regression losses broadcast (torch warns when sizes differ)
             let Some(s) = broadcast(interp, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
+            if interp.settings.may_fail && sx.rank().is_some() && sy.rank().is_some() {
+                let differ = sx.dims.len() != sy.dims.len() || sx.dims.iter().zip(&sy.dims).any(|(a, b)| interp.dim_eq(&st, a, b) == Tri::False);
+                let (sxs, sys) = (interp.show_shape(&st, &sx), interp.show_shape(&st, &sy));
+                if differ {
+                    interp.warn(&st, span, &crate::rules::may_fail::loss_target_broadcast::RULE, format!("{who}{kind}: target {sys} and input {sxs} differ in shape and are broadcast (torch only warns; the loss is likely wrong)"));
+                }
+            }
             scalar(st, s)
         }
     }

@@ -195,6 +195,12 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path: the line runs,
+    /// but is almost certainly wrong.
+    pub fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String) {
+        self.record(st, site, Verdict::Violated(Violation { rule, message, trace: Vec::new() }));
+    }
+
     /// Check that a layer's input dim `got` is the size `want` the layer expects. `message`
     /// gets the input shape, `got` and `want` as text; the trace says where `got` came from,
     /// then `extra` lines. Returns false when the path ends here (torch raises).
