@@ -411,7 +411,9 @@ pub fn tensor_literal(interp: &mut Interp, st: State, args: &[Value], kwargs: &[
     fn walk(interp: &mut Interp, st: &mut State, v: &Value, span: Span, depth: usize, kind: &mut Kind) -> Option<Vec<i128>> {
         match v {
             Value::Bool(_) => Some(Vec::new()),
-            Value::Int(_) => {
+            // a symbolic int may stand for anything the engine assumed to be an int (a missing
+            // constructor argument is a fresh symbol, though the caller may pass a list)
+            Value::Int(p) if p.as_const().is_some() => {
                 *kind = if *kind < Kind::Int { Kind::Int } else { *kind };
                 Some(Vec::new())
             }
