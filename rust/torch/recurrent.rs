@@ -93,10 +93,7 @@ pub fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Va
     let fixed = [(1usize, Some(input_size.clone()))];
     for (st, s) in require_rank(interp, st, t, &[2, 3], if batch_first { &["B", "T", "F"] } else { &["T", "B", "F"] }, &fixed, span, &format!("{who}{kind}: ")) {
         let r = s.dims.len();
-        let feat = s.dims[r - 1].clone();
-        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &feat, &input_size, Vec::new(), |shown, fs, is| {
-            format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
-        }) {
+        if !input_size_fits(interp, &st, &s, &input_size, &who, &kind, span) {
             continue;
         }
         let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
@@ -127,6 +124,14 @@ pub fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Va
     out
 }
 
+/// The input's last dim is the layer's `input_size` (SHP107). False: torch raises (recorded).
+fn input_size_fits(interp: &mut Interp, st: &State, s: &Shape, input_size: &Poly, who: &str, kind: &str, span: Span) -> bool {
+    let feat = s.dims[s.dims.len() - 1].clone();
+    interp.expect_dim(st, span, &r::layer_channel_mismatch::RULE, s, &feat, input_size, Vec::new(), |shown, fs, is| {
+        format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
+    })
+}
+
 /// `nn.RNNCell/GRUCell/LSTMCell`: input `[N, H_in]` or unbatched `[H_in]`; state `[N, H]`
 /// (`[H]`); LSTMCell returns `(h, c)`.
 pub fn cell(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, hx: Option<&Value>, span: Span) -> Vals {
@@ -144,10 +149,7 @@ pub fn cell(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, hx: Option<&V
     let fixed = [(1usize, Some(input_size.clone()))];
     for (st, s) in require_rank(interp, st, t, &[1, 2], &["B", "F"], &fixed, span, &format!("{who}{kind}: ")) {
         let r = s.dims.len();
-        let feat = s.dims[r - 1].clone();
-        if !interp.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &feat, &input_size, Vec::new(), |shown, fs, is| {
-            format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
-        }) {
+        if !input_size_fits(interp, &st, &s, &input_size, &who, &kind, span) {
             continue;
         }
         let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));

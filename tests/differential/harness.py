@@ -95,6 +95,14 @@ def shape(rng: random.Random, rank: int | None = None, lo: int = 1, hi: int = 5,
     return tuple(rng.randint(lo, hi) for _ in range(r))
 
 
+def near(r: random.Random, v: int, lo: int = 1) -> int:
+    """`v`, or a nearby different value >= lo, about half of the time each (valid and invalid sizes)."""
+    if r.random() < 0.55:
+        return v
+    w = v + r.choice([-2, -1, 1, 2])
+    return w if w >= lo and w != v else v + 1
+
+
 def program(expr: str, inputs: dict[str, Input]) -> str:
     body = "".join(f"{name} = {inp.source()}\n" for name, inp in inputs.items())
     prelude = PRELUDE + ("import torchvision\n" if "torchvision" in expr else "")

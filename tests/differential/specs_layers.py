@@ -6,31 +6,25 @@ Elementwise activations have no invalid shapes: their generators vary rank and d
 """
 from __future__ import annotations
 
-from .harness import D, L, Spec, T, shape
+from .harness import D, L, Spec, T, near, shape
 
 
-def _near(r, v, lo=1):
-    """`v`, or a nearby different value >= lo, half of the time each."""
-    if r.random() < 0.55:
-        return v
-    w = v + r.choice([-2, -1, 1, 2])
-    return w if w >= lo and w != v else v + 1
 
 
 # ---- linear family ------------------------------------------------------------------------
 
 def _linear(r):
     i, o = r.randint(1, 6), r.randint(1, 6)
-    x = shape(r, r.randint(0, 3), 1, 4) + (_near(r, i),)
+    x = shape(r, r.randint(0, 3), 1, 4) + (near(r, i),)
     return f"nn.Linear({i}, {o})(x)", {"x": T(*x)}
 
 
 def _f_linear(r):
     i, o = r.randint(1, 6), r.randint(1, 6)
-    x = shape(r, r.randint(0, 3), 1, 4) + (_near(r, i),)
+    x = shape(r, r.randint(0, 3), 1, 4) + (near(r, i),)
     ins = {"x": T(*x), "w": T(o, i)}
     if r.random() < 0.3:
-        ins["b"] = T(_near(r, o))
+        ins["b"] = T(near(r, o))
         return "F.linear(x, w, b)", ins
     return "F.linear(x, w)", ins
 
@@ -39,7 +33,7 @@ def _bilinear(r, functional=False):
     i1, i2, o = r.randint(1, 5), r.randint(1, 5), r.randint(1, 5)
     batch = shape(r, r.randint(0, 2), 1, 4)
     b2 = batch if r.random() < 0.7 else shape(r, len(batch), 1, 4)
-    ins = {"a": T(*batch, _near(r, i1)), "b": T(*b2, _near(r, i2))}
+    ins = {"a": T(*batch, near(r, i1)), "b": T(*b2, near(r, i2))}
     if functional:
         ins["w"] = T(o, i1, i2)
         return "F.bilinear(a, b, w)", ins
@@ -77,7 +71,7 @@ def _conv(n, transposed=False, functional=False):
         p = r.randint(0, 2)
         sizes = [r.randint(1, 9) for _ in range(n)]
         batched = r.random() < 0.8
-        c = _near(r, cin)
+        c = near(r, cin)
         x = ([r.randint(1, 3)] if batched else []) + [c] + sizes
         if r.random() < 0.08:
             x = x[:1]  # wrong rank
@@ -149,7 +143,7 @@ def _batchnorm(n, functional=False):
         c = r.randint(1, 5)
         rank = r.choice({1: [2, 3, 3, 4], 2: [4, 4, 4, 3, 5], 3: [5, 5, 5, 4]}[n])
         x = [r.randint(1, 3) for _ in range(rank)]
-        x[1] = _near(r, c)
+        x[1] = near(r, c)
         if functional:
             eval_ = r.random() < 0.4
             return f"F.batch_norm(x, m, v, training={not eval_})", {"x": T(*x), "m": T(c), "v": T(c)}
@@ -159,7 +153,7 @@ def _batchnorm(n, functional=False):
 
 def _layernorm(r, functional=False):
     ns = shape(r, r.randint(1, 2), 1, 4)
-    x = list(shape(r, r.randint(0, 2), 1, 3)) + [_near(r, d) for d in ns]
+    x = list(shape(r, r.randint(0, 2), 1, 3)) + [near(r, d) for d in ns]
     if r.random() < 0.1:
         x = x[-1:]
     if functional:
@@ -171,7 +165,7 @@ def _layernorm(r, functional=False):
 def _groupnorm(r, functional=False):
     g = r.randint(1, 3)
     c = g * r.randint(1, 3) if r.random() < 0.8 else r.randint(1, 6)
-    x = [r.randint(1, 3), _near(r, c)] + list(shape(r, r.randint(0, 2), 1, 4))
+    x = [r.randint(1, 3), near(r, c)] + list(shape(r, r.randint(0, 2), 1, 4))
     if functional:
         return f"F.group_norm(x, {g})", {"x": T(*x)}
     return f"nn.GroupNorm({g}, {c})(x)", {"x": T(*x)}
@@ -228,7 +222,7 @@ def _rnn(kind):
         length, n = r.randint(1, 4), r.randint(1, 3)
         batched = r.random() < 0.75
         x = ([n, length] if bf else [length, n]) if batched else [length]
-        x = x + [_near(r, i)]
+        x = x + [near(r, i)]
         extra = f", proj_size={proj}" if proj else ""
         ctor = f"nn.{kind}({i}, {h}, num_layers={nl}, batch_first={bf}, bidirectional={bi}{extra})"
         ins = {"x": T(*x)}
@@ -236,12 +230,12 @@ def _rnn(kind):
         if r.random() < 0.4:
             dn = (2 if bi else 1) * nl
             hout = proj or h
-            hs = [_near(r, dn)] + ([_near(r, n)] if batched else []) + [_near(r, hout)]
+            hs = [near(r, dn)] + ([near(r, n)] if batched else []) + [near(r, hout)]
             if r.random() < 0.1:
                 hs = hs[1:] if batched else [1] + hs
             ins["h"] = T(*hs)
             if kind == "LSTM":
-                ins["c"] = T(*([dn] + ([n] if batched else []) + [_near(r, h)]))
+                ins["c"] = T(*([dn] + ([n] if batched else []) + [near(r, h)]))
                 return f"{ctor}(x, (h, c))[{which}]" + ("[0]" if which else ""), ins
             return f"{ctor}(x, h)[{which}]", ins
         return f"{ctor}(x)[{which}]" + ("[0]" if which and kind == "LSTM" else ""), ins
@@ -253,13 +247,13 @@ def _cell(kind):
         i, h = r.randint(1, 5), r.randint(1, 5)
         n = r.randint(1, 3)
         batched = r.random() < 0.75
-        x = ([n] if batched else []) + [_near(r, i)]
+        x = ([n] if batched else []) + [near(r, i)]
         if r.random() < 0.08:
             x = [1] + x
         ins = {"x": T(*x)}
         ctor = f"nn.{kind}({i}, {h})"
         if r.random() < 0.4:
-            hs = ([_near(r, n)] if batched else []) + [_near(r, h)]
+            hs = ([near(r, n)] if batched else []) + [near(r, h)]
             ins["h"] = T(*hs)
             if kind == "LSTMCell":
                 ins["c"] = T(*hs)
@@ -285,10 +279,10 @@ def _mha(r):
             return [length, last]
         return [nn_, length, last] if bf else [length, nn_, last]
 
-    q = seq(lq, _near(r, e))
-    n2 = _near(r, n)
-    k = seq(s, _near(r, kd or e), n2)
-    v = seq(_near(r, s), _near(r, vd or e), n2)
+    q = seq(lq, near(r, e))
+    n2 = near(r, n)
+    k = seq(s, near(r, kd or e), n2)
+    v = seq(near(r, s), near(r, vd or e), n2)
     kw = f"batch_first={bf}"
     if kd:
         kw += f", kdim={kd}"
@@ -297,7 +291,7 @@ def _mha(r):
     ins = {"q": T(*q), "k": T(*k), "v": T(*v)}
     extra = ""
     if r.random() < 0.3:
-        ins["m"] = T(*r.choice([[lq, s], [_near(r, lq), _near(r, s)], [n * h, lq, s]]))
+        ins["m"] = T(*r.choice([[lq, s], [near(r, lq), near(r, s)], [n * h, lq, s]]))
         extra = ", attn_mask=m"
     return f"nn.MultiheadAttention({e}, {h}, {kw})(q, k, v{extra})[{r.choice([0, 0, 1])}]", ins
 
@@ -306,7 +300,7 @@ def _sdpa(r):
     batch = shape(r, r.randint(0, 2), 1, 3)
     lq, s, e, ev = r.randint(1, 4), r.randint(1, 4), r.randint(1, 4), r.randint(1, 4)
     b2 = batch if r.random() < 0.8 else shape(r, len(batch), 1, 3)
-    ins = {"q": T(*batch, lq, e), "k": T(*b2, s, _near(r, e)), "v": T(*b2, _near(r, s), ev)}
+    ins = {"q": T(*batch, lq, e), "k": T(*b2, s, near(r, e)), "v": T(*b2, near(r, s), ev)}
     return "F.scaled_dot_product_attention(q, k, v)", ins
 
 
@@ -314,7 +308,7 @@ def _tel(r):
     h = r.choice([1, 2])
     e = h * r.randint(1, 3) if r.random() < 0.9 else 3
     bf = r.random() < 0.4
-    x = [r.randint(1, 3), r.randint(1, 3), _near(r, e)] if r.random() < 0.8 else [r.randint(1, 3), _near(r, e)]
+    x = [r.randint(1, 3), r.randint(1, 3), near(r, e)] if r.random() < 0.8 else [r.randint(1, 3), near(r, e)]
     if r.random() < 0.06:
         x = [1] + x
     return f"nn.TransformerEncoderLayer({e}, {h}, dim_feedforward=8, dropout=0.0, batch_first={bf})(x)", {"x": T(*x)}
@@ -323,18 +317,18 @@ def _tel(r):
 def _te(r):
     h = r.choice([1, 2])
     e = h * r.randint(1, 3)
-    x = [r.randint(1, 3), r.randint(1, 3), _near(r, e)] if r.random() < 0.8 else [r.randint(1, 3), _near(r, e)]
+    x = [r.randint(1, 3), r.randint(1, 3), near(r, e)] if r.random() < 0.8 else [r.randint(1, 3), near(r, e)]
     return f"nn.TransformerEncoder(nn.TransformerEncoderLayer({e}, {h}, 8, 0.0), num_layers={r.randint(1, 2)}, enable_nested_tensor=False)(x)", {"x": T(*x)}
 
 
 def _decoder_inputs(r, e, bf):
     n, t, s = r.randint(1, 3), r.randint(1, 3), r.randint(1, 3)
     if r.random() < 0.8:
-        tgt = [n, t, _near(r, e)] if bf else [t, n, _near(r, e)]
-        n2 = _near(r, n)
-        mem = [n2, s, _near(r, e)] if bf else [s, n2, _near(r, e)]
+        tgt = [n, t, near(r, e)] if bf else [t, n, near(r, e)]
+        n2 = near(r, n)
+        mem = [n2, s, near(r, e)] if bf else [s, n2, near(r, e)]
     else:
-        tgt, mem = [t, _near(r, e)], [s, _near(r, e)]
+        tgt, mem = [t, near(r, e)], [s, near(r, e)]
     return {"t": T(*tgt), "m": T(*mem)}
 
 

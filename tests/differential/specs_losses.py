@@ -6,14 +6,9 @@ torch checks that they lie in [0, 1].
 """
 from __future__ import annotations
 
-from .harness import L, Spec, T, shape
+from .harness import L, Spec, T, near, shape
 
 
-def _near(r, v, lo=1):
-    if r.random() < 0.55:
-        return v
-    w = v + r.choice([-2, -1, 1, 2])
-    return w if w >= lo and w != v else v + 1
 
 
 def _red(r):
@@ -34,10 +29,10 @@ def _classification(module, functional, probs=False):
         batched = r.random() < 0.85
         x = ([n, c] if batched else [c]) + (list(extra) if batched else [])
         if probs and r.random() < 0.35:
-            y = T(*[_near(r, d) for d in x])
+            y = T(*[near(r, d) for d in x])
         else:
             tgt = ([n] if batched else []) + (list(extra) if batched else [])
-            tgt = [_near(r, d) for d in tgt]
+            tgt = [near(r, d) for d in tgt]
             if r.random() < 0.1:
                 tgt = tgt + [1]
             y = L(*tgt, high=1)
@@ -54,7 +49,7 @@ def _same_shape(module, functional, sig=False, functional_kind=False):
         if r.random() < 0.5:
             y = x
         elif r.random() < 0.5:
-            y = tuple(_near(r, d) for d in x)
+            y = tuple(near(r, d) for d in x)
         else:
             y = shape(r, r.randint(1, 3), 1, 4)
         red = _red(r)
@@ -89,8 +84,8 @@ def _cosine_embedding(fn):
         n, d = r.randint(1, 4), r.randint(1, 4)
         batched = r.random() < 0.75
         a = [n, d] if batched else [d]
-        b = [_near(r, v) for v in a] if r.random() < 0.6 else list(a)
-        y = [_near(r, n)] if batched else []
+        b = [near(r, v) for v in a] if r.random() < 0.6 else list(a)
+        y = [near(r, n)] if batched else []
         if r.random() < 0.1:
             y = y + [1]
         red = _red(r)
@@ -117,7 +112,7 @@ def _triplet(fn):
         shapes = [list(base) for _ in range(3)]
         if r.random() < 0.5:
             k = r.randint(0, 2)
-            shapes[k] = [_near(r, v) for v in shapes[k]] if r.random() < 0.7 else shapes[k][1:] or [1, 1]
+            shapes[k] = [near(r, v) for v in shapes[k]] if r.random() < 0.7 else shapes[k][1:] or [1, 1]
         red = _red(r)
         call = (f"F.triplet_margin_loss(a, p, q, reduction={red!r})" if fn
                 else f"nn.TripletMarginLoss(reduction={red!r})(a, p, q)")
@@ -129,9 +124,9 @@ def _ctc(fn):
     def gen(r):
         t, n, c, s = r.randint(3, 6), r.randint(1, 3), r.randint(2, 4), r.randint(1, 2)
         lp = [t, n, c] if r.random() < 0.9 else [t, c]
-        ins = {"lp": T(*lp), "tg": L(_near(r, n), s, high=1) if len(lp) == 3 else L(s, high=1)}
+        ins = {"lp": T(*lp), "tg": L(near(r, n), s, high=1) if len(lp) == 3 else L(s, high=1)}
         ins["tg"] = L(*ins["tg"].shape, high=c - 1)
-        il = f"torch.full(({_near(r, n)},), {t}, dtype=torch.long)" if len(lp) == 3 else f"torch.tensor({t})"
+        il = f"torch.full(({near(r, n)},), {t}, dtype=torch.long)" if len(lp) == 3 else f"torch.tensor({t})"
         tl = f"torch.full(({n},), {s}, dtype=torch.long)" if len(lp) == 3 else f"torch.tensor({s})"
         red = _red(r)
         if fn:
