@@ -232,27 +232,6 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             }
             return vec![(st, Value::Unknown)];
         }
-        "flatten" | "transpose" | "reshape" | "squeeze" | "unsqueeze" | "permute" | "relu" | "sigmoid" | "tanh" | "exp" | "log" | "abs"
-        | "sqrt" | "sin" | "cos" | "softmax" | "log_softmax" | "sum" | "mean" | "clamp" | "clip" | "detach" | "clone" | "t"
-        | "argmax" | "argmin" | "neg" | "square" | "rsqrt" | "erf" | "floor" | "ceil" | "round" | "sign" | "log1p" | "expm1"
-        | "pow" | "add" | "sub" | "mul" | "div" | "maximum" | "minimum" | "where" | "chunk" | "split" | "max" | "min" => {
-            if let Some(first) = args.first().cloned() {
-                if matches!(first, Value::Tensor(_)) && !matches!(f, "add" | "sub" | "mul" | "div" | "maximum" | "minimum" | "pow" | "where") {
-                    return tensor_method(interp, st, first, f, args[1..].to_vec(), kwargs, span);
-                }
-                if matches!(f, "add" | "sub" | "mul" | "div" | "maximum" | "minimum" | "pow") && args.len() >= 2 {
-                    let op = match f {
-                        "add" => BinOp::Add,
-                        "sub" => BinOp::Sub,
-                        "mul" => BinOp::Mul,
-                        "pow" => BinOp::Pow,
-                        _ => BinOp::Div,
-                    };
-                    return binop(interp, st, op, args[0].clone(), args[1].clone(), span, false);
-                }
-            }
-            return vec![(st, Value::Unknown)];
-        }
         "no_grad" | "enable_grad" | "inference_mode" | "device" | "Size" => return vec![(st, Value::Unknown)],
         "is_tensor" => return vec![(st, Value::Bool(args.first().map(|a| matches!(a, Value::Tensor(_))).unwrap_or(false)))],
         _ => {}
@@ -411,54 +390,6 @@ pub fn binop(interp: &mut Interp, st: State, op: BinOp, a: Value, b: Value, span
         return matmul(interp, st, "matmul", a, b, span);
     }
     super::pointwise::operator(interp, st, op, a, b, span, inplace)
-}
-
-/// `F.interpolate` / `nn.Upsample`: spatial dims (all but the first two) become `size`, or
-/// `floor(d * scale_factor)`.
-pub fn interpolate(_interp: &mut Interp, st: State, t: &Rc<Tensor>, size: Option<&Value>, scale: Option<&Value>) -> Vals {
-    let s = st.resolve(&t.shape);
-    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    if rank < 3 {
-        return vec![(st, Value::Unknown)];
-    }
-    let n = rank - 2;
-    let mut dims = s.dims[..2].to_vec();
-    match (size, scale) {
-        (Some(sz), None | Some(Value::None)) if !matches!(sz, Value::None) => {
-            let v: Option<Vec<Dim>> = match sz {
-                Value::Int(p) => Some(vec![Dim::known(p.clone(), None); n]),
-                Value::Tuple(items) if items.len() == n => items.iter().map(|v| v.as_int().map(|p| Dim::known(p.clone(), None))).collect(),
-                _ => None,
-            };
-            let Some(v) = v else { return vec![(st, Value::Unknown)] };
-            dims.extend(v);
-        }
-        (None | Some(Value::None), Some(sc)) => {
-            let factors: Option<Vec<f64>> = match sc {
-                Value::Int(p) => p.as_const().map(|c| vec![c as f64; n]),
-                Value::Float(Some(f)) => Some(vec![*f; n]),
-                Value::Tuple(items) if items.len() == n => items
-                    .iter()
-                    .map(|v| match v {
-                        Value::Float(Some(f)) => Some(*f),
-                        other => other.as_const_int().map(|c| c as f64),
-                    })
-                    .collect(),
-                _ => None,
-            };
-            let Some(factors) = factors else { return vec![(st, Value::Unknown)] };
-            for (d, f) in s.dims[2..].iter().zip(factors) {
-                let v = match (d.as_const(), f.fract() == 0.0) {
-                    (Some(c), _) => Some(Poly::constant(((c as f64) * f).floor() as i128)),
-                    (None, true) => d.v.as_ref().and_then(|p| p.mul(&Poly::constant(f as i128))),
-                    (None, false) => None,
-                };
-                dims.push(Dim { v, why: None });
-            }
-        }
-        _ => return vec![(st, Value::Unknown)],
-    }
-    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
 }
 
 /// `torch.einsum(equation, *operands)` without `...`: each subscript letter names one size
@@ -688,11 +619,8 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             }
             reshape(interp, st, &t, &args, span, name)
         }
-        "contiguous" | "detach" | "clone" | "cpu" | "cuda" | "requires_grad_" | "relu" | "relu_" | "sigmoid" | "tanh" | "exp"
-        | "log" | "abs" | "sqrt" | "neg" | "clamp" | "clamp_" | "clip" | "pin_memory" | "zero_" | "fill_" | "normal_" | "uniform_"
-        | "sin" | "cos" | "square" | "rsqrt" | "erf" | "floor" | "ceil" | "round" | "sign" | "log1p" | "expm1" | "exp_"
-        | "sigmoid_" | "tanh_" | "retain_grad" | "share_memory_" | "pow" | "add_" | "sub_"
-        | "mul_" | "div_" | "bernoulli" | "dropout" | "gelu" | "silu" | "softplus" | "requires_grad" => same(st),
+        // (the pointwise ops, incl. `clone`/`detach`/`contiguous`, are handled by pointwise.rs above)
+        "dropout" | "gelu" | "silu" | "softplus" | "requires_grad" => same(st),
         "float" | "double" | "half" | "long" | "int" | "bool" | "bfloat16" => {
             let dt = match name {
                 "float" => DType::Float,
@@ -1004,18 +932,6 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         }
         "matmul" => match args.first() {
             Some(b) => matmul(interp, st, name, recv.clone(), b.clone(), span),
-            None => vec![(st, Value::Unknown)],
-        },
-        "add" | "sub" | "mul" | "div" | "maximum" | "minimum" | "eq" | "ne" | "lt" | "gt" | "le" | "ge" => match args.first() {
-            Some(b) => {
-                let op = match name {
-                    "add" => BinOp::Add,
-                    "sub" => BinOp::Sub,
-                    "mul" => BinOp::Mul,
-                    _ => BinOp::Div,
-                };
-                binop(interp, st, op, recv.clone(), b.clone(), span, false)
-            }
             None => vec![(st, Value::Unknown)],
         },
         _ => vec![(st, Value::Unknown)],
