@@ -3,8 +3,8 @@
 //! `repeat_interleave`, `new_*`, `*_as`, `T`/`mT`, `fliplr`/`flipud`, `tril`/`triu`, the rank
 //! requirements of `mm`/`bmm`/`mv`/`dot`/`outer`, `addmm`/`baddbmm`, and `torch.tensor`.
 //!
-//! Each returns `None` when it does not handle the name, so the caller falls back to the
-//! older models in tensor.rs.
+//! `method` gives the state back (`Err`) when it does not handle the name, so the caller falls
+//! back to the older models in tensor.rs.
 
 use std::rc::Rc;
 
@@ -38,24 +38,24 @@ fn const_arg(b: &std::collections::BTreeMap<&str, Value>, k: &str) -> Option<i12
     b.get(k).and_then(|v| v.as_const_int())
 }
 
-/// Tensor methods modelled here; `None`: not one of them.
-pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Vals> {
+/// Tensor methods modelled here; `Err(st)` gives the state back when `name` is not one of them.
+pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
     let mut st = st;
     let s = st.resolve(&t.shape);
     let what = name;
     let recv = Value::Tensor(t.clone());
     let out = |st: State, dims: Vec<Dim>, dtype: Option<DType>| vec![(st, tensor_value(Shape::known(dims), dtype))];
-    Some(match name {
+    Ok(match name {
         "movedim" | "moveaxis" => {
             let b = bind(&["source", "destination"], args, kwargs);
-            let (Some(a), Some(d)) = (const_arg(&b, "source"), const_arg(&b, "destination")) else { return Some(unknown(st)) };
-            let (Some(i), Some(j)) = (check_dim(interp, &st, &s, a, span, what), check_dim(interp, &st, &s, d, span, what)) else { return Some(unknown(st)) };
+            let (Some(a), Some(d)) = (const_arg(&b, "source"), const_arg(&b, "destination")) else { return Ok(unknown(st)) };
+            let (Some(i), Some(j)) = (check_dim(interp, &st, &s, a, span, what), check_dim(interp, &st, &s, d, span, what)) else { return Ok(unknown(st)) };
             if i == usize::MAX || j == usize::MAX {
-                return Some(Vec::new());
+                return Ok(Vec::new());
             }
             let mut dims = s.dims.clone();
             if dims.is_empty() {
-                return Some(vec![(st, recv)]);
+                return Ok(vec![(st, recv)]);
             }
             let x = dims.remove(i);
             dims.insert(j, x);
@@ -63,13 +63,13 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         }
         "select" => {
             let b = bind(&["dim", "index"], args, kwargs);
-            let (Some(d), Some(k)) = (const_arg(&b, "dim"), const_arg(&b, "index")) else { return Some(unknown(st)) };
+            let (Some(d), Some(k)) = (const_arg(&b, "dim"), const_arg(&b, "index")) else { return Ok(unknown(st)) };
             if check_rank(interp, &st, &s, |r| r >= 1, "1-D or higher", "select()", span) == Some(false) {
-                return Some(Vec::new());
+                return Ok(Vec::new());
             }
-            let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Some(unknown(st)) };
+            let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Ok(unknown(st)) };
             if i == usize::MAX || !index_in_range(interp, &st, &s, i, k, span, "select") {
-                return Some(Vec::new());
+                return Ok(Vec::new());
             }
             let mut dims = s.dims.clone();
             dims.remove(i);
@@ -78,7 +78,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         "fliplr" | "flipud" => {
             let need = if name == "fliplr" { 2 } else { 1 };
             if check_rank(interp, &st, &s, |r| r >= need, if need == 2 { "2-D or higher" } else { "1-D or higher" }, name, span) == Some(false) {
-                return Some(Vec::new());
+                return Ok(Vec::new());
             }
             vec![(st, recv)]
         }
@@ -114,41 +114,41 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             }
         }
         "expand_as" | "view_as" | "reshape_as" => {
-            let Some(Value::Tensor(o)) = args.first().or(kwargs.first().map(|(_, v)| v)) else { return Some(unknown(st)) };
+            let Some(Value::Tensor(o)) = args.first().or(kwargs.first().map(|(_, v)| v)) else { return Ok(unknown(st)) };
             let os = st.resolve(&o.shape);
-            let Some(target) = os.rank().and_then(|_| int_values(&os.dims)) else { return Some(unknown(st)) };
+            let Some(target) = os.rank().and_then(|_| int_values(&os.dims)) else { return Ok(unknown(st)) };
             let base = &name[..name.len() - 3];
             // a 0-dim target is `view(())`/`expand(())`: one empty size tuple
             let target = if target.is_empty() { vec![Value::Tuple(Rc::new(Vec::new()))] } else { target };
             tensor_method(interp, st, recv, if base == "expand" { "expand" } else { "reshape" }, target, Vec::new(), span)
         }
         "broadcast_to" => {
-            let Some(shape) = args.first() else { return Some(unknown(st)) };
+            let Some(shape) = args.first() else { return Ok(unknown(st)) };
             tensor_method(interp, st, recv, "expand", vec![shape.clone()], Vec::new(), span)
         }
         "tile" => {
-            let Some(reps) = args.first().and_then(|a| sizes(interp, &mut st, std::slice::from_ref(a))) else { return Some(unknown(st)) };
-            let Some(rank) = s.rank() else { return Some(unknown(st)) };
+            let Some(reps) = args.first().and_then(|a| sizes(interp, &mut st, std::slice::from_ref(a))) else { return Ok(unknown(st)) };
+            let Some(rank) = s.rank() else { return Ok(unknown(st)) };
             let mut padded = vec![Dim::konst(1); rank.saturating_sub(reps.len())];
             padded.extend(reps);
-            let Some(vals) = int_values(&padded) else { return Some(unknown(st)) };
+            let Some(vals) = int_values(&padded) else { return Ok(unknown(st)) };
             tensor_method(interp, st, recv, "repeat", vals, Vec::new(), span)
         }
         "ravel" => tensor_method(interp, st, recv, "flatten", Vec::new(), Vec::new(), span),
         "unflatten" => {
             let b = bind(&["dim", "sizes"], args, kwargs);
-            let Some(d) = const_arg(&b, "dim") else { return Some(unknown(st)) };
-            let Some(parts) = b.get("sizes").and_then(|v| sizes(interp, &mut st, std::slice::from_ref(v))) else { return Some(unknown(st)) };
-            let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Some(unknown(st)) };
+            let Some(d) = const_arg(&b, "dim") else { return Ok(unknown(st)) };
+            let Some(parts) = b.get("sizes").and_then(|v| sizes(interp, &mut st, std::slice::from_ref(v))) else { return Ok(unknown(st)) };
+            let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Ok(unknown(st)) };
             if i == usize::MAX {
-                return Some(Vec::new());
+                return Ok(Vec::new());
             }
             if s.dims.is_empty() {
-                return Some(unknown(st));
+                return Ok(unknown(st));
             }
             // the sizes, with at most one -1, must multiply to the dim's size: that is `view` of the dim
             let piece = tensor_value(Shape::known(vec![s.dims[i].clone()]), t.dtype);
-            let Some(vals) = int_values(&parts) else { return Some(unknown(st)) };
+            let Some(vals) = int_values(&parts) else { return Ok(unknown(st)) };
             let mut res = Vec::new();
             for (st2, v) in tensor_method(interp, st, piece, "view", vals, Vec::new(), span) {
                 match v {
@@ -166,26 +166,26 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         "scatter" | "scatter_" | "scatter_add" | "scatter_add_" | "scatter_reduce" | "scatter_reduce_" => {
             let b = bind(&["dim", "index", "src"], args, kwargs);
             let src = b.get("src").or(kwargs.iter().find(|(k, _)| &**k == "value").map(|(_, v)| v));
-            let (Some(d), Some(Value::Tensor(idx))) = (const_arg(&b, "dim"), b.get("index")) else { return Some(unknown(st)) };
+            let (Some(d), Some(Value::Tensor(idx))) = (const_arg(&b, "dim"), b.get("index")) else { return Ok(unknown(st)) };
             let is = st.resolve(&idx.shape);
             let srcs = match src {
                 Some(Value::Tensor(x)) => Some(st.resolve(&x.shape)),
                 _ => None,
             };
             if !index_fits(interp, &st, &s, &is, srcs.as_ref(), d, span, name) {
-                return Some(Vec::new());
+                return Ok(Vec::new());
             }
             vec![(st, recv)]
         }
         "gather" => {
             let b = bind(&["dim", "index"], args, kwargs);
-            let (Some(d), Some(Value::Tensor(idx))) = (const_arg(&b, "dim"), b.get("index")) else { return Some(unknown(st)) };
+            let (Some(d), Some(Value::Tensor(idx))) = (const_arg(&b, "dim"), b.get("index")) else { return Ok(unknown(st)) };
             let is = st.resolve(&idx.shape);
             if !index_fits(interp, &st, &s, &is, None, d, span, name) {
-                return Some(Vec::new());
+                return Ok(Vec::new());
             }
             if is.rank().is_none() {
-                return Some(unknown(st));
+                return Ok(unknown(st));
             }
             vec![(st, tensor_value(is, t.dtype))]
         }
@@ -217,21 +217,21 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         },
         "repeat_interleave" => {
             let b = bind(&["repeats", "dim"], args, kwargs);
-            let Some(Value::Int(k)) = b.get("repeats") else { return Some(unknown(st)) };
+            let Some(Value::Int(k)) = b.get("repeats") else { return Ok(unknown(st)) };
             let k = k.clone();
             match b.get("dim") {
                 None | Some(Value::None) => {
-                    let Some(n) = s.rank().and_then(|_| s.dims.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(d.v.as_ref()?))) else { return Some(unknown(st)) };
+                    let Some(n) = s.rank().and_then(|_| s.dims.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(d.v.as_ref()?))) else { return Ok(unknown(st)) };
                     out(st, vec![Dim { v: n.mul(&k), why: None }], t.dtype)
                 }
                 Some(dv) => {
-                    let Some(d) = dv.as_const_int() else { return Some(unknown(st)) };
-                    let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Some(unknown(st)) };
+                    let Some(d) = dv.as_const_int() else { return Ok(unknown(st)) };
+                    let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Ok(unknown(st)) };
                     if i == usize::MAX {
-                        return Some(Vec::new());
+                        return Ok(Vec::new());
                     }
                     if s.dims.is_empty() {
-                        return Some(out(st, vec![Dim::known(k, None)], t.dtype));
+                        return Ok(out(st, vec![Dim::known(k, None)], t.dtype));
                     }
                     let mut dims = s.dims.clone();
                     dims[i] = Dim { v: dims[i].v.as_ref().and_then(|p| p.mul(&k)), why: None };
@@ -242,10 +242,10 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         "new_zeros" | "new_ones" | "new_empty" | "new_full" => {
             let size_arg: Vec<Value> = match (name, args) {
                 ("new_full", [size, ..]) => vec![size.clone()],
-                ("new_full", []) => return Some(unknown(st)),
+                ("new_full", []) => return Ok(unknown(st)),
                 _ => args.to_vec(),
             };
-            let Some(dims) = sizes(interp, &mut st, &size_arg) else { return Some(unknown(st)) };
+            let Some(dims) = sizes(interp, &mut st, &size_arg) else { return Ok(unknown(st)) };
             let dtype = kwargs.iter().find(|(k, _)| &**k == "dtype").map(|(_, v)| super::tensor::dtype_of(v)).unwrap_or(t.dtype);
             out(st, dims, dtype)
         }
@@ -254,7 +254,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             _ => unknown(st),
         },
         "mm" | "bmm" | "mv" | "dot" | "vdot" | "inner" | "outer" | "ger" => {
-            let Some(Value::Tensor(o)) = args.first() else { return Some(unknown(st)) };
+            let Some(Value::Tensor(o)) = args.first() else { return Ok(unknown(st)) };
             let os = st.resolve(&o.shape);
             let (ra, rb) = match name {
                 "mm" => (2, 2),
@@ -266,13 +266,13 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             if check_rank(interp, &st, &s, |r| r == ra, &desc(ra), &format!("torch.{name} (first argument)"), span) == Some(false)
                 || check_rank(interp, &st, &os, |r| r == rb, &desc(rb), &format!("torch.{name} (second argument)"), span) == Some(false)
             {
-                return Some(Vec::new());
+                return Ok(Vec::new());
             }
             if s.rank().is_none() || os.rank().is_none() {
-                return Some(unknown(st));
+                return Ok(unknown(st));
             }
             if matches!(name, "outer" | "ger") {
-                return Some(out(st, vec![s.dims[0].clone(), os.dims[0].clone()], t.dtype));
+                return Ok(out(st, vec![s.dims[0].clone(), os.dims[0].clone()], t.dtype));
             }
             if name == "bmm" {
                 // batch sizes must be equal: no broadcasting
@@ -281,20 +281,20 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
                 if !interp.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
                     (format!("torch.bmm: {a} @ {b2}: batch sizes differ"), Vec::new())
                 }) {
-                    return Some(Vec::new());
+                    return Ok(Vec::new());
                 }
             }
             matmul(interp, st, if matches!(name, "mm" | "bmm") { name } else { "matmul" }, recv, args[0].clone(), span)
         }
         "addmm" | "baddbmm" | "addbmm" | "addmv" => {
             // torch.addmm(input, a, b): input broadcasts to the product's shape
-            let (Some(a), Some(b2)) = (args.first(), args.get(1)) else { return Some(unknown(st)) };
+            let (Some(a), Some(b2)) = (args.first(), args.get(1)) else { return Ok(unknown(st)) };
             let prod_op = match name {
                 "addmm" => "mm",
                 "baddbmm" => "bmm",
-                _ => return Some(unknown(st)),
+                _ => return Ok(unknown(st)),
             };
-            let Value::Tensor(at) = a else { return Some(unknown(st)) };
+            let Value::Tensor(at) = a else { return Ok(unknown(st)) };
             let mut res = Vec::new();
             for (st2, p) in method(interp, st, at, prod_op, std::slice::from_ref(b2), &[], span).unwrap_or_default() {
                 match p {
@@ -314,10 +314,10 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         "broadcast_tensors" => {
             let mut shape = s.clone();
             for a in args {
-                let Value::Tensor(o) = a else { return Some(unknown(st)) };
+                let Value::Tensor(o) = a else { return Ok(unknown(st)) };
                 match broadcast(interp, &st, &shape, &o.shape, span, "torch.broadcast_tensors") {
                     Some(x) => shape = x,
-                    None => return Some(Vec::new()),
+                    None => return Ok(Vec::new()),
                 }
             }
             let mut items = vec![tensor_value(shape.clone(), t.dtype)];
@@ -327,7 +327,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             }));
             vec![(st, Value::Tuple(Rc::new(items)))]
         }
-        _ => return None,
+        _ => return Err(st),
     })
 }
 

@@ -600,7 +600,6 @@ fn reshape(interp: &mut Interp, st: State, t: &Rc<Tensor>, args: &[Value], span:
 pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let Value::Tensor(t) = &recv else { return vec![(st, Value::Unknown)] };
     let t = t.clone();
-    let mut st = st;
     let s = st.resolve(&t.shape);
     let same = |st: State| vec![(st, Value::Tensor(t.clone()))];
     if super::pointwise::handles(name) {
@@ -609,9 +608,10 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         all.extend(args);
         return super::pointwise::call(interp, st, name, &all, &kwargs, span, true);
     }
-    if let Some(v) = super::shape_ops::method(interp, st.clone(), &t, name, &args, &kwargs, span) {
-        return v;
-    }
+    let mut st = match super::shape_ops::method(interp, st, &t, name, &args, &kwargs, span) {
+        Ok(v) => return v,
+        Err(st) => st,
+    };
     match name {
         "view" | "reshape" => {
             if let Some(Value::Str(_)) = args.first() {
