@@ -10,8 +10,9 @@ pub mod engine;
 pub mod ir;
 pub mod parse;
 pub mod rules;
+pub mod models;
 pub mod shape;
-pub mod torch;
+pub mod value;
 
 #[cfg(feature = "python")]
 mod python;

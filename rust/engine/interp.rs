@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Instant;
 
-use super::value::*;
+use crate::value::*;
 use crate::Settings;
 use crate::diagnostics::Finding;
 use crate::ir::*;
@@ -24,7 +24,8 @@ use crate::parse::ParsedFile;
 use crate::rules::Rule;
 use crate::shape::smt::Query;
 use crate::shape::{Cond, Poly, Rel, Symbols, Tri};
-use crate::torch;
+use crate::models::torch;
+use crate::models;
 
 pub const UNROLL: usize = 512;
 /// Above this many paths, paths are not compared for merging.
@@ -714,7 +715,7 @@ impl<'a> Interp<'a> {
     fn element_of(&mut self, st: &mut State, it: &Value) -> Value {
         match it {
             Value::Gen(..) => self.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
-            _ => torch::element_of(self, st, it),
+            _ => models::element_of(self, st, it),
         }
     }
 
@@ -883,7 +884,7 @@ impl<'a> Interp<'a> {
                         // unpacking a sequence of the wrong length raises: the path ends
                         return Vec::new();
                     }
-                    (None, _) => match torch::unpack(self, &mut st, &v, items.len()) {
+                    (None, _) => match models::unpack(self, &mut st, &v, items.len()) {
                         Some(parts) if star.is_none() => parts,
                         _ => vec![Value::Unknown; items.len()],
                     },
@@ -1062,7 +1063,7 @@ impl<'a> Interp<'a> {
                 Obj::Container { items, .. } => Tri::from_bool(!items.is_empty()),
                 _ => Tri::True,
             },
-            Value::Func(_) | Value::Bound(..) | Value::Lib(_) | Value::Builtin(_) => Tri::True,
+            Value::Func(_) | Value::Bound(..) | Value::Lib(_) | Value::Builtin(_) | Value::DType(_) => Tri::True,
             Value::Range(a, b, _) => match (a.as_const(), b.as_const()) {
                 (Some(a), Some(b)) => Tri::from_bool(b > a),
                 _ => Tri::Unknown,
@@ -1402,6 +1403,9 @@ impl<'a> Interp<'a> {
                     // an int never equals a string (`v == "M"` over a VGG config)
                     (Value::Int(_), Value::Str(_)) | (Value::Str(_), Value::Int(_)) => Some(false),
                     (Value::Float(Some(x)), Value::Float(Some(y))) => Some(x == y),
+                    (Value::DType(x), Value::DType(y)) => Some(x == y),
+                    // a dtype is never None, a string or an int
+                    (Value::DType(_), Value::None | Value::Str(Some(_)) | Value::Int(_)) | (Value::None | Value::Str(Some(_)) | Value::Int(_), Value::DType(_)) => Some(false),
                     _ => None,
                 };
                 match same {
@@ -1699,7 +1703,7 @@ impl<'a> Interp<'a> {
                 }
                 vec![(st, Value::Unknown)]
             }
-            Value::Lib(path) => vec![(st, torch::lib_attr(path, name))],
+            Value::Lib(path) => vec![(st, models::lib_attr(path, name))],
             Value::Tensor(_) => torch::tensor_attr(self, st, o.clone(), name, span),
             Value::Str(_) | Value::Tuple(_) | Value::Int(_) | Value::Float(_) | Value::Range(..) => {
                 vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))]
@@ -2062,9 +2066,9 @@ impl<'a> Interp<'a> {
                 Obj::Layer(_) | Obj::Container { .. } => torch::call_module_value(self, st, Value::Ref(id), args, kwargs, span),
                 _ => vec![(st, Value::Unknown)],
             },
-            Value::Lib(path) => torch::call_lib(self, st, &path, args, kwargs, span),
-            Value::LibMethod(recv, name) => torch::call_method(self, st, *recv, &name, args, kwargs, span),
-            Value::Builtin(name) => super::builtins::call_builtin(self, st, name, args, kwargs, span),
+            Value::Lib(path) => models::call_lib(self, st, &path, args, kwargs, span),
+            Value::LibMethod(recv, name) => models::call_method(self, st, *recv, &name, args, kwargs, span),
+            Value::Builtin(name) => models::builtins::call_builtin(self, st, name, args, kwargs, span),
             _ => vec![(st, Value::Unknown)],
         }
     }
@@ -2076,7 +2080,7 @@ impl<'a> Interp<'a> {
             return vec![(st, Value::Unknown)];
         }
         if let Some(base) = self.lib_base(&st, class) {
-            if !torch::is_subclassable(&base) {
+            if !models::is_subclassable(&base) {
                 return vec![(st, Value::Unknown)];
             }
         }
@@ -2383,11 +2387,11 @@ pub fn const_value(c: &Const) -> Value {
 
 /// The value an `import` binds.
 pub fn module_value(dotted: &str) -> Value {
-    torch::import(dotted)
+    models::import(dotted)
 }
 
 fn builtin(name: &str) -> Option<Value> {
-    super::builtins::lookup(name)
+    models::builtins::lookup(name)
 }
 
 /// Names assigned anywhere in a block (not in nested functions or classes).

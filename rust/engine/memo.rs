@@ -34,11 +34,10 @@
 //! outcomes, merged like equal states (`State::absorb`): when every internal path produces
 //! the same result, the caller sees one path.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
-use super::value::*;
+use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::shape::Facts;
 
@@ -48,90 +47,7 @@ const PER_FUNCTION: usize = 16;
 /// than running them).
 const MAX_READS: usize = 4096;
 
-// ----- the read tracker -------------------------------------------------------------------
-
-#[derive(Default)]
-struct Tracker {
-    /// Reads, in order, for all active frames (each frame's part starts at its entry in
-    /// `starts`).
-    log: Vec<Read>,
-    starts: Vec<usize>,
-    next_compact: usize,
-}
-
-thread_local! {
-    static TRACKER: RefCell<Tracker> = RefCell::new(Tracker::default());
-}
-
-/// One read of a pre-existing object: all of it, or one variable of a scope (a name lookup
-/// reads only that name, so calls that read globals survive unrelated global assignments).
-pub type Read = (ObjId, Option<Name>);
-
-/// Note that object `id` was read (called by `State::get`/`get_mut`). Free when no call is
-/// tracked.
-pub fn note_read(id: ObjId) {
-    note((id, None));
-}
-
-/// Note that the scope `id` was asked for the variable `name` (present or not; the empty name
-/// reads only its parent link).
-pub fn note_var_read(id: ObjId, name: &str) {
-    if TRACKER.with(|t| t.borrow().starts.is_empty()) {
-        return;
-    }
-    note((id, Some(Rc::from(name))));
-}
-
-fn note(r: Read) {
-    TRACKER.with(|t| {
-        let mut t = t.borrow_mut();
-        if t.starts.is_empty() || t.log.last() == Some(&r) {
-            return;
-        }
-        t.log.push(r);
-        if t.log.len() > t.next_compact {
-            // keep the innermost frame's part small: sort and deduplicate it
-            let start = *t.starts.last().unwrap();
-            let mut part = t.log.split_off(start);
-            part.sort_unstable();
-            part.dedup();
-            t.log.extend(part);
-            t.next_compact = t.log.len() * 2 + 4096;
-        }
-    });
-}
-
-/// Start logging the reads of a call.
-pub fn begin_reads() {
-    TRACKER.with(|t| {
-        let mut t = t.borrow_mut();
-        let n = t.log.len();
-        t.starts.push(n);
-    });
-}
-
-/// Stop logging the reads of the innermost call: its distinct reads, sorted. They stay in
-/// the log, so the enclosing call reads them too.
-pub fn end_reads() -> Vec<Read> {
-    TRACKER.with(|t| {
-        let mut t = t.borrow_mut();
-        let Some(start) = t.starts.pop() else { return Vec::new() };
-        let at = start.min(t.log.len());
-        let mut part = t.log.split_off(at);
-        part.sort_unstable();
-        part.dedup();
-        t.log.extend(part.iter().cloned());
-        if t.starts.is_empty() {
-            t.log.clear();
-        }
-        part
-    })
-}
-
-/// Forget every frame (a new analysis on this thread).
-pub fn reset_reads() {
-    TRACKER.with(|t| *t.borrow_mut() = Tracker::default());
-}
+pub use crate::value::reads::{Read, begin_reads, end_reads, note, note_read, note_var_read, reset_reads};
 
 // ----- summaries ----------------------------------------------------------------------------
 
@@ -521,7 +437,7 @@ fn remap_value(v: &Value, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Value> {
             Rc::new(remap_values(a, f)?),
             Rc::new(k.iter().map(|(n, v)| Some((n.clone(), remap_value(v, f)?))).collect::<Option<_>>()?),
         ),
-        None | Bool(_) | Int(_) | Float(_) | Str(_) | Tensor(_) | Lib(_) | Builtin(_) | Cond(_) | Range(..) | Unknown => v.clone(),
+        None | Bool(_) | Int(_) | Float(_) | Str(_) | Tensor(_) | Lib(_) | Builtin(_) | Cond(_) | Range(..) | DType(_) | Unknown => v.clone(),
     })
 }
 
@@ -532,7 +448,7 @@ fn remap_obj(o: &Obj, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Obj> {
         Dict(xs) => Dict(xs.iter().map(|(k, v)| Some((remap_value(k, f)?, remap_value(v, f)?))).collect::<Option<_>>()?),
         Instance { class, attrs } => Instance { class: f(*class)?, attrs: remap_map(attrs, f)? },
         Class { name, def, bases, attrs } => Class { name: name.clone(), def: def.clone(), bases: remap_values(bases, f)?, attrs: remap_map(attrs, f)? },
-        Layer(l) => Layer(super::value::Layer { args: remap_map(&l.args, f)?, attrs: remap_map(&l.attrs, f)?, ..l.clone() }),
+        Layer(l) => Layer(crate::value::Layer { args: remap_map(&l.args, f)?, attrs: remap_map(&l.attrs, f)?, ..l.clone() }),
         Container { kind, items, attrs } => Container {
             kind: *kind,
             items: items.iter().map(|(n, v)| Some((n.clone(), remap_value(v, f)?))).collect::<Option<_>>()?,

@@ -11,16 +11,16 @@
 //! when every path that reaches the site fails there. An entry that exhausts a budget
 //! reports nothing.
 
-pub mod builtins;
+pub mod check;
 pub mod interp;
 pub mod memo;
-pub mod value;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use interp::{Ctx, Interp};
-use value::*;
+use interp::{Ctx, Interp, Vals};
+use crate::ir::Span;
+use crate::value::*;
 
 use crate::{Finding, Settings, Undecided, ir, parse::ParsedFile};
 
@@ -159,7 +159,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         interp.outcomes.clear();
         interp.undecided.clear();
         stats.entries += 1;
-        torch::analyze_forward(interp, &base_state, class, &ctx);
+        analyze_forward(interp, &base_state, class, &ctx);
         if interp.abandoned {
             stats.abandoned += 1;
             continue;
@@ -195,4 +195,44 @@ fn module_classes(interp: &Interp, st: &State, module_scope: ObjId) -> Vec<ObjId
     out
 }
 
-pub use crate::torch;
+/// Entry point 2: analyse `forward` of a user `nn.Module` subclass.
+pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ctx) {
+    let span = match base.get(class) {
+        Obj::Class { def: Some(d), .. } => d.span,
+        _ => Span::default(),
+    };
+    let Some((_, Value::Func(fwd))) = interp.class_lookup(base, class, "forward") else { return };
+    // the instance: one built by the script, else a fresh one from defaults and symbols
+    let existing = base.heap.iter().enumerate().find_map(|(i, o)| match &**o {
+        Obj::Instance { class: c, .. } if *c == class => Some(i),
+        _ => None,
+    });
+    let instances: Vals = match existing {
+        Some(i) => vec![(base.clone(), Value::Ref(i))],
+        None => {
+            let mut args = Vec::new();
+            if let Some((_, Value::Func(init))) = interp.class_lookup(base, class, "__init__") {
+                let n_required = init.def.params.len().saturating_sub(init.defaults.len());
+                for p in init.def.params.iter().take(n_required).skip(1) {
+                    args.push(Value::Int(interp.syms.fresh(&p.name, 1)));
+                }
+            }
+            interp.call(Value::Ref(class), args, Vec::new(), base.clone(), span)
+        }
+    };
+    let _ = ctx;
+    for (st, inst) in instances.into_iter().take(4) {
+        if !matches!(inst, Value::Ref(_)) {
+            continue;
+        }
+        // forward's parameters: tensors of unknown shape, or their defaults
+        let n_required = fwd.def.params.len().saturating_sub(fwd.defaults.len());
+        let mut args = vec![inst.clone()];
+        for p in fwd.def.params.iter().take(n_required).skip(1) {
+            let _ = p;
+            let var = interp.fresh_shape_var();
+            args.push(crate::models::torch::tensor::tensor_value(Shape { prefix: Some(var), dims: Vec::new() }, None));
+        }
+        let _ = interp.call_closure(&fwd, args, Vec::new(), st, span);
+    }
+}

@@ -136,7 +136,7 @@ impl Interval {
 }
 
 /// The facts one path knows: equalities solved for a symbol, and symbol ranges. (The branch
-/// conditions themselves are the path's `Branch::Sym` entries, in `engine::value::State`.)
+/// conditions themselves are the path's `Branch::Sym` entries, in `value::State`.)
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Facts {
     subst: BTreeMap<SymId, Poly>,

@@ -8,10 +8,10 @@
 
 use std::rc::Rc;
 
-use super::bind;
+use crate::models::bind;
 use super::tensor::{broadcast, check_dim, matmul, sizes, tensor_method, tensor_value};
 use crate::engine::interp::{Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
 use crate::shape::{Poly, Rel, Tri};

@@ -2,8 +2,8 @@
 
 use std::rc::Rc;
 
-use super::interp::{Interp, Vals};
-use super::value::*;
+use crate::engine::interp::{Interp, Vals};
+use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::shape::{Poly, Rel, Tri};
 
@@ -242,7 +242,7 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
         "next" => match args.first() {
             Some(it) => match interp.iterate(&mut st, it, span) {
                 Some(items) => items.into_iter().next().unwrap_or(Value::Unknown),
-                None => crate::torch::element_of(interp, &mut st, it),
+                None => crate::models::element_of(interp, &mut st, it),
             },
             None => Value::Unknown,
         },
@@ -327,4 +327,84 @@ fn class_derives(st: &State, class: ObjId, target: ObjId) -> bool {
         }
     }
     false
+}
+
+/// Methods of lists and dicts (`append`, `extend`, `get`, `items`, ...) on heap object `id`.
+pub fn collection_method(interp: &mut Interp, st: State, id: ObjId, name: &str, args: Vec<Value>, span: Span) -> Vals {
+    let mut st = st;
+    match st.get(id).clone() {
+                Obj::List(mut items) => {
+                    let v = match name {
+                        "append" => {
+                            items.push(args.into_iter().next().unwrap_or(Value::Unknown));
+                            *st.get_mut(id) = Obj::List(items);
+                            Value::None
+                        }
+                        "extend" => {
+                            match args.first().and_then(|a| interp.iterate(&mut st, a, span)) {
+                                Some(more) => items.extend(more),
+                                None => {
+                                    *st.get_mut(id) = Obj::List(vec![Value::Unknown]);
+                                    return vec![(st, Value::None)];
+                                }
+                            }
+                            *st.get_mut(id) = Obj::List(items);
+                            Value::None
+                        }
+                        "pop" => {
+                            let v = items.pop().unwrap_or(Value::Unknown);
+                            *st.get_mut(id) = Obj::List(items);
+                            v
+                        }
+                        "insert" | "remove" | "clear" | "sort" | "reverse" => {
+                            // not modelled precisely: the list's contents become unknown
+                            let id2 = id;
+                            *st.get_mut(id2) = Obj::List(Vec::new());
+                            return vec![(st, Value::Unknown)];
+                        }
+                        _ => Value::Unknown,
+                    };
+                    return vec![(st, v)];
+                }
+                Obj::Dict(items) => {
+                    let v = match name {
+                        "get" => {
+                            let k = args.first().cloned().unwrap_or(Value::Unknown);
+                            if k.as_str().is_some() && !items.iter().any(|(kk, _)| kk.is_unknown()) {
+                                items.iter().find(|(kk, _)| *kk == k).map(|(_, v)| v.clone()).unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None))
+                            } else {
+                                Value::Unknown
+                            }
+                        }
+                        "items" => {
+                            if items.iter().any(|(k, _)| k.is_unknown()) {
+                                Value::Unknown
+                            } else {
+                                Value::Tuple(Rc::new(items.iter().map(|(k, v)| Value::Tuple(Rc::new(vec![k.clone(), v.clone()]))).collect()))
+                            }
+                        }
+                        "keys" => Value::Tuple(Rc::new(items.iter().map(|(k, _)| k.clone()).collect())),
+                        "values" => Value::Tuple(Rc::new(items.iter().map(|(_, v)| v.clone()).collect())),
+                        "update" | "setdefault" | "pop" => {
+                            *st.get_mut(id) = Obj::Dict(vec![(Value::Unknown, Value::Unknown)]);
+                            Value::Unknown
+                        }
+                        _ => Value::Unknown,
+                    };
+                    return vec![(st, v)];
+                }
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// Methods of strings: the few whose result is decided.
+pub fn str_method(s: &Option<Rc<str>>, name: &str, args: &[Value]) -> Value {
+    match name {
+        "format" | "join" | "upper" | "lower" | "strip" | "replace" => Value::Str(None),
+        "startswith" | "endswith" => match (s, args.first().and_then(|a| a.as_str())) {
+            (Some(s), Some(p)) => Value::Bool(if name == "startswith" { s.starts_with(p) } else { s.ends_with(p) }),
+            _ => Value::Unknown,
+        },
+        _ => Value::Unknown,
+    }
 }

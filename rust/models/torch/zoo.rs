@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::engine::interp::{Ctx, Flow, Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::{self, Name, Span};
 
 /// The architectures, in Python.

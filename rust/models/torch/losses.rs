@@ -2,7 +2,7 @@
 
 use super::tensor::{broadcast, tensor_value};
 use crate::engine::interp::{Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
 use crate::shape::{Formula, Tri};
@@ -200,7 +200,7 @@ fn loss_params(kind: &str) -> &'static [&'static str] {
 #[allow(clippy::too_many_arguments)]
 pub fn call_loss_args(interp: &mut Interp, st: State, kind: &str, args: &[Value], kwargs: &[(Name, Value)], red: Option<&Value>, who: &str, span: Span) -> Vals {
     let names = loss_params(kind);
-    let b = super::bind(names, args, kwargs);
+    let b = crate::models::bind(names, args, kwargs);
     let vals: Option<Vec<Value>> = names.iter().map(|n| b.get(n).cloned()).collect();
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
     match kind {

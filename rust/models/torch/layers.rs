@@ -3,10 +3,10 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::bind;
+use crate::models::bind;
 use super::tensor::{check_dim, flatten, tensor_value};
 use crate::engine::interp::{Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
 use crate::shape::{Formula, Poly, Rel, Tri};

@@ -9,7 +9,7 @@
 
 use super::tensor::{broadcast, tensor_value};
 use crate::engine::interp::{Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
 use crate::rules::shape as r;
 use crate::shape::Tri;

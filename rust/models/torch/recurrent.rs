@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::layers::{layer_name, require_rank};
 use super::tensor::tensor_value;
 use crate::engine::interp::{Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::Span;
 use crate::rules::shape as r;
 use crate::shape::{Poly, Tri};

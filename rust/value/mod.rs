@@ -1,5 +1,7 @@
 //! Abstract values, the heap, and the per-path state.
 
+pub mod reads;
+
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -195,6 +197,8 @@ pub enum Value {
     Gen(Rc<Closure>, Rc<Vec<Value>>, Rc<Vec<(Name, Value)>>),
     /// A half-open integer range with a known length.
     Range(Poly, Poly, Poly),
+    /// A torch dtype (`torch.float32`, `torch.long`, ...).
+    DType(DType),
     Unknown,
 }
 
@@ -223,6 +227,12 @@ impl Value {
     }
     pub fn is_unknown(&self) -> bool {
         matches!(self, Value::Unknown)
+    }
+    pub fn as_dtype(&self) -> Option<DType> {
+        match self {
+            Value::DType(d) => Some(*d),
+            _ => None,
+        }
     }
 }
 
@@ -281,18 +291,18 @@ impl State {
 
     /// An object (the read is logged for call summaries, `super::memo`).
     pub fn get(&self, id: ObjId) -> &Obj {
-        super::memo::note_read(id);
+        reads::note_read(id);
         &self.heap[id]
     }
 
     /// A scope, to look up the variable `name` in it (only that name is logged as read).
     pub fn get_var(&self, id: ObjId, name: &str) -> &Obj {
-        super::memo::note_var_read(id, name);
+        reads::note_var_read(id, name);
         &self.heap[id]
     }
 
     pub fn get_mut(&mut self, id: ObjId) -> &mut Obj {
-        super::memo::note_read(id);
+        reads::note_read(id);
         let h = Rc::make_mut(&mut self.heap);
         Rc::make_mut(&mut h[id])
     }

@@ -2,9 +2,9 @@
 
 use std::rc::Rc;
 
-use super::bind;
+use crate::models::bind;
 use crate::engine::interp::{Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
 use crate::rules::shape as r;
 use crate::shape::{Formula, Poly, Tri};
@@ -43,16 +43,7 @@ fn arg_dtype(kwargs: &[(Name, Value)]) -> Option<Option<DType>> {
 }
 
 pub fn dtype_of(v: &Value) -> Option<DType> {
-    match v.as_str()? {
-        "<dtype:float>" => Some(DType::Float),
-        "<dtype:double>" => Some(DType::Double),
-        "<dtype:long>" => Some(DType::Long),
-        "<dtype:int>" => Some(DType::Int),
-        "<dtype:bool>" => Some(DType::Bool),
-        "<dtype:half>" => Some(DType::Half),
-        "<dtype:bfloat16>" => Some(DType::BFloat16),
-        _ => None,
-    }
+    v.as_dtype()
 }
 
 fn tensor_of(v: &Value) -> Option<&Rc<Tensor>> {

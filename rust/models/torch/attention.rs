@@ -3,11 +3,11 @@
 
 use std::rc::Rc;
 
-use super::bind;
+use crate::models::bind;
 use super::layers::layer_name;
 use super::tensor::{broadcast, tensor_value};
 use crate::engine::interp::{Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
 use crate::shape::{Poly, Tri};

@@ -1,10 +1,10 @@
 //! Padding, pixel (un)shuffle and upsampling: `F.pad` and the padding modules,
 //! `nn.PixelShuffle/PixelUnshuffle` and their twins, `nn.Upsample` and `F.interpolate`.
 
-use super::bind;
+use crate::models::bind;
 use super::tensor::tensor_value;
 use crate::engine::interp::{Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
 use crate::shape::{Poly, Rel, Tri};

@@ -9,10 +9,10 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::bind;
+use crate::models::bind;
 use super::tensor::tensor_value;
 use crate::engine::interp::{Interp, Vals};
-use crate::engine::value::*;
+use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::shape::Poly;
 

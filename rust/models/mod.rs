@@ -1,0 +1,218 @@
+//! Library models: what Python's builtins, a few stdlib modules and torch do to values and
+//! shapes, and the preconditions torch enforces. An API that is not modelled returns
+//! `Unknown`: never a report.
+//!
+//! - `builtins`: `len`, `range`, `zip`, ... and the methods of lists, dicts and strings;
+//! - `stdlib`: `argparse`, `collections.OrderedDict`, `dataclasses.field`, `math`;
+//! - `torch`: tensors, `nn` modules and their functional twins, losses, data, the zoo.
+
+pub mod builtins;
+pub mod stdlib;
+pub mod torch;
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::engine::interp::{Interp, Vals};
+use crate::ir::{Name, Span};
+use crate::value::*;
+
+/// The value bound by `import a.b` / `from a import b` (as `a.b`).
+pub fn import(dotted: &str) -> Value {
+    let canon = match dotted {
+        "torch.nn.functional" => "torch.nn.functional",
+        d => d,
+    };
+    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") || canon == "collections" || canon == "collections.OrderedDict" || canon == "dataclasses" || canon.starts_with("dataclasses.") {
+        Value::Lib(Rc::from(canon))
+    } else {
+        Value::Unknown
+    }
+}
+
+/// `lib.name` for a library object.
+pub fn lib_attr(path: &str, name: &str) -> Value {
+    let full = format!("{path}.{name}");
+    match full.as_str() {
+        "math.pi" => Value::Float(Some(std::f64::consts::PI)),
+        "math.e" => Value::Float(Some(std::f64::consts::E)),
+        "math.inf" => Value::Float(None),
+        "torch.float32" | "torch.float" => Value::DType(DType::Float),
+        "torch.float64" | "torch.double" => Value::DType(DType::Double),
+        "torch.long" | "torch.int64" => Value::DType(DType::Long),
+        "torch.int32" | "torch.int" => Value::DType(DType::Int),
+        "torch.bool" => Value::DType(DType::Bool),
+        "torch.float16" | "torch.half" => Value::DType(DType::Half),
+        "torch.bfloat16" => Value::DType(DType::BFloat16),
+        _ => Value::Lib(Rc::from(canon_path(&full))),
+    }
+}
+
+/// Normalise aliases: `torch.nn.modules.linear.Linear` → `torch.nn.Linear`, `torch.concat` → `torch.cat`.
+fn canon_path(p: &str) -> String {
+    if let Some(rest) = p.strip_prefix("torch.nn.modules.") {
+        if let Some((_, name)) = rest.rsplit_once('.') {
+            return format!("torch.nn.{name}");
+        }
+    }
+    match p {
+        "torch.concat" | "torch.concatenate" => "torch.cat".into(),
+        "torch.nn.functional.F" => "torch.nn.functional".into(),
+        _ => p.to_string(),
+    }
+}
+
+/// Library base classes a user class may derive from and still be analysed.
+pub fn is_subclassable(base: &str) -> bool {
+    matches!(base, "torch.nn.Module" | "torch.utils.data.Dataset" | "torch.utils.data.dataset.Dataset")
+}
+
+/// One element of an iterable of unknown length.
+pub fn element_of(interp: &mut Interp, st: &mut State, it: &Value) -> Value {
+    match it {
+        Value::LibMethod(inner, name) if &**name == "<repeat>" => (**inner).clone(),
+        Value::Gen(..) => interp.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
+        Value::LibMethod(inner, name) if &**name == "<enumerate>" => {
+            let elem = element_of(interp, st, inner);
+            Value::Tuple(Rc::new(vec![Value::Unknown, elem]))
+        }
+        _ => torch::data::batch_of(interp, st, it).unwrap_or(Value::Unknown),
+    }
+}
+
+/// Unpack a value into `n` parts (`a, b = x.shape`, `h, c = state`), when known.
+pub fn unpack(interp: &mut Interp, st: &mut State, v: &Value, n: usize) -> Option<Vec<Value>> {
+    match v {
+        // `B, T, C = x.shape` of an unknown-rank tensor: its first use fixes the rank
+        Value::LibMethod(t, name) if &**name == "<shape>" => {
+            let Value::Tensor(t) = &**t else { return None };
+            let s = st.resolve(&t.shape);
+            let var = s.prefix?;
+            if s.dims.len() > n {
+                return None;
+            }
+            let names = ["B", "T", "C", "D", "E", "F", "G", "H"];
+            let mut dims = Vec::new();
+            for k in 0..(n - s.dims.len()) {
+                dims.push(interp.fresh_dim(names[k.min(7)]));
+            }
+            st.bind_shape(var, Shape::known(dims));
+            let s = st.resolve(&t.shape);
+            Some(s.dims.iter().map(|d| d.v.clone().map(Value::Int).unwrap_or(Value::Unknown)).collect())
+        }
+        Value::Tensor(t) => {
+            // unpacking iterates dim 0
+            let s = st.resolve(&t.shape);
+            let d0 = s.dims.first()?;
+            if s.prefix.is_some() || d0.as_const()? != n as i128 {
+                return None;
+            }
+            let rest = Shape::known(s.dims[1..].to_vec());
+            Some((0..n).map(|_| torch::tensor::tensor_value(rest.clone(), t.dtype)).collect())
+        }
+        _ => None,
+    }
+}
+
+/// Bind positional and keyword arguments to parameter names.
+pub fn bind<'p>(params: &[&'p str], args: &[Value], kwargs: &[(Name, Value)]) -> BTreeMap<&'p str, Value> {
+    let mut out = BTreeMap::new();
+    for (p, a) in params.iter().zip(args.iter()) {
+        out.insert(*p, a.clone());
+    }
+    for (k, v) in kwargs {
+        if let Some(p) = params.iter().find(|p| **p == &**k) {
+            out.insert(*p, v.clone());
+        }
+    }
+    out
+}
+
+/// Call a library function or class by qualified name.
+pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    if let Some(f) = path.strip_prefix("torch.utils.data.") {
+        return torch::data::utils_data(interp, st, f, args, kwargs, span);
+    }
+    if let Some(f) = path.strip_prefix("torchvision.models.") {
+        return torch::zoo::construct(interp, st, f, kwargs, span);
+    }
+    if let Some(f) = path.strip_prefix("torchvision.") {
+        return torch::data::torchvision(interp, st, f, args, kwargs, span);
+    }
+    if let Some(kind) = path.strip_prefix("torch.nn.") {
+        if !kind.contains('.') {
+            return torch::layers::construct(interp, st, kind, args, kwargs, span);
+        }
+    }
+    if let Some(f) = path.strip_prefix("torch.nn.functional.") {
+        return torch::layers::functional(interp, st, f, args, kwargs, span);
+    }
+    if stdlib::handles(path) {
+        return stdlib::call(interp, st, path, args, kwargs, span);
+    }
+    if let Some(f) = path.strip_prefix("torch.") {
+        return torch::tensor::torch_function(interp, st, f, args, kwargs, span);
+    }
+    vec![(st, Value::Unknown)]
+}
+
+/// Methods on values: tensors, modules, lists, dicts, strings.
+pub fn call_method(interp: &mut Interp, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let mut st = st;
+    match &recv {
+        Value::Tensor(_) => return torch::tensor::tensor_method(interp, st, recv, name, args, kwargs, span),
+        Value::Ref(id) => {
+            let id = *id;
+            match st.get(id).clone() {
+                Obj::List(_) | Obj::Dict(_) => return builtins::collection_method(interp, st, id, name, args, span),
+                Obj::Container { kind, mut items, attrs } => {
+                    match name {
+                        "append" | "add_module" => {
+                            let v = if name == "append" { args.first() } else { args.get(1) };
+                            let key = if name == "add_module" { args.first().and_then(|k| k.as_str()).map(Rc::from) } else { None };
+                            items.push((key, v.cloned().unwrap_or(Value::Unknown)));
+                            *st.get_mut(id) = Obj::Container { kind, items, attrs };
+                            return vec![(st, Value::None)];
+                        }
+                        "extend" => {
+                            if let Some(more) = args.first().and_then(|a| interp.iterate(&mut st, a, span)) {
+                                items.extend(more.into_iter().map(|v| (None, v)));
+                                *st.get_mut(id) = Obj::Container { kind, items, attrs };
+                                return vec![(st, Value::None)];
+                            }
+                            return vec![(st, Value::Unknown)];
+                        }
+                        "__call__" => return torch::call_module_value(interp, st, recv.clone(), args, kwargs, span),
+                        _ => {}
+                    }
+                }
+                Obj::Layer(_) if name == "__call__" => return torch::call_module_value(interp, st, recv.clone(), args, kwargs, span),
+                Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(st, id, attrs, name, args, kwargs),
+                _ => {}
+            }
+            // nn.Module methods that set an attribute
+            if matches!(name, "register_buffer" | "register_parameter" | "add_module" | "register_module") {
+                if let (Some(Value::Str(Some(attr))), Some(v)) = (args.first(), args.get(1).or(kwargs.iter().find(|(k, _)| matches!(&**k, "tensor" | "param" | "module")).map(|(_, v)| v))) {
+                    let attr: Name = attr.clone();
+                    interp.set_attr(&mut st, &recv, &attr, v.clone());
+                }
+                return vec![(st, Value::None)];
+            }
+            // nn.Module methods that return the module itself
+            if matches!(name, "to" | "cuda" | "cpu" | "train" | "eval" | "float" | "double" | "half" | "requires_grad_" | "apply") {
+                return vec![(st, recv.clone())];
+            }
+            if name.ends_with(".__init__") || name == "__init__" {
+                return vec![(st, Value::None)];
+            }
+            if name.ends_with(".forward") {
+                return vec![(st, Value::Unknown)];
+            }
+            vec![(st, Value::Unknown)]
+        }
+        Value::Str(s) => vec![(st, builtins::str_method(s, name, &args))],
+        // tuple methods (`index`, `count`) and the rest are not modelled
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+

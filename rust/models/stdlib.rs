@@ -1,0 +1,163 @@
+//! Standard-library models: `argparse` (defaults of a run without arguments),
+//! `collections.OrderedDict`, `dataclasses.field`, `math`. Everything else is Unknown.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::engine::interp::{Interp, Vals};
+use crate::ir::{Name, Span};
+use crate::value::*;
+
+/// Whether `path` names a standard-library object that `call` models (or knows to be Unknown).
+pub fn handles(path: &str) -> bool {
+    ["argparse.", "collections.", "dataclasses.", "math."].iter().any(|p| path.starts_with(p))
+}
+
+/// Call a standard-library function or class by qualified name (`handles(path)` holds).
+pub fn call(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let mut st = st;
+    if path == "argparse.ArgumentParser" {
+        let attrs = BTreeMap::from([(Rc::from("<defaults>"), Value::Tuple(Rc::new(Vec::new())))]);
+                let id = st.alloc(Obj::Namespace { kind: Rc::from("ArgParser"), attrs });
+        return vec![(st, Value::Ref(id))];
+    }
+    if path.starts_with("argparse.") {
+        return vec![(st, Value::Unknown)];
+    }
+    if path == "collections.OrderedDict" {
+        // an ordered dict of known pairs, like `dict(...)`
+                let pairs = match args.first() {
+            None => Some(Vec::new()),
+            Some(a) => interp.iterate(&mut st, a, span).and_then(|items| {
+                items
+                    .into_iter()
+                    .map(|p| match p {
+                        Value::Tuple(t) if t.len() == 2 => Some((t[0].clone(), t[1].clone())),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<_>>>()
+            }),
+        };
+        return match pairs {
+            Some(mut pairs) if pairs.iter().all(|(k, _)| k.as_str().is_some() || k.as_const_int().is_some()) => {
+                for (k, v) in kwargs {
+                    pairs.push((Value::Str(Some(k)), v));
+                }
+                let id = st.alloc(Obj::Dict(pairs));
+                vec![(st, Value::Ref(id))]
+            }
+            _ => vec![(st, Value::Unknown)],
+        };
+    }
+    if path.starts_with("collections.") {
+        return vec![(st, Value::Unknown)];
+    }
+    if path == "dataclasses.field" {
+        let mut attrs = BTreeMap::new();
+        for (k, v) in kwargs {
+            if matches!(&*k, "default" | "default_factory") {
+                attrs.insert(k, v);
+            }
+        }
+                let id = st.alloc(Obj::Namespace { kind: Rc::from("Field"), attrs });
+        return vec![(st, Value::Ref(id))];
+    }
+    if path.starts_with("dataclasses.") {
+        return vec![(st, Value::Unknown)];
+    }
+    if let Some(f) = path.strip_prefix("math.") {
+        return vec![(st, math(f, &args))];
+    }
+    vec![(st, Value::Unknown)]
+}
+
+fn math(f: &str, args: &[Value]) -> Value {
+    let x = match args.first() {
+        Some(Value::Float(Some(f))) => Some(*f),
+        Some(v) => v.as_const_int().map(|c| c as f64),
+        None => None,
+    };
+    match (f, x) {
+        ("sqrt", Some(x)) if x >= 0.0 => Value::Float(Some(x.sqrt())),
+        ("floor", Some(x)) if x.abs() < 1e30 => Value::int(x.floor() as i128),
+        ("ceil", Some(x)) if x.abs() < 1e30 => Value::int(x.ceil() as i128),
+        ("log", Some(x)) if x > 0.0 => Value::Float(Some(x.ln())),
+        ("log2", Some(x)) if x > 0.0 => Value::Float(Some(x.log2())),
+        ("exp", Some(x)) => Value::Float(Some(x.exp()).filter(|f| f.is_finite())),
+        ("floor" | "ceil" | "gcd" | "prod" | "comb" | "factorial" | "isqrt", _) => Value::Unknown,
+        _ => Value::Float(None),
+    }
+}
+
+/// `ArgumentParser.add_argument` records the destination and its default; `parse_args`
+/// returns a namespace of the defaults (the values a run without arguments uses).
+pub fn argparse_method(mut st: State, id: ObjId, attrs: BTreeMap<Name, Value>, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>) -> Vals {
+    let Some(Value::Tuple(defaults)) = attrs.get("<defaults>").cloned() else { return vec![(st, Value::Unknown)] };
+    match name {
+        "add_argument" => {
+            let flags: Vec<&str> = args.iter().filter_map(|a| a.as_str()).collect();
+            let kw = |k: &str| kwargs.iter().find(|(n, _)| &**n == k).map(|(_, v)| v.clone());
+            let dest = match kw("dest").as_ref().and_then(|d| d.as_str()) {
+                Some(d) => d.to_string(),
+                None => {
+                    let long = flags.iter().find(|f| f.starts_with("--")).or(flags.first());
+                    match long {
+                        Some(f) => f.trim_start_matches('-').replace('-', "_"),
+                        None => return vec![(st, Value::Unknown)],
+                    }
+                }
+            };
+            let action = kw("action");
+            let default = match (kw("default"), action.as_ref().and_then(|a| a.as_str())) {
+                (Some(d), _) => d,
+                (None, Some("store_true")) => Value::Bool(false),
+                (None, Some("store_false")) => Value::Bool(true),
+                (None, _) => Value::None,
+            };
+            // `type=int` with a string default converts it
+            let default = match (&default, kw("type")) {
+                (Value::Str(Some(s)), Some(Value::Builtin("int"))) => s.parse::<i64>().map(|i| Value::int(i as i128)).unwrap_or(Value::Unknown),
+                (Value::Str(Some(s)), Some(Value::Builtin("float"))) => Value::Float(s.parse::<f64>().ok()),
+                (Value::Str(_), Some(_)) => Value::Unknown,
+                _ => default,
+            };
+            let mut d = defaults.as_ref().clone();
+            d.push(Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from(dest.as_str()))), default])));
+            if let Obj::Namespace { attrs, .. } = st.get_mut(id) {
+                attrs.insert(Rc::from("<defaults>"), Value::Tuple(Rc::new(d)));
+            }
+            vec![(st, Value::Unknown)]
+        }
+        "parse_args" | "parse_known_args" => {
+            let explicit = match args.first().or(kwargs.iter().find(|(k, _)| &**k == "args").map(|(_, v)| v)) {
+                None | Some(Value::None) => false,
+                Some(Value::Ref(l)) => !matches!(st.get(*l), Obj::List(items) if items.is_empty()),
+                Some(Value::Tuple(t)) => !t.is_empty(),
+                Some(_) => true,
+            };
+            if explicit {
+                // an explicit, non-empty argument list: not modelled
+                return vec![(st, Value::Unknown)];
+            }
+            let mut out = BTreeMap::new();
+            for d in defaults.iter() {
+                if let Value::Tuple(p) = d {
+                    if let Some(k) = p[0].as_str() {
+                        out.insert(Rc::from(k), p[1].clone());
+                    }
+                }
+            }
+            let ns = Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from("Namespace"), attrs: out }));
+            let v = if name == "parse_known_args" { Value::Tuple(Rc::new(vec![ns, Value::Unknown])) } else { ns };
+            vec![(st, v)]
+        }
+        "set_defaults" => {
+            // overrides defaults by dest: forget them all rather than guess
+            if let Obj::Namespace { attrs, .. } = st.get_mut(id) {
+                attrs.insert(Rc::from("<defaults>"), Value::Unknown);
+            }
+            vec![(st, Value::None)]
+        }
+        _ => vec![(st, Value::Unknown)],
+    }
+}

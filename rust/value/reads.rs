@@ -1,0 +1,93 @@
+//! The read log: which pre-existing heap objects (and scope variables) a call reads, for the
+//! call summaries of `engine::memo`. `State::get`/`get_mut`/`get_var` note their reads here;
+//! logging is free when no call is tracked.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use super::ObjId;
+use crate::ir::Name;
+
+#[derive(Default)]
+struct Tracker {
+    /// Reads, in order, for all active frames (each frame's part starts at its entry in
+    /// `starts`).
+    log: Vec<Read>,
+    starts: Vec<usize>,
+    next_compact: usize,
+}
+
+thread_local! {
+    static TRACKER: RefCell<Tracker> = RefCell::new(Tracker::default());
+}
+
+/// One read of a pre-existing object: all of it, or one variable of a scope (a name lookup
+/// reads only that name, so calls that read globals survive unrelated global assignments).
+pub type Read = (ObjId, Option<Name>);
+
+/// Note that object `id` was read (called by `State::get`/`get_mut`). Free when no call is
+/// tracked.
+pub fn note_read(id: ObjId) {
+    note((id, None));
+}
+
+/// Note that the scope `id` was asked for the variable `name` (present or not; the empty name
+/// reads only its parent link).
+pub fn note_var_read(id: ObjId, name: &str) {
+    if TRACKER.with(|t| t.borrow().starts.is_empty()) {
+        return;
+    }
+    note((id, Some(Rc::from(name))));
+}
+
+pub fn note(r: Read) {
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.starts.is_empty() || t.log.last() == Some(&r) {
+            return;
+        }
+        t.log.push(r);
+        if t.log.len() > t.next_compact {
+            // keep the innermost frame's part small: sort and deduplicate it
+            let start = *t.starts.last().unwrap();
+            let mut part = t.log.split_off(start);
+            part.sort_unstable();
+            part.dedup();
+            t.log.extend(part);
+            t.next_compact = t.log.len() * 2 + 4096;
+        }
+    });
+}
+
+/// Start logging the reads of a call.
+pub fn begin_reads() {
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        let n = t.log.len();
+        t.starts.push(n);
+    });
+}
+
+/// Stop logging the reads of the innermost call: its distinct reads, sorted. They stay in
+/// the log, so the enclosing call reads them too.
+pub fn end_reads() -> Vec<Read> {
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        let Some(start) = t.starts.pop() else { return Vec::new() };
+        let at = start.min(t.log.len());
+        let mut part = t.log.split_off(at);
+        part.sort_unstable();
+        part.dedup();
+        t.log.extend(part.iter().cloned());
+        if t.starts.is_empty() {
+            t.log.clear();
+        }
+        part
+    })
+}
+
+/// Forget every frame (a new analysis on this thread).
+pub fn reset_reads() {
+    TRACKER.with(|t| *t.borrow_mut() = Tracker::default());
+}
+
