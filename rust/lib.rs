@@ -120,6 +120,13 @@ fn guarded<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, String> {
 /// Stack of the analysis thread (reserved, not committed, until used).
 const STACK_SIZE: usize = 512 * 1024 * 1024;
 
+/// What `check_source` returns when the analysis panics with `reason`: the same guard and
+/// `SHP001` finding. No program makes the core panic; the snapshot tests need the rendering.
+#[doc(hidden)]
+pub fn internal_error_for_panic(reason: &str) -> Vec<Finding> {
+    guarded(|| -> Vec<Finding> { std::panic::panic_any(reason.to_string()) }).unwrap_or_else(|reason| vec![internal_error(&reason)])
+}
+
 fn internal_error(reason: &str) -> Finding {
     let short: String = reason.lines().next().unwrap_or("").chars().take(120).collect();
     Finding {
