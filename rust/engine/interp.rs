@@ -209,7 +209,7 @@ impl<'a> Interp<'a> {
 
     /// A span in the user's file: embedded library code maps to the innermost user call.
     pub fn user_span(&self, span: Span) -> Span {
-        if torch::zoo::is_embedded(span) { self.user_site.unwrap_or_default() } else { span }
+        if crate::engine::modules::is_embedded(span) { self.user_site.unwrap_or_default() } else { span }
     }
 
     fn tick(&mut self) -> bool {
@@ -239,7 +239,7 @@ impl<'a> Interp<'a> {
     }
 
     pub fn record(&mut self, st: &State, site: Span, verdict: Verdict) {
-        if torch::zoo::is_embedded(site) && self.user_site.is_none() {
+        if crate::engine::modules::is_embedded(site) && self.user_site.is_none() {
             // embedded code not reached from a user call: nowhere to report
             return;
         }
@@ -904,7 +904,7 @@ impl<'a> Interp<'a> {
     }
 
     fn log_shape(&mut self, st: &State, span: Span, name: &str, v: &Value) {
-        if self.shape_log.is_none() || torch::zoo::is_embedded(span) {
+        if self.shape_log.is_none() || crate::engine::modules::is_embedded(span) {
             return;
         }
         let Value::Tensor(t) = v else { return };
@@ -912,7 +912,7 @@ impl<'a> Interp<'a> {
             Some(d) => format!(" {d:?}").to_lowercase(),
             None => String::new(),
         };
-        let text = format!("{name}: {}{dtype}", self.show_shape(st, &t.shape));
+        let text = format!("{name}: {}{dtype}", crate::models::ctx::ModelCtx::show_shape(self, st, &t.shape));
         let line = self.line(span);
         if let Some(log) = self.shape_log.as_mut() {
             log.entry(line).or_default().insert(text);
@@ -2023,7 +2023,7 @@ impl<'a> Interp<'a> {
     }
 
     pub fn call(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
-        if torch::zoo::is_embedded(span) {
+        if crate::engine::modules::is_embedded(span) {
             return self.call_inner(f, args, kwargs, st, span);
         }
         let outer = self.user_site.replace(span);

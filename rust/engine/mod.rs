@@ -12,8 +12,10 @@
 //! reports nothing.
 
 pub mod check;
+pub mod ctx;
 pub mod interp;
 pub mod memo;
+pub mod modules;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;

@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::ModelCtx;
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::shape::{Poly, Rel, Tri};
@@ -24,11 +24,11 @@ pub fn lookup(name: &str) -> Option<Value> {
     }
 }
 
-fn list_like(interp: &mut Interp, st: &mut State, v: &Value) -> Option<Vec<Value>> {
-    interp.iterate(st, v, Span::default())
+fn list_like(cx: &mut dyn ModelCtx, st: &mut State, v: &Value) -> Option<Vec<Value>> {
+    cx.iterate(st, v, Span::default())
 }
 
-pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     let v = match name {
         "len" => match args.first() {
@@ -67,7 +67,7 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
         }
         "enumerate" => {
             let start = args.get(1).and_then(|v| v.as_const_int()).unwrap_or(0);
-            match args.first().and_then(|a| list_like(interp, &mut st, a)) {
+            match args.first().and_then(|a| list_like(cx, &mut st, a)) {
                 Some(items) => Value::Tuple(Rc::new(
                     items.into_iter().enumerate().map(|(i, v)| Value::Tuple(Rc::new(vec![Value::int(i as i128 + start), v]))).collect(),
                 )),
@@ -79,7 +79,7 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
             }
         }
         "zip" => {
-            let lists: Option<Vec<Vec<Value>>> = args.iter().map(|a| list_like(interp, &mut st, a)).collect();
+            let lists: Option<Vec<Vec<Value>>> = args.iter().map(|a| list_like(cx, &mut st, a)).collect();
             match lists {
                 Some(lists) if !lists.is_empty() => {
                     let n = lists.iter().map(|l| l.len()).min().unwrap_or(0);
@@ -89,7 +89,7 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
             }
         }
         "min" | "max" => {
-            let items = if args.len() == 1 { list_like(interp, &mut st, &args[0]) } else { Some(args.clone()) };
+            let items = if args.len() == 1 { list_like(cx, &mut st, &args[0]) } else { Some(args.clone()) };
             match items {
                 Some(items) if !items.is_empty() && kwargs.is_empty() => {
                     let mut best = items[0].clone();
@@ -97,8 +97,8 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
                     for it in &items[1..] {
                         match (best.as_int(), it.as_int()) {
                             (Some(a), Some(b)) => {
-                                let rel = st.facts.compare(&interp.syms, b, Rel::Lt, a);
-                                let take = if name == "min" { rel } else { st.facts.compare(&interp.syms, a, Rel::Lt, b) };
+                                let rel = st.facts.compare(cx.syms(), b, Rel::Lt, a);
+                                let take = if name == "min" { rel } else { st.facts.compare(cx.syms(), a, Rel::Lt, b) };
                                 match take {
                                     Tri::True => best = it.clone(),
                                     Tri::False => {}
@@ -120,7 +120,7 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
                 _ => Value::Unknown,
             }
         }
-        "sum" => match args.first().and_then(|a| list_like(interp, &mut st, a)) {
+        "sum" => match args.first().and_then(|a| list_like(cx, &mut st, a)) {
             Some(items) => {
                 let mut acc = Some(Poly::constant(args.get(1).and_then(|v| v.as_const_int()).unwrap_or(0)));
                 for it in &items {
@@ -167,7 +167,7 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
             _ => None,
         }),
         "bool" => match args.first() {
-            Some(v) => match interp.truthiness(&st, v) {
+            Some(v) => match cx.truthiness(&st, v) {
                 Tri::True => Value::Bool(true),
                 Tri::False => Value::Bool(false),
                 Tri::Unknown => Value::Unknown,
@@ -182,7 +182,7 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
                     Value::Ref(st.alloc(Obj::List(Vec::new())))
                 }
             }
-            Some(a) => match list_like(interp, &mut st, a) {
+            Some(a) => match list_like(cx, &mut st, a) {
                 Some(mut items) => match name {
                     "tuple" => Value::Tuple(Rc::new(items)),
                     "list" => Value::Ref(st.alloc(Obj::List(items))),
@@ -214,19 +214,19 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
                 Value::Unknown
             }
         }
-        "isinstance" => isinstance(interp, &st, args.first(), args.get(1)),
+        "isinstance" => isinstance(cx, &st, args.first(), args.get(1)),
         "getattr" => match (args.first(), args.get(1).and_then(|v| v.as_str())) {
             (Some(o), Some(attr)) => {
                 // (with a default, a missing attribute is unknown either way)
                 let attr: Name = Rc::from(attr);
-                return interp.get_attr(st, o.clone(), &attr, span);
+                return cx.get_attr(st, o.clone(), &attr, span);
             }
             _ => Value::Unknown,
         },
         "setattr" => {
             if let (Some(o), Some(attr), Some(v)) = (args.first(), args.get(1).and_then(|v| v.as_str()), args.get(2)) {
                 let attr: Name = Rc::from(attr);
-                interp.set_attr(&mut st, o, &attr, v.clone());
+                cx.set_attr(&mut st, o, &attr, v.clone());
             } else if let Some(Value::Ref(id)) = args.first() {
                 // unknown attribute name: forget the object's attributes
                 if let Obj::Instance { attrs, .. } = st.get_mut(*id) {
@@ -240,9 +240,9 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
         "print" => Value::None,
         "iter" => args.first().cloned().unwrap_or(Value::Unknown),
         "next" => match args.first() {
-            Some(it) => match interp.iterate(&mut st, it, span) {
+            Some(it) => match cx.iterate(&mut st, it, span) {
                 Some(items) => items.into_iter().next().unwrap_or(Value::Unknown),
-                None => crate::models::element_of(interp, &mut st, it),
+                None => crate::models::element_of(cx, &mut st, it),
             },
             None => Value::Unknown,
         },
@@ -254,7 +254,7 @@ pub fn call_builtin(interp: &mut Interp, st: State, name: &'static str, args: Ve
     vec![(st, v)]
 }
 
-fn isinstance(interp: &Interp, st: &State, v: Option<&Value>, cls: Option<&Value>) -> Value {
+fn isinstance(cx: &dyn ModelCtx, st: &State, v: Option<&Value>, cls: Option<&Value>) -> Value {
     let (Some(v), Some(cls)) = (v, cls) else { return Value::Unknown };
     let classes: Vec<Value> = match cls {
         Value::Tuple(t) => t.as_ref().clone(),
@@ -279,7 +279,7 @@ fn isinstance(interp: &Interp, st: &State, v: Option<&Value>, cls: Option<&Value
             (Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::None | Value::Bool(_) | Value::Tuple(_), Value::Lib(_)) => Some(false),
             (Value::Ref(id), Value::Ref(cid)) => match st.get(*id) {
                 Obj::Instance { class, .. } => {
-                    if interp.has_unknown_base(st, *class) {
+                    if cx.has_unknown_base(st, *class) {
                         None
                     } else {
                         Some(class_derives(st, *class, *cid))
@@ -290,7 +290,7 @@ fn isinstance(interp: &Interp, st: &State, v: Option<&Value>, cls: Option<&Value
             },
             (Value::Ref(id), Value::Lib(p)) => match st.get(*id) {
                 Obj::Layer(l) => Some(p.ends_with(&format!(".{}", l.kind)) || &**p == "torch.nn.Module"),
-                Obj::Instance { class, .. } => match interp.lib_base(st, *class) {
+                Obj::Instance { class, .. } => match cx.lib_base(st, *class) {
                     Some(b) if &*b == &**p => Some(true),
                     _ => None,
                 },
@@ -330,7 +330,7 @@ fn class_derives(st: &State, class: ObjId, target: ObjId) -> bool {
 }
 
 /// Methods of lists and dicts (`append`, `extend`, `get`, `items`, ...) on heap object `id`.
-pub fn collection_method(interp: &mut Interp, st: State, id: ObjId, name: &str, args: Vec<Value>, span: Span) -> Vals {
+pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec<Value>, span: Span) -> Vals {
     let mut st = st;
     match st.get(id).clone() {
                 Obj::List(mut items) => {
@@ -341,7 +341,7 @@ pub fn collection_method(interp: &mut Interp, st: State, id: ObjId, name: &str, 
                             Value::None
                         }
                         "extend" => {
-                            match args.first().and_then(|a| interp.iterate(&mut st, a, span)) {
+                            match args.first().and_then(|a| cx.iterate(&mut st, a, span)) {
                                 Some(more) => items.extend(more),
                                 None => {
                                     *st.get_mut(id) = Obj::List(vec![Value::Unknown]);

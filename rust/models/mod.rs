@@ -7,13 +7,14 @@
 //! - `torch`: tensors, `nn` modules and their functional twins, losses, data, the zoo.
 
 pub mod builtins;
+pub mod ctx;
 pub mod stdlib;
 pub mod torch;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::ModelCtx;
 use crate::ir::{Name, Span};
 use crate::value::*;
 
@@ -68,20 +69,20 @@ pub fn is_subclassable(base: &str) -> bool {
 }
 
 /// One element of an iterable of unknown length.
-pub fn element_of(interp: &mut Interp, st: &mut State, it: &Value) -> Value {
+pub fn element_of(cx: &mut dyn ModelCtx, st: &mut State, it: &Value) -> Value {
     match it {
         Value::LibMethod(inner, name) if &**name == "<repeat>" => (**inner).clone(),
-        Value::Gen(..) => interp.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
+        Value::Gen(..) => cx.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
         Value::LibMethod(inner, name) if &**name == "<enumerate>" => {
-            let elem = element_of(interp, st, inner);
+            let elem = element_of(cx, st, inner);
             Value::Tuple(Rc::new(vec![Value::Unknown, elem]))
         }
-        _ => torch::data::batch_of(interp, st, it).unwrap_or(Value::Unknown),
+        _ => torch::data::batch_of(cx, st, it).unwrap_or(Value::Unknown),
     }
 }
 
 /// Unpack a value into `n` parts (`a, b = x.shape`, `h, c = state`), when known.
-pub fn unpack(interp: &mut Interp, st: &mut State, v: &Value, n: usize) -> Option<Vec<Value>> {
+pub fn unpack(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, n: usize) -> Option<Vec<Value>> {
     match v {
         // `B, T, C = x.shape` of an unknown-rank tensor: its first use fixes the rank
         Value::LibMethod(t, name) if &**name == "<shape>" => {
@@ -94,7 +95,7 @@ pub fn unpack(interp: &mut Interp, st: &mut State, v: &Value, n: usize) -> Optio
             let names = ["B", "T", "C", "D", "E", "F", "G", "H"];
             let mut dims = Vec::new();
             for k in 0..(n - s.dims.len()) {
-                dims.push(interp.fresh_dim(names[k.min(7)]));
+                dims.push(cx.fresh_dim(names[k.min(7)]));
             }
             st.bind_shape(var, Shape::known(dims));
             let s = st.resolve(&t.shape);
@@ -129,42 +130,42 @@ pub fn bind<'p>(params: &[&'p str], args: &[Value], kwargs: &[(Name, Value)]) ->
 }
 
 /// Call a library function or class by qualified name.
-pub fn call_lib(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     if let Some(f) = path.strip_prefix("torch.utils.data.") {
-        return torch::data::utils_data(interp, st, f, args, kwargs, span);
+        return torch::data::utils_data(cx, st, f, args, kwargs, span);
     }
     if let Some(f) = path.strip_prefix("torchvision.models.") {
-        return torch::zoo::construct(interp, st, f, kwargs, span);
+        return torch::zoo::construct(cx, st, f, kwargs, span);
     }
     if let Some(f) = path.strip_prefix("torchvision.") {
-        return torch::data::torchvision(interp, st, f, args, kwargs, span);
+        return torch::data::torchvision(cx, st, f, args, kwargs, span);
     }
     if let Some(kind) = path.strip_prefix("torch.nn.") {
         if !kind.contains('.') {
-            return torch::layers::construct(interp, st, kind, args, kwargs, span);
+            return torch::layers::construct(cx, st, kind, args, kwargs, span);
         }
     }
     if let Some(f) = path.strip_prefix("torch.nn.functional.") {
-        return torch::layers::functional(interp, st, f, args, kwargs, span);
+        return torch::layers::functional(cx, st, f, args, kwargs, span);
     }
     if stdlib::handles(path) {
-        return stdlib::call(interp, st, path, args, kwargs, span);
+        return stdlib::call(cx, st, path, args, kwargs, span);
     }
     if let Some(f) = path.strip_prefix("torch.") {
-        return torch::tensor::torch_function(interp, st, f, args, kwargs, span);
+        return torch::tensor::torch_function(cx, st, f, args, kwargs, span);
     }
     vec![(st, Value::Unknown)]
 }
 
 /// Methods on values: tensors, modules, lists, dicts, strings.
-pub fn call_method(interp: &mut Interp, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     match &recv {
-        Value::Tensor(_) => return torch::tensor::tensor_method(interp, st, recv, name, args, kwargs, span),
+        Value::Tensor(_) => return torch::tensor::tensor_method(cx, st, recv, name, args, kwargs, span),
         Value::Ref(id) => {
             let id = *id;
             match st.get(id).clone() {
-                Obj::List(_) | Obj::Dict(_) => return builtins::collection_method(interp, st, id, name, args, span),
+                Obj::List(_) | Obj::Dict(_) => return builtins::collection_method(cx, st, id, name, args, span),
                 Obj::Container { kind, mut items, attrs } => {
                     match name {
                         "append" | "add_module" => {
@@ -175,18 +176,18 @@ pub fn call_method(interp: &mut Interp, st: State, recv: Value, name: &str, args
                             return vec![(st, Value::None)];
                         }
                         "extend" => {
-                            if let Some(more) = args.first().and_then(|a| interp.iterate(&mut st, a, span)) {
+                            if let Some(more) = args.first().and_then(|a| cx.iterate(&mut st, a, span)) {
                                 items.extend(more.into_iter().map(|v| (None, v)));
                                 *st.get_mut(id) = Obj::Container { kind, items, attrs };
                                 return vec![(st, Value::None)];
                             }
                             return vec![(st, Value::Unknown)];
                         }
-                        "__call__" => return torch::call_module_value(interp, st, recv.clone(), args, kwargs, span),
+                        "__call__" => return torch::call_module_value(cx, st, recv.clone(), args, kwargs, span),
                         _ => {}
                     }
                 }
-                Obj::Layer(_) if name == "__call__" => return torch::call_module_value(interp, st, recv.clone(), args, kwargs, span),
+                Obj::Layer(_) if name == "__call__" => return torch::call_module_value(cx, st, recv.clone(), args, kwargs, span),
                 Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(st, id, attrs, name, args, kwargs),
                 _ => {}
             }
@@ -194,7 +195,7 @@ pub fn call_method(interp: &mut Interp, st: State, recv: Value, name: &str, args
             if matches!(name, "register_buffer" | "register_parameter" | "add_module" | "register_module") {
                 if let (Some(Value::Str(Some(attr))), Some(v)) = (args.first(), args.get(1).or(kwargs.iter().find(|(k, _)| matches!(&**k, "tensor" | "param" | "module")).map(|(_, v)| v))) {
                     let attr: Name = attr.clone();
-                    interp.set_attr(&mut st, &recv, &attr, v.clone());
+                    cx.set_attr(&mut st, &recv, &attr, v.clone());
                 }
                 return vec![(st, Value::None)];
             }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::ModelCtx;
 use crate::ir::{Name, Span};
 use crate::value::*;
 
@@ -14,7 +14,7 @@ pub fn handles(path: &str) -> bool {
 }
 
 /// Call a standard-library function or class by qualified name (`handles(path)` holds).
-pub fn call(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     if path == "argparse.ArgumentParser" {
         let attrs = BTreeMap::from([(Rc::from("<defaults>"), Value::Tuple(Rc::new(Vec::new())))]);
@@ -28,7 +28,7 @@ pub fn call(interp: &mut Interp, st: State, path: &str, args: Vec<Value>, kwargs
         // an ordered dict of known pairs, like `dict(...)`
                 let pairs = match args.first() {
             None => Some(Vec::new()),
-            Some(a) => interp.iterate(&mut st, a, span).and_then(|items| {
+            Some(a) => cx.iterate(&mut st, a, span).and_then(|items| {
                 items
                     .into_iter()
                     .map(|p| match p {

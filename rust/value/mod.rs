@@ -11,6 +11,10 @@ use crate::shape::{Cond, Facts, Formula, Poly};
 
 pub type ObjId = usize;
 
+/// The outcomes of evaluating something on one path: one `(State, Value)` per outcome; none
+/// when every outcome raised.
+pub type Vals = Vec<(State, Value)>;
+
 /// One tensor dimension: a symbolic integer (or unknown) and where it came from.
 #[derive(Debug, Clone)]
 pub struct Dim {

@@ -6,7 +6,7 @@ use std::rc::Rc;
 use crate::models::bind;
 use super::layers::layer_name;
 use super::tensor::{broadcast, tensor_value};
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -33,15 +33,15 @@ fn flag(l: &Layer, k: &str) -> Option<bool> {
 
 /// `d == want`, reported under `rule` with `msg` (given the dim's text) when it fails.
 #[allow(clippy::too_many_arguments)]
-fn expect_eq(interp: &mut Interp, st: &State, span: Span, d: &Dim, want: &Dim, rule: &'static crate::rules::Rule, msg: impl FnOnce(String, String) -> String) -> bool {
-    let eq = interp.dim_eq_f(d, want);
-    let (ds, ws) = (interp.show_dim_in(st, d), interp.show_dim_in(st, want));
-    interp.check(st, span, eq.not(), rule, |_| (msg(ds, ws), Vec::new()))
+fn expect_eq(cx: &mut dyn ModelCtx, st: &State, span: Span, d: &Dim, want: &Dim, rule: &'static crate::rules::Rule, msg: impl FnOnce(String, String) -> String) -> bool {
+    let eq = cx.dim_eq_f(d, want);
+    let (ds, ws) = (cx.show_dim_in(st, d), cx.show_dim_in(st, want));
+    cx.check(st, span, eq.not(), rule, |_| (msg(ds, ws), Vec::new()))
 }
 
 /// A rank check: false (torch raises) when `ok` is false.
-fn expect_rank(interp: &mut Interp, st: &State, span: Span, ok: bool, msg: impl FnOnce() -> String) -> bool {
-    interp.check(st, span, Tri::from_bool(!ok), &r::layer_input_rank_mismatch::RULE, |_| (msg(), Vec::new()))
+fn expect_rank(cx: &mut dyn ModelCtx, st: &State, span: Span, ok: bool, msg: impl FnOnce() -> String) -> bool {
+    cx.check(st, span, Tri::from_bool(!ok), &r::layer_input_rank_mismatch::RULE, |_| (msg(), Vec::new()))
 }
 
 /// The (seq, batch) positions of a batched sequence tensor.
@@ -51,7 +51,7 @@ fn seq_batch(batch_first: bool) -> (usize, usize) {
 
 /// `nn.MultiheadAttention(embed_dim, num_heads, ..., kdim, vdim, batch_first)(q, k, v, ...)`:
 /// `(attn_output, attn_weights)`.
-pub fn mha(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
     let (Some(e), Some(h)) = (int("embed_dim"), int("num_heads")) else { return vec![(st, Value::Unknown)] };
     let dim_arg = |k: &str| match l.args.get(k) {
@@ -71,12 +71,12 @@ pub fn mha(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kwargs: &[
         _ => None,
     };
     let what = format!("{}MultiheadAttention", layer_name(l));
-    let (qs, ks, vs) = (interp.show_shape(&st, &q), interp.show_shape(&st, &k), interp.show_shape(&st, &v));
+    let (qs, ks, vs) = (cx.show_shape(&st, &q), cx.show_shape(&st, &k), cx.show_shape(&st, &v));
     let qr = q.dims.len();
-    if !expect_rank(interp, &st, span, qr == 2 || qr == 3, || format!("{what}: query should be unbatched 2-D or batched 3-D, got {qs}")) {
+    if !expect_rank(cx, &st, span, qr == 2 || qr == 3, || format!("{what}: query should be unbatched 2-D or batched 3-D, got {qs}")) {
         return Vec::new();
     }
-    if !expect_rank(interp, &st, span, k.dims.len() == qr && v.dims.len() == qr, || format!("{what}: for a {qr}-D query, key and value must be {qr}-D, got {ks} and {vs}")) {
+    if !expect_rank(cx, &st, span, k.dims.len() == qr && v.dims.len() == qr, || format!("{what}: for a {qr}-D query, key and value must be {qr}-D, got {ks} and {vs}")) {
         return Vec::new();
     }
     let batched = qr == 3;
@@ -91,33 +91,33 @@ pub fn mha(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kwargs: &[
     let (qn, kn, vn) = (norm(&q), norm(&k), norm(&v));
     let last = qr - 1;
     let e_dim = Dim::known(e.clone(), None);
-    if !expect_eq(interp, &st, span, &qn[last], &e_dim, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(embed_dim={w}) got query {qs} whose last dim is {d}")) {
+    if !expect_eq(cx, &st, span, &qn[last], &e_dim, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(embed_dim={w}) got query {qs} whose last dim is {d}")) {
         return Vec::new();
     }
     let same = kdim == e && vdim == e;
     // key and value agree: the whole shape when the projections are packed, else all but the last dim
     let upto = if same { qr } else { last };
     for i in 0..upto {
-        if !expect_eq(interp, &st, span, &kn[i], &vn[i], &r::invalid_shape_argument::RULE, |_, _| format!("{what}: key {ks} does not match value {vs}")) {
+        if !expect_eq(cx, &st, span, &kn[i], &vn[i], &r::invalid_shape_argument::RULE, |_, _| format!("{what}: key {ks} does not match value {vs}")) {
             return Vec::new();
         }
     }
     let kd = Dim::known(kdim.clone(), None);
-    if !expect_eq(interp, &st, span, &kn[last], &kd, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(kdim={w}) got key {ks} whose last dim is {d}")) {
+    if !expect_eq(cx, &st, span, &kn[last], &kd, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(kdim={w}) got key {ks} whose last dim is {d}")) {
         return Vec::new();
     }
     let vd = Dim::known(vdim.clone(), None);
-    if !expect_eq(interp, &st, span, &vn[last], &vd, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(vdim={w}) got value {vs} whose last dim is {d}")) {
+    if !expect_eq(cx, &st, span, &vn[last], &vd, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(vdim={w}) got value {vs} whose last dim is {d}")) {
         return Vec::new();
     }
-    if batched && !expect_eq(interp, &st, span, &kn[1], &qn[1], &r::invalid_shape_argument::RULE, |d, w| format!("{what}: key batch size {d} does not match query batch size {w} (query {qs}, key {ks})")) {
+    if batched && !expect_eq(cx, &st, span, &kn[1], &qn[1], &r::invalid_shape_argument::RULE, |d, w| format!("{what}: key batch size {d} does not match query batch size {w} (query {qs}, key {ks})")) {
         return Vec::new();
     }
     let (lq, s_len) = (qn[0].clone(), kn[0].clone());
     let heads = Dim::known(h.clone(), None);
     // attn_mask: [L, S], or [N*num_heads, L, S] ([num_heads, L, S] unbatched)
     if let Some(m) = shape_of(&st, b.get("attn_mask")) {
-        let ms = interp.show_shape(&st, &m);
+        let ms = cx.show_shape(&st, &m);
         let want: Option<Vec<Dim>> = match m.dims.len() {
             2 => Some(vec![lq.clone(), s_len.clone()]),
             3 => {
@@ -127,12 +127,12 @@ pub fn mha(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kwargs: &[
             _ => None,
         };
         let Some(want) = want else {
-            interp.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| (format!("{what}: attn_mask {ms} must be 2-D or 3-D"), Vec::new()));
+            cx.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| (format!("{what}: attn_mask {ms} must be 2-D or 3-D"), Vec::new()));
             return Vec::new();
         };
-        let wshown = interp.show_shape(&st, &Shape::known(want.clone()));
+        let wshown = cx.show_shape(&st, &Shape::known(want.clone()));
         for (a, w) in m.dims.iter().zip(&want) {
-            if !expect_eq(interp, &st, span, a, w, &r::invalid_shape_argument::RULE, |_, _| format!("{what}: attn_mask {ms} should have shape {wshown}")) {
+            if !expect_eq(cx, &st, span, a, w, &r::invalid_shape_argument::RULE, |_, _| format!("{what}: attn_mask {ms} should have shape {wshown}")) {
                 return Vec::new();
             }
         }
@@ -140,14 +140,14 @@ pub fn mha(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kwargs: &[
         return vec![(st, Value::Unknown)];
     }
     if let Some(m) = shape_of(&st, b.get("key_padding_mask")) {
-        let ms = interp.show_shape(&st, &m);
+        let ms = cx.show_shape(&st, &m);
         let want = if batched { vec![kn[1].clone(), s_len.clone()] } else { vec![s_len.clone()] };
-        let wshown = interp.show_shape(&st, &Shape::known(want.clone()));
-        if !expect_rank(interp, &st, span, m.dims.len() == want.len(), || format!("{what}: key_padding_mask {ms} should have shape {wshown}")) {
+        let wshown = cx.show_shape(&st, &Shape::known(want.clone()));
+        if !expect_rank(cx, &st, span, m.dims.len() == want.len(), || format!("{what}: key_padding_mask {ms} should have shape {wshown}")) {
             return Vec::new();
         }
         for (a, w) in m.dims.iter().zip(&want) {
-            if !expect_eq(interp, &st, span, a, w, &r::invalid_shape_argument::RULE, |_, _| format!("{what}: key_padding_mask {ms} should have shape {wshown}")) {
+            if !expect_eq(cx, &st, span, a, w, &r::invalid_shape_argument::RULE, |_, _| format!("{what}: key_padding_mask {ms} should have shape {wshown}")) {
                 return Vec::new();
             }
         }
@@ -186,18 +186,18 @@ fn d_model(l: &Layer) -> Option<Poly> {
 
 /// `nn.TransformerEncoderLayer(d_model, nhead, ...)(src)`: src `[S, N, E]` (`[N, S, E]` with
 /// batch_first) or unbatched `[S, E]`; the output has src's shape.
-pub fn encoder_layer(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let Some(e) = d_model(l) else { return vec![(st, Value::Unknown)] };
     let b = bind(&["src"], args, kwargs);
     let Some(Value::Tensor(t)) = b.get("src") else { return vec![(st, Value::Unknown)] };
     let Some(s) = shape_of(&st, b.get("src")) else { return vec![(st, Value::Unknown)] };
     let what = format!("{}{}", layer_name(l), l.kind);
-    let shown = interp.show_shape(&st, &s);
-    if !expect_rank(interp, &st, span, matches!(s.dims.len(), 2 | 3), || format!("{what}: src should be unbatched 2-D or batched 3-D, got {shown}")) {
+    let shown = cx.show_shape(&st, &s);
+    if !expect_rank(cx, &st, span, matches!(s.dims.len(), 2 | 3), || format!("{what}: src should be unbatched 2-D or batched 3-D, got {shown}")) {
         return Vec::new();
     }
     let last = s.dims.last().unwrap().clone();
-    if !expect_eq(interp, &st, span, &last, &Dim::known(e, None), &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(d_model={w}) got input {shown} whose last dim is {d}")) {
+    if !expect_eq(cx, &st, span, &last, &Dim::known(e, None), &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(d_model={w}) got input {shown} whose last dim is {d}")) {
         return Vec::new();
     }
     vec![(st, tensor_value(s, t.dtype))]
@@ -205,25 +205,25 @@ pub fn encoder_layer(interp: &mut Interp, st: State, l: &Layer, args: &[Value], 
 
 /// `tgt` and `memory` of a decoder: same rank (2 or 3), last dims `d_model`, equal batch sizes.
 #[allow(clippy::too_many_arguments)]
-fn decoder_inputs(interp: &mut Interp, st: &State, e: &Poly, bf: bool, tgt: &Shape, mem: &Shape, names: (&str, &str), what: &str, span: Span) -> bool {
-    let (ts, ms) = (interp.show_shape(st, tgt), interp.show_shape(st, mem));
+fn decoder_inputs(cx: &mut dyn ModelCtx, st: &State, e: &Poly, bf: bool, tgt: &Shape, mem: &Shape, names: (&str, &str), what: &str, span: Span) -> bool {
+    let (ts, ms) = (cx.show_shape(st, tgt), cx.show_shape(st, mem));
     let (tn, mn) = names;
     let tr = tgt.dims.len();
-    if !expect_rank(interp, st, span, matches!(tr, 2 | 3), || format!("{what}: {tn} should be unbatched 2-D or batched 3-D, got {ts}")) {
+    if !expect_rank(cx, st, span, matches!(tr, 2 | 3), || format!("{what}: {tn} should be unbatched 2-D or batched 3-D, got {ts}")) {
         return false;
     }
-    if !expect_rank(interp, st, span, mem.dims.len() == tr, || format!("{what}: {tn} {ts} and {mn} {ms} must have the same number of dims")) {
+    if !expect_rank(cx, st, span, mem.dims.len() == tr, || format!("{what}: {tn} {ts} and {mn} {ms} must have the same number of dims")) {
         return false;
     }
     let ed = Dim::known(e.clone(), None);
     for (s, name, shown) in [(tgt, tn, &ts), (mem, mn, &ms)] {
-        if !expect_eq(interp, st, span, s.dims.last().unwrap(), &ed, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(d_model={w}) got {name} {shown} whose last dim is {d}")) {
+        if !expect_eq(cx, st, span, s.dims.last().unwrap(), &ed, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(d_model={w}) got {name} {shown} whose last dim is {d}")) {
             return false;
         }
     }
     if tr == 3 {
         let (_, bi) = seq_batch(bf);
-        if !expect_eq(interp, st, span, &mem.dims[bi], &tgt.dims[bi], &r::invalid_shape_argument::RULE, |d, w| format!("{what}: batch size of {mn} {ms} ({d}) does not match {tn} {ts} ({w})")) {
+        if !expect_eq(cx, st, span, &mem.dims[bi], &tgt.dims[bi], &r::invalid_shape_argument::RULE, |d, w| format!("{what}: batch size of {mn} {ms} ({d}) does not match {tn} {ts} ({w})")) {
             return false;
         }
     }
@@ -231,13 +231,13 @@ fn decoder_inputs(interp: &mut Interp, st: &State, e: &Poly, bf: bool, tgt: &Sha
 }
 
 /// `nn.TransformerDecoderLayer(...)(tgt, memory)`: the output has tgt's shape.
-pub fn decoder_layer(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+pub fn decoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let (Some(e), Some(bf)) = (d_model(l), flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
     let b = bind(&["tgt", "memory"], args, kwargs);
     let (Some(t), Some(m)) = (shape_of(&st, b.get("tgt")), shape_of(&st, b.get("memory"))) else { return vec![(st, Value::Unknown)] };
     let Some(Value::Tensor(tt)) = b.get("tgt") else { return vec![(st, Value::Unknown)] };
     let what = format!("{}{}", layer_name(l), l.kind);
-    if !decoder_inputs(interp, &st, &e, bf, &t, &m, ("tgt", "memory"), &what, span) {
+    if !decoder_inputs(cx, &st, &e, bf, &t, &m, ("tgt", "memory"), &what, span) {
         return Vec::new();
     }
     vec![(st, tensor_value(t, tt.dtype))]
@@ -245,7 +245,7 @@ pub fn decoder_layer(interp: &mut Interp, st: State, l: &Layer, args: &[Value], 
 
 /// `nn.Transformer(d_model, nhead, ...)(src, tgt)`: src and tgt agree in rank, batch and
 /// d_model; the output has tgt's shape.
-pub fn transformer(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+pub fn transformer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     if l.args.contains_key("custom_encoder") || l.args.contains_key("custom_decoder") {
         return vec![(st, Value::Unknown)];
     }
@@ -254,7 +254,7 @@ pub fn transformer(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kw
     let (Some(s), Some(t)) = (shape_of(&st, b.get("src")), shape_of(&st, b.get("tgt"))) else { return vec![(st, Value::Unknown)] };
     let Some(Value::Tensor(tt)) = b.get("tgt") else { return vec![(st, Value::Unknown)] };
     let what = format!("{}Transformer", layer_name(l));
-    if !decoder_inputs(interp, &st, &e, bf, &t, &s, ("tgt", "src"), &what, span) {
+    if !decoder_inputs(cx, &st, &e, bf, &t, &s, ("tgt", "src"), &what, span) {
         return Vec::new();
     }
     vec![(st, tensor_value(t, tt.dtype))]
@@ -262,7 +262,7 @@ pub fn transformer(interp: &mut Interp, st: State, l: &Layer, args: &[Value], kw
 
 /// `F.scaled_dot_product_attention(q [.., L, E], k [.., S, E], v [.., S, Ev])`: `[.., L, Ev]`,
 /// the batch dims broadcast.
-pub fn sdpa(interp: &mut Interp, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+pub fn sdpa(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let b = bind(&["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"], args, kwargs);
     if !matches!(b.get("attn_mask"), None | Some(Value::None)) || !matches!(b.get("enable_gqa"), None | Some(Value::Bool(false))) {
         return vec![(st, Value::Unknown)];
@@ -275,22 +275,22 @@ pub fn sdpa(interp: &mut Interp, st: State, args: &[Value], kwargs: &[(Name, Val
         _ => None,
     };
     let what = "F.scaled_dot_product_attention";
-    let (qs, ks, vs) = (interp.show_shape(&st, &q), interp.show_shape(&st, &k), interp.show_shape(&st, &v));
-    if !expect_rank(interp, &st, span, q.dims.len() >= 2 && k.dims.len() >= 2 && v.dims.len() >= 2, || format!("{what}: query {qs}, key {ks} and value {vs} must be at least 2-D")) {
+    let (qs, ks, vs) = (cx.show_shape(&st, &q), cx.show_shape(&st, &k), cx.show_shape(&st, &v));
+    if !expect_rank(cx, &st, span, q.dims.len() >= 2 && k.dims.len() >= 2 && v.dims.len() >= 2, || format!("{what}: query {qs}, key {ks} and value {vs} must be at least 2-D")) {
         return Vec::new();
     }
     let (qr, kr, vr) = (q.dims.len(), k.dims.len(), v.dims.len());
-    if !expect_eq(interp, &st, span, &k.dims[kr - 1], &q.dims[qr - 1], &r::matmul_shape_mismatch::RULE, |d, w| format!("{what}: key {ks} has embedding size {d}, query {qs} has {w}")) {
+    if !expect_eq(cx, &st, span, &k.dims[kr - 1], &q.dims[qr - 1], &r::matmul_shape_mismatch::RULE, |d, w| format!("{what}: key {ks} has embedding size {d}, query {qs} has {w}")) {
         return Vec::new();
     }
     let qb = Shape::known(q.dims[..qr - 2].to_vec());
     let kb = Shape::known(k.dims[..kr - 2].to_vec());
     let vb = Shape::known(v.dims[..vr - 2].to_vec());
-    let Some(batch) = broadcast(interp, &st, &qb, &kb, span, what) else { return Vec::new() };
-    if !expect_eq(interp, &st, span, &v.dims[vr - 2], &k.dims[kr - 2], &r::matmul_shape_mismatch::RULE, |d, w| format!("{what}: value {vs} has sequence length {d}, key {ks} has {w}")) {
+    let Some(batch) = broadcast(cx, &st, &qb, &kb, span, what) else { return Vec::new() };
+    if !expect_eq(cx, &st, span, &v.dims[vr - 2], &k.dims[kr - 2], &r::matmul_shape_mismatch::RULE, |d, w| format!("{what}: value {vs} has sequence length {d}, key {ks} has {w}")) {
         return Vec::new();
     }
-    let Some(batch) = broadcast(interp, &st, &batch, &vb, span, what) else { return Vec::new() };
+    let Some(batch) = broadcast(cx, &st, &batch, &vb, span, what) else { return Vec::new() };
     let mut dims = batch.dims;
     dims.push(q.dims[qr - 2].clone());
     dims.push(v.dims[vr - 1].clone());

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use crate::models::bind;
 use super::tensor::tensor_value;
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::ModelCtx;
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::shape::Poly;
@@ -34,7 +34,7 @@ pub fn is_data_ns(st: &State, v: &Value) -> bool {
 }
 
 /// `torch.utils.data.X(...)`.
-pub fn utils_data(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, _span: Span) -> Vals {
+pub fn utils_data(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, _span: Span) -> Vals {
     let mut st = st;
     match f {
         "TensorDataset" => {
@@ -80,18 +80,18 @@ pub fn utils_data(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwa
         }
         "random_split" | "Subset" => vec![(st, Value::Unknown)],
         _ => {
-            let _ = interp;
+            let _ = cx;
             vec![(st, Value::Unknown)]
         }
     }
 }
 
 /// torchvision datasets: the per-sample value after the transform.
-pub fn torchvision(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, _span: Span) -> Vals {
+pub fn torchvision(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, _span: Span) -> Vals {
     let mut st = st;
     let name = f.rsplit('.').next().unwrap_or(f);
     if f.starts_with("transforms.") {
-        return transform(interp, st, name, args, kwargs);
+        return transform(cx, st, name, args, kwargs);
     }
     if f == "datasets.FakeData" {
         let b = bind(&["size", "image_size", "num_classes", "transform"], &args, &kwargs);
@@ -107,7 +107,7 @@ pub fn torchvision(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kw
         let img = match (chw, b.get("transform")) {
             (Some(chw), Some(t)) if !matches!(t, Value::None) => {
                 let pil = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), chw[0].clone(), chw[1].clone(), chw[2].clone()]));
-                apply_transform(interp, &st, t, pil)
+                apply_transform(cx, &st, t, pil)
             }
             _ => Value::Unknown,
         };
@@ -139,7 +139,7 @@ pub fn torchvision(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kw
     let image = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(c), Value::int(h), Value::int(w)]));
     let img = match b.get("transform") {
         None | Some(Value::None) => Value::Unknown,
-        Some(t) => apply_transform(interp, &st, t, image),
+        Some(t) => apply_transform(cx, &st, t, image),
     };
     let label = Value::int(0);
     let label = match label {
@@ -151,11 +151,11 @@ pub fn torchvision(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kw
     vec![(st, v)]
 }
 
-fn transform(interp: &mut Interp, st: State, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>) -> Vals {
+fn transform(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>) -> Vals {
     let mut st = st;
-    let _ = interp;
+    let _ = cx;
     let steps: Vec<Value> = match name {
-        "Compose" => match args.first().and_then(|a| interp.iterate(&mut st, a, Span::default())) {
+        "Compose" => match args.first().and_then(|a| cx.iterate(&mut st, a, Span::default())) {
             Some(items) => items,
             None => return vec![(st, Value::Unknown)],
         },
@@ -174,7 +174,7 @@ fn transform(interp: &mut Interp, st: State, name: &str, args: Vec<Value>, kwarg
 }
 
 /// Apply a transform to a sample: PIL images are `("<pil>", C, H, W)` tuples until `ToTensor`.
-fn apply_transform(interp: &Interp, st: &State, t: &Value, x: Value) -> Value {
+fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value {
     let Some(Value::Str(Some(name))) = ns_attr(st, t, "Transform", "name") else { return Value::Unknown };
     let pil = |v: &Value| -> Option<(Value, Value, Value)> {
         match v {
@@ -187,7 +187,7 @@ fn apply_transform(interp: &Interp, st: &State, t: &Value, x: Value) -> Value {
             let Some(Value::Tuple(steps)) = ns_attr(st, t, "Transform", "steps") else { return Value::Unknown };
             let mut x = x;
             for s in steps.iter() {
-                x = apply_transform(interp, st, s, x);
+                x = apply_transform(cx, st, s, x);
             }
             x
         }
@@ -235,13 +235,13 @@ fn apply_transform(interp: &Interp, st: &State, t: &Value, x: Value) -> Value {
 /// length is not a multiple of the batch size (and `drop_last` is off), the last, smaller
 /// batch, as a second path with the expressible condition `batch == last size`. `None` when
 /// this is not a DataLoader or there is nothing to split.
-pub fn batches_of(interp: &mut Interp, st: &State, loader: &Value, full_run: bool) -> Option<Vals> {
+pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: bool) -> Option<Vals> {
     if !full_run {
         return None;
     }
     if let Value::LibMethod(inner, name) = loader {
         if &**name == "<enumerate>" {
-            let vals = batches_of(interp, st, inner, full_run)?;
+            let vals = batches_of(cx, st, inner, full_run)?;
             return Some(vals.into_iter().map(|(s, v)| (s, Value::Tuple(Rc::new(vec![Value::Unknown, v])))).collect());
         }
     }
@@ -251,21 +251,20 @@ pub fn batches_of(interp: &mut Interp, st: &State, loader: &Value, full_run: boo
         return None;
     }
     let mut st0 = st.clone();
-    let (item, len) = sample_of(interp, &mut st0, &ds)?;
+    let (item, len) = sample_of(cx, &mut st0, &ds)?;
     let n = len.as_ref().and_then(|l| l.as_const())?;
     if bs <= 0 || n <= bs || n % bs == 0 {
         return None;
     }
     let last = n % bs;
-    let batch = interp.syms.fresh("batch", 1);
+    let batch = cx.fresh_sym("batch", 1);
     let mut out = Vec::new();
     for size in [bs, last] {
         let mut s = st0.clone();
         let cond = crate::shape::Cond::cmp(&batch, crate::shape::Rel::Eq, &Poly::constant(size))?;
-        if !s.facts.assume(&interp.syms, &cond) {
+        if !cx.branch(&mut s, cond) {
             continue;
         }
-        s.branches.push(Branch::Sym(cond));
         let b = Dim::known(batch.clone(), None);
         let v = collate(&s, &item, &b);
         out.push((s, v));
@@ -274,11 +273,11 @@ pub fn batches_of(interp: &mut Interp, st: &State, loader: &Value, full_run: boo
 }
 
 /// The first batch of a DataLoader, or one sample of a dataset.
-pub fn batch_of(interp: &mut Interp, st: &mut State, loader: &Value) -> Option<Value> {
+pub fn batch_of(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value) -> Option<Value> {
     let ds = ns_attr(st, loader, "DataLoader", "dataset")?;
     let bs = ns_attr(st, loader, "DataLoader", "batch_size")?;
     let drop_last = matches!(ns_attr(st, loader, "DataLoader", "drop_last"), Some(Value::Bool(true)));
-    let (item, len) = sample_of(interp, st, &ds)?;
+    let (item, len) = sample_of(cx, st, &ds)?;
     if drop_last {
         // every batch is full; with fewer samples than a batch the loop never runs
         let (Value::Int(p), Some(n)) = (&bs, len.as_ref().and_then(|l| l.as_const())) else {
@@ -298,12 +297,12 @@ pub fn batch_of(interp: &mut Interp, st: &mut State, loader: &Value) -> Option<V
             None => Dim::known(p.clone(), None),
         },
         (Value::Int(p), None) => Dim::known(p.clone(), None),
-        _ => interp.fresh_dim("batch"),
+        _ => cx.fresh_dim("batch"),
     };
     Some(collate(st, &item, &b))
 }
 
-fn sample_of(interp: &mut Interp, st: &mut State, ds: &Value) -> Option<(Value, Option<Poly>)> {
+fn sample_of(cx: &mut dyn ModelCtx, st: &mut State, ds: &Value) -> Option<(Value, Option<Poly>)> {
     if let Some(item) = ns_attr(st, ds, "Dataset", "item") {
         let len = ns_attr(st, ds, "Dataset", "len").and_then(|l| l.as_int().cloned());
         return Some((item, len));
@@ -312,9 +311,9 @@ fn sample_of(interp: &mut Interp, st: &mut State, ds: &Value) -> Option<(Value, 
     let Value::Ref(id) = ds else { return None };
     let Obj::Instance { class, .. } = st.get(*id) else { return None };
     let class = *class;
-    let (_, Value::Func(getitem)) = interp.class_lookup(st, class, "__getitem__")? else { return None };
-    let idx = Value::Int(interp.syms.fresh("idx", 0));
-    let results = interp.call_closure(&getitem, vec![ds.clone(), idx], Vec::new(), st.clone(), Span::default());
+    let (_, Value::Func(getitem)) = cx.class_lookup(st, class, "__getitem__")? else { return None };
+    let idx = Value::Int(cx.fresh_sym("idx", 0));
+    let results = cx.call_closure(&getitem, vec![ds.clone(), idx], Vec::new(), st.clone(), Span::default());
     if results.len() != 1 {
         return None;
     }

@@ -1,7 +1,7 @@
 //! Loss modules and their functional twins: input/target agreement (SHP108).
 
 use super::tensor::{broadcast, tensor_value};
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -62,7 +62,7 @@ fn reduction(v: Option<&Value>) -> Option<&str> {
 
 /// Check `loss(input, target)`; `red` is the reduction argument.
 #[allow(clippy::too_many_arguments)]
-pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, target: &Value, red: Option<&Value>, who: &str, span: Span) -> Vals {
+pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, target: &Value, red: Option<&Value>, who: &str, span: Span) -> Vals {
     let (Value::Tensor(x), Value::Tensor(y)) = (input, target) else { return vec![(st, Value::Unknown)] };
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let sx = st.resolve(&x.shape);
@@ -71,7 +71,7 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
         let s = if red == "none" { shape } else { Shape::known(Vec::new()) };
         vec![(st, tensor_value(s, x.dtype))]
     };
-    let (sxs, sys) = (interp.show_shape(&st, &sx), interp.show_shape(&st, &sy));
+    let (sxs, sys) = (cx.show_shape(&st, &sx), cx.show_shape(&st, &sy));
     match kind {
         "CrossEntropyLoss" | "NLLLoss" => {
             let (Some(rx), Some(ry)) = (sx.rank(), sy.rank()) else { return vec![(st, Value::Unknown)] };
@@ -84,7 +84,7 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
             if is_index || (!is_float && ry + 1 == rx) {
                 if rx == 1 {
                     let bad = Tri::from_bool(ry != 0);
-                    if !interp.check(&st, span, bad, &r::loss_target_mismatch::RULE, |_| {
+                    if !cx.check(&st, span, bad, &r::loss_target_mismatch::RULE, |_| {
                         (format!("{who}{kind}: unbatched input {sxs} expects a 0-D class-index target, got {sys}"), Vec::new())
                     }) {
                         return Vec::new();
@@ -97,7 +97,7 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
                     } else {
                         format!("{who}{kind}: class-index target {sys} must have {} dims for input {sxs}", rx - 1)
                     };
-                    if !interp.check(&st, span, Tri::from_bool(is_index), &r::loss_target_mismatch::RULE, |_| (msg, Vec::new())) {
+                    if !cx.check(&st, span, Tri::from_bool(is_index), &r::loss_target_mismatch::RULE, |_| (msg, Vec::new())) {
                         return Vec::new();
                     }
                     return vec![(st, Value::Unknown)];
@@ -105,10 +105,10 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
                 let mut expect = vec![sx.dims[0].clone()];
                 expect.extend(sx.dims[2..].iter().cloned());
                 for (k, (a, b)) in expect.iter().zip(sy.dims.iter()).enumerate() {
-                    let eq = interp.dim_eq_f(a, b);
-                    let (da, db) = (interp.show_dim(a), interp.show_dim(b));
+                    let eq = cx.dim_eq_f(a, b);
+                    let (da, db) = (cx.show_dim(a), cx.show_dim(b));
                     let what = if k == 0 { format!("input batch size {da} does not match target batch size {db}") } else { format!("dim {k}: {da} vs {db}") };
-                    if !interp.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
+                    if !cx.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
                         (format!("{who}{kind}: {what} (input {sxs}, target {sys})"), Vec::new())
                     }) {
                         return Vec::new();
@@ -119,8 +119,8 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
             if is_float && kind == "CrossEntropyLoss" && rx == ry {
                 // class probabilities: same shape
                 for (a, b) in sx.dims.iter().zip(sy.dims.iter()) {
-                    let eq = interp.dim_eq_f(a, b);
-                    if !interp.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
+                    let eq = cx.dim_eq_f(a, b);
+                    if !cx.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
                         (format!("{who}{kind}: probability target {sys} must have the input's shape {sxs}"), Vec::new())
                     }) {
                         return Vec::new();
@@ -141,9 +141,9 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
             let violated = if sx.dims.len() != sy.dims.len() {
                 Formula::Const(true)
             } else {
-                Formula::Or(sx.dims.iter().zip(sy.dims.iter()).map(|(a, b)| interp.dim_eq_f(a, b).not()).collect())
+                Formula::Or(sx.dims.iter().zip(sy.dims.iter()).map(|(a, b)| cx.dim_eq_f(a, b).not()).collect())
             };
-            if !interp.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
+            if !cx.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
                 (format!("{who}{kind}: target size {sys} must be the same as input size {sxs}"), Vec::new())
             }) {
                 return Vec::new();
@@ -152,19 +152,19 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
         }
         "SoftMarginLoss" => {
             // computed in a buffer of the input's shape: the target must broadcast to it
-            let Some(b) = broadcast(interp, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
+            let Some(b) = broadcast(cx, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
             let (Some(rb), Some(rx)) = (b.rank(), sx.rank()) else { return vec![(st, Value::Unknown)] };
             let mut violated = Tri::from_bool(rb != rx);
             if violated == Tri::False {
                 for (a, c) in b.dims.iter().zip(&sx.dims) {
-                    match interp.dim_eq(&st, a, c) {
+                    match cx.dim_eq(&st, a, c) {
                         Tri::False => violated = Tri::True,
                         Tri::Unknown if violated == Tri::False => violated = Tri::Unknown,
                         _ => {}
                     }
                 }
             }
-            if !interp.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
+            if !cx.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
                 (format!("{who}{kind}: target {sys} broadcasts input {sxs} to a larger shape"), Vec::new())
             }) {
                 return Vec::new();
@@ -173,12 +173,12 @@ pub fn call_loss(interp: &mut Interp, st: State, kind: &str, input: &Value, targ
         }
         _ => {
             // elementwise regression losses broadcast (torch warns when sizes differ)
-            let Some(s) = broadcast(interp, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
-            if interp.settings.may_fail && sx.rank().is_some() && sy.rank().is_some() {
-                let differ = sx.dims.len() != sy.dims.len() || sx.dims.iter().zip(&sy.dims).any(|(a, b)| interp.dim_eq(&st, a, b) == Tri::False);
-                let (sxs, sys) = (interp.show_shape(&st, &sx), interp.show_shape(&st, &sy));
+            let Some(s) = broadcast(cx, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
+            if cx.may_fail() && sx.rank().is_some() && sy.rank().is_some() {
+                let differ = sx.dims.len() != sy.dims.len() || sx.dims.iter().zip(&sy.dims).any(|(a, b)| cx.dim_eq(&st, a, b) == Tri::False);
+                let (sxs, sys) = (cx.show_shape(&st, &sx), cx.show_shape(&st, &sy));
                 if differ {
-                    interp.warn(&st, span, &crate::rules::may_fail::loss_target_broadcast::RULE, format!("{who}{kind}: target {sys} and input {sxs} differ in shape and are broadcast (torch only warns; the loss is likely wrong)"));
+                    cx.warn(&st, span, &crate::rules::may_fail::loss_target_broadcast::RULE, format!("{who}{kind}: target {sys} and input {sxs} differ in shape and are broadcast (torch only warns; the loss is likely wrong)"));
                 }
             }
             scalar(st, s)
@@ -198,15 +198,15 @@ fn loss_params(kind: &str) -> &'static [&'static str] {
 
 /// Call a loss with its arguments (module call or functional twin).
 #[allow(clippy::too_many_arguments)]
-pub fn call_loss_args(interp: &mut Interp, st: State, kind: &str, args: &[Value], kwargs: &[(Name, Value)], red: Option<&Value>, who: &str, span: Span) -> Vals {
+pub fn call_loss_args(cx: &mut dyn ModelCtx, st: State, kind: &str, args: &[Value], kwargs: &[(Name, Value)], red: Option<&Value>, who: &str, span: Span) -> Vals {
     let names = loss_params(kind);
     let b = crate::models::bind(names, args, kwargs);
     let vals: Option<Vec<Value>> = names.iter().map(|n| b.get(n).cloned()).collect();
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
     match kind {
-        "CosineEmbeddingLoss" | "MarginRankingLoss" | "TripletMarginLoss" => three_way(interp, st, kind, &vals, red, who, span),
-        "CTCLoss" => ctc(interp, st, &vals, red, who, span),
-        _ => call_loss(interp, st, kind, &vals[0], &vals[1], red, who, span),
+        "CosineEmbeddingLoss" | "MarginRankingLoss" | "TripletMarginLoss" => three_way(cx, st, kind, &vals, red, who, span),
+        "CTCLoss" => ctc(cx, st, &vals, red, who, span),
+        _ => call_loss(cx, st, kind, &vals[0], &vals[1], red, who, span),
     }
 }
 
@@ -231,49 +231,49 @@ fn shapes(st: &State, vals: &[Value]) -> Option<(Vec<Shape>, Option<DType>)> {
 ///   inputs broadcast, and their similarity (`[N]`) broadcasts with the target.
 /// - margin ranking: three tensors of the same rank that broadcast together.
 /// - triplet margin: three tensors of the same rank; the distances (last dim reduced) broadcast.
-fn three_way(interp: &mut Interp, st: State, kind: &str, vals: &[Value], red: Option<&Value>, who: &str, span: Span) -> Vals {
+fn three_way(cx: &mut dyn ModelCtx, st: State, kind: &str, vals: &[Value], red: Option<&Value>, who: &str, span: Span) -> Vals {
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let Some((sh, dtype)) = shapes(&st, vals) else { return vec![(st, Value::Unknown)] };
-    let shown: Vec<String> = sh.iter().map(|s| interp.show_shape(&st, s)).collect();
+    let shown: Vec<String> = sh.iter().map(|s| cx.show_shape(&st, s)).collect();
     let ranks: Vec<usize> = sh.iter().map(|s| s.dims.len()).collect();
     let what = format!("{who}{kind}");
-    let fail = |interp: &mut Interp, st: &State, msg: String| {
-        interp.check(st, span, Tri::True, &r::loss_target_mismatch::RULE, |_| (msg, Vec::new()));
+    let fail = |cx: &mut dyn ModelCtx, st: &State, msg: String| {
+        cx.check(st, span, Tri::True, &r::loss_target_mismatch::RULE, |_| (msg, Vec::new()));
         Vec::new()
     };
     let per: Shape = match kind {
         "CosineEmbeddingLoss" => {
             let rt = ranks[2];
             if rt > 1 {
-                return fail(interp, &st, format!("{what}: 0-D or 1-D target expected, got {}", shown[2]));
+                return fail(cx, &st, format!("{what}: 0-D or 1-D target expected, got {}", shown[2]));
             }
             if ranks[0] != rt + 1 || ranks[1] != rt + 1 {
-                return fail(interp, &st, format!("{what}: a {rt}-D target expects {}-D inputs, got {} and {}", rt + 1, shown[0], shown[1]));
+                return fail(cx, &st, format!("{what}: a {rt}-D target expects {}-D inputs, got {} and {}", rt + 1, shown[0], shown[1]));
             }
-            let Some(x) = broadcast(interp, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
+            let Some(x) = broadcast(cx, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
             let sim = Shape::known(x.dims[..x.dims.len() - 1].to_vec());
-            let Some(out) = broadcast(interp, &st, &sim, &sh[2], span, &what) else { return Vec::new() };
+            let Some(out) = broadcast(cx, &st, &sim, &sh[2], span, &what) else { return Vec::new() };
             out
         }
         "MarginRankingLoss" => {
             if ranks[0] != ranks[1] || ranks[1] != ranks[2] {
-                return fail(interp, &st, format!("{what}: all inputs should have the same number of dims, got {}, {} and {}", shown[0], shown[1], shown[2]));
+                return fail(cx, &st, format!("{what}: all inputs should have the same number of dims, got {}, {} and {}", shown[0], shown[1], shown[2]));
             }
-            let Some(x) = broadcast(interp, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
-            let Some(out) = broadcast(interp, &st, &x, &sh[2], span, &what) else { return Vec::new() };
+            let Some(x) = broadcast(cx, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
+            let Some(out) = broadcast(cx, &st, &x, &sh[2], span, &what) else { return Vec::new() };
             out
         }
         _ => {
             if ranks[0] != ranks[1] || ranks[1] != ranks[2] {
-                return fail(interp, &st, format!("{what}: anchor {}, positive {} and negative {} should have the same number of dims", shown[0], shown[1], shown[2]));
+                return fail(cx, &st, format!("{what}: anchor {}, positive {} and negative {} should have the same number of dims", shown[0], shown[1], shown[2]));
             }
             if ranks[0] == 0 {
                 return vec![(st, Value::Unknown)];
             }
-            let Some(ap) = broadcast(interp, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
-            let Some(an) = broadcast(interp, &st, &sh[0], &sh[2], span, &what) else { return Vec::new() };
+            let Some(ap) = broadcast(cx, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
+            let Some(an) = broadcast(cx, &st, &sh[0], &sh[2], span, &what) else { return Vec::new() };
             let dist = |s: &Shape| Shape::known(s.dims[..s.dims.len() - 1].to_vec());
-            let Some(out) = broadcast(interp, &st, &dist(&ap), &dist(&an), span, &what) else { return Vec::new() };
+            let Some(out) = broadcast(cx, &st, &dist(&ap), &dist(&an), span, &what) else { return Vec::new() };
             out
         }
     };
@@ -283,14 +283,14 @@ fn three_way(interp: &mut Interp, st: State, kind: &str, vals: &[Value], red: Op
 
 /// `ctc_loss(log_probs [T, N, C] (or [T, C]), targets [N, S] (or 1-D), input_lengths [N],
 /// target_lengths [N])`: one loss per sample.
-fn ctc(interp: &mut Interp, st: State, vals: &[Value], red: Option<&Value>, who: &str, span: Span) -> Vals {
+fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, who: &str, span: Span) -> Vals {
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let Some((sh, dtype)) = shapes(&st, &vals[..2]) else { return vec![(st, Value::Unknown)] };
     let what = format!("{who}CTCLoss");
     let (lp, tg) = (&sh[0], &sh[1]);
-    let (ls, ts) = (interp.show_shape(&st, lp), interp.show_shape(&st, tg));
+    let (ls, ts) = (cx.show_shape(&st, lp), cx.show_shape(&st, tg));
     let bad_rank = !matches!(lp.dims.len(), 2 | 3) || !matches!(tg.dims.len(), 1 | 2);
-    if !interp.check(&st, span, Tri::from_bool(bad_rank), &r::loss_target_mismatch::RULE, |_| {
+    if !cx.check(&st, span, Tri::from_bool(bad_rank), &r::loss_target_mismatch::RULE, |_| {
         (format!("{what}: expected log_probs [T, N, C] or [T, C] and 1-D or 2-D targets, got {ls} and {ts}"), Vec::new())
     }) {
         return Vec::new();
@@ -299,8 +299,8 @@ fn ctc(interp: &mut Interp, st: State, vals: &[Value], red: Option<&Value>, who:
     if batched {
         let n = lp.dims[1].clone();
         if tg.dims.len() == 2 {
-            let eq = interp.dim_eq(&st, &tg.dims[0], &n);
-            if !interp.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| (format!("{what}: targets {ts} do not have the batch size of log_probs {ls}"), Vec::new())) {
+            let eq = cx.dim_eq(&st, &tg.dims[0], &n);
+            if !cx.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| (format!("{what}: targets {ts} do not have the batch size of log_probs {ls}"), Vec::new())) {
                 return Vec::new();
             }
         }
@@ -308,9 +308,9 @@ fn ctc(interp: &mut Interp, st: State, vals: &[Value], red: Option<&Value>, who:
             let Value::Tensor(t) = v else { continue };
             let s = st.resolve(&t.shape);
             let Some(r) = s.rank() else { continue };
-            let shown = interp.show_shape(&st, &s);
-            let violated = if r != 1 { Tri::True } else { interp.dim_eq(&st, &s.dims[0], &n).not() };
-            if !interp.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| (format!("{what}: {name} {shown} must be of size batch_size (log_probs {ls})"), Vec::new())) {
+            let shown = cx.show_shape(&st, &s);
+            let violated = if r != 1 { Tri::True } else { cx.dim_eq(&st, &s.dims[0], &n).not() };
+            if !cx.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| (format!("{what}: {name} {shown} must be of size batch_size (log_probs {ls})"), Vec::new())) {
                 return Vec::new();
             }
         }
@@ -320,9 +320,9 @@ fn ctc(interp: &mut Interp, st: State, vals: &[Value], red: Option<&Value>, who:
     vec![(st, tensor_value(s, dtype))]
 }
 
-pub fn functional_loss(interp: &mut Interp, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Vals> {
+pub fn functional_loss(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Vals> {
     let kind = functional_kind(f)?;
     let red = kwargs.iter().find(|(k, _)| &**k == "reduction").map(|(_, v)| v);
     let who = format!("F.{f} ");
-    Some(call_loss_args(interp, st, kind, args, kwargs, red, &who, span))
+    Some(call_loss_args(cx, st, kind, args, kwargs, red, &who, span))
 }

@@ -16,12 +16,12 @@ pub mod zoo;
 
 use std::rc::Rc;
 
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::ModelCtx;
 use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
 
 /// Attributes of instances of user `nn.Module` subclasses that come from `nn.Module`.
-pub fn module_attr(_interp: &mut Interp, st: State, o: Value, name: &Name) -> Vals {
+pub fn module_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> Vals {
     let v = match &**name {
         "training" => Value::Unknown,
         "forward" => match &o {
@@ -37,14 +37,14 @@ pub fn module_attr(_interp: &mut Interp, st: State, o: Value, name: &Name) -> Va
 }
 
 /// Attributes of library layers: constructor arguments (`fc.in_features`), parameters.
-pub fn layer_attr(interp: &mut Interp, st: State, o: Value, name: &Name) -> Vals {
+pub fn layer_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> Vals {
     let Value::Ref(id) = &o else { return vec![(st, Value::Unknown)] };
     let Obj::Layer(l) = st.get(*id).clone() else { return vec![(st, Value::Unknown)] };
     if let Some(v) = l.args.get(&**name) {
         return vec![(st, v.clone())];
     }
     let v = match &**name {
-        "weight" | "bias" => layers::parameter(interp, &st, &l, name).unwrap_or(Value::Unknown),
+        "weight" | "bias" => layers::parameter(cx, &st, &l, name).unwrap_or(Value::Unknown),
         "training" => Value::Unknown,
         _ => Value::LibMethod(Box::new(o.clone()), name.clone()),
     };
@@ -52,16 +52,16 @@ pub fn layer_attr(interp: &mut Interp, st: State, o: Value, name: &Name) -> Vals
 }
 
 /// Calling a module value (a library layer, a container, or a user module without forward).
-pub fn call_module_value(interp: &mut Interp, st: State, m: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+pub fn call_module_value(cx: &mut dyn ModelCtx, st: State, m: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let Value::Ref(id) = &m else { return vec![(st, Value::Unknown)] };
     match st.get(*id).clone() {
-        Obj::Layer(l) => layers::call_layer(interp, st, &l, args, kwargs, span),
+        Obj::Layer(l) => layers::call_layer(cx, st, &l, args, kwargs, span),
         Obj::Container { kind: ContainerKind::Sequential, items, .. } => {
             let mut live: Vals = vec![(st, args.into_iter().next().unwrap_or(Value::Unknown))];
             for (_, sub) in items {
                 let mut next = Vec::new();
                 for (st, x) in live {
-                    next.extend(interp.call(sub.clone(), vec![x], Vec::new(), st, span));
+                    next.extend(cx.call(sub.clone(), vec![x], Vec::new(), st, span));
                 }
                 live = next;
             }
@@ -72,15 +72,15 @@ pub fn call_module_value(interp: &mut Interp, st: State, m: Value, args: Vec<Val
 }
 
 /// Attribute of a tensor.
-pub fn tensor_attr(interp: &mut Interp, st: State, o: Value, name: &Name, span: Span) -> Vals {
-    tensor::tensor_attr(interp, st, o, name, span)
+pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span: Span) -> Vals {
+    tensor::tensor_attr(cx, st, o, name, span)
 }
 
-pub fn tensor_index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> Vals {
-    tensor::index(interp, st, o, i, span)
+pub fn tensor_index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -> Vals {
+    tensor::index(cx, st, o, i, span)
 }
 
-pub fn tensor_binop(interp: &mut Interp, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
-    tensor::binop(interp, st, op, a, b, span, inplace)
+pub fn tensor_binop(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
+    tensor::binop(cx, st, op, a, b, span, inplace)
 }
 

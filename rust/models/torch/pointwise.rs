@@ -8,7 +8,7 @@
 
 
 use super::tensor::{broadcast, tensor_value};
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
 use crate::rules::shape as r;
@@ -177,14 +177,14 @@ fn shape_of(v: &Value) -> Option<Shape> {
 
 /// An in-place op writes the broadcast result into `target`: the broadcast shape must be
 /// `target`'s shape. False: torch raises (recorded).
-fn fits_in_place(interp: &mut Interp, st: &State, target: &Shape, out: &Shape, span: Span, what: &str) -> bool {
+fn fits_in_place(cx: &mut dyn ModelCtx, st: &State, target: &Shape, out: &Shape, span: Span, what: &str) -> bool {
     let (t, o) = (st.resolve(target), st.resolve(out));
     let violated = match (t.rank(), o.rank()) {
         (Some(rt), Some(ro)) if ro > rt => Tri::True,
         (Some(rt), Some(ro)) => {
             let mut v = Tri::False;
             for (x, y) in t.dims[rt - ro..].iter().zip(&o.dims) {
-                match interp.dim_eq(st, x, y) {
+                match cx.dim_eq(st, x, y) {
                     Tri::False => {
                         v = Tri::True;
                         break;
@@ -197,8 +197,8 @@ fn fits_in_place(interp: &mut Interp, st: &State, target: &Shape, out: &Shape, s
         }
         _ => Tri::Unknown,
     };
-    let (ts, os) = (interp.show_shape(st, &t), interp.show_shape(st, &o));
-    interp.check(st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
+    let (ts, os) = (cx.show_shape(st, &t), cx.show_shape(st, &o));
+    cx.check(st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
         (format!("{what}: the in-place result must keep the shape {ts} of the tensor written to, but broadcasting gives {os}"), Vec::new())
     })
 }
@@ -206,13 +206,13 @@ fn fits_in_place(interp: &mut Interp, st: &State, target: &Shape, out: &Shape, s
 /// A binary op on two values, at least one a tensor: broadcast the shapes, promote the dtypes;
 /// `in_place`: the result is written into `a`.
 #[allow(clippy::too_many_arguments)]
-fn apply_binary(interp: &mut Interp, st: State, kind: Binary, a: &Value, b: &Value, span: Span, what: &str, in_place: bool) -> Vals {
+fn apply_binary(cx: &mut dyn ModelCtx, st: State, kind: Binary, a: &Value, b: &Value, span: Span, what: &str, in_place: bool) -> Vals {
     let (Some(sa), Some(sb), Some(oa), Some(ob)) = (shape_of(a), shape_of(b), operand(&st, a), operand(&st, b)) else {
         return vec![(st, Value::Unknown)];
     };
-    let Some(out) = broadcast(interp, &st, &sa, &sb, span, what) else { return Vec::new() };
+    let Some(out) = broadcast(cx, &st, &sa, &sb, span, what) else { return Vec::new() };
     if in_place {
-        if !fits_in_place(interp, &st, &sa, &out, span, what) {
+        if !fits_in_place(cx, &st, &sa, &out, span, what) {
             return Vec::new();
         }
         return vec![(st, a.clone())];
@@ -222,20 +222,20 @@ fn apply_binary(interp: &mut Interp, st: State, kind: Binary, a: &Value, b: &Val
 }
 
 /// `a <op> b` (and `a <op>= b` when `in_place`) with a tensor operand.
-pub fn operator(interp: &mut Interp, st: State, op: BinOp, a: Value, b: Value, span: Span, in_place: bool) -> Vals {
+pub fn operator(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, in_place: bool) -> Vals {
     let Some(kind) = binop_kind(op) else { return vec![(st, Value::Unknown)] };
     let in_place = in_place && matches!(a, Value::Tensor(_));
-    apply_binary(interp, st, kind, &a, &b, span, &format!("operator {}{}", op.symbol(), if in_place { "=" } else { "" }), in_place)
+    apply_binary(cx, st, kind, &a, &b, span, &format!("operator {}{}", op.symbol(), if in_place { "=" } else { "" }), in_place)
 }
 
 /// A comparison operator (`==`, `<`, ...) with a tensor operand: broadcast, bool result.
-pub fn comparison(interp: &mut Interp, st: State, a: Value, b: Value, span: Span) -> Vals {
-    apply_binary(interp, st, Binary::ToBool, &a, &b, span, "comparison", false)
+pub fn comparison(cx: &mut dyn ModelCtx, st: State, a: Value, b: Value, span: Span) -> Vals {
+    apply_binary(cx, st, Binary::ToBool, &a, &b, span, "comparison", false)
 }
 
 /// A pointwise op called as `torch.name(args...)` or `recv.name(args...)` (then `recv` is the
 /// first of `args`). Call only when [`handles`] says so.
-pub fn call(interp: &mut Interp, st: State, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span, method: bool) -> Vals {
+pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span, method: bool) -> Vals {
     let what = if method { format!("Tensor.{name}") } else { format!("torch.{name}") };
     let base = name.strip_suffix('_').filter(|b| unary(name).is_none() && binary(name).is_none() && (unary(b).is_some() || binary(b).is_some()));
     let (op, in_place) = match base {
@@ -246,7 +246,7 @@ pub fn call(interp: &mut Interp, st: State, name: &str, args: &[Value], kwargs: 
     if name == "copy_" {
         // `dst.copy_(src)`: src broadcasts to dst's shape
         return match args.get(1) {
-            Some(src) => apply_binary(interp, st, Binary::Arith, first, src, span, &what, true),
+            Some(src) => apply_binary(cx, st, Binary::Arith, first, src, span, &what, true),
             None => vec![(st, Value::Unknown)],
         };
     }
@@ -272,7 +272,7 @@ pub fn call(interp: &mut Interp, st: State, name: &str, args: &[Value], kwargs: 
         let Some(other) = other else { return vec![(st, Value::Unknown)] };
         // `div(..., rounding_mode=...)` keeps integer dtypes
         let kind = if kind == Binary::TrueDiv && kwargs.iter().any(|(k, v)| &**k == "rounding_mode" && !matches!(v, Value::None)) { Binary::Arith } else { kind };
-        return apply_binary(interp, st, kind, first, other, span, &what, in_place);
+        return apply_binary(cx, st, kind, first, other, span, &what, in_place);
     }
     // lerp(a, b, weight), addcmul(a, b, c), addcdiv(a, b, c): all three broadcast
     let mut out = match shape_of(first) {
@@ -281,14 +281,14 @@ pub fn call(interp: &mut Interp, st: State, name: &str, args: &[Value], kwargs: 
     };
     for v in args.iter().skip(1).take(2) {
         let Some(s) = shape_of(v) else { return vec![(st, Value::Unknown)] };
-        match broadcast(interp, &st, &out, &s, span, &what) {
+        match broadcast(cx, &st, &out, &s, span, &what) {
             Some(o) => out = o,
             None => return Vec::new(),
         }
     }
     if in_place {
         if let Some(s) = shape_of(first)
-            && !fits_in_place(interp, &st, &s, &out, span, &what)
+            && !fits_in_place(cx, &st, &s, &out, span, &what)
         {
             return Vec::new();
         }

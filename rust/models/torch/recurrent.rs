@@ -6,41 +6,41 @@ use std::rc::Rc;
 
 use super::layers::{layer_name, require_rank};
 use super::tensor::tensor_value;
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::value::*;
 use crate::ir::Span;
 use crate::rules::shape as r;
 use crate::shape::{Poly, Tri};
 
 /// Constructor checks: `proj_size` only for LSTM, and smaller than `hidden_size`.
-pub fn construct_checks(interp: &mut Interp, st: &State, kind: &str, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
+pub fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
     let Some(p) = amap.get("proj_size").and_then(|v| v.as_const_int()) else { return true };
     if p == 0 {
         return true;
     }
-    if !interp.check(st, span, Tri::from_bool(kind != "LSTM"), &r::invalid_shape_argument::RULE, |_| {
+    if !cx.check(st, span, Tri::from_bool(kind != "LSTM"), &r::invalid_shape_argument::RULE, |_| {
         (format!("{kind}: proj_size is only supported for LSTM"), Vec::new())
     }) {
         return false;
     }
     let Some(h) = amap.get("hidden_size").and_then(|v| v.as_const_int()) else { return true };
-    interp.check(st, span, Tri::from_bool(p >= h || p < 0), &r::invalid_shape_argument::RULE, |_| {
+    cx.check(st, span, Tri::from_bool(p >= h || p < 0), &r::invalid_shape_argument::RULE, |_| {
         (format!("{kind}: proj_size={p} has to be smaller than hidden_size={h}"), Vec::new())
     })
 }
 
 /// Check that a state tensor has exactly the shape `want`; `what` names it. Unknown dims and
 /// ranks are not decided. Returns false when torch raises.
-fn check_state(interp: &mut Interp, st: &State, v: &Value, want: &[Dim], what: &str, span: Span) -> bool {
+fn check_state(cx: &mut dyn ModelCtx, st: &State, v: &Value, want: &[Dim], what: &str, span: Span) -> bool {
     let Value::Tensor(h) = v else { return true };
     let s = st.resolve(&h.shape);
     let Some(r) = s.rank() else { return true };
-    let shown = interp.show_shape(st, &s);
-    let wshown = interp.show_shape(st, &Shape::known(want.to_vec()));
+    let shown = cx.show_shape(st, &s);
+    let wshown = cx.show_shape(st, &Shape::known(want.to_vec()));
     let mut violated = Tri::from_bool(r != want.len());
     if violated == Tri::False {
         for (a, b) in s.dims.iter().zip(want) {
-            match interp.dim_eq(st, a, b) {
+            match cx.dim_eq(st, a, b) {
                 Tri::False => {
                     violated = Tri::True;
                     break;
@@ -50,14 +50,14 @@ fn check_state(interp: &mut Interp, st: &State, v: &Value, want: &[Dim], what: &
             }
         }
     }
-    interp.check(st, span, violated, &r::invalid_shape_argument::RULE, |_| (format!("{what}: expected shape {wshown}, got {shown}"), Vec::new()))
+    cx.check(st, span, violated, &r::invalid_shape_argument::RULE, |_| (format!("{what}: expected shape {wshown}, got {shown}"), Vec::new()))
 }
 
 /// `nn.RNN/GRU/LSTM`: input `[L, N, H_in]` (`[N, L, H_in]` with batch_first) or unbatched
 /// `[L, H_in]`; output `[.., D*H_out]` and the final state `[D*num_layers, N, H_out]`
 /// (`H_out` is `proj_size` when set; LSTM's cell state keeps `hidden_size`). An initial state
 /// must have the final state's shape.
-pub fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Value>, span: Span) -> Vals {
+pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, h0: Option<&Value>, span: Span) -> Vals {
     let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
     let (Some(input_size), Some(hidden)) = (int("input_size"), int("hidden_size")) else { return vec![(st, Value::Unknown)] };
     let layers = match l.args.get("num_layers") {
@@ -91,9 +91,9 @@ pub fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Va
     let d = if bidir { 2 } else { 1 };
     let mut out = Vec::new();
     let fixed = [(1usize, Some(input_size.clone()))];
-    for (st, s) in require_rank(interp, st, t, &[2, 3], if batch_first { &["B", "T", "F"] } else { &["T", "B", "F"] }, &fixed, span, &format!("{who}{kind}: ")) {
+    for (st, s) in require_rank(cx, st, t, &[2, 3], if batch_first { &["B", "T", "F"] } else { &["T", "B", "F"] }, &fixed, span, &format!("{who}{kind}: ")) {
         let r = s.dims.len();
-        if !input_size_fits(interp, &st, &s, &input_size, &who, &kind, span) {
+        if !input_size_fits(cx, &st, &s, &input_size, &who, &kind, span) {
             continue;
         }
         let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
@@ -109,11 +109,11 @@ pub fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Va
         };
         let (hs, cs) = (state(&h_out), state(&hidden));
         if let Some(h) = &h0
-            && !check_state(interp, &st, h, &hs, &format!("{who}{kind} initial hidden state"), span) {
+            && !check_state(cx, &st, h, &hs, &format!("{who}{kind} initial hidden state"), span) {
                 continue;
             }
         if let Some(c) = &c0
-            && !check_state(interp, &st, c, &cs, &format!("{who}{kind} initial cell state"), span) {
+            && !check_state(cx, &st, c, &cs, &format!("{who}{kind} initial cell state"), span) {
                 continue;
             }
         let o = tensor_value(Shape::known(odims), t.dtype);
@@ -125,16 +125,16 @@ pub fn rnn(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, h0: Option<&Va
 }
 
 /// The input's last dim is the layer's `input_size` (SHP107). False: torch raises (recorded).
-fn input_size_fits(interp: &mut Interp, st: &State, s: &Shape, input_size: &Poly, who: &str, kind: &str, span: Span) -> bool {
+fn input_size_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, input_size: &Poly, who: &str, kind: &str, span: Span) -> bool {
     let feat = s.dims[s.dims.len() - 1].clone();
-    interp.expect_dim(st, span, &r::layer_channel_mismatch::RULE, s, &feat, input_size, Vec::new(), |shown, fs, is| {
+    cx.expect_dim(st, span, &r::layer_channel_mismatch::RULE, s, &feat, input_size, Vec::new(), |shown, fs, is| {
         format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
     })
 }
 
 /// `nn.RNNCell/GRUCell/LSTMCell`: input `[N, H_in]` or unbatched `[H_in]`; state `[N, H]`
 /// (`[H]`); LSTMCell returns `(h, c)`.
-pub fn cell(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, hx: Option<&Value>, span: Span) -> Vals {
+pub fn cell(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, hx: Option<&Value>, span: Span) -> Vals {
     let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
     let (Some(input_size), Some(hidden)) = (int("input_size"), int("hidden_size")) else { return vec![(st, Value::Unknown)] };
     let kind = l.kind.to_string();
@@ -147,9 +147,9 @@ pub fn cell(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, hx: Option<&V
     let who = layer_name(l);
     let mut out = Vec::new();
     let fixed = [(1usize, Some(input_size.clone()))];
-    for (st, s) in require_rank(interp, st, t, &[1, 2], &["B", "F"], &fixed, span, &format!("{who}{kind}: ")) {
+    for (st, s) in require_rank(cx, st, t, &[1, 2], &["B", "F"], &fixed, span, &format!("{who}{kind}: ")) {
         let r = s.dims.len();
-        if !input_size_fits(interp, &st, &s, &input_size, &who, &kind, span) {
+        if !input_size_fits(cx, &st, &s, &input_size, &who, &kind, span) {
             continue;
         }
         let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
@@ -165,7 +165,7 @@ pub fn cell(interp: &mut Interp, st: State, t: &Tensor, l: &Layer, hx: Option<&V
                 ok = None; // not modelled: a state of another rank
                 break;
             }
-            if !check_state(interp, &st, h, &hdims, &format!("{who}{kind} hidden{k}"), span) {
+            if !check_state(cx, &st, h, &hdims, &format!("{who}{kind} hidden{k}"), span) {
                 ok = Some(false);
                 break;
             }

@@ -3,7 +3,7 @@
 
 use crate::models::bind;
 use super::tensor::tensor_value;
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -21,16 +21,16 @@ pub fn module_padding(v: Option<&Value>, n: usize) -> Option<Vec<i128>> {
 /// `F.pad(input, pad, mode)`: `pad` lists (left, right) pairs from the last dim backwards.
 /// Constant padding needs at most one pair per dim; the other modes pad the last 1-3 dims of a
 /// batched or unbatched input (reflect: pad < size; circular: pad <= size).
-pub fn pad(interp: &mut Interp, st: State, t: &Tensor, p: &[i128], mode: &str, what: &str, span: Span) -> Vals {
+pub fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, what: &str, span: Span) -> Vals {
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = interp.show_shape(&st, &s);
-    if !interp.check(&st, span, Tri::from_bool(!p.len().is_multiple_of(2)), &r::invalid_shape_argument::RULE, |_| (format!("{what}: padding length {} must be divisible by 2", p.len()), Vec::new())) {
+    let shown = cx.show_shape(&st, &s);
+    if !cx.check(&st, span, Tri::from_bool(!p.len().is_multiple_of(2)), &r::invalid_shape_argument::RULE, |_| (format!("{what}: padding length {} must be divisible by 2", p.len()), Vec::new())) {
         return Vec::new();
     }
     let k = p.len() / 2;
     if mode == "constant" {
-        if !interp.check(&st, span, Tri::from_bool(k > rank), &r::layer_input_rank_mismatch::RULE, |_| {
+        if !cx.check(&st, span, Tri::from_bool(k > rank), &r::layer_input_rank_mismatch::RULE, |_| {
             (format!("{what}: padding length {} is too large for input {shown} ({rank}-D)", p.len()), Vec::new())
         }) {
             return Vec::new();
@@ -40,7 +40,7 @@ pub fn pad(interp: &mut Interp, st: State, t: &Tensor, p: &[i128], mode: &str, w
             return vec![(st, Value::Unknown)];
         }
         let ok = (1..=3).contains(&k) && (rank == k + 1 || rank == k + 2);
-        if !interp.check(&st, span, Tri::from_bool(!ok), &r::layer_input_rank_mismatch::RULE, |_| {
+        if !cx.check(&st, span, Tri::from_bool(!ok), &r::layer_input_rank_mismatch::RULE, |_| {
             (format!("{what}: {mode} padding of {k} dim(s) needs a {}-D or {}-D input, got {shown}", k + 1, k + 2), Vec::new())
         }) {
             return Vec::new();
@@ -61,9 +61,9 @@ pub fn pad(interp: &mut Interp, st: State, t: &Tensor, p: &[i128], mode: &str, w
                 };
                 let Some((rel, words)) = bound else { continue };
                 // violated: size <= pad (reflect), size < pad (circular)
-                let bad = interp.poly_cmp(&st, &size, rel, &Poly::constant(*side));
-                let ss = size.display(&interp.syms);
-                if !interp.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| {
+                let bad = cx.poly_cmp(&st, &size, rel, &Poly::constant(*side));
+                let ss = size.display(cx.syms());
+                if !cx.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| {
                     (format!("{what}: {mode} padding {side} must be {words} the size {ss} of dim {} of input {shown}", rank - 1 - i), Vec::new())
                 }) {
                     return Vec::new();
@@ -72,7 +72,7 @@ pub fn pad(interp: &mut Interp, st: State, t: &Tensor, p: &[i128], mode: &str, w
         }
         let new = d.v.as_ref().and_then(|v| v.add_const(pair[0] + pair[1]));
         if let Some(c) = new.as_ref().and_then(|v| v.as_const())
-            && !interp.check(&st, span, Tri::from_bool(c < 0), &r::output_size_too_small::RULE, |_| (format!("{what}: padding {p:?} makes dim {} of input {shown} negative", rank - 1 - i), Vec::new())) {
+            && !cx.check(&st, span, Tri::from_bool(c < 0), &r::output_size_too_small::RULE, |_| (format!("{what}: padding {p:?} makes dim {} of input {shown} negative", rank - 1 - i), Vec::new())) {
                 return Vec::new();
             }
         *d = Dim { v: new, why: None };
@@ -81,7 +81,7 @@ pub fn pad(interp: &mut Interp, st: State, t: &Tensor, p: &[i128], mode: &str, w
 }
 
 /// `F.pad(input, pad, mode='constant', value=None)`.
-pub fn functional_pad(interp: &mut Interp, st: State, t: &Tensor, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+pub fn functional_pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let b = bind(&["input", "pad", "mode", "value"], args, kwargs);
     let Some(p) = b.get("pad").and_then(|p| match p {
         Value::Tuple(items) => items.iter().map(|v| v.as_const_int()).collect::<Option<Vec<i128>>>(),
@@ -100,16 +100,16 @@ pub fn functional_pad(interp: &mut Interp, st: State, t: &Tensor, args: &[Value]
             None => return vec![(st, Value::Unknown)],
         },
     };
-    pad(interp, st, t, &p, &mode, "F.pad", span)
+    pad(cx, st, t, &p, &mode, "F.pad", span)
 }
 
 /// `pixel_shuffle(x, r)`: `[*, C*r^2, H, W] -> [*, C, H*r, W*r]`; `pixel_unshuffle` the inverse.
-pub fn pixel_shuffle(interp: &mut Interp, st: State, t: &Tensor, factor: &Value, unshuffle: bool, what: &str, span: Span) -> Vals {
+pub fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, unshuffle: bool, what: &str, span: Span) -> Vals {
     let Some(f) = factor.as_const_int().filter(|f| *f > 0) else { return vec![(st, Value::Unknown)] };
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = interp.show_shape(&st, &s);
-    if !interp.check(&st, span, Tri::from_bool(rank < 3), &r::layer_input_rank_mismatch::RULE, |_| (format!("{what}: expected at least 3-D input, got {shown}"), Vec::new())) {
+    let shown = cx.show_shape(&st, &s);
+    if !cx.check(&st, span, Tri::from_bool(rank < 3), &r::layer_input_rank_mismatch::RULE, |_| (format!("{what}: expected at least 3-D input, got {shown}"), Vec::new())) {
         return Vec::new();
     }
     let (c, h, w) = (&s.dims[rank - 3], &s.dims[rank - 2], &s.dims[rank - 1]);
@@ -117,7 +117,7 @@ pub fn pixel_shuffle(interp: &mut Interp, st: State, t: &Tensor, factor: &Value,
     if unshuffle {
         for (d, name) in [(h, "height"), (w, "width")] {
             let Some(v) = d.as_const() else { continue };
-            if !interp.check(&st, span, Tri::from_bool(v % f != 0), &r::invalid_shape_argument::RULE, |_| {
+            if !cx.check(&st, span, Tri::from_bool(v % f != 0), &r::invalid_shape_argument::RULE, |_| {
                 (format!("{what}: {name} {v} of input {shown} is not divisible by downscale_factor={f}"), Vec::new())
             }) {
                 return Vec::new();
@@ -129,7 +129,7 @@ pub fn pixel_shuffle(interp: &mut Interp, st: State, t: &Tensor, factor: &Value,
         dims.push(div(w));
     } else {
         if let Some(v) = c.as_const()
-            && !interp.check(&st, span, Tri::from_bool(v % (f * f) != 0), &r::invalid_shape_argument::RULE, |_| {
+            && !cx.check(&st, span, Tri::from_bool(v % (f * f) != 0), &r::invalid_shape_argument::RULE, |_| {
                 (format!("{what}: {v} channels of input {shown} are not divisible by upscale_factor^2={}", f * f), Vec::new())
             }) {
                 return Vec::new();
@@ -144,7 +144,7 @@ pub fn pixel_shuffle(interp: &mut Interp, st: State, t: &Tensor, factor: &Value,
 /// `F.interpolate(x, size, scale_factor, mode)` / `nn.Upsample`: a 3-D to 5-D input whose
 /// spatial dims become `size`, or `floor(size * scale)` (which must stay positive).
 #[allow(clippy::too_many_arguments)]
-pub fn interpolate(interp: &mut Interp, st: State, t: &Tensor, size: Option<&Value>, scale: Option<&Value>, mode: Option<&Value>, what: &str, span: Span) -> Vals {
+pub fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value>, scale: Option<&Value>, mode: Option<&Value>, what: &str, span: Span) -> Vals {
     let size = size.filter(|v| !matches!(v, Value::None));
     let scale = scale.filter(|v| !matches!(v, Value::None));
     let mode = match mode {
@@ -163,14 +163,14 @@ pub fn interpolate(interp: &mut Interp, st: State, t: &Tensor, size: Option<&Val
     };
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = interp.show_shape(&st, &s);
-    if !interp.check(&st, span, Tri::from_bool(size.is_some() == scale.is_some()), &r::invalid_shape_argument::RULE, |_| {
+    let shown = cx.show_shape(&st, &s);
+    if !cx.check(&st, span, Tri::from_bool(size.is_some() == scale.is_some()), &r::invalid_shape_argument::RULE, |_| {
         (format!("{what}: exactly one of size or scale_factor should be given"), Vec::new())
     }) {
         return Vec::new();
     }
     let ok = (3..=5).contains(&rank) && need.is_none_or(|n| n == rank);
-    if !interp.check(&st, span, Tri::from_bool(!ok), &r::layer_input_rank_mismatch::RULE, |_| {
+    if !cx.check(&st, span, Tri::from_bool(!ok), &r::layer_input_rank_mismatch::RULE, |_| {
         (format!("{what}: mode '{mode}' does not support {rank}-D input {shown}"), Vec::new())
     }) {
         return Vec::new();
@@ -181,7 +181,7 @@ pub fn interpolate(interp: &mut Interp, st: State, t: &Tensor, size: Option<&Val
         let v: Option<Vec<Option<Poly>>> = match sz {
             Value::Int(p) => Some(vec![Some(p.clone()); n]),
             Value::Tuple(items) => {
-                if !interp.check(&st, span, Tri::from_bool(items.len() != n), &r::invalid_shape_argument::RULE, |_| {
+                if !cx.check(&st, span, Tri::from_bool(items.len() != n), &r::invalid_shape_argument::RULE, |_| {
                     (format!("{what}: size has {} values but input {shown} has {n} spatial dims", items.len()), Vec::new())
                 }) {
                     return Vec::new();
@@ -199,7 +199,7 @@ pub fn interpolate(interp: &mut Interp, st: State, t: &Tensor, size: Option<&Val
         };
         let factors: Option<Vec<f64>> = match sc {
             Value::Tuple(items) => {
-                if !interp.check(&st, span, Tri::from_bool(items.len() != n), &r::invalid_shape_argument::RULE, |_| {
+                if !cx.check(&st, span, Tri::from_bool(items.len() != n), &r::invalid_shape_argument::RULE, |_| {
                     (format!("{what}: scale_factor has {} values but input {shown} has {n} spatial dims", items.len()), Vec::new())
                 }) {
                     return Vec::new();
@@ -213,7 +213,7 @@ pub fn interpolate(interp: &mut Interp, st: State, t: &Tensor, size: Option<&Val
             let v = match (d.as_const(), f.fract() == 0.0) {
                 (Some(c), _) => {
                     let o = ((c as f64) * f).floor() as i128;
-                    if !interp.check(&st, span, Tri::from_bool(o < 1), &r::output_size_too_small::RULE, |_| {
+                    if !cx.check(&st, span, Tri::from_bool(o < 1), &r::output_size_too_small::RULE, |_| {
                         (format!("{what}: input size {c} scaled by {f} gives output size {o}"), Vec::new())
                     }) {
                         return Vec::new();

@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use crate::models::bind;
 use super::tensor::{broadcast, check_dim, matmul, sizes, tensor_method, tensor_value};
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -18,10 +18,10 @@ use crate::shape::{Poly, Rel, Tri};
 
 /// Check that `s` has a rank `ok` accepts (`expect` says which, for the message). `Some(true)`:
 /// it does; `Some(false)`: torch raises (recorded, the path ends); `None`: rank unknown.
-pub fn check_rank(interp: &mut Interp, st: &State, s: &Shape, ok: impl Fn(usize) -> bool, expect: &str, what: &str, span: Span) -> Option<bool> {
+pub fn check_rank(cx: &mut dyn ModelCtx, st: &State, s: &Shape, ok: impl Fn(usize) -> bool, expect: &str, what: &str, span: Span) -> Option<bool> {
     let rank = s.rank()?;
-    let shown = interp.show_shape(st, s);
-    Some(interp.check(st, span, Tri::from_bool(!ok(rank)), &r::layer_input_rank_mismatch::RULE, |_| {
+    let shown = cx.show_shape(st, s);
+    Some(cx.check(st, span, Tri::from_bool(!ok(rank)), &r::layer_input_rank_mismatch::RULE, |_| {
         (format!("{what} expects a {expect} tensor, got a {rank}-D tensor {shown}"), Vec::new())
     }))
 }
@@ -39,7 +39,7 @@ fn const_arg(b: &std::collections::BTreeMap<&str, Value>, k: &str) -> Option<i12
 }
 
 /// Tensor methods modelled here; `Err(st)` gives the state back when `name` is not one of them.
-pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
+pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
     let mut st = st;
     let s = st.resolve(&t.shape);
     let what = name;
@@ -49,7 +49,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         "movedim" | "moveaxis" => {
             let b = bind(&["source", "destination"], args, kwargs);
             let (Some(a), Some(d)) = (const_arg(&b, "source"), const_arg(&b, "destination")) else { return Ok(unknown(st)) };
-            let (Some(i), Some(j)) = (check_dim(interp, &st, &s, a, span, what), check_dim(interp, &st, &s, d, span, what)) else { return Ok(unknown(st)) };
+            let (Some(i), Some(j)) = (check_dim(cx, &st, &s, a, span, what), check_dim(cx, &st, &s, d, span, what)) else { return Ok(unknown(st)) };
             if i == usize::MAX || j == usize::MAX {
                 return Ok(Vec::new());
             }
@@ -64,11 +64,11 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         "select" => {
             let b = bind(&["dim", "index"], args, kwargs);
             let (Some(d), Some(k)) = (const_arg(&b, "dim"), const_arg(&b, "index")) else { return Ok(unknown(st)) };
-            if check_rank(interp, &st, &s, |r| r >= 1, "1-D or higher", "select()", span) == Some(false) {
+            if check_rank(cx, &st, &s, |r| r >= 1, "1-D or higher", "select()", span) == Some(false) {
                 return Ok(Vec::new());
             }
-            let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Ok(unknown(st)) };
-            if i == usize::MAX || !index_in_range(interp, &st, &s, i, k, span, "select") {
+            let Some(i) = check_dim(cx, &st, &s, d, span, what) else { return Ok(unknown(st)) };
+            if i == usize::MAX || !index_in_range(cx, &st, &s, i, k, span, "select") {
                 return Ok(Vec::new());
             }
             let mut dims = s.dims.clone();
@@ -77,19 +77,19 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         }
         "fliplr" | "flipud" => {
             let need = if name == "fliplr" { 2 } else { 1 };
-            if check_rank(interp, &st, &s, |r| r >= need, if need == 2 { "2-D or higher" } else { "1-D or higher" }, name, span) == Some(false) {
+            if check_rank(cx, &st, &s, |r| r >= need, if need == 2 { "2-D or higher" } else { "1-D or higher" }, name, span) == Some(false) {
                 return Ok(Vec::new());
             }
             vec![(st, recv)]
         }
         "tril" | "triu" | "tril_" | "triu_" => {
-            match check_rank(interp, &st, &s, |r| r >= 2, "2-D or higher", name, span) {
+            match check_rank(cx, &st, &s, |r| r >= 2, "2-D or higher", name, span) {
                 Some(false) => Vec::new(),
                 Some(true) => vec![(st, recv)],
                 None => unknown(st),
             }
         }
-        "t" => match check_rank(interp, &st, &s, |r| r <= 2, "0-D, 1-D or 2-D", "t()", span) {
+        "t" => match check_rank(cx, &st, &s, |r| r <= 2, "0-D, 1-D or 2-D", "t()", span) {
             Some(false) => Vec::new(),
             Some(true) if s.dims.len() == 2 => out(st, vec![s.dims[1].clone(), s.dims[0].clone()], t.dtype),
             Some(true) => vec![(st, recv)],
@@ -101,7 +101,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
         },
         "mT" | "mH" => {
             // identity on 0-D tensors (deprecated), an error on 1-D ones
-            match check_rank(interp, &st, &s, |r| r != 1, "0-D or 2-D or higher", name, span) {
+            match check_rank(cx, &st, &s, |r| r != 1, "0-D or 2-D or higher", name, span) {
                 Some(true) if s.dims.is_empty() => vec![(st, recv)],
                 Some(false) => Vec::new(),
                 Some(true) => {
@@ -120,26 +120,26 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             let base = &name[..name.len() - 3];
             // a 0-dim target is `view(())`/`expand(())`: one empty size tuple
             let target = if target.is_empty() { vec![Value::Tuple(Rc::new(Vec::new()))] } else { target };
-            tensor_method(interp, st, recv, if base == "expand" { "expand" } else { "reshape" }, target, Vec::new(), span)
+            tensor_method(cx, st, recv, if base == "expand" { "expand" } else { "reshape" }, target, Vec::new(), span)
         }
         "broadcast_to" => {
             let Some(shape) = args.first() else { return Ok(unknown(st)) };
-            tensor_method(interp, st, recv, "expand", vec![shape.clone()], Vec::new(), span)
+            tensor_method(cx, st, recv, "expand", vec![shape.clone()], Vec::new(), span)
         }
         "tile" => {
-            let Some(reps) = args.first().and_then(|a| sizes(interp, &mut st, std::slice::from_ref(a))) else { return Ok(unknown(st)) };
+            let Some(reps) = args.first().and_then(|a| sizes(cx, &mut st, std::slice::from_ref(a))) else { return Ok(unknown(st)) };
             let Some(rank) = s.rank() else { return Ok(unknown(st)) };
             let mut padded = vec![Dim::konst(1); rank.saturating_sub(reps.len())];
             padded.extend(reps);
             let Some(vals) = int_values(&padded) else { return Ok(unknown(st)) };
-            tensor_method(interp, st, recv, "repeat", vals, Vec::new(), span)
+            tensor_method(cx, st, recv, "repeat", vals, Vec::new(), span)
         }
-        "ravel" => tensor_method(interp, st, recv, "flatten", Vec::new(), Vec::new(), span),
+        "ravel" => tensor_method(cx, st, recv, "flatten", Vec::new(), Vec::new(), span),
         "unflatten" => {
             let b = bind(&["dim", "sizes"], args, kwargs);
             let Some(d) = const_arg(&b, "dim") else { return Ok(unknown(st)) };
-            let Some(parts) = b.get("sizes").and_then(|v| sizes(interp, &mut st, std::slice::from_ref(v))) else { return Ok(unknown(st)) };
-            let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Ok(unknown(st)) };
+            let Some(parts) = b.get("sizes").and_then(|v| sizes(cx, &mut st, std::slice::from_ref(v))) else { return Ok(unknown(st)) };
+            let Some(i) = check_dim(cx, &st, &s, d, span, what) else { return Ok(unknown(st)) };
             if i == usize::MAX {
                 return Ok(Vec::new());
             }
@@ -150,7 +150,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             let piece = tensor_value(Shape::known(vec![s.dims[i].clone()]), t.dtype);
             let Some(vals) = int_values(&parts) else { return Ok(unknown(st)) };
             let mut res = Vec::new();
-            for (st2, v) in tensor_method(interp, st, piece, "view", vals, Vec::new(), span) {
+            for (st2, v) in tensor_method(cx, st, piece, "view", vals, Vec::new(), span) {
                 match v {
                     Value::Tensor(p) => {
                         let mut dims = s.dims[..i].to_vec();
@@ -172,7 +172,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
                 Some(Value::Tensor(x)) => Some(st.resolve(&x.shape)),
                 _ => None,
             };
-            if !index_fits(interp, &st, &s, &is, srcs.as_ref(), d, span, name) {
+            if !index_fits(cx, &st, &s, &is, srcs.as_ref(), d, span, name) {
                 return Ok(Vec::new());
             }
             vec![(st, recv)]
@@ -181,7 +181,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             let b = bind(&["dim", "index"], args, kwargs);
             let (Some(d), Some(Value::Tensor(idx))) = (const_arg(&b, "dim"), b.get("index")) else { return Ok(unknown(st)) };
             let is = st.resolve(&idx.shape);
-            if !index_fits(interp, &st, &s, &is, None, d, span, name) {
+            if !index_fits(cx, &st, &s, &is, None, d, span, name) {
                 return Ok(Vec::new());
             }
             if is.rank().is_none() {
@@ -189,18 +189,18 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             }
             vec![(st, tensor_value(is, t.dtype))]
         }
-        "diag" if args.is_empty() && kwargs.is_empty() => match check_rank(interp, &st, &s, |r| r == 1 || r == 2, "1-D or 2-D", "diag", span) {
+        "diag" if args.is_empty() && kwargs.is_empty() => match check_rank(cx, &st, &s, |r| r == 1 || r == 2, "1-D or 2-D", "diag", span) {
             Some(false) => Vec::new(),
             Some(true) if s.dims.len() == 1 => out(st, vec![s.dims[0].clone(), s.dims[0].clone()], t.dtype),
-            Some(true) => match min_dim(interp, &st, &s.dims[0], &s.dims[1]) {
+            Some(true) => match min_dim(cx, &st, &s.dims[0], &s.dims[1]) {
                 Some(m) => out(st, vec![m], t.dtype),
                 None => unknown(st),
             },
             None => unknown(st),
         },
-        "diagonal" if args.is_empty() && kwargs.is_empty() => match check_rank(interp, &st, &s, |r| r >= 2, "2-D or higher", "diagonal", span) {
+        "diagonal" if args.is_empty() && kwargs.is_empty() => match check_rank(cx, &st, &s, |r| r >= 2, "2-D or higher", "diagonal", span) {
             Some(false) => Vec::new(),
-            Some(true) => match min_dim(interp, &st, &s.dims[0], &s.dims[1]) {
+            Some(true) => match min_dim(cx, &st, &s.dims[0], &s.dims[1]) {
                 Some(m) => {
                     let mut dims = s.dims[2..].to_vec();
                     dims.push(m);
@@ -210,7 +210,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             },
             None => unknown(st),
         },
-        "trace" => match check_rank(interp, &st, &s, |r| r == 2, "2-D", "trace", span) {
+        "trace" => match check_rank(cx, &st, &s, |r| r == 2, "2-D", "trace", span) {
             Some(false) => Vec::new(),
             Some(true) => out(st, Vec::new(), t.dtype),
             None => unknown(st),
@@ -226,7 +226,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
                 }
                 Some(dv) => {
                     let Some(d) = dv.as_const_int() else { return Ok(unknown(st)) };
-                    let Some(i) = check_dim(interp, &st, &s, d, span, what) else { return Ok(unknown(st)) };
+                    let Some(i) = check_dim(cx, &st, &s, d, span, what) else { return Ok(unknown(st)) };
                     if i == usize::MAX {
                         return Ok(Vec::new());
                     }
@@ -245,7 +245,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
                 ("new_full", []) => return Ok(unknown(st)),
                 _ => args.to_vec(),
             };
-            let Some(dims) = sizes(interp, &mut st, &size_arg) else { return Ok(unknown(st)) };
+            let Some(dims) = sizes(cx, &mut st, &size_arg) else { return Ok(unknown(st)) };
             let dtype = kwargs.iter().find(|(k, _)| &**k == "dtype").map(|(_, v)| super::tensor::dtype_of(v)).unwrap_or(t.dtype);
             out(st, dims, dtype)
         }
@@ -263,8 +263,8 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
                 _ => (1, 1),
             };
             let desc = |n: usize| format!("{n}-D");
-            if check_rank(interp, &st, &s, |r| r == ra, &desc(ra), &format!("torch.{name} (first argument)"), span) == Some(false)
-                || check_rank(interp, &st, &os, |r| r == rb, &desc(rb), &format!("torch.{name} (second argument)"), span) == Some(false)
+            if check_rank(cx, &st, &s, |r| r == ra, &desc(ra), &format!("torch.{name} (first argument)"), span) == Some(false)
+                || check_rank(cx, &st, &os, |r| r == rb, &desc(rb), &format!("torch.{name} (second argument)"), span) == Some(false)
             {
                 return Ok(Vec::new());
             }
@@ -276,15 +276,15 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             }
             if name == "bmm" {
                 // batch sizes must be equal: no broadcasting
-                let eq = interp.dim_eq(&st, &s.dims[0], &os.dims[0]);
-                let (a, b2) = (interp.show_shape(&st, &s), interp.show_shape(&st, &os));
-                if !interp.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
+                let eq = cx.dim_eq(&st, &s.dims[0], &os.dims[0]);
+                let (a, b2) = (cx.show_shape(&st, &s), cx.show_shape(&st, &os));
+                if !cx.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
                     (format!("torch.bmm: {a} @ {b2}: batch sizes differ"), Vec::new())
                 }) {
                     return Ok(Vec::new());
                 }
             }
-            matmul(interp, st, if matches!(name, "mm" | "bmm") { name } else { "matmul" }, recv, args[0].clone(), span)
+            matmul(cx, st, if matches!(name, "mm" | "bmm") { name } else { "matmul" }, recv, args[0].clone(), span)
         }
         "addmm" | "baddbmm" | "addbmm" | "addmv" => {
             // torch.addmm(input, a, b): input broadcasts to the product's shape
@@ -296,7 +296,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             };
             let Value::Tensor(at) = a else { return Ok(unknown(st)) };
             let mut res = Vec::new();
-            for (st2, p) in method(interp, st, at, prod_op, std::slice::from_ref(b2), &[], span).unwrap_or_default() {
+            for (st2, p) in method(cx, st, at, prod_op, std::slice::from_ref(b2), &[], span).unwrap_or_default() {
                 match p {
                     Value::Tensor(p) => {
                         let ps = st2.resolve(&p.shape);
@@ -304,7 +304,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
                             res.push((st2, Value::Unknown));
                             continue;
                         };
-                        res.extend(tensor_method(interp, st2, recv.clone(), "expand", vals, Vec::new(), span));
+                        res.extend(tensor_method(cx, st2, recv.clone(), "expand", vals, Vec::new(), span));
                     }
                     other => res.push((st2, other)),
                 }
@@ -315,7 +315,7 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
             let mut shape = s.clone();
             for a in args {
                 let Value::Tensor(o) = a else { return Ok(unknown(st)) };
-                match broadcast(interp, &st, &shape, &o.shape, span, "torch.broadcast_tensors") {
+                match broadcast(cx, &st, &shape, &o.shape, span, "torch.broadcast_tensors") {
                     Some(x) => shape = x,
                     None => return Ok(Vec::new()),
                 }
@@ -332,9 +332,9 @@ pub fn method(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: 
 }
 
 /// `min(a, b)` of two dims when decidable.
-fn min_dim(interp: &Interp, st: &State, a: &Dim, b: &Dim) -> Option<Dim> {
+fn min_dim(cx: &dyn ModelCtx, st: &State, a: &Dim, b: &Dim) -> Option<Dim> {
     let (x, y) = (a.v.as_ref()?, b.v.as_ref()?);
-    match interp.poly_cmp(st, x, Rel::Le, y) {
+    match cx.poly_cmp(st, x, Rel::Le, y) {
         Tri::True => Some(a.clone()),
         Tri::False => Some(b.clone()),
         Tri::Unknown => None,
@@ -342,12 +342,12 @@ fn min_dim(interp: &Interp, st: &State, a: &Dim, b: &Dim) -> Option<Dim> {
 }
 
 /// A constant index `k` into dim `i` of `s`: `-n <= k < n`. False: torch raises (recorded).
-fn index_in_range(interp: &mut Interp, st: &State, s: &Shape, i: usize, k: i128, span: Span, what: &str) -> bool {
+fn index_in_range(cx: &mut dyn ModelCtx, st: &State, s: &Shape, i: usize, k: i128, span: Span, what: &str) -> bool {
     let Some(n) = s.dims.get(i).and_then(|d| d.v.clone()) else { return true };
     let kp = Poly::constant(k);
-    let violated = if k >= 0 { interp.poly_cmp(st, &n, Rel::Le, &kp) } else { interp.poly_cmp(st, &n, Rel::Lt, &Poly::constant(-k)) };
-    let (shown, ns) = (interp.show_shape(st, s), n.display(&interp.syms));
-    interp.check(st, span, violated, &r::index_out_of_range::RULE, |_| {
+    let violated = if k >= 0 { cx.poly_cmp(st, &n, Rel::Le, &kp) } else { cx.poly_cmp(st, &n, Rel::Lt, &Poly::constant(-k)) };
+    let (shown, ns) = (cx.show_shape(st, s), n.display(cx.syms()));
+    cx.check(st, span, violated, &r::index_out_of_range::RULE, |_| {
         (format!("{what}: index {k} is out of range for dimension {i} of {shown} (size {ns})"), Vec::new())
     })
 }
@@ -356,15 +356,15 @@ fn index_in_range(interp: &mut Interp, st: &State, s: &Shape, i: usize, k: i128,
 /// `dim` is at most the input's (and, for `scatter` with a `src` tensor, at most `src`'s along
 /// every dim). False: torch raises (recorded).
 #[allow(clippy::too_many_arguments)]
-fn index_fits(interp: &mut Interp, st: &State, s: &Shape, is: &Shape, src: Option<&Shape>, d: i128, span: Span, what: &str) -> bool {
+fn index_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, is: &Shape, src: Option<&Shape>, d: i128, span: Span, what: &str) -> bool {
     let (Some(rank), Some(ir)) = (s.rank(), is.rank()) else { return true };
-    let (shown, ishown) = (interp.show_shape(st, s), interp.show_shape(st, is));
-    if !interp.check(st, span, Tri::from_bool(rank.max(1) != ir.max(1)), &r::invalid_shape_argument::RULE, |_| {
+    let (shown, ishown) = (cx.show_shape(st, s), cx.show_shape(st, is));
+    if !cx.check(st, span, Tri::from_bool(rank.max(1) != ir.max(1)), &r::invalid_shape_argument::RULE, |_| {
         (format!("{what}: the index {ishown} must have as many dims as the input {shown}"), Vec::new())
     }) {
         return false;
     }
-    let Some(k) = check_dim(interp, st, s, d, span, what) else { return true };
+    let Some(k) = check_dim(cx, st, s, d, span, what) else { return true };
     if k == usize::MAX {
         return false;
     }
@@ -385,21 +385,21 @@ fn index_fits(interp: &mut Interp, st: &State, s: &Shape, is: &Shape, src: Optio
                 violated = if violated == Tri::True { Tri::True } else { Tri::Unknown };
                 continue;
             };
-            match interp.poly_cmp(st, b, Rel::Lt, a) {
+            match cx.poly_cmp(st, b, Rel::Lt, a) {
                 Tri::True => violated = Tri::True,
                 Tri::Unknown if violated == Tri::False => violated = Tri::Unknown,
                 _ => {}
             }
         }
     }
-    interp.check(st, span, violated, &r::invalid_shape_argument::RULE, |_| {
+    cx.check(st, span, violated, &r::invalid_shape_argument::RULE, |_| {
         (format!("{what}: the index {ishown} is larger than the input {shown} outside dimension {d}"), Vec::new())
     })
 }
 
 /// `torch.tensor(data)` / `torch.as_tensor(data)`: the shape of a nested list/tuple literal; the
 /// dtype from the values (bool, integer or float) unless `dtype=` says.
-pub fn tensor_literal(interp: &mut Interp, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
     let Some(data) = args.first() else { return unknown(st) };
     #[derive(PartialEq, Clone, Copy, PartialOrd)]
@@ -408,7 +408,7 @@ pub fn tensor_literal(interp: &mut Interp, st: State, args: &[Value], kwargs: &[
         Int,
         Float,
     }
-    fn walk(interp: &mut Interp, st: &mut State, v: &Value, span: Span, depth: usize, kind: &mut Kind) -> Option<Vec<i128>> {
+    fn walk(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, span: Span, depth: usize, kind: &mut Kind) -> Option<Vec<i128>> {
         match v {
             Value::Bool(_) => Some(Vec::new()),
             // a symbolic int may stand for anything the engine assumed to be an int (a missing
@@ -422,13 +422,13 @@ pub fn tensor_literal(interp: &mut Interp, st: State, args: &[Value], kwargs: &[
                 Some(Vec::new())
             }
             Value::Tuple(_) | Value::Ref(_) if depth < 8 => {
-                let items = interp.iterate(st, v, span)?;
+                let items = cx.iterate(st, v, span)?;
                 if items.len() > 4096 {
                     return None;
                 }
                 let mut inner: Option<Vec<i128>> = None;
                 for it in &items {
-                    let s = walk(interp, st, it, span, depth + 1, kind)?;
+                    let s = walk(cx, st, it, span, depth + 1, kind)?;
                     match &inner {
                         None => inner = Some(s),
                         Some(p) if *p == s => {}
@@ -443,7 +443,7 @@ pub fn tensor_literal(interp: &mut Interp, st: State, args: &[Value], kwargs: &[
         }
     }
     let mut kind = Kind::Bool;
-    let Some(dims) = walk(interp, &mut st, data, span, 0, &mut kind) else { return unknown(st) };
+    let Some(dims) = walk(cx, &mut st, data, span, 0, &mut kind) else { return unknown(st) };
     // an empty list is a float tensor of shape [0]
     let empty = dims.contains(&0);
     let dtype = match kwargs.iter().find(|(k, _)| &**k == "dtype") {

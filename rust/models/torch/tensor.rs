@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use crate::models::bind;
-use crate::engine::interp::{Interp, Vals};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
 use crate::rules::shape as r;
@@ -22,18 +22,18 @@ fn dim_of(v: &Value) -> Option<Dim> {
 }
 
 /// Sizes given as `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(torch.Size)`.
-pub fn sizes(interp: &mut Interp, st: &mut State, args: &[Value]) -> Option<Vec<Dim>> {
-    let one = |interp: &mut Interp, st: &mut State, v: &Value| -> Option<Vec<Dim>> {
+pub fn sizes(cx: &mut dyn ModelCtx, st: &mut State, args: &[Value]) -> Option<Vec<Dim>> {
+    let one = |cx: &mut dyn ModelCtx, st: &mut State, v: &Value| -> Option<Vec<Dim>> {
         match v {
             Value::Int(_) | Value::Bool(_) => None,
             _ => {
-                let items = interp.iterate(st, v, Span::default())?;
+                let items = cx.iterate(st, v, Span::default())?;
                 Some(items.iter().map(|i| dim_of(i).unwrap_or_else(Dim::unknown)).collect())
             }
         }
     };
     match args {
-        [single] if !matches!(single, Value::Int(_) | Value::Bool(_)) => one(interp, st, single),
+        [single] if !matches!(single, Value::Int(_) | Value::Bool(_)) => one(cx, st, single),
         _ => Some(args.iter().map(|a| dim_of(a).unwrap_or_else(Dim::unknown)).collect()),
     }
 }
@@ -64,15 +64,15 @@ pub fn norm_dim(d: i128, rank: usize) -> Option<usize> {
 }
 
 /// Check a dim argument against a shape; false: torch raises (recorded).
-pub fn check_dim(interp: &mut Interp, st: &State, s: &Shape, d: i128, span: Span, what: &str) -> Option<usize> {
+pub fn check_dim(cx: &mut dyn ModelCtx, st: &State, s: &Shape, d: i128, span: Span, what: &str) -> Option<usize> {
     let Some(rank) = s.rank() else {
         // unknown rank: a negative dim within the known suffix is fine
         return None;
     };
     let ok = norm_dim(d, rank).filter(|i| *i < rank.max(1));
     let violated = Tri::from_bool(ok.is_none());
-    let shown = interp.show_shape(st, s);
-    if !interp.check(st, span, violated, &r::dim_out_of_range::RULE, |_| {
+    let shown = cx.show_shape(st, s);
+    if !cx.check(st, span, violated, &r::dim_out_of_range::RULE, |_| {
         let lo = -(rank.max(1) as i128);
         let hi = rank.max(1) as i128 - 1;
         (format!("{what}: dim {d} is out of range for a {rank}-D tensor {shown} (expected a dim in [{lo}, {hi}])"), Vec::new())
@@ -82,22 +82,22 @@ pub fn check_dim(interp: &mut Interp, st: &State, s: &Shape, d: i128, span: Span
     ok
 }
 
-pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+pub fn torch_function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     let dt = arg_dtype(&kwargs);
     if super::pointwise::handles(f) && args.iter().take(2).any(|a| matches!(a, Value::Tensor(_))) {
-        return super::pointwise::call(interp, st, f, &args, &kwargs, span, false);
+        return super::pointwise::call(cx, st, f, &args, &kwargs, span, false);
     }
     match f {
         "zeros" | "ones" | "empty" | "rand" | "randn" => {
             let size_kw = kwargs.iter().find(|(k, _)| &**k == "size").map(|(_, v)| vec![v.clone()]);
             let a = size_kw.unwrap_or(args);
-            let Some(dims) = sizes(interp, &mut st, &a) else { return vec![(st, Value::Unknown)] };
+            let Some(dims) = sizes(cx, &mut st, &a) else { return vec![(st, Value::Unknown)] };
             let dtype = dt.unwrap_or(Some(DType::Float));
             return vec![(st, tensor_value(Shape::known(dims), dtype))];
         }
         "full" => {
-            let Some(dims) = args.first().and_then(|a| sizes(interp, &mut st, std::slice::from_ref(a))) else { return vec![(st, Value::Unknown)] };
+            let Some(dims) = args.first().and_then(|a| sizes(cx, &mut st, std::slice::from_ref(a))) else { return vec![(st, Value::Unknown)] };
             let dtype = dt.unwrap_or(match args.get(1) {
                 Some(Value::Int(_)) => Some(DType::Long),
                 Some(Value::Bool(_)) => Some(DType::Bool),
@@ -113,7 +113,7 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
                 (None, 2) => args.get(1).cloned(),
                 _ => None,
             };
-            let Some(dims) = size.and_then(|s| sizes(interp, &mut st, std::slice::from_ref(&s))) else { return vec![(st, Value::Unknown)] };
+            let Some(dims) = size.and_then(|s| sizes(cx, &mut st, std::slice::from_ref(&s))) else { return vec![(st, Value::Unknown)] };
             return vec![(st, tensor_value(Shape::known(dims), dt.unwrap_or(Some(DType::Long))))];
         }
         "zeros_like" | "ones_like" | "rand_like" | "randn_like" | "empty_like" | "full_like" | "randint_like" => {
@@ -129,7 +129,7 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             let b = bind(&["start", "end", "steps"], &args, &kwargs);
             let Some(n) = b.get("steps").and_then(dim_of) else { return vec![(st, Value::Unknown)] };
             let bad = n.as_const().map(|c| c < 0).map(Tri::from_bool).unwrap_or(Tri::Unknown);
-            if !interp.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("torch.{f}: the number of steps must be non-negative"), Vec::new())) {
+            if !cx.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("torch.{f}: the number of steps must be non-negative"), Vec::new())) {
                 return Vec::new();
             }
             return vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Float))))];
@@ -143,7 +143,7 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
                 _ => None,
             };
             let is_float = args.iter().any(|a| matches!(a, Value::Float(_)));
-            if !interp.check(&st, span, Tri::from_bool(n.is_some_and(|n| n < 0)), &r::invalid_shape_argument::RULE, |_| {
+            if !cx.check(&st, span, Tri::from_bool(n.is_some_and(|n| n < 0)), &r::invalid_shape_argument::RULE, |_| {
                 ("torch.arange: the end is before the start for a positive step (the range would have a negative length)".to_string(), Vec::new())
             }) {
                 return Vec::new();
@@ -156,8 +156,8 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             let dtype = dt.unwrap_or(if is_float { Some(DType::Float) } else { Some(DType::Long) });
             return vec![(st, tensor_value(Shape::known(vec![dim]), dtype))];
         }
-        "einsum" => return einsum(interp, st, &args, span),
-        "tensor" | "as_tensor" => return super::shape_ops::tensor_literal(interp, st, &args, &kwargs, span),
+        "einsum" => return einsum(cx, st, &args, span),
+        "tensor" | "as_tensor" => return super::shape_ops::tensor_literal(cx, st, &args, &kwargs, span),
         "randperm" => {
             let Some(n) = args.first().and_then(dim_of) else { return vec![(st, Value::Unknown)] };
             return vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Long))))];
@@ -171,10 +171,10 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             };
         }
         "manual_seed" | "set_grad_enabled" | "set_num_threads" | "save" | "set_default_dtype" | "set_printoptions" => return vec![(st, Value::None)],
-        "cat" | "concat" | "concatenate" | "stack" => return cat_stack(interp, st, f == "stack", args, kwargs, span),
+        "cat" | "concat" | "concatenate" | "stack" => return cat_stack(cx, st, f == "stack", args, kwargs, span),
         "hstack" | "vstack" | "row_stack" => {
             // atleast_1d (hstack) / atleast_2d (vstack), then cat along dim 1 (0 for 1-D hstack) / 0
-            let Some(items) = args.first().and_then(|v| interp.iterate(&mut st, v, span)) else { return vec![(st, Value::Unknown)] };
+            let Some(items) = args.first().and_then(|v| cx.iterate(&mut st, v, span)) else { return vec![(st, Value::Unknown)] };
             let mut lifted = Vec::with_capacity(items.len());
             let mut first_rank = None;
             for it in &items {
@@ -192,7 +192,7 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             }
             let d = if f == "hstack" && first_rank != Some(1) { 1 } else { 0 };
             let list = Value::Tuple(Rc::new(lifted));
-            return cat_stack(interp, st, false, vec![list, Value::int(d)], Vec::new(), span);
+            return cat_stack(cx, st, false, vec![list, Value::int(d)], Vec::new(), span);
         }
         "where" if args.len() == 3 => {
             // torch.where(cond, a, b): the three broadcast together
@@ -208,8 +208,8 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
             if matches!(&args[0], Value::Tensor(c) if c.dtype.is_some_and(|d| d != DType::Bool)) {
                 return vec![(st, Value::Unknown)]; // a non-bool condition raises: a dtype matter
             }
-            let Some(ab) = broadcast(interp, &st, &shapes[1], &shapes[2], span, "torch.where") else { return Vec::new() };
-            let Some(all) = broadcast(interp, &st, &shapes[0], &ab, span, "torch.where") else { return Vec::new() };
+            let Some(ab) = broadcast(cx, &st, &shapes[1], &shapes[2], span, "torch.where") else { return Vec::new() };
+            let Some(all) = broadcast(cx, &st, &shapes[0], &ab, span, "torch.where") else { return Vec::new() };
             let dtype = match (&args[1], &args[2]) {
                 (Value::Tensor(x), Value::Tensor(y)) if x.dtype == y.dtype => x.dtype,
                 (Value::Tensor(x), Value::Float(_) | Value::Int(_)) | (Value::Float(_) | Value::Int(_), Value::Tensor(x)) => x.dtype,
@@ -219,7 +219,7 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
         }
         "matmul" => {
             if let [a, b, ..] = args.as_slice() {
-                return matmul(interp, st, f, a.clone(), b.clone(), span);
+                return matmul(cx, st, f, a.clone(), b.clone(), span);
             }
             return vec![(st, Value::Unknown)];
         }
@@ -229,12 +229,12 @@ pub fn torch_function(interp: &mut Interp, st: State, f: &str, args: Vec<Value>,
     }
     // `torch.f(x, ...)` is `x.f(...)` for the tensor methods
     if let Some(first @ Value::Tensor(_)) = args.first().cloned() {
-        return tensor_method(interp, st, first, f, args[1..].to_vec(), kwargs, span);
+        return tensor_method(cx, st, first, f, args[1..].to_vec(), kwargs, span);
     }
     vec![(st, Value::Unknown)]
 }
 
-fn cat_stack(interp: &mut Interp, st: State, stack: bool, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     let b = bind(&["tensors", "dim"], &args, &kwargs);
     let d = match b.get("dim") {
@@ -244,7 +244,7 @@ fn cat_stack(interp: &mut Interp, st: State, stack: bool, args: Vec<Value>, kwar
         },
         None => 0,
     };
-    let Some(items) = b.get("tensors").and_then(|v| interp.iterate(&mut st, v, span)) else { return vec![(st, Value::Unknown)] };
+    let Some(items) = b.get("tensors").and_then(|v| cx.iterate(&mut st, v, span)) else { return vec![(st, Value::Unknown)] };
     let mut shapes = Vec::new();
     let mut dtype = None;
     for it in &items {
@@ -268,17 +268,17 @@ fn cat_stack(interp: &mut Interp, st: State, stack: bool, args: Vec<Value>, kwar
     // ranks must agree
     for (k, s) in shapes.iter().enumerate() {
         if s.dims.len() != rank0 {
-            let a = interp.show_shape(&st, &shapes[0]);
-            let bsh = interp.show_shape(&st, s);
+            let a = cx.show_shape(&st, &shapes[0]);
+            let bsh = cx.show_shape(&st, s);
             let n = s.dims.len();
-            interp.check(&st, span, Tri::True, &r::concat_shape_mismatch::RULE, |_| {
+            cx.check(&st, span, Tri::True, &r::concat_shape_mismatch::RULE, |_| {
                 (format!("{name}: tensors must have the same number of dimensions: tensor 0 is {rank0}-D {a}, tensor {k} is {n}-D {bsh}"), Vec::new())
             });
             return Vec::new();
         }
     }
     let out_rank = if stack { rank0 + 1 } else { rank0 };
-    let Some(di) = check_dim(interp, &st, &Shape::known(vec![Dim::unknown(); out_rank]), d, span, name) else { return vec![(st, Value::Unknown)] };
+    let Some(di) = check_dim(cx, &st, &Shape::known(vec![Dim::unknown(); out_rank]), d, span, name) else { return vec![(st, Value::Unknown)] };
     if di == usize::MAX {
         return Vec::new();
     }
@@ -290,10 +290,10 @@ fn cat_stack(interp: &mut Interp, st: State, stack: bool, args: Vec<Value>, kwar
             if !stack && j == di {
                 continue;
             }
-            let eq = interp.dim_eq(&st, x, y);
-            let a = interp.show_shape(&st, &shapes[0]);
-            let bsh = interp.show_shape(&st, s);
-            if !interp.check(&st, span, interp.dim_eq_f(x, y).not(), &r::concat_shape_mismatch::RULE, |_| {
+            let eq = cx.dim_eq(&st, x, y);
+            let a = cx.show_shape(&st, &shapes[0]);
+            let bsh = cx.show_shape(&st, s);
+            if !cx.check(&st, span, cx.dim_eq_f(x, y).not(), &r::concat_shape_mismatch::RULE, |_| {
                 let what = if stack { "stack expects each tensor to be equal size" } else { "sizes of tensors must match except in the concatenated dimension" };
                 (format!("{name}: {what}: tensor 0 is {a}, tensor {k} is {bsh} (dim {j})"), Vec::new())
             }) {
@@ -319,7 +319,7 @@ fn cat_stack(interp: &mut Interp, st: State, stack: bool, args: Vec<Value>, kwar
 }
 
 /// Broadcast two shapes (SHP102 on a definite mismatch).
-pub fn broadcast(interp: &mut Interp, st: &State, a: &Shape, b: &Shape, span: Span, what: &str) -> Option<Shape> {
+pub fn broadcast(cx: &mut dyn ModelCtx, st: &State, a: &Shape, b: &Shape, span: Span, what: &str) -> Option<Shape> {
     let a = st.resolve(a);
     let b = st.resolve(b);
     let n = a.dims.len().max(b.dims.len());
@@ -335,16 +335,16 @@ pub fn broadcast(interp: &mut Interp, st: &State, a: &Shape, b: &Shape, span: Sp
                 if a.prefix.is_some() { Dim::unknown() } else { y.clone() }
             }
             (Some(x), Some(y)) => {
-                let eq = interp.dim_eq(st, x, y);
+                let eq = cx.dim_eq(st, x, y);
                 let one = Dim::konst(1);
-                let x1 = interp.dim_eq(st, x, &one);
-                let y1 = interp.dim_eq(st, y, &one);
+                let x1 = cx.dim_eq(st, x, &one);
+                let y1 = cx.dim_eq(st, y, &one);
                 // torch raises when the sizes differ and neither is 1
-                let violated = Formula::And(vec![interp.dim_eq_f(x, y).not(), interp.dim_eq_f(x, &one).not(), interp.dim_eq_f(y, &one).not()]);
-                let (sa, sb) = (interp.show_shape(st, &a), interp.show_shape(st, &b));
-                let (dx, dy) = (interp.show_dim(x), interp.show_dim(y));
+                let violated = Formula::And(vec![cx.dim_eq_f(x, y).not(), cx.dim_eq_f(x, &one).not(), cx.dim_eq_f(y, &one).not()]);
+                let (sa, sb) = (cx.show_shape(st, &a), cx.show_shape(st, &b));
+                let (dx, dy) = (cx.show_dim(x), cx.show_dim(y));
                 let pos = -(i as i64) - 1;
-                if !interp.check(st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
+                if !cx.check(st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
                     (format!("{what}: shapes {sa} and {sb} cannot be broadcast: {dx} vs {dy} at dim {pos}"), Vec::new())
                 }) {
                     return None;
@@ -369,28 +369,28 @@ pub fn broadcast(interp: &mut Interp, st: &State, a: &Shape, b: &Shape, span: Sp
         None
     };
     let prefix = if a.prefix.is_some() && b.prefix.is_some() && a.prefix != b.prefix { Some(u32::MAX) } else { prefix };
-    Some(Shape { prefix: prefix.map(|p| if p == u32::MAX { interp_fresh(interp) } else { p }), dims: out })
+    Some(Shape { prefix: prefix.map(|p| if p == u32::MAX { interp_fresh(cx) } else { p }), dims: out })
 }
 
-fn interp_fresh(interp: &mut Interp) -> u32 {
-    interp.fresh_shape_var()
+fn interp_fresh(cx: &mut dyn ModelCtx) -> u32 {
+    cx.fresh_shape_var()
 }
 
-pub fn binop(interp: &mut Interp, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
+pub fn binop(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
     if op == BinOp::MatMul {
-        return matmul(interp, st, "matmul", a, b, span);
+        return matmul(cx, st, "matmul", a, b, span);
     }
-    super::pointwise::operator(interp, st, op, a, b, span, inplace)
+    super::pointwise::operator(cx, st, op, a, b, span, inplace)
 }
 
 /// `torch.einsum(equation, *operands)` without `...`: each subscript letter names one size
 /// across operands (sizes must agree, or be 1 and broadcast); the output keeps the letters
 /// after `->`, or the letters seen once, sorted.
-fn einsum(interp: &mut Interp, st: State, args: &[Value], span: Span) -> Vals {
+fn einsum(cx: &mut dyn ModelCtx, st: State, args: &[Value], span: Span) -> Vals {
     let mut st = st;
     let Some(eq) = args.first().and_then(|v| v.as_str()).map(|s| s.replace(' ', "")) else { return vec![(st, Value::Unknown)] };
     let ops: Vec<Value> = match &args[1..] {
-        [one] if !matches!(one, Value::Tensor(_)) => match interp.iterate(&mut st, one, span) {
+        [one] if !matches!(one, Value::Tensor(_)) => match cx.iterate(&mut st, one, span) {
             Some(items) => items,
             None => return vec![(st, Value::Unknown)],
         },
@@ -414,9 +414,9 @@ fn einsum(interp: &mut Interp, st: State, args: &[Value], span: Span) -> Vals {
         dtype = t.dtype;
         let s = st.resolve(&t.shape);
         let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-        let shown = interp.show_shape(&st, &s);
+        let shown = cx.show_shape(&st, &s);
         let n = term.chars().count();
-        if !interp.check(&st, span, Tri::from_bool(n != rank), &r::invalid_shape_argument::RULE, |_| {
+        if !cx.check(&st, span, Tri::from_bool(n != rank), &r::invalid_shape_argument::RULE, |_| {
             (format!("einsum: subscripts '{term}' name {n} dims but operand {k} is {rank}-D {shown}"), Vec::new())
         }) {
             return Vec::new();
@@ -425,12 +425,12 @@ fn einsum(interp: &mut Interp, st: State, args: &[Value], span: Span) -> Vals {
             match sizes.iter_mut().find(|(x, _)| *x == c) {
                 None => sizes.push((c, d.clone())),
                 Some((_, prev)) => {
-                    let eqv = interp.dim_eq(&st, prev, d);
-                    let p1 = interp.dim_eq(&st, prev, &Dim::konst(1));
-                    let d1 = interp.dim_eq(&st, d, &Dim::konst(1));
+                    let eqv = cx.dim_eq(&st, prev, d);
+                    let p1 = cx.dim_eq(&st, prev, &Dim::konst(1));
+                    let d1 = cx.dim_eq(&st, d, &Dim::konst(1));
                     let violated = if eqv == Tri::False && p1 == Tri::False && d1 == Tri::False { Tri::True } else if eqv == Tri::True || d1 == Tri::True { Tri::False } else { Tri::Unknown };
-                    let (a, b) = (interp.show_dim(prev), interp.show_dim(d));
-                    if !interp.check(&st, span, violated, &r::matmul_shape_mismatch::RULE, |_| {
+                    let (a, b) = (cx.show_dim(prev), cx.show_dim(d));
+                    if !cx.check(&st, span, violated, &r::matmul_shape_mismatch::RULE, |_| {
                         (format!("einsum '{eq}': subscript {c} has size {b} for operand {k} but size {a} before"), Vec::new())
                     }) {
                         return Vec::new();
@@ -464,12 +464,12 @@ fn einsum(interp: &mut Interp, st: State, args: &[Value], span: Span) -> Vals {
 }
 
 /// Elementwise comparison (`x != pad`, `scores > 0`): a bool tensor of the broadcast shape.
-pub fn compare(interp: &mut Interp, st: State, a: Value, b: Value, span: Span) -> Vals {
-    super::pointwise::comparison(interp, st, a, b, span)
+pub fn compare(cx: &mut dyn ModelCtx, st: State, a: Value, b: Value, span: Span) -> Vals {
+    super::pointwise::comparison(cx, st, a, b, span)
 }
 
 /// `torch.matmul` semantics (and `mm`, `bmm` with their rank requirements).
-pub fn matmul(interp: &mut Interp, st: State, f: &str, a: Value, b: Value, span: Span) -> Vals {
+pub fn matmul(cx: &mut dyn ModelCtx, st: State, f: &str, a: Value, b: Value, span: Span) -> Vals {
     let (Some(x), Some(y)) = (tensor_of(&a), tensor_of(&b)) else { return vec![(st, Value::Unknown)] };
     let sa = st.resolve(&x.shape);
     let sb = st.resolve(&y.shape);
@@ -481,9 +481,9 @@ pub fn matmul(interp: &mut Interp, st: State, f: &str, a: Value, b: Value, span:
     // inner dimensions: a's last vs b's second-to-last (or only) dim
     let ka = &sa.dims[na - 1];
     let kb = if sb.prefix.is_none() && nb == 1 { &sb.dims[0] } else if nb >= 2 { &sb.dims[nb - 2] } else { return vec![(st, Value::Unknown)] };
-    let eq = interp.dim_eq_f(ka, kb);
-    let (shown_a, shown_b) = (interp.show_shape(&st, &sa), interp.show_shape(&st, &sb));
-    let (da, db) = (interp.show_dim(ka), interp.show_dim(kb));
+    let eq = cx.dim_eq_f(ka, kb);
+    let (shown_a, shown_b) = (cx.show_shape(&st, &sa), cx.show_shape(&st, &sb));
+    let (da, db) = (cx.show_dim(ka), cx.show_dim(kb));
     let mut trace = Vec::new();
     if let Some(w) = &ka.why {
         trace.push(format!("{da} came from {w}"));
@@ -492,7 +492,7 @@ pub fn matmul(interp: &mut Interp, st: State, f: &str, a: Value, b: Value, span:
         trace.push(format!("{db} came from {w}"));
     }
     let op = if f == "matmul" { "@".to_string() } else { format!("torch.{f}") };
-    if !interp.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
+    if !cx.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
         (format!("{op}: {shown_a} @ {shown_b}: inner dimensions differ ({da} vs {db})"), trace)
     }) {
         return Vec::new();
@@ -504,7 +504,7 @@ pub fn matmul(interp: &mut Interp, st: State, f: &str, a: Value, b: Value, span:
             dims.push(sb.dims[1].clone());
             return vec![(st, tensor_value(Shape { prefix: sa.prefix, dims }, dtype))];
         }
-        let v = interp.fresh_shape_var();
+        let v = cx.fresh_shape_var();
         return vec![(st, tensor_value(Shape { prefix: Some(v), dims: Vec::new() }, dtype))];
     }
     let dims = match (na, nb) {
@@ -516,7 +516,7 @@ pub fn matmul(interp: &mut Interp, st: State, f: &str, a: Value, b: Value, span:
             // batched: broadcast the batch dims
             let ba = if na >= 2 { Shape::known(sa.dims[..na - 2].to_vec()) } else { Shape::known(Vec::new()) };
             let bb = if nb >= 2 { Shape::known(sb.dims[..nb - 2].to_vec()) } else { Shape::known(Vec::new()) };
-            let Some(batch) = broadcast(interp, &st, &ba, &bb, span, &op) else { return Vec::new() };
+            let Some(batch) = broadcast(cx, &st, &ba, &bb, span, &op) else { return Vec::new() };
             let mut dims = batch.dims;
             if na >= 2 {
                 dims.push(sa.dims[na - 2].clone());
@@ -539,13 +539,13 @@ fn numel(dims: &[Dim]) -> Option<Poly> {
 }
 
 /// `view` / `reshape`.
-fn reshape(interp: &mut Interp, st: State, t: &Rc<Tensor>, args: &[Value], span: Span, name: &str) -> Vals {
+fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], span: Span, name: &str) -> Vals {
     let mut st = st;
-    let Some(target) = sizes(interp, &mut st, args) else { return vec![(st, Value::Unknown)] };
+    let Some(target) = sizes(cx, &mut st, args) else { return vec![(st, Value::Unknown)] };
     let s = st.resolve(&t.shape);
     let minus: Vec<usize> = target.iter().enumerate().filter(|(_, d)| d.as_const() == Some(-1)).map(|(i, _)| i).collect();
     if minus.len() > 1 {
-        interp.check(&st, span, Tri::True, &r::reshape_size_mismatch::RULE, |_| (format!("{name}: only one dimension can be inferred (-1)"), Vec::new()));
+        cx.check(&st, span, Tri::True, &r::reshape_size_mismatch::RULE, |_| (format!("{name}: only one dimension can be inferred (-1)"), Vec::new()));
         return Vec::new();
     }
     let total = if s.prefix.is_none() { numel(&s.dims) } else { None };
@@ -553,13 +553,13 @@ fn reshape(interp: &mut Interp, st: State, t: &Rc<Tensor>, args: &[Value], span:
     let prod_known = known.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(d.v.as_ref()?));
     let mut out = target.clone();
     if let (Some(total), Some(pk)) = (&total, &prod_known) {
-        let shown = interp.show_shape(&st, &s);
-        let tshow: Vec<String> = target.iter().map(|d| interp.show_dim(d)).collect();
+        let shown = cx.show_shape(&st, &s);
+        let tshow: Vec<String> = target.iter().map(|d| cx.show_dim(d)).collect();
         let tshow = format!("[{}]", tshow.join(", "));
         if minus.is_empty() {
             let eq = Formula::cmp(total, crate::shape::Rel::Eq, pk);
-            let (tt, pp) = (total.display(&interp.syms), pk.display(&interp.syms));
-            if !interp.check(&st, span, eq.not(), &r::reshape_size_mismatch::RULE, |_| {
+            let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
+            if !cx.check(&st, span, eq.not(), &r::reshape_size_mismatch::RULE, |_| {
                 (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements, the new shape has {pp})"), Vec::new())
             }) {
                 return Vec::new();
@@ -574,8 +574,8 @@ fn reshape(interp: &mut Interp, st: State, t: &Rc<Tensor>, args: &[Value], span:
                 (None, None) => Formula::Opaque,
             };
             let violated = if pk.as_const() == Some(0) { Formula::Const(true) } else { violated };
-            let (tt, pp) = (total.display(&interp.syms), pk.display(&interp.syms));
-            if !interp.check(&st, span, violated, &r::reshape_size_mismatch::RULE, |_| {
+            let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
+            if !cx.check(&st, span, violated, &r::reshape_size_mismatch::RULE, |_| {
                 (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements are not divisible by {pp})"), Vec::new())
             }) {
                 return Vec::new();
@@ -588,7 +588,7 @@ fn reshape(interp: &mut Interp, st: State, t: &Rc<Tensor>, args: &[Value], span:
     vec![(st, tensor_value(Shape::known(out), t.dtype))]
 }
 
-pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+pub fn tensor_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let Value::Tensor(t) = &recv else { return vec![(st, Value::Unknown)] };
     let t = t.clone();
     let s = st.resolve(&t.shape);
@@ -597,9 +597,9 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         let mut all = Vec::with_capacity(args.len() + 1);
         all.push(recv.clone());
         all.extend(args);
-        return super::pointwise::call(interp, st, name, &all, &kwargs, span, true);
+        return super::pointwise::call(cx, st, name, &all, &kwargs, span, true);
     }
-    let mut st = match super::shape_ops::method(interp, st, &t, name, &args, &kwargs, span) {
+    let mut st = match super::shape_ops::method(cx, st, &t, name, &args, &kwargs, span) {
         Ok(v) => return v,
         Err(st) => st,
     };
@@ -608,7 +608,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             if let Some(Value::Str(_)) = args.first() {
                 return vec![(st, Value::Unknown)]; // view(dtype)
             }
-            reshape(interp, st, &t, &args, span, name)
+            reshape(cx, st, &t, &args, span, name)
         }
         // (the pointwise ops, incl. `clone`/`detach`/`contiguous`, are handled by pointwise.rs above)
         "dropout" | "gelu" | "silu" | "softplus" | "requires_grad" => same(st),
@@ -631,9 +631,9 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         "size" | "dim" | "ndimension" | "numel" | "nelement" => {
             let v = match name {
                 "size" => match args.first().or(kwargs.iter().find(|(k, _)| &**k == "dim").map(|(_, v)| v)) {
-                    None => return tensor_attr(interp, st, recv.clone(), &Rc::from("shape"), span),
+                    None => return tensor_attr(cx, st, recv.clone(), &Rc::from("shape"), span),
                     Some(d) => match d.as_const_int() {
-                        Some(d) => return size_at(interp, st, &t, d, span),
+                        Some(d) => return size_at(cx, st, &t, d, span),
                         None => Value::Unknown,
                     },
                 },
@@ -654,12 +654,12 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             let b = bind(&["start_dim", "end_dim"], &args, &kwargs);
             let sd = b.get("start_dim").and_then(|v| v.as_const_int()).unwrap_or(0);
             let ed = b.get("end_dim").and_then(|v| v.as_const_int()).unwrap_or(-1);
-            flatten(interp, st, &t, sd, ed, span, "flatten")
+            flatten(cx, st, &t, sd, ed, span, "flatten")
         }
         "unsqueeze" => {
             let Some(d) = args.first().or(kwargs.first().map(|(_, v)| v)).and_then(|v| v.as_const_int()) else { return vec![(st, Value::Unknown)] };
             let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-            let Some(i) = check_dim(interp, &st, &Shape::known(vec![Dim::unknown(); rank + 1]), d, span, "unsqueeze") else { return vec![(st, Value::Unknown)] };
+            let Some(i) = check_dim(cx, &st, &Shape::known(vec![Dim::unknown(); rank + 1]), d, span, "unsqueeze") else { return vec![(st, Value::Unknown)] };
             if i == usize::MAX {
                 return Vec::new();
             }
@@ -676,7 +676,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
                         match d.as_const() {
                             Some(1) => {}
                             Some(_) => dims.push(d.clone()),
-                            None => match interp.dim_eq(&st, d, &Dim::konst(1)) {
+                            None => match cx.dim_eq(&st, d, &Dim::konst(1)) {
                                 Tri::False => dims.push(d.clone()),
                                 Tri::True => {}
                                 Tri::Unknown => return vec![(st, Value::Unknown)],
@@ -687,7 +687,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
                 }
                 Some(d) => {
                     let Some(d) = d.as_const_int() else { return vec![(st, Value::Unknown)] };
-                    let Some(i) = check_dim(interp, &st, &s, d, span, "squeeze") else { return vec![(st, Value::Unknown)] };
+                    let Some(i) = check_dim(cx, &st, &s, d, span, "squeeze") else { return vec![(st, Value::Unknown)] };
                     if i == usize::MAX {
                         return Vec::new();
                     }
@@ -695,7 +695,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
                         return same(st);
                     }
                     let mut dims = s.dims.clone();
-                    match interp.dim_eq(&st, &dims[i], &Dim::konst(1)) {
+                    match cx.dim_eq(&st, &dims[i], &Dim::konst(1)) {
                         Tri::True => {
                             dims.remove(i);
                         }
@@ -708,19 +708,19 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         }
         "transpose" | "swapaxes" | "swapdims" => {
             let (Some(a), Some(b)) = (args.first().and_then(|v| v.as_const_int()), args.get(1).and_then(|v| v.as_const_int())) else { return vec![(st, Value::Unknown)] };
-            transpose(interp, st, &t, a, b, span)
+            transpose(cx, st, &t, a, b, span)
         }
         "permute" => {
             let dims_arg: Vec<Value> = match args.as_slice() {
-                [one] if !matches!(one, Value::Int(_)) => interp.iterate(&mut st, one, span).unwrap_or_default(),
+                [one] if !matches!(one, Value::Int(_)) => cx.iterate(&mut st, one, span).unwrap_or_default(),
                 _ => args.clone(),
             };
             let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
             let perm: Option<Vec<i128>> = dims_arg.iter().map(|v| v.as_const_int()).collect();
             let Some(perm) = perm else { return vec![(st, Value::Unknown)] };
-            let shown = interp.show_shape(&st, &s);
+            let shown = cx.show_shape(&st, &s);
             let n = perm.len();
-            if !interp.check(&st, span, Tri::from_bool(n != rank), &r::dim_out_of_range::RULE, |_| {
+            if !cx.check(&st, span, Tri::from_bool(n != rank), &r::dim_out_of_range::RULE, |_| {
                 (format!("permute: the permutation has {n} dims but the tensor {shown} has {rank}"), Vec::new())
             }) {
                 return Vec::new();
@@ -728,12 +728,12 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             let mut out = Vec::new();
             let mut seen = vec![false; rank];
             for p in perm {
-                let Some(i) = check_dim(interp, &st, &s, p, span, "permute") else { return vec![(st, Value::Unknown)] };
+                let Some(i) = check_dim(cx, &st, &s, p, span, "permute") else { return vec![(st, Value::Unknown)] };
                 if i == usize::MAX {
                     return Vec::new();
                 }
                 if seen[i] {
-                    interp.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("permute: dim {p} appears more than once"), Vec::new()));
+                    cx.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("permute: dim {p} appears more than once"), Vec::new()));
                     return Vec::new();
                 }
                 seen[i] = true;
@@ -744,7 +744,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         "softmax" | "log_softmax" | "cumsum" | "cumprod" | "argsort" | "logcumsumexp" | "cummax" | "cummin" => {
             let b = bind(&["dim"], &args, &kwargs);
             if let Some(d) = b.get("dim").and_then(|v| v.as_const_int()) {
-                if check_dim(interp, &st, &s, d, span, name) == Some(usize::MAX) {
+                if check_dim(cx, &st, &s, d, span, name) == Some(usize::MAX) {
                     return Vec::new();
                 }
             }
@@ -762,9 +762,9 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         }
         "sum" | "mean" | "prod" | "std" | "var" | "amax" | "amin" | "logsumexp" | "any" | "all" | "argmax" | "argmin" | "max" | "min"
         | "nansum" | "nanmean" | "norm" | "count_nonzero" | "median" | "nanmedian" | "mode" | "kthvalue" => {
-            reduce(interp, st, &t, name, &args, &kwargs, span)
+            reduce(cx, st, &t, name, &args, &kwargs, span)
         }
-        "chunk" | "split" | "tensor_split" | "unbind" => split(interp, st, &t, name, &args, &kwargs, span),
+        "chunk" | "split" | "tensor_split" | "unbind" => split(cx, st, &t, name, &args, &kwargs, span),
         "topk" | "sort" => {
             let b = if name == "topk" { bind(&["k", "dim", "largest", "sorted"], &args, &kwargs) } else { bind(&["dim", "descending"], &args, &kwargs) };
             let d = match b.get("dim") {
@@ -778,7 +778,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             if rank == 0 {
                 return vec![(st, Value::Unknown)];
             }
-            let Some(i) = check_dim(interp, &st, &s, d, span, name) else { return vec![(st, Value::Unknown)] };
+            let Some(i) = check_dim(cx, &st, &s, d, span, name) else { return vec![(st, Value::Unknown)] };
             if i == usize::MAX {
                 return Vec::new();
             }
@@ -787,9 +787,9 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
                 let Some(k) = b.get("k").and_then(|v| v.as_int()).cloned() else { return vec![(st, Value::Unknown)] };
                 if let Some(n) = dims[i].v.clone() {
                     let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &k);
-                    let shown = interp.show_shape(&st, &s);
-                    let (ks, ns) = (k.display(&interp.syms), n.display(&interp.syms));
-                    if !interp.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
+                    let shown = cx.show_shape(&st, &s);
+                    let (ks, ns) = (k.display(cx.syms()), n.display(cx.syms()));
+                    if !cx.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
                         (format!("topk: k={ks} is larger than dimension {i} of {shown} (size {ns})"), Vec::new())
                     }) {
                         return Vec::new();
@@ -806,12 +806,12 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             let ds: Option<Vec<i128>> = match dims_arg {
                 None => Some(Vec::new()),
                 Some(Value::Int(p)) => p.as_const().map(|c| vec![c]),
-                Some(v) => interp.iterate(&mut st, v, span).and_then(|items| items.iter().map(|x| x.as_const_int()).collect()),
+                Some(v) => cx.iterate(&mut st, v, span).and_then(|items| items.iter().map(|x| x.as_const_int()).collect()),
             };
             let Some(ds) = ds else { return same(st) };
             if s.rank().is_some() {
                 for d in ds {
-                    if check_dim(interp, &st, &s, d, span, name) == Some(usize::MAX) {
+                    if check_dim(cx, &st, &s, d, span, name) == Some(usize::MAX) {
                         return Vec::new();
                     }
                 }
@@ -821,7 +821,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
         "masked_fill" | "masked_fill_" => match args.first().or(kwargs.iter().find(|(k, _)| &**k == "mask").map(|(_, v)| v)) {
             Some(Value::Tensor(m)) => {
                 let m = m.clone();
-                match broadcast(interp, &st, &t.shape, &m.shape, span, name) {
+                match broadcast(cx, &st, &t.shape, &m.shape, span, name) {
                     Some(sh) if name == "masked_fill" => vec![(st, tensor_value(sh, t.dtype))],
                     Some(_) => same(st),
                     None => Vec::new(),
@@ -836,13 +836,13 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             };
             let is = st.resolve(&idx.shape);
             let Some(ir) = is.rank() else { return vec![(st, Value::Unknown)] };
-            let shown = interp.show_shape(&st, &is);
-            if !interp.check(&st, span, Tri::from_bool(ir > 1), &r::invalid_shape_argument::RULE, |_| {
+            let shown = cx.show_shape(&st, &is);
+            if !cx.check(&st, span, Tri::from_bool(ir > 1), &r::invalid_shape_argument::RULE, |_| {
                 (format!("index_select: the index {shown} must be a vector (1-D), it is {ir}-D"), Vec::new())
             }) {
                 return Vec::new();
             }
-            let Some(i) = check_dim(interp, &st, &s, d, span, "index_select") else { return vec![(st, Value::Unknown)] };
+            let Some(i) = check_dim(cx, &st, &s, d, span, "index_select") else { return vec![(st, Value::Unknown)] };
             if i == usize::MAX {
                 return Vec::new();
             }
@@ -854,13 +854,13 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             vec![(st, tensor_value(Shape::known(dims), t.dtype))]
         }
         "repeat" | "expand" => {
-            let Some(target) = sizes(interp, &mut st, &args) else { return vec![(st, Value::Unknown)] };
+            let Some(target) = sizes(cx, &mut st, &args) else { return vec![(st, Value::Unknown)] };
             let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-            let shown = interp.show_shape(&st, &s);
+            let shown = cx.show_shape(&st, &s);
             let n = target.len();
             if n < rank {
                 let what = if name == "repeat" { "the number of repeat dims" } else { "the number of sizes" };
-                interp.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| {
+                cx.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| {
                     (format!("{name}: {what} ({n}) is smaller than the number of dims of {shown} ({rank})"), Vec::new())
                 });
                 return Vec::new();
@@ -879,9 +879,9 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
                         if td.as_const() == Some(-1) {
                             sd.clone()
                         } else {
-                            let violated = Formula::And(vec![interp.dim_eq_f(sd, td).not(), interp.dim_eq_f(sd, &Dim::konst(1)).not()]);
-                            let (a, b2) = (interp.show_dim(sd), interp.show_dim(td));
-                            if !interp.check(&st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
+                            let violated = Formula::And(vec![cx.dim_eq_f(sd, td).not(), cx.dim_eq_f(sd, &Dim::konst(1)).not()]);
+                            let (a, b2) = (cx.show_dim(sd), cx.show_dim(td));
+                            if !cx.check(&st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
                                 (format!("expand: the expanded size {b2} must match the existing size {a} of {shown} (or the existing size must be 1)"), Vec::new())
                             }) {
                                 return Vec::new();
@@ -902,7 +902,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             let (Some(d), Some(start), Some(len)) = (b.get("dim").and_then(|v| v.as_const_int()), b.get("start").and_then(|v| v.as_int()), b.get("length").and_then(|v| v.as_int())) else {
                 return vec![(st, Value::Unknown)];
             };
-            let Some(i) = check_dim(interp, &st, &s, d, span, "narrow") else { return vec![(st, Value::Unknown)] };
+            let Some(i) = check_dim(cx, &st, &s, d, span, "narrow") else { return vec![(st, Value::Unknown)] };
             if i == usize::MAX {
                 return Vec::new();
             }
@@ -910,9 +910,9 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             let end = start.add(len);
             let Some(end) = end else { return vec![(st, Value::Unknown)] };
             let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &end);
-            let shown = interp.show_shape(&st, &s);
-            let (es, ns) = (end.display(&interp.syms), n.display(&interp.syms));
-            if !interp.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
+            let shown = cx.show_shape(&st, &s);
+            let (es, ns) = (end.display(cx.syms()), n.display(cx.syms()));
+            if !cx.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
                 (format!("narrow: start + length = {es} exceeds dimension {i} of size {ns} (tensor {shown})"), Vec::new())
             }) {
                 return Vec::new();
@@ -922,7 +922,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
             vec![(st, tensor_value(Shape::known(dims), t.dtype))]
         }
         "matmul" => match args.first() {
-            Some(b) => matmul(interp, st, name, recv.clone(), b.clone(), span),
+            Some(b) => matmul(cx, st, name, recv.clone(), b.clone(), span),
             None => vec![(st, Value::Unknown)],
         },
         _ => vec![(st, Value::Unknown)],
@@ -930,7 +930,7 @@ pub fn tensor_method(interp: &mut Interp, st: State, recv: Value, name: &str, ar
 }
 
 /// `chunk`, `split`, `unbind`: a tuple of tensors when the sizes are known.
-fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+fn split(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
     let s = st.resolve(&t.shape);
     let params: &[&str] = match name {
@@ -949,7 +949,7 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
     };
     // the dim split, and the unknown leading dims the parts keep
     let (i, prefix) = match s.rank() {
-        Some(_) => match check_dim(interp, &st, &s, d, span, name) {
+        Some(_) => match check_dim(cx, &st, &s, d, span, name) {
             Some(usize::MAX) => return Vec::new(),
             Some(i) => (i, None),
             None => return vec![(st, Value::Unknown)],
@@ -991,7 +991,7 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
             },
             (Some(v), Some(nn)) => {
                 let v = v.clone();
-                let idx: Option<Vec<i128>> = interp.iterate(&mut st, &v, span).and_then(|xs| xs.iter().map(|x| x.as_const_int().filter(|i| *i >= 0)).collect());
+                let idx: Option<Vec<i128>> = cx.iterate(&mut st, &v, span).and_then(|xs| xs.iter().map(|x| x.as_const_int().filter(|i| *i >= 0)).collect());
                 idx.filter(|xs| xs.len() < 64).map(|xs| {
                     let mut bounds = vec![0];
                     bounds.extend(xs);
@@ -1010,7 +1010,7 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
                 _ => None,
             },
             Some(v) => {
-                let sections = interp.iterate(&mut st, v, span);
+                let sections = cx.iterate(&mut st, v, span);
                 match sections {
                     Some(secs) => {
                         let sizes: Option<Vec<Poly>> = secs.iter().map(|x| x.as_int().cloned()).collect();
@@ -1019,11 +1019,11 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
                                 let total = sizes.iter().try_fold(Poly::constant(0), |acc, x| acc.add(x));
                                 if let (Some(total), Some(nv)) = (total, n.v.clone()) {
                                     let eq = Formula::cmp(&total, crate::shape::Rel::Eq, &nv);
-                                    let (ts, ns) = (total.display(&interp.syms), nv.display(&interp.syms));
-                                    let shown = interp.show_shape(&st, &s);
+                                    let (ts, ns) = (total.display(cx.syms()), nv.display(cx.syms()));
+                                    let shown = cx.show_shape(&st, &s);
                                     // the dim as given when leading dims are unknown
                                     let shown_dim = if prefix.is_some() { d.to_string() } else { i.to_string() };
-                                    if !interp.check(&st, span, eq.not(), &r::invalid_shape_argument::RULE, |_| {
+                                    if !cx.check(&st, span, eq.not(), &r::invalid_shape_argument::RULE, |_| {
                                         (format!("split: section sizes sum to {ts} but dimension {shown_dim} of {shown} has size {ns}"), Vec::new())
                                     }) {
                                         return Vec::new();
@@ -1046,11 +1046,11 @@ fn split(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Val
     }
 }
 
-pub fn size_at(interp: &mut Interp, st: State, t: &Rc<Tensor>, d: i128, span: Span) -> Vals {
+pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: Span) -> Vals {
     let mut st = st;
     let s = st.resolve(&t.shape);
     if let Some(rank) = s.rank() {
-        return match check_dim(interp, &st, &s, d, span, "size") {
+        return match check_dim(cx, &st, &s, d, span, "size") {
             Some(usize::MAX) => Vec::new(),
             Some(i) if i < rank => {
                 let v = s.dims[i].v.clone().map(Value::Int).unwrap_or(Value::Unknown);
@@ -1067,11 +1067,11 @@ pub fn size_at(interp: &mut Interp, st: State, t: &Rc<Tensor>, d: i128, span: Sp
     if d >= 0 && s.dims.is_empty() {
         // first use: the tensor has at least d+1 dims
         let var = s.prefix.unwrap();
-        let rest = interp.fresh_shape_var();
+        let rest = cx.fresh_shape_var();
         let names = ["B", "d1", "d2", "d3", "d4", "d5", "d6", "d7"];
         let mut dims = Vec::new();
         for k in 0..=(d as usize).min(7) {
-            dims.push(interp.fresh_dim(names[k]));
+            dims.push(cx.fresh_dim(names[k]));
         }
         let v = dims[d as usize].v.clone();
         st.bind_shape(var, Shape { prefix: Some(rest), dims });
@@ -1080,7 +1080,7 @@ pub fn size_at(interp: &mut Interp, st: State, t: &Rc<Tensor>, d: i128, span: Sp
     vec![(st, Value::Unknown)]
 }
 
-fn transpose(interp: &mut Interp, st: State, t: &Rc<Tensor>, a: i128, b: i128, span: Span) -> Vals {
+fn transpose(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, a: i128, b: i128, span: Span) -> Vals {
     let s = st.resolve(&t.shape);
     if s.rank().is_none() {
         // negative dims within the known suffix
@@ -1092,11 +1092,11 @@ fn transpose(interp: &mut Interp, st: State, t: &Rc<Tensor>, a: i128, b: i128, s
         }
         return vec![(st, Value::Unknown)];
     }
-    let i = check_dim(interp, &st, &s, a, span, "transpose");
+    let i = check_dim(cx, &st, &s, a, span, "transpose");
     if i == Some(usize::MAX) {
         return Vec::new();
     }
-    let j = check_dim(interp, &st, &s, b, span, "transpose");
+    let j = check_dim(cx, &st, &s, b, span, "transpose");
     if j == Some(usize::MAX) {
         return Vec::new();
     }
@@ -1109,7 +1109,7 @@ fn transpose(interp: &mut Interp, st: State, t: &Rc<Tensor>, a: i128, b: i128, s
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
 }
 
-pub fn flatten(interp: &mut Interp, st: State, t: &Rc<Tensor>, sd: i128, ed: i128, span: Span, what: &str) -> Vals {
+pub fn flatten(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, sd: i128, ed: i128, span: Span, what: &str) -> Vals {
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else {
         // `flatten(1)` of an unknown-rank tensor: [*] -> [d0, ?]
@@ -1118,17 +1118,17 @@ pub fn flatten(interp: &mut Interp, st: State, t: &Rc<Tensor>, sd: i128, ed: i12
     if rank == 0 {
         return vec![(st, tensor_value(Shape::known(vec![Dim::konst(1)]), t.dtype))];
     }
-    let i = check_dim(interp, &st, &s, sd, span, what);
+    let i = check_dim(cx, &st, &s, sd, span, what);
     if i == Some(usize::MAX) {
         return Vec::new();
     }
-    let j = check_dim(interp, &st, &s, ed, span, what);
+    let j = check_dim(cx, &st, &s, ed, span, what);
     if j == Some(usize::MAX) {
         return Vec::new();
     }
     let (Some(i), Some(j)) = (i, j) else { return vec![(st, Value::Unknown)] };
     if i > j {
-        interp.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("{what}: start_dim {sd} comes after end_dim {ed}"), Vec::new()));
+        cx.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("{what}: start_dim {sd} comes after end_dim {ed}"), Vec::new()));
         return Vec::new();
     }
     let mut dims = s.dims[..i].to_vec();
@@ -1137,7 +1137,7 @@ pub fn flatten(interp: &mut Interp, st: State, t: &Rc<Tensor>, sd: i128, ed: i12
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
 }
 
-fn reduce(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
     let s = st.resolve(&t.shape);
     if matches!(name, "std" | "var") && args.len() > 1 {
@@ -1180,7 +1180,7 @@ fn reduce(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Va
             None => return vec![(st, Value::Unknown)],
         },
         Value::Tensor(_) => return vec![(st, Value::Unknown)],
-        other => match interp.iterate(&mut st, other, span) {
+        other => match cx.iterate(&mut st, other, span) {
             Some(items) => match items.iter().map(|v| v.as_const_int()).collect::<Option<Vec<_>>>() {
                 Some(d) => d,
                 None => return vec![(st, Value::Unknown)],
@@ -1191,7 +1191,7 @@ fn reduce(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Va
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     let mut idx = Vec::new();
     for d in &dims {
-        match check_dim(interp, &st, &s, *d, span, name) {
+        match check_dim(cx, &st, &s, *d, span, name) {
             Some(usize::MAX) => return Vec::new(),
             Some(i) => idx.push(i),
             None => return vec![(st, Value::Unknown)],
@@ -1211,9 +1211,9 @@ fn reduce(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Va
     if name == "kthvalue" {
         if let (Some(Value::Int(k)), [i]) = (b.get("k"), idx.as_slice()) {
             let n = s.dims.get(*i).and_then(|d| d.v.clone()).unwrap_or(Poly::constant(1));
-            let bad = interp.poly_cmp(&st, &n, crate::shape::Rel::Lt, k).or(interp.poly_cmp(&st, k, crate::shape::Rel::Lt, &Poly::constant(1)));
-            let (shown, ks) = (interp.show_shape(&st, &s), k.display(&interp.syms));
-            if !interp.check(&st, span, bad, &r::index_out_of_range::RULE, |_| (format!("kthvalue: k={ks} is out of range for {shown} along dim {i}"), Vec::new())) {
+            let bad = cx.poly_cmp(&st, &n, crate::shape::Rel::Lt, k).or(cx.poly_cmp(&st, k, crate::shape::Rel::Lt, &Poly::constant(1)));
+            let (shown, ks) = (cx.show_shape(&st, &s), k.display(cx.syms()));
+            if !cx.check(&st, span, bad, &r::index_out_of_range::RULE, |_| (format!("kthvalue: k={ks} is out of range for {shown} along dim {i}"), Vec::new())) {
                 return Vec::new();
             }
         }
@@ -1226,7 +1226,7 @@ fn reduce(interp: &mut Interp, st: State, t: &Rc<Tensor>, name: &str, args: &[Va
     vec![(st, v)]
 }
 
-pub fn tensor_attr(interp: &mut Interp, st: State, o: Value, name: &Name, span: Span) -> Vals {
+pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span: Span) -> Vals {
     let Value::Tensor(t) = &o else { return vec![(st, Value::Unknown)] };
     let s = st.resolve(&t.shape);
     match &**name {
@@ -1245,7 +1245,7 @@ pub fn tensor_attr(interp: &mut Interp, st: State, o: Value, name: &Name, span: 
             if &**name == "real" {
                 return vec![(st, o.clone())];
             }
-            tensor_method(interp, st, o.clone(), name, Vec::new(), Vec::new(), span)
+            tensor_method(cx, st, o.clone(), name, Vec::new(), Vec::new(), span)
         }
         "dtype" | "device" | "grad" | "is_cuda" | "requires_grad" | "grad_fn" => vec![(st, Value::Unknown)],
         _ => vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))],
@@ -1253,7 +1253,7 @@ pub fn tensor_attr(interp: &mut Interp, st: State, o: Value, name: &Name, span: 
 }
 
 /// `x[...]`: integers, slices, `None`, `...` on a tensor of known rank.
-pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> Vals {
+pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -> Vals {
     let Value::Tensor(t) = &o else { return vec![(st, Value::Unknown)] };
     let s = st.resolve(&t.shape);
     let items: Vec<Value> = match &i {
@@ -1284,8 +1284,8 @@ pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> 
         .filter(|v| !matches!(v, Value::None) && v.as_str() != Some("<ellipsis>"))
         .map(|v| mask_rank(v).unwrap_or(1))
         .sum();
-    let shown = interp.show_shape(&st, &s);
-    if !interp.check(&st, span, Tri::from_bool(consumed > rank), &r::index_out_of_range::RULE, |_| {
+    let shown = cx.show_shape(&st, &s);
+    if !cx.check(&st, span, Tri::from_bool(consumed > rank), &r::index_out_of_range::RULE, |_| {
         (format!("too many indices for tensor {shown}: {consumed} indices for {rank} dimensions"), Vec::new())
     }) {
         return Vec::new();
@@ -1308,7 +1308,7 @@ pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> 
                 let new = if matches!(lo, Value::None) && matches!(hi, Value::None) && matches!(step, Value::None) {
                     d.clone()
                 } else {
-                    slice_len(interp, &st, d, lo, hi, step)
+                    slice_len(cx, &st, d, lo, hi, step)
                 };
                 out.push(new);
                 k += 1;
@@ -1331,9 +1331,9 @@ pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> 
             Value::Int(_) | Value::Bool(_) => {
                 let d = &s.dims[k];
                 if let (Some(n), Some(c)) = (d.as_const(), it.as_const_int()) {
-                    let shown = interp.show_shape(&st, &s);
+                    let shown = cx.show_shape(&st, &s);
                     let kk = k;
-                    if !interp.check(&st, span, Tri::from_bool(c >= n || c < -n), &r::index_out_of_range::RULE, |_| {
+                    if !cx.check(&st, span, Tri::from_bool(c >= n || c < -n), &r::index_out_of_range::RULE, |_| {
                         (format!("index {c} is out of bounds for dimension {kk} with size {n} (tensor {shown})"), Vec::new())
                     }) {
                         return Vec::new();
@@ -1348,7 +1348,7 @@ pub fn index(interp: &mut Interp, st: State, o: Value, i: Value, span: Span) -> 
     vec![(st, tensor_value(Shape::known(out), t.dtype))]
 }
 
-fn slice_len(interp: &Interp, st: &State, d: &Dim, lo: &Value, hi: &Value, step: &Value) -> Dim {
+fn slice_len(cx: &dyn ModelCtx, st: &State, d: &Dim, lo: &Value, hi: &Value, step: &Value) -> Dim {
     let step = match step {
         Value::None => 1,
         v => match v.as_const_int() {
@@ -1359,7 +1359,7 @@ fn slice_len(interp: &Interp, st: &State, d: &Dim, lo: &Value, hi: &Value, step:
     let Some(n) = d.v.clone() else { return Dim::unknown() };
     // clamp(x) for a non-negative bound x: min(x, n), decided by the facts
     let clamp = |x: &Poly| -> Option<Poly> {
-        match interp.poly_cmp(st, x, crate::shape::Rel::Le, &n) {
+        match cx.poly_cmp(st, x, crate::shape::Rel::Le, &n) {
             Tri::True => Some(x.clone()),
             Tri::False => Some(n.clone()),
             Tri::Unknown => None,
@@ -1371,7 +1371,7 @@ fn slice_len(interp: &Interp, st: &State, d: &Dim, lo: &Value, hi: &Value, step:
             Value::Int(p) => match p.as_const() {
                 Some(c) if c < 0 => {
                     let q = n.add_const(c)?;
-                    match interp.poly_cmp(st, &q, crate::shape::Rel::Lt, &Poly::constant(0)) {
+                    match cx.poly_cmp(st, &q, crate::shape::Rel::Lt, &Poly::constant(0)) {
                         Tri::True => Some(Poly::constant(0)),
                         Tri::False => Some(q),
                         Tri::Unknown => None,
@@ -1384,7 +1384,7 @@ fn slice_len(interp: &Interp, st: &State, d: &Dim, lo: &Value, hi: &Value, step:
     };
     let (Some(a), Some(b)) = (bound(lo, &Poly::constant(0)), bound(hi, &n)) else { return Dim::unknown() };
     let Some(len) = b.sub(&a) else { return Dim::unknown() };
-    let len = match interp.poly_cmp(st, &len, crate::shape::Rel::Lt, &Poly::constant(0)) {
+    let len = match cx.poly_cmp(st, &len, crate::shape::Rel::Lt, &Poly::constant(0)) {
         Tri::True => Poly::constant(0),
         Tri::False => len,
         Tri::Unknown => return Dim::unknown(),

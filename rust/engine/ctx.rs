@@ -1,0 +1,121 @@
+//! The interpreter as the library models see it: the one implementation of `ModelCtx`.
+
+use std::rc::Rc;
+
+use super::interp::{Ctx, Flow, Interp};
+use super::modules;
+use crate::ir::{Name, Span};
+use crate::models::ctx::{ModelCtx, Msg};
+use crate::rules::Rule;
+use crate::shape::{Cond, Formula, Poly, Symbols, Tri};
+use crate::value::*;
+
+impl ModelCtx for Interp<'_> {
+    fn syms(&self) -> &Symbols {
+        &self.syms
+    }
+
+    fn fresh_sym(&mut self, name: &str, lo: i128) -> Poly {
+        self.syms.fresh(name, lo)
+    }
+
+    fn fresh_shape_var(&mut self) -> u32 {
+        Interp::fresh_shape_var(self)
+    }
+
+    fn line(&self, span: Span) -> usize {
+        Interp::line(self, span)
+    }
+
+    fn label(&mut self) -> Option<Rc<str>> {
+        Interp::label(self)
+    }
+
+    fn may_fail(&self) -> bool {
+        self.settings.may_fail
+    }
+
+    fn check_with(&mut self, st: &State, site: Span, violated: Formula, rule: &'static Rule, msg: Msg) -> bool {
+        Interp::check(self, st, site, violated, rule, |i| msg(i))
+    }
+
+    fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String) {
+        Interp::warn(self, st, site, rule, message)
+    }
+
+    fn assume(&mut self, st: &State, site: Span, n: usize) -> Vec<State> {
+        (0..n)
+            .map(|k| {
+                let mut alt = st.clone();
+                if n > 1 {
+                    alt.branches.push(Branch::Assume(site, k as u32, n as u32));
+                    alt.tainted = true;
+                }
+                alt
+            })
+            .collect()
+    }
+
+    fn branch(&mut self, st: &mut State, cond: Cond) -> bool {
+        if !st.facts.assume(&self.syms, &cond) {
+            return false;
+        }
+        st.branches.push(Branch::Sym(cond));
+        true
+    }
+
+    fn call(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        Interp::call(self, f, args, kwargs, st, span)
+    }
+
+    fn call_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        Interp::call_closure(self, c, args, kwargs, st, span)
+    }
+
+    fn iterate(&mut self, st: &mut State, it: &Value, span: Span) -> Option<Vec<Value>> {
+        Interp::iterate(self, st, it, span)
+    }
+
+    fn first_yield(&mut self, st: &mut State, g: &Value, span: Span) -> Option<Value> {
+        Interp::first_yield(self, st, g, span)
+    }
+
+    fn get_attr(&mut self, st: State, o: Value, name: &Name, span: Span) -> Vals {
+        Interp::get_attr(self, st, o, name, span)
+    }
+
+    fn set_attr(&mut self, st: &mut State, o: &Value, name: &Name, v: Value) {
+        Interp::set_attr(self, st, o, name, v)
+    }
+
+    fn truthiness(&self, st: &State, v: &Value) -> Tri {
+        Interp::truthiness(self, st, v)
+    }
+
+    fn class_lookup(&self, st: &State, class: ObjId, name: &str) -> Option<(ObjId, Value)> {
+        Interp::class_lookup(self, st, class, name)
+    }
+
+    fn lib_base(&self, st: &State, class: ObjId) -> Option<Rc<str>> {
+        Interp::lib_base(self, st, class)
+    }
+
+    fn has_unknown_base(&self, st: &State, class: ObjId) -> bool {
+        Interp::has_unknown_base(self, st, class)
+    }
+
+    fn call_embedded(&mut self, st: State, module: &str, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+        let Some(m) = modules::embedded(module) else { return vec![(st, Value::Unknown)] };
+        let mut st = st;
+        let scope = st.alloc(Obj::Scope { vars: Default::default(), parent: None });
+        let ctx = Ctx { scope, module_scope: scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
+        let mut defined = self.block(&m.body, st, &ctx);
+        if defined.len() != 1 || defined[0].1 != Flow::Normal {
+            // the definitions always run straight through; anything else (a budget ran out) is Unknown
+            return defined.into_iter().take(1).map(|(s, _)| (s, Value::Unknown)).collect();
+        }
+        let (st, _) = defined.remove(0);
+        let Some(f) = self.lookup(&st, &ctx, name) else { return vec![(st, Value::Unknown)] };
+        self.call(f, args, kwargs, st, span)
+    }
+}

@@ -1,0 +1,180 @@
+//! `ModelCtx`: everything a library model may ask of the engine, and nothing more.
+//!
+//! A model is a function from a path's `State` and the call's arguments to the outcomes of
+//! the call (`Vals`: one `(State, Value)` per outcome). An empty `Vals` means torch raises on
+//! this path (the check that said so recorded it), one outcome is the result (`Unknown` when
+//! not modelled), several are alternatives. The interpreter implements this trait
+//! (`engine/ctx.rs`); models name neither the interpreter nor anything else in `engine`, so
+//! the dependency runs one way: `engine → models`, never back (`tests/structure.rs`).
+//!
+//! What a model may do with the `State` it is handed: read and allocate heap objects, read
+//! the facts, bind shape variables. What it may not do is path bookkeeping (branches, taint,
+//! `try` depth, the assumed preconditions): forks go through [`ModelCtx::assume`] and
+//! [`ModelCtx::branch`], which the engine implements. This mirrors mypy's plugin API, where a
+//! hook gets a `FunctionContext` whose `api` is a narrow checker interface.
+
+use std::rc::Rc;
+
+use crate::ir::{Name, Span};
+use crate::rules::Rule;
+use crate::shape::{Cond, Formula, Poly, Rel, Symbols, Tri};
+use crate::value::*;
+
+/// Renders a check's message and trace, only when the check is reported or exported.
+pub type Msg<'m> = &'m mut dyn FnMut(&dyn ModelCtx) -> (String, Vec<String>);
+
+/// The engine as a model sees it.
+pub trait ModelCtx {
+    // ----- symbols ------------------------------------------------------------------------
+
+    /// The symbols of this analysis (names and lower bounds), for display and decisions.
+    fn syms(&self) -> &Symbols;
+    /// A fresh symbol named `name` with lower bound `lo`.
+    fn fresh_sym(&mut self, name: &str, lo: i128) -> Poly;
+    /// A fresh shape variable: an unknown list of dims, refined by its first use.
+    fn fresh_shape_var(&mut self) -> u32;
+
+    // ----- where and what -----------------------------------------------------------------
+
+    /// The 1-based line of `span` in the user's file (embedded code maps to its user call).
+    fn line(&self, span: Span) -> usize;
+    /// The name of the variable being assigned (for a layer's label: "fc2").
+    fn label(&mut self) -> Option<Rc<str>>;
+    /// Whether opt-in "may fail" diagnostics (SHP9xx) are on.
+    fn may_fail(&self) -> bool;
+
+    // ----- checks -------------------------------------------------------------------------
+
+    /// Record a precondition check at `site`: `violated` is whether torch raises. Returns false
+    /// when the path ends here (torch raises). Use [`ModelCtxExt::check`].
+    fn check_with(&mut self, st: &State, site: Span, violated: Formula, rule: &'static Rule, msg: Msg) -> bool;
+    /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path.
+    fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String);
+
+    // ----- paths --------------------------------------------------------------------------
+
+    /// Fork `st` into `n` alternatives of a first-use assumption made at `site` (e.g. the rank
+    /// of an unknown input). With more than one, each is an opaque choice (tainted): a
+    /// violation on it is reported only when every alternative fails at the same site.
+    fn assume(&mut self, st: &State, site: Span, n: usize) -> Vec<State>;
+    /// Take the branch where `cond` holds: record it in the path condition and the facts.
+    /// Returns false when the facts refute it (the path is infeasible).
+    fn branch(&mut self, st: &mut State, cond: Cond) -> bool;
+
+    // ----- user code ----------------------------------------------------------------------
+
+    /// Call a value (a user function, class, bound method, library object) with arguments.
+    fn call(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals;
+    /// Call a user function.
+    fn call_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals;
+    /// The items of an iterable of known length, when known.
+    fn iterate(&mut self, st: &mut State, it: &Value, span: Span) -> Option<Vec<Value>>;
+    /// The first value a generator yields, when known.
+    fn first_yield(&mut self, st: &mut State, g: &Value, span: Span) -> Option<Value>;
+    /// `o.name`.
+    fn get_attr(&mut self, st: State, o: Value, name: &Name, span: Span) -> Vals;
+    /// `o.name = v`.
+    fn set_attr(&mut self, st: &mut State, o: &Value, name: &Name, v: Value);
+    /// Whether a value is truthy on this path.
+    fn truthiness(&self, st: &State, v: &Value) -> Tri;
+    /// `name` looked up on a user class and its bases: the class that defines it and the value.
+    fn class_lookup(&self, st: &State, class: ObjId, name: &str) -> Option<(ObjId, Value)>;
+    /// The library base class (`torch.nn.Module`) a user class derives from.
+    fn lib_base(&self, st: &State, class: ObjId) -> Option<Rc<str>>;
+    /// Whether a user class has a base the engine does not know.
+    fn has_unknown_base(&self, st: &State, class: ObjId) -> bool;
+    /// Run the embedded Python module `module` (a source root of the module table, e.g. the
+    /// torchvision zoo), then call its top-level function `name`.
+    fn call_embedded(&mut self, st: State, module: &str, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals;
+
+    // ----- provided: decisions and display ------------------------------------------------
+
+    /// Decide `a == b` for two dimensions.
+    fn dim_eq(&self, st: &State, a: &Dim, b: &Dim) -> Tri {
+        match (&a.v, &b.v) {
+            (Some(x), Some(y)) => st.facts.compare(self.syms(), x, Rel::Eq, y),
+            _ => Tri::Unknown,
+        }
+    }
+
+    fn poly_cmp(&self, st: &State, a: &Poly, rel: Rel, b: &Poly) -> Tri {
+        st.facts.compare(self.syms(), a, rel, b)
+    }
+
+    /// The formula `a == b` for two dimensions (opaque when either is unknown).
+    fn dim_eq_f(&self, a: &Dim, b: &Dim) -> Formula {
+        Formula::eq_opt(a.v.as_ref(), b.v.as_ref())
+    }
+
+    fn show_dim(&self, d: &Dim) -> String {
+        match &d.v {
+            Some(p) => p.display(self.syms()),
+            None => "?".into(),
+        }
+    }
+
+    /// A dim in the path's terms (facts applied).
+    fn show_dim_in(&self, st: &State, d: &Dim) -> String {
+        match &d.v {
+            Some(p) => st.facts.normalize(p).display(self.syms()),
+            None => "?".into(),
+        }
+    }
+
+    fn show_shape(&self, st: &State, s: &Shape) -> String {
+        let s = st.resolve(s);
+        let mut parts: Vec<String> = Vec::new();
+        if s.prefix.is_some() {
+            parts.push("*".into());
+        }
+        // dims in the path's terms: `batch` is `1` on the path where `batch == 1`
+        parts.extend(s.dims.iter().map(|d| match &d.v {
+            Some(p) => st.facts.normalize(p).display(self.syms()),
+            None => "?".into(),
+        }));
+        format!("[{}]", parts.join(", "))
+    }
+
+    /// A fresh positive dimension.
+    fn fresh_dim(&mut self, name: &str) -> Dim {
+        Dim::known(self.fresh_sym(name, 1), None)
+    }
+}
+
+/// The generic conveniences over [`ModelCtx`] (a trait object cannot have generic methods).
+pub trait ModelCtxExt: ModelCtx {
+    /// Record a precondition check. `violated` is whether torch raises: a decided `Tri`, or a
+    /// `Formula` the facts decide. Returns false when the path ends here (torch raises).
+    fn check(&mut self, st: &State, site: Span, violated: impl Into<Formula>, rule: &'static Rule, msg: impl FnOnce(&dyn ModelCtx) -> (String, Vec<String>)) -> bool {
+        let mut msg = Some(msg);
+        self.check_with(st, site, violated.into(), rule, &mut |cx| (msg.take().expect("a check renders its message once"))(cx))
+    }
+
+    /// Check that a layer's input dim `got` is the size `want` the layer expects. `message`
+    /// gets the input shape, `got` and `want` as text; the trace says where `got` came from,
+    /// then `extra` lines. Returns false when the path ends here (torch raises).
+    #[allow(clippy::too_many_arguments)]
+    fn expect_dim(
+        &mut self,
+        st: &State,
+        site: Span,
+        rule: &'static Rule,
+        input: &Shape,
+        got: &Dim,
+        want: &Poly,
+        extra: Vec<String>,
+        message: impl FnOnce(&str, &str, &str) -> String,
+    ) -> bool {
+        let eq = self.dim_eq_f(got, &Dim::known(want.clone(), None));
+        let shown = self.show_shape(st, input);
+        let (gs, ws) = (self.show_dim_in(st, got), want.display(self.syms()));
+        let mut trace = Vec::new();
+        if let Some(w) = &got.why {
+            trace.push(format!("{gs} came from {w}"));
+        }
+        trace.extend(extra);
+        self.check(st, site, eq.not(), rule, |_| (message(&shown, &gs, &ws), trace))
+    }
+}
+
+impl<T: ModelCtx + ?Sized> ModelCtxExt for T {}
