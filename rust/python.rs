@@ -120,6 +120,12 @@ fn rules(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(out)
 }
 
+/// The registry of modelled APIs as JSON text (see `models::registry::to_json`).
+#[pyfunction]
+fn api_json() -> String {
+    crate::models::registry::to_json(crate::models::registry::all())
+}
+
 #[pymodule]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -127,6 +133,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_source_undecided, m)?)?;
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(show_shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(api_json, m)?)?;
     m.add("__version__", crate::VERSION)?;
     Ok(())
 }

@@ -87,3 +87,8 @@ def show_shapes(
 
 def rules() -> list[RuleInfo]:
     """Every rule of the registry."""
+
+def api_json() -> str:
+    """The registry of modelled APIs as JSON: a list of objects with `name` (qualified),
+    `kind` (function, method, module), `params` and `call_params` (each a list of objects with
+    `name`, `kind`, `default`, `read`), `twin` and `checks` (rule codes)."""

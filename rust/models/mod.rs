@@ -8,6 +8,7 @@
 
 pub mod builtins;
 pub mod ctx;
+pub mod registry;
 pub mod stdlib;
 pub mod torch;
 

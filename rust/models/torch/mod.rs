@@ -14,6 +14,13 @@ pub mod resample;
 pub mod tensor;
 pub mod zoo;
 
+use crate::models::registry::Decl;
+
+/// The API declarations of every torch family, for the registry.
+pub fn families() -> Vec<&'static [Decl]> {
+    vec![]
+}
+
 use std::rc::Rc;
 
 use crate::models::ctx::ModelCtx;
