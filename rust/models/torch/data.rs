@@ -341,3 +341,6 @@ fn collate(st: &State, item: &Value, b: &Dim) -> Value {
         _ => Value::Unknown,
     }
 }
+
+/// The APIs this family models, for the registry (`models/registry.rs`).
+pub const APIS: &[crate::models::registry::Decl] = &[];

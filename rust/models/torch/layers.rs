@@ -1291,3 +1291,6 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
     }
     vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), dim]), dtype))]
 }
+
+/// The APIs this family models, for the registry (`models/registry.rs`).
+pub const APIS: &[crate::models::registry::Decl] = &[];

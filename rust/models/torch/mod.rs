@@ -18,7 +18,7 @@ use crate::models::registry::Decl;
 
 /// The API declarations of every torch family, for the registry.
 pub fn families() -> Vec<&'static [Decl]> {
-    vec![]
+    vec![tensor::APIS, layers::APIS, data::APIS, zoo::APIS]
 }
 
 use std::rc::Rc;

@@ -1394,3 +1394,6 @@ fn slice_len(cx: &dyn ModelCtx, st: &State, d: &Dim, lo: &Value, hi: &Value, ste
     }
     Dim { v: len.add_const(step - 1).and_then(|x| x.floordiv(&Poly::constant(step))), why: None }
 }
+
+/// The APIs this family models, for the registry (`models/registry.rs`).
+pub const APIS: &[crate::models::registry::Decl] = &[];

@@ -69,3 +69,6 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, path: &str, kwargs: Vec<(Name
     let args: Vec<(Name, Value)> = num_classes.map(|n| (Rc::from("num_classes"), n)).into_iter().collect();
     cx.call_embedded(st, "torchvision.models", name, Vec::new(), args, span)
 }
+
+/// The APIs this family models, for the registry (`models/registry.rs`).
+pub const APIS: &[crate::models::registry::Decl] = &[];
