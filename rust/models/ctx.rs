@@ -122,17 +122,7 @@ pub trait ModelCtx {
     }
 
     fn show_shape(&self, st: &State, s: &Shape) -> String {
-        let s = st.resolve(s);
-        let mut parts: Vec<String> = Vec::new();
-        if s.prefix.is_some() {
-            parts.push("*".into());
-        }
-        // dims in the path's terms: `batch` is `1` on the path where `batch == 1`
-        parts.extend(s.dims.iter().map(|d| match &d.v {
-            Some(p) => st.facts.normalize(p).display(self.syms()),
-            None => "?".into(),
-        }));
-        format!("[{}]", parts.join(", "))
+        show_shape(self.syms(), st, s)
     }
 
     /// A fresh positive dimension.

@@ -4,6 +4,7 @@
 //! module lists them all. Codes are never reused: a removed rule stays here with
 //! `RuleStatus::Removed`.
 
+pub mod events;
 pub mod may_fail;
 pub mod meta;
 pub mod shape;

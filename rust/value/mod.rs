@@ -379,3 +379,18 @@ impl State {
         }
     }
 }
+
+/// A shape in the path's terms (facts applied: `batch` is `1` on the path where `batch == 1`),
+/// as messages show it: `[*, 120]`, `[B, 3, 32, 32]`, `?` for an unknown dim.
+pub fn show_shape(syms: &crate::shape::Symbols, st: &State, s: &Shape) -> String {
+    let s = st.resolve(s);
+    let mut parts: Vec<String> = Vec::new();
+    if s.prefix.is_some() {
+        parts.push("*".into());
+    }
+    parts.extend(s.dims.iter().map(|d| match &d.v {
+        Some(p) => st.facts.normalize(p).display(syms),
+        None => "?".into(),
+    }));
+    format!("[{}]", parts.join(", "))
+}
