@@ -1,28 +1,30 @@
 //! The abstract interpreter and its entry points.
 //!
-//! Entry points, so that per-file linting needs no configuration:
-//! 1. the module's top level run as a script (`__name__ == "__main__"`);
-//! 2. every `nn.Module` subclass's `forward`, with the instance built by the script when there
-//!    is one, else constructed from its defaults (missing arguments become fresh positive
-//!    symbols); `forward`'s tensor inputs have unknown shapes refined by their first use.
+//! Rooms:
+//! - `interp/`: the abstract interpreter, which executes IR statements over a set of paths
+//!   (its doc lists its own rooms);
+//! - `check.rs`: `Interp::check`, through which every model's precondition goes;
+//! - `ctx.rs`: the interpreter as the models see it (`models::ctx::ModelCtx`);
+//! - `modules.rs`: the module table (embedded source roots, lowered once);
+//! - `memo.rs`: call summaries of side-effect-free user calls;
+//! - `entry.rs`: the entry points (the script, every `nn.Module` subclass's `forward`) and
+//!   the per-file budgets;
+//! - `report.rs`: the report rule: which recorded outcomes become findings, and which
+//!   undecided checks are exported for the Z3 bridge.
 //!
-//! The report rule: a violation found on a path is reported when the path is not tainted by
-//! an opaque choice (its branch conditions are all expressible; the message names them), or
-//! when every path that reaches the site fails there. An entry that exhausts a budget
-//! reports nothing.
+//! This file is the engine's public API.
 
 pub mod check;
 pub mod ctx;
 pub mod interp;
 pub mod memo;
 pub mod modules;
+mod entry;
+mod report;
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
-use interp::{Ctx, Interp, Vals};
-use crate::ir::Span;
-use crate::value::*;
+use entry::run;
 
 use crate::{Finding, Settings, Undecided, ir, parse::ParsedFile};
 
@@ -60,181 +62,4 @@ pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<
 /// `Settings::export_undecided`; not at reported sites), and statistics.
 pub fn analyze_full(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Vec<Undecided>, Stats) {
     run(m, f, s, None)
-}
-
-type ShapeLog = BTreeMap<usize, std::collections::BTreeSet<String>>;
-
-fn run(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut ShapeLog>) -> (Vec<Finding>, Vec<Undecided>, Stats) {
-    let mut interp = Interp::new(f, s);
-    let logging = log.is_some();
-    if logging {
-        interp.shape_log = Some(BTreeMap::new());
-    }
-    let mut undecided = Vec::new();
-    let (findings, mut stats) = run_entries(&mut interp, m, s, &mut undecided);
-    stats.memo_hits = interp.memo.hits;
-    stats.memo_misses = interp.memo.misses;
-    stats.memo_stored = interp.memo.stored;
-    if let (Some(log), Some(got)) = (log, interp.shape_log.take()) {
-        *log = got;
-    }
-    // an undecided check at a reported site adds nothing; one query per site and text
-    undecided.retain(|u: &Undecided| !findings.iter().any(|f| f.row == u.finding.row && f.col == u.finding.col));
-    undecided.sort_by(|a, b| (a.finding.row, a.finding.col, &a.context, &a.precondition).cmp(&(b.finding.row, b.finding.col, &b.context, &b.precondition)));
-    undecided.dedup_by(|a, b| a.finding.row == b.finding.row && a.finding.col == b.finding.col && a.context == b.context && a.precondition == b.precondition);
-    (findings, undecided, stats)
-}
-
-fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mut Vec<Undecided>) -> (Vec<Finding>, Stats) {
-    let mut stats = Stats::default();
-    let mut findings: Vec<Finding> = Vec::new();
-
-    // 1. the script
-    let mut st = State::new();
-    let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });
-    let ctx = Ctx {
-        scope: module_scope,
-        module_scope,
-        class_body: None,
-        method_class: None,
-        self_val: None,
-        globals: Rc::new(Vec::new()),
-    };
-    let finals = interp.block(&m.body, st.clone(), &ctx);
-    stats.entries += 1;
-    let script_abandoned = interp.abandoned;
-    if script_abandoned {
-        stats.abandoned += 1;
-    } else {
-        findings.extend(interp::findings_from(&interp, &interp.outcomes));
-        undecided.extend(interp::undecided_from(&interp, &interp.outcomes, &interp.undecided));
-    }
-    interp.undecided.clear();
-    let script_final: Option<State> = finals.into_iter().map(|(s, _)| s).next();
-
-    // 2. every nn.Module subclass's forward. Its classes come from the script's final state,
-    // or, when the script was abandoned, from running only the definitions.
-    let base_state = match script_final {
-        Some(s) if !script_abandoned => s,
-        _ => {
-            if std::time::Instant::now() > interp.deadline {
-                stats.steps = interp.steps;
-                stats.max_paths = interp.paths_high_water;
-                return (findings, stats);
-            }
-            interp.abandoned = false;
-            interp.outcomes.clear();
-            interp.undecided.clear();
-            let defs: Vec<&ir::Stmt> = m
-                .body
-                .iter()
-                .filter(|s| matches!(s.kind, ir::StmtKind::ClassDef(_) | ir::StmtKind::FunctionDef(_) | ir::StmtKind::Import(_) | ir::StmtKind::ImportFrom { .. } | ir::StmtKind::Assign { .. }))
-                .collect();
-            let mut cur = vec![st.clone()];
-            for d in defs {
-                let mut next = Vec::new();
-                for s in cur {
-                    next.extend(interp.stmt(d, s, &ctx).into_iter().map(|(s, _)| s));
-                }
-                cur = next.into_iter().take(1).collect();
-            }
-            interp.outcomes.clear();
-            interp.undecided.clear();
-            match cur.into_iter().next() {
-                Some(s) if !interp.abandoned => s,
-                _ => {
-                    stats.steps = interp.steps;
-                    stats.max_paths = interp.paths_high_water;
-                    return (findings, stats);
-                }
-            }
-        }
-    };
-    let classes = module_classes(&interp, &base_state, module_scope);
-    // The budgets (steps, time) are per file: once spent, the remaining entries are skipped.
-    for class in classes {
-        if interp.steps > s.max_steps || std::time::Instant::now() > interp.deadline {
-            stats.abandoned += 1;
-            continue;
-        }
-        interp.abandoned = false;
-        interp.outcomes.clear();
-        interp.undecided.clear();
-        stats.entries += 1;
-        analyze_forward(interp, &base_state, class, &ctx);
-        if interp.abandoned {
-            stats.abandoned += 1;
-            continue;
-        }
-        findings.extend(interp::findings_from(&interp, &interp.outcomes));
-        undecided.extend(interp::undecided_from(&interp, &interp.outcomes, &interp.undecided));
-    }
-    stats.steps = interp.steps;
-    stats.max_paths = interp.paths_high_water;
-
-    // one diagnostic per site and code
-    findings.sort_by_key(|f| (f.row, f.col));
-    // one root cause, one report: a site reports once, whatever path found it first
-    findings.dedup_by(|a, b| a.row == b.row && a.col == b.col);
-    (findings, stats)
-}
-
-/// The user classes bound at module level that derive from `torch.nn.Module`.
-fn module_classes(interp: &Interp, st: &State, module_scope: ObjId) -> Vec<ObjId> {
-    let Obj::Scope { vars, .. } = st.get(module_scope) else { return Vec::new() };
-    let mut out: Vec<ObjId> = vars
-        .values()
-        .filter_map(|v| match v {
-            Value::Ref(id) => match st.get(*id) {
-                Obj::Class { .. } if interp.lib_base(st, *id).as_deref() == Some("torch.nn.Module") && !interp.has_unknown_base(st, *id) => Some(*id),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
-    out.sort();
-    out.dedup();
-    out
-}
-
-/// Entry point 2: analyse `forward` of a user `nn.Module` subclass.
-pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ctx) {
-    let span = match base.get(class) {
-        Obj::Class { def: Some(d), .. } => d.span,
-        _ => Span::default(),
-    };
-    let Some((_, Value::Func(fwd))) = interp.class_lookup(base, class, "forward") else { return };
-    // the instance: one built by the script, else a fresh one from defaults and symbols
-    let existing = base.heap.iter().enumerate().find_map(|(i, o)| match &**o {
-        Obj::Instance { class: c, .. } if *c == class => Some(i),
-        _ => None,
-    });
-    let instances: Vals = match existing {
-        Some(i) => vec![(base.clone(), Value::Ref(i))],
-        None => {
-            let mut args = Vec::new();
-            if let Some((_, Value::Func(init))) = interp.class_lookup(base, class, "__init__") {
-                let n_required = init.def.params.len().saturating_sub(init.defaults.len());
-                for p in init.def.params.iter().take(n_required).skip(1) {
-                    args.push(Value::Int(interp.syms.fresh(&p.name, 1)));
-                }
-            }
-            interp.call(Value::Ref(class), args, Vec::new(), base.clone(), span)
-        }
-    };
-    let _ = ctx;
-    for (st, inst) in instances.into_iter().take(4) {
-        if !matches!(inst, Value::Ref(_)) {
-            continue;
-        }
-        // forward's parameters: tensors of unknown shape, or their defaults
-        let n_required = fwd.def.params.len().saturating_sub(fwd.defaults.len());
-        let mut args = vec![inst.clone()];
-        for p in fwd.def.params.iter().take(n_required).skip(1) {
-            let _ = p;
-            let var = interp.fresh_shape_var();
-            args.push(crate::models::torch::tensor::tensor_value(Shape { prefix: Some(var), dims: Vec::new() }, None));
-        }
-        let _ = interp.call_closure(&fwd, args, Vec::new(), st, span);
-    }
 }

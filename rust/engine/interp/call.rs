@@ -1,0 +1,409 @@
+//! Calls: evaluating the arguments, dispatching on the callee (user functions and classes,
+//! modules, library functions and methods, builtins), instantiating user classes and
+//! dataclasses, generators (run for their first element), and running a user function's
+//! body, through its call summary when one applies (`engine::memo`).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::{Ctx, Flow, Interp, Outcome, Vals, Verdict, collect_globals, debug_enabled, merge_vals};
+use crate::engine::memo;
+use crate::ir::*;
+use crate::models::torch;
+use crate::models;
+use crate::value::*;
+
+const MAX_CALL_DEPTH: usize = 48;
+
+impl<'a> Interp<'a> {
+    pub(super) fn eval_call(&mut self, func: &Expr, args: &[Arg], kwargs: &[Kwarg], st: State, ctx: &Ctx, span: Span) -> Vals {
+        // `super()` with no arguments
+        if let ExprKind::Name(n) = &func.kind {
+            if &**n == "super" && args.is_empty() && self.lookup(&st, ctx, "super").map(|v| v == Value::Builtin("super")).unwrap_or(false) {
+                return match (ctx.method_class, &ctx.self_val) {
+                    (Some(c), Some(s)) => vec![(st, Value::Super(c, Box::new(s.clone())))],
+                    _ => vec![(st, Value::Unknown)],
+                };
+            }
+        }
+        let label = self.assign_label.take();
+        let mut out = Vec::new();
+        for (st, f) in self.eval(func, st, ctx) {
+            // arguments
+            let mut acc: Vec<(State, Vec<Value>, Vec<(Name, Value)>, bool)> = vec![(st, Vec::new(), Vec::new(), false)];
+            for a in args {
+                let mut next = Vec::new();
+                for (st, pos, kw, unk) in acc {
+                    for (mut st, v) in self.eval(&a.value, st, ctx) {
+                        let mut pos = pos.clone();
+                        let mut unk = unk;
+                        if a.star {
+                            match self.iterate(&mut st, &v, a.value.span) {
+                                Some(items) => pos.extend(items),
+                                None => unk = true,
+                            }
+                        } else {
+                            pos.push(v);
+                        }
+                        next.push((st, pos, kw.clone(), unk));
+                    }
+                }
+                acc = next;
+            }
+            for k in kwargs {
+                let mut next = Vec::new();
+                for (st, pos, kw, unk) in acc {
+                    for (st, v) in self.eval(&k.value, st, ctx) {
+                        let mut kw = kw.clone();
+                        let mut unk = unk;
+                        match &k.name {
+                            Some(n) => kw.push((n.clone(), v)),
+                            None => match &v {
+                                Value::Ref(id) => match st.get(*id) {
+                                    Obj::Dict(items) => {
+                                        for (kk, vv) in items {
+                                            match kk.as_str() {
+                                                Some(s) => kw.push((Rc::from(s), vv.clone())),
+                                                None => unk = true,
+                                            }
+                                        }
+                                    }
+                                    _ => unk = true,
+                                },
+                                _ => unk = true,
+                            },
+                        }
+                        next.push((st, pos.clone(), kw, unk));
+                    }
+                }
+                acc = next;
+            }
+            for (st, pos, kw, unk) in acc {
+                if unk {
+                    // unknown *args/**kwargs: the call's result is unknown, its effects too
+                    out.push((st, Value::Unknown));
+                    continue;
+                }
+                self.assign_label = label.clone();
+                out.extend(self.call(f.clone(), pos, kw, st, span));
+                self.assign_label = None;
+            }
+        }
+        out
+    }
+
+    pub fn call(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        if crate::engine::modules::is_embedded(span) {
+            return self.call_inner(f, args, kwargs, st, span);
+        }
+        let outer = self.user_site.replace(span);
+        let out = self.call_inner(f, args, kwargs, st, span);
+        self.user_site = outer;
+        out
+    }
+
+    fn call_inner(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        if !self.tick() {
+            return Vec::new();
+        }
+        match f {
+            Value::Func(c) => self.call_closure(&c, args, kwargs, st, span),
+            Value::Bound(recv, c) => {
+                let mut a = Vec::with_capacity(args.len() + 1);
+                a.push(*recv);
+                a.extend(args);
+                self.call_closure(&c, a, kwargs, st, span)
+            }
+            Value::Ref(id) => match st.get(id).clone() {
+                Obj::Class { .. } => self.instantiate(id, args, kwargs, st, span),
+                Obj::Instance { class, .. } => {
+                    let name: Name = Rc::from(if self.lib_base(&st, class).is_some() && self.class_lookup(&st, class, "__call__").is_none() { "forward" } else { "__call__" });
+                    match self.class_lookup(&st, class, &name) {
+                        Some((_, Value::Func(c))) => {
+                            let mut a = vec![Value::Ref(id)];
+                            a.extend(args);
+                            self.call_closure(&c, a, kwargs, st, span)
+                        }
+                        _ => {
+                            if self.has_unknown_base(&st, class) || self.lib_base(&st, class).is_none() {
+                                vec![(st, Value::Unknown)]
+                            } else {
+                                torch::call_module_value(self, st, Value::Ref(id), args, kwargs, span)
+                            }
+                        }
+                    }
+                }
+                Obj::Layer(_) | Obj::Container { .. } => torch::call_module_value(self, st, Value::Ref(id), args, kwargs, span),
+                _ => vec![(st, Value::Unknown)],
+            },
+            Value::Lib(path) => models::call_lib(self, st, &path, args, kwargs, span),
+            Value::LibMethod(recv, name) => models::call_method(self, st, *recv, &name, args, kwargs, span),
+            Value::Builtin(name) => models::builtins::call_builtin(self, st, name, args, kwargs, span),
+            _ => vec![(st, Value::Unknown)],
+        }
+    }
+
+    fn instantiate(&mut self, class: ObjId, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        let mut st = st;
+        if self.has_unknown_base(&st, class) {
+            // a base class we cannot see: an object we know nothing about
+            return vec![(st, Value::Unknown)];
+        }
+        if let Some(base) = self.lib_base(&st, class) {
+            if !models::is_subclassable(&base) {
+                return vec![(st, Value::Unknown)];
+            }
+        }
+        let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
+        let me = Value::Ref(obj);
+        let is_dataclass = self.class_lookup(&st, class, "__dataclass__").is_some();
+        match self.class_lookup(&st, class, "__init__") {
+            Some((_, Value::Func(init))) => {
+                let mut a = vec![me.clone()];
+                a.extend(args);
+                self.call_closure(&init, a, kwargs, st, span).into_iter().map(|(s, _)| (s, me.clone())).collect()
+            }
+            Some(_) => vec![(st, Value::Unknown)],
+            None if is_dataclass => {
+                let fields = self.dataclass_fields(&st, class);
+                let mut attrs = BTreeMap::new();
+                let mut pos = args.into_iter();
+                for (name, default) in fields {
+                    let given = pos.next().or_else(|| kwargs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.clone()));
+                    let v = match (given, default) {
+                        (Some(v), _) => v,
+                        // `field(default=...)` / `field(default_factory=...)`
+                        (None, Some(d @ Value::Ref(_))) => match self.field_default(&mut st, &d, span) {
+                            Some(v) => v,
+                            None => d,
+                        },
+                        (None, Some(d)) => d,
+                        (None, None) => Value::Unknown,
+                    };
+                    attrs.insert(name, v);
+                }
+                if let Obj::Instance { attrs: a, .. } = st.get_mut(obj) {
+                    *a = attrs;
+                }
+                vec![(st, me)]
+            }
+            None => vec![(st, me)],
+        }
+    }
+
+    /// The default a `dataclasses.field(...)` gives, calling its factory (`None`: not a field).
+    fn field_default(&mut self, st: &mut State, f: &Value, span: Span) -> Option<Value> {
+        let Value::Ref(id) = f else { return None };
+        let Obj::Namespace { kind, attrs } = st.get(*id).clone() else { return None };
+        if &*kind != "Field" {
+            return None;
+        }
+        if let Some(d) = attrs.get("default") {
+            return Some(d.clone());
+        }
+        let factory = attrs.get("default_factory")?.clone();
+        let results = self.call(factory, Vec::new(), Vec::new(), st.clone(), span);
+        match <[_; 1]>::try_from(results) {
+            Ok([(s, v)]) => {
+                *st = s;
+                Some(v)
+            }
+            Err(_) => Some(Value::Unknown),
+        }
+    }
+
+    fn dataclass_fields(&self, st: &State, class: ObjId) -> Vec<(Name, Option<Value>)> {
+        let Obj::Class { def: Some(def), attrs, .. } = st.get(class) else { return Vec::new() };
+        let mut out = Vec::new();
+        for s in &def.body {
+            if let StmtKind::AnnAssign { target: Target::Name(n, _), value, .. } = &s.kind {
+                let default = if value.is_some() {
+                    match attrs.get(n) {
+                        // `field(default_factory=...)` etc. is not modelled
+                        Some(Value::Unknown) | None => Some(Value::Unknown),
+                        Some(v) => Some(v.clone()),
+                    }
+                } else {
+                    None
+                };
+                out.push((n.clone(), default));
+            }
+        }
+        out
+    }
+
+    pub fn call_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        if c.def.is_generator {
+            // calling a generator function runs nothing yet
+            return vec![(st, Value::Gen(c.clone(), Rc::new(args), Rc::new(kwargs)))];
+        }
+        self.run_closure(c, args, kwargs, st, span, false)
+    }
+
+    /// The first element of a generator, when every path that yields agrees on it.
+    pub fn first_yield(&mut self, st: &mut State, g: &Value, span: Span) -> Option<Value> {
+        let Value::Gen(c, args, kwargs) = g else { return None };
+        let results = self.run_closure(c, args.as_ref().clone(), kwargs.as_ref().clone(), st.clone(), span, true);
+        let mut merged = results.into_iter();
+        let (s, v) = merged.next()?;
+        if merged.next().is_some() {
+            return Some(Value::Unknown);
+        }
+        *st = s;
+        Some(v)
+    }
+
+    fn run_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, first_yield: bool) -> Vals {
+        if self.call_depth >= MAX_CALL_DEPTH || self.stack.iter().filter(|d| **d == c.def.id).count() >= 3 {
+            // deep or recursive: give up on the result, keep the path
+            self.cuts += 1;
+            return vec![(st, Value::Unknown)];
+        }
+        if !self.settings.memo || first_yield {
+            return self.run_closure_body(c, args, kwargs, st, span, first_yield);
+        }
+        // a summarised call: replay it
+        let entry = memo::EntryFacts::of(&st);
+        let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry);
+        if debug_enabled() {
+            eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else { "missing" });
+        }
+        if let Some(hit) = hit
+            && let Some(out) = hit.replay(&st)
+        {
+            for (site, suffix, tainted, suppressed) in hit.outcomes() {
+                let mut branches = st.branches.clone();
+                branches.extend(suffix.iter().cloned());
+                self.outcomes.push(Outcome { site: *site, branches, verdict: Verdict::Holds, tainted: *tainted, suppressed: *suppressed, condition: None });
+            }
+            return out;
+        }
+        // run it, and summarise it if it qualifies (see `engine::memo`)
+        let counters = (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged, self.outcomes.len(), self.label_reads);
+        let entry_state = st.clone();
+        let (saved_args, saved_kwargs) = (args.clone(), kwargs.clone());
+        memo::begin_reads();
+        let out = self.run_closure_body(c, args, kwargs, st, span, false);
+        let reads = memo::end_reads();
+        let l0 = entry_state.heap.len();
+        let qualifies = !self.abandoned
+            && counters.0 == self.syms.infos.len()
+            && counters.1 == self.next_shape_var
+            && counters.2 == self.cuts
+            && counters.3 == self.flagged
+            && self.outcomes.len() >= counters.4
+            && counters.5 == self.label_reads;
+        if !qualifies {
+            return out;
+        }
+        // the caller sees one path per distinct result, whatever the merging setting
+        let out = merge_vals(out, true);
+        let n = entry_state.branches.len();
+        let outcomes = self.outcomes[counters.4..]
+            .iter()
+            .filter(|o| o.branches.len() >= n && o.branches[..n] == entry_state.branches[..])
+            .map(|o| (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed))
+            .collect::<Vec<_>>();
+        if outcomes.len() == self.outcomes.len() - counters.4 {
+            self.memo.store(memo::Recorded {
+                closure: c,
+                args: saved_args,
+                kwargs: saved_kwargs,
+                entry_state: &entry_state,
+                entry,
+                reads: reads.into_iter().filter(|r| r.0 < l0).collect(),
+                results: &out,
+                outcomes,
+            });
+        }
+        out
+    }
+
+    /// Bind the arguments and run the body of a user function.
+    fn run_closure_body(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, first_yield: bool) -> Vals {
+        let def = c.def.clone();
+        let mut st = st;
+        let scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: Some(c.scope) });
+        // bind parameters
+        let mut vars: BTreeMap<Name, Value> = BTreeMap::new();
+        let n_params = def.params.len();
+        let n_defaults = c.defaults.len();
+        let mut extra = Vec::new();
+        for (i, a) in args.into_iter().enumerate() {
+            if i < n_params {
+                vars.insert(def.params[i].name.clone(), a);
+            } else {
+                extra.push(a);
+            }
+        }
+        let mut extra_kw = Vec::new();
+        for (k, v) in kwargs {
+            if let Some(p) = def.params[def.posonly.min(n_params)..].iter().find(|p| p.name == k) {
+                vars.insert(p.name.clone(), v);
+            } else if def.kwonly.iter().any(|p| p.name == k) {
+                vars.insert(k.clone(), v);
+            } else {
+                extra_kw.push((k, v));
+            }
+        }
+        for (i, p) in def.params.iter().enumerate() {
+            if !vars.contains_key(&p.name) {
+                let first_default = n_params - n_defaults;
+                if i >= first_default {
+                    vars.insert(p.name.clone(), c.defaults[i - first_default].clone());
+                } else {
+                    // missing argument: a TypeError in Python; be silent
+                    vars.insert(p.name.clone(), Value::Unknown);
+                }
+            }
+        }
+        for (p, d) in def.kwonly.iter().zip(c.kw_defaults.iter()) {
+            if !vars.contains_key(&p.name) {
+                vars.insert(p.name.clone(), d.clone().unwrap_or(Value::Unknown));
+            }
+        }
+        if let Some(va) = &def.vararg {
+            vars.insert(va.clone(), Value::Tuple(Rc::new(extra)));
+        }
+        if let Some(kw) = &def.kwarg {
+            let items = extra_kw.into_iter().map(|(k, v)| (Value::Str(Some(k)), v)).collect();
+            let id = st.alloc(Obj::Dict(items));
+            vars.insert(kw.clone(), Value::Ref(id));
+        }
+        let self_val = def.params.first().and_then(|p| vars.get(&p.name).cloned());
+        if let Obj::Scope { vars: v, .. } = st.get_mut(scope) {
+            *v = vars;
+        }
+        let mut globals = Vec::new();
+        collect_globals(&def.body, &mut globals);
+        let module_scope = self.module_scope_of(&st, c.scope);
+        let ctx = Ctx {
+            scope,
+            module_scope,
+            class_body: None,
+            method_class: c.class,
+            self_val,
+            globals: Rc::new(globals),
+        };
+        self.call_depth += 1;
+        self.stack.push(def.id);
+        self.gen_frames.push(first_yield);
+        let paths = self.block(&def.body, st, &ctx);
+        self.gen_frames.pop();
+        self.stack.pop();
+        self.call_depth -= 1;
+        let _ = span;
+        let mut out: Vals = Vec::new();
+        for (st, flow) in paths {
+            let v = match (first_yield, flow) {
+                (true, Flow::Yield(v)) => v,
+                // a generator path that ends without yielding has no first element
+                (true, _) => continue,
+                (false, Flow::Return(v)) => v,
+                (false, _) => Value::None,
+            };
+            out.push((st, v));
+        }
+        merge_vals(out, self.settings.prune)
+    }
+}

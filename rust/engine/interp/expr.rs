@@ -1,0 +1,493 @@
+//! Expressions: one expression maps one path to zero or more paths with a value (`Vals`);
+//! conditions (`truth`, `split`: a symbolic condition forks into branches, an opaque one into
+//! tainted paths); comprehensions; and the values of constants, builtins and imports.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::{Ctx, Interp, UNROLL, Vals, merge_vals};
+use crate::ir::*;
+use crate::models::torch;
+use crate::models;
+use crate::shape::{Poly, Rel, Tri};
+use crate::value::*;
+
+impl<'a> Interp<'a> {
+    /// Evaluate a test and split the paths by its truth: `(opaque, (truth, state))`.
+    pub fn truth(&mut self, test: &Expr, st: State, ctx: &Ctx) -> Vec<(bool, (bool, State))> {
+        let mut out = Vec::new();
+        for (st, v) in self.eval(test, st, ctx) {
+            out.extend(self.split(v, st, test.span));
+        }
+        out
+    }
+
+    pub fn split(&mut self, v: Value, st: State, span: Span) -> Vec<(bool, (bool, State))> {
+        match self.truthiness(&st, &v) {
+            Tri::True => vec![(false, (true, st))],
+            Tri::False => vec![(false, (false, st))],
+            Tri::Unknown => {
+                if let Value::Cond(c) = &v {
+                    let mut out = Vec::new();
+                    for (c, side) in [(Some(c.clone()), true), (c.negate(), false)] {
+                        let Some(c) = c else { continue };
+                        let mut s = st.clone();
+                        if s.facts.assume(&self.syms, &c) {
+                            s.branches.push(Branch::Sym(c));
+                            out.push((false, (side, s)));
+                        }
+                    }
+                    return out;
+                }
+                let mut a = st.clone();
+                let mut b = st;
+                self.tick_opaque(&mut a, span, 1);
+                self.tick_opaque(&mut b, span, 0);
+                vec![(true, (true, a)), (true, (false, b))]
+            }
+        }
+    }
+
+    pub fn truthiness(&self, st: &State, v: &Value) -> Tri {
+        match v {
+            Value::None => Tri::False,
+            Value::Bool(b) => Tri::from_bool(*b),
+            Value::Int(p) => match p.as_const() {
+                Some(c) => Tri::from_bool(c != 0),
+                None => st.facts.compare(&self.syms, p, Rel::Ne, &Poly::constant(0)),
+            },
+            Value::Float(Some(f)) => Tri::from_bool(*f != 0.0),
+            Value::Str(Some(s)) => Tri::from_bool(!s.is_empty()),
+            Value::Tuple(t) => Tri::from_bool(!t.is_empty()),
+            Value::Cond(c) => st.facts.decide(&self.syms, c),
+            Value::Ref(id) => match st.get(*id) {
+                Obj::List(l) => Tri::from_bool(!l.is_empty()),
+                Obj::Dict(d) => {
+                    if d.iter().any(|(k, _)| k.is_unknown()) { Tri::Unknown } else { Tri::from_bool(!d.is_empty()) }
+                }
+                Obj::Container { items, .. } => Tri::from_bool(!items.is_empty()),
+                _ => Tri::True,
+            },
+            Value::Func(_) | Value::Bound(..) | Value::Lib(_) | Value::Builtin(_) | Value::DType(_) => Tri::True,
+            Value::Range(a, b, _) => match (a.as_const(), b.as_const()) {
+                (Some(a), Some(b)) => Tri::from_bool(b > a),
+                _ => Tri::Unknown,
+            },
+            _ => Tri::Unknown,
+        }
+    }
+
+    pub fn eval_list(&mut self, es: &[Expr], st: State, ctx: &Ctx) -> Vec<(State, Vec<Value>)> {
+        let mut acc: Vec<(State, Vec<Value>)> = vec![(st, Vec::with_capacity(es.len()))];
+        for e in es {
+            let mut next = Vec::new();
+            for (st, vs) in acc {
+                let results = self.eval(e, st, ctx);
+                let n = results.len();
+                for (i, (st, v)) in results.into_iter().enumerate() {
+                    let mut vs2 = if i + 1 == n { vs.clone() } else { vs.clone() };
+                    if let ExprKind::Starred(_) = e.kind {
+                        // splice *iterable
+                        let mut st = st;
+                        match self.iterate(&mut st, &v, e.span) {
+                            Some(items) => vs2.extend(items),
+                            None => {
+                                next.push((st, vec![Value::Unknown; 0]).clone());
+                                // unknown splice: mark the whole list unknown
+                                if let Some(last) = next.last_mut() {
+                                    last.1 = vec![Value::Unknown];
+                                    last.1.insert(0, Value::Str(Some(Rc::from("<unknown splice>"))));
+                                }
+                                continue;
+                            }
+                        }
+                        next.push((st, vs2));
+                    } else {
+                        vs2.push(v);
+                        next.push((st, vs2));
+                    }
+                }
+            }
+            acc = next;
+        }
+        acc
+    }
+
+    pub fn eval(&mut self, e: &Expr, st: State, ctx: &Ctx) -> Vals {
+        if !self.tick() {
+            return Vec::new();
+        }
+        match &e.kind {
+            ExprKind::Name(n) => {
+                let v = self.lookup(&st, ctx, n).unwrap_or(Value::Unknown);
+                vec![(st, v)]
+            }
+            ExprKind::Const(c) => vec![(st, const_value(c))],
+            ExprKind::Attr(obj, name) => {
+                let mut out = Vec::new();
+                for (st, o) in self.eval(obj, st, ctx) {
+                    out.extend(self.get_attr(st, o, name, e.span));
+                }
+                out
+            }
+            ExprKind::Subscript(obj, idx) => {
+                let mut out = Vec::new();
+                for (st, o) in self.eval(obj, st, ctx) {
+                    for (st, i) in self.eval(idx, st, ctx) {
+                        out.extend(self.subscript(st, o.clone(), i, e.span));
+                    }
+                }
+                out
+            }
+            ExprKind::Slice(a, b, c) => {
+                // bounds left out are None
+                let mut results: Vec<(State, Vec<Value>)> = vec![(st, Vec::new())];
+                for part in [a, b, c] {
+                    let mut next = Vec::new();
+                    for (st, vs) in results {
+                        let vals = match part {
+                            Some(p) => self.eval(p, st, ctx),
+                            None => vec![(st, Value::None)],
+                        };
+                        for (st, v) in vals {
+                            let mut vs = vs.clone();
+                            vs.push(v);
+                            next.push((st, vs));
+                        }
+                    }
+                    results = next;
+                }
+                results.into_iter().map(|(s, vs)| (s, Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<slice>"))), vs[0].clone(), vs[1].clone(), vs[2].clone()])))).collect()
+            }
+            ExprKind::Call { func, args, kwargs } => self.eval_call(func, args, kwargs, st, ctx, e.span),
+            ExprKind::BinOp(op, a, b) => {
+                let mut out = Vec::new();
+                for (st, x) in self.eval(a, st, ctx) {
+                    for (st, y) in self.eval(b, st, ctx) {
+                        out.extend(self.binop(*op, x.clone(), y, st, e.span, false));
+                    }
+                }
+                out
+            }
+            ExprKind::UnaryOp(op, a) => {
+                let mut out = Vec::new();
+                for (st, x) in self.eval(a, st, ctx) {
+                    let v = match op {
+                        UnaryOp::Not => match self.truthiness(&st, &x) {
+                            Tri::True => Value::Bool(false),
+                            Tri::False => Value::Bool(true),
+                            Tri::Unknown => match &x {
+                                Value::Cond(c) => c.negate().map(Value::Cond).unwrap_or(Value::Unknown),
+                                _ => Value::Unknown,
+                            },
+                        },
+                        UnaryOp::Neg => match &x {
+                            Value::Int(p) => p.neg().map(Value::Int).unwrap_or(Value::Unknown),
+                            Value::Bool(b) => Value::int(-(*b as i128)),
+                            Value::Float(f) => Value::Float(f.map(|f| -f)),
+                            Value::Tensor(_) => x.clone(),
+                            _ => Value::Unknown,
+                        },
+                        UnaryOp::Pos => x.clone(),
+                        UnaryOp::Invert => match &x {
+                            Value::Int(p) => p.neg().and_then(|p| p.add_const(-1)).map(Value::Int).unwrap_or(Value::Unknown),
+                            Value::Tensor(_) => x.clone(),
+                            _ => Value::Unknown,
+                        },
+                    };
+                    out.push((st, v));
+                }
+                out
+            }
+            ExprKind::BoolOp { is_and, values } => self.bool_op(*is_and, values, st, ctx),
+            ExprKind::Compare(first, rest) => self.compare(first, rest, st, ctx),
+            ExprKind::IfExp { test, body, orelse } => {
+                let mut out = Vec::new();
+                for (_, (truth, st)) in self.truth(test, st, ctx) {
+                    out.extend(self.eval(if truth { body } else { orelse }, st, ctx));
+                }
+                merge_vals(out, self.settings.prune)
+            }
+            ExprKind::Tuple(items) => {
+                self.eval_list(items, st, ctx).into_iter().map(|(s, vs)| (s, tuple_or_unknown(vs))).collect()
+            }
+            ExprKind::List(items) | ExprKind::Set(items) => {
+                let is_list = matches!(e.kind, ExprKind::List(_));
+                self.eval_list(items, st, ctx)
+                    .into_iter()
+                    .map(|(mut s, vs)| {
+                        if !is_list || is_splice_unknown(&vs) {
+                            return (s, Value::Unknown);
+                        }
+                        let id = s.alloc(Obj::List(vs));
+                        (s, Value::Ref(id))
+                    })
+                    .collect()
+            }
+            ExprKind::Dict(items) => {
+                let mut acc: Vec<(State, Vec<(Value, Value)>)> = vec![(st, Vec::new())];
+                for (k, v) in items {
+                    let mut next = Vec::new();
+                    for (st, kv) in acc {
+                        match k {
+                            Some(k) => {
+                                for (st, kk) in self.eval(k, st, ctx) {
+                                    for (st, vv) in self.eval(v, st, ctx) {
+                                        let mut kv = kv.clone();
+                                        kv.retain(|(x, _)| *x != kk);
+                                        kv.push((kk.clone(), vv));
+                                        next.push((st, kv));
+                                    }
+                                }
+                            }
+                            None => {
+                                for (st, d) in self.eval(v, st, ctx) {
+                                    let mut kv = kv.clone();
+                                    match &d {
+                                        Value::Ref(id) => match st.get(*id) {
+                                            Obj::Dict(items) => {
+                                                for (k2, v2) in items {
+                                                    kv.retain(|(x, _)| x != k2);
+                                                    kv.push((k2.clone(), v2.clone()));
+                                                }
+                                            }
+                                            _ => kv.push((Value::Unknown, Value::Unknown)),
+                                        },
+                                        _ => kv.push((Value::Unknown, Value::Unknown)),
+                                    }
+                                    next.push((st, kv));
+                                }
+                            }
+                        }
+                    }
+                    acc = next;
+                }
+                acc.into_iter()
+                    .map(|(mut s, kv)| {
+                        let id = s.alloc(Obj::Dict(kv));
+                        (s, Value::Ref(id))
+                    })
+                    .collect()
+            }
+            ExprKind::Comp { kind, elt, value, generators } => self.comprehension(*kind, elt, value.as_deref(), generators, st, ctx),
+            ExprKind::Lambda(def) => self.make_function(def, st, ctx),
+            ExprKind::Starred(inner) => self.eval(inner, st, ctx),
+            ExprKind::Named(n, v) => {
+                let mut out = Vec::new();
+                for (mut st, x) in self.eval(v, st, ctx) {
+                    self.set_var(&mut st, ctx, n, x.clone());
+                    out.push((st, x));
+                }
+                out
+            }
+            ExprKind::FString(parts) => {
+                let mut out = Vec::new();
+                for (st, _) in self.eval_list(parts, st, ctx) {
+                    out.push((st, Value::Str(None)));
+                }
+                out
+            }
+            ExprKind::Yield(v) => {
+                // a `yield` inside an expression: evaluate the value for its checks
+                let mut out = Vec::new();
+                match v {
+                    Some(v) => out.extend(self.eval(v, st, ctx).into_iter().map(|(s, _)| (s, Value::Unknown))),
+                    None => out.push((st, Value::Unknown)),
+                }
+                out
+            }
+            ExprKind::Unknown => vec![(st, Value::Unknown)],
+        }
+    }
+
+    fn bool_op(&mut self, is_and: bool, values: &[Expr], st: State, ctx: &Ctx) -> Vals {
+        let Some((first, rest)) = values.split_first() else { return vec![(st, Value::Unknown)] };
+        let mut out = Vec::new();
+        for (st, v) in self.eval(first, st, ctx) {
+            if rest.is_empty() {
+                out.push((st, v));
+                continue;
+            }
+            for (_, (truth, st)) in self.split(v.clone(), st, first.span) {
+                // `a and b`: a falsy a is the result; `a or b`: a truthy a is the result
+                if truth != is_and {
+                    let r = match &v {
+                        Value::Cond(_) => Value::Bool(truth),
+                        _ => v.clone(),
+                    };
+                    out.push((st, r));
+                } else {
+                    out.extend(self.bool_op(is_and, rest, st, ctx));
+                }
+            }
+        }
+        merge_vals(out, self.settings.prune)
+    }
+
+    fn compare(&mut self, first: &Expr, rest: &[(CmpOp, Expr)], st: State, ctx: &Ctx) -> Vals {
+        let mut out = Vec::new();
+        for (st, a) in self.eval(first, st, ctx) {
+            out.extend(self.compare_chain(a, rest, st, ctx));
+        }
+        out
+    }
+
+    fn compare_chain(&mut self, a: Value, rest: &[(CmpOp, Expr)], st: State, ctx: &Ctx) -> Vals {
+        let Some(((op, e), tail)) = rest.split_first() else { return vec![(st, Value::Bool(true))] };
+        let mut out = Vec::new();
+        for (st, b) in self.eval(e, st, ctx) {
+            let is_tensor = |v: &Value| matches!(v, Value::Tensor(_));
+            if tail.is_empty() && (is_tensor(&a) || is_tensor(&b)) && matches!(op, CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE) {
+                // elementwise comparison: a broadcast bool tensor
+                out.extend(torch::tensor::compare(self, st, a.clone(), b, e.span));
+                continue;
+            }
+            let r = self.cmp(&st, *op, &a, &b);
+            if tail.is_empty() {
+                out.push((st, r));
+                continue;
+            }
+            for (_, (truth, st)) in self.split(r.clone(), st, e.span) {
+                if truth {
+                    out.extend(self.compare_chain(b.clone(), tail, st, ctx));
+                } else {
+                    out.push((st, Value::Bool(false)));
+                }
+            }
+        }
+        out
+    }
+
+    fn comprehension(&mut self, kind: CompKind, elt: &Expr, value: Option<&Expr>, gens: &[Comprehension], st: State, ctx: &Ctx) -> Vals {
+        // comprehensions run in their own scope
+        let mut st = st;
+        let scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: Some(ctx.scope) });
+        let cctx = Ctx { scope, class_body: None, ..ctx.clone() };
+        let results = self.comp_level(kind, elt, value, gens, st, &cctx);
+        let mut out = Vec::new();
+        for (mut st, items) in results {
+            let v = match (kind, items) {
+                (CompKind::List, Some(items)) => Value::Ref(st.alloc(Obj::List(items))),
+                (CompKind::Dict, Some(items)) => {
+                    let pairs = items
+                        .into_iter()
+                        .map(|kv| match kv {
+                            Value::Tuple(t) if t.len() == 2 => (t[0].clone(), t[1].clone()),
+                            _ => (Value::Unknown, Value::Unknown),
+                        })
+                        .collect();
+                    Value::Ref(st.alloc(Obj::Dict(pairs)))
+                }
+                (CompKind::Generator, Some(items)) => Value::Tuple(Rc::new(items)),
+                _ => Value::Unknown,
+            };
+            out.push((st, v));
+        }
+        out
+    }
+
+    /// Items produced by nested generators, or `None` when their number is unknown.
+    fn comp_level(&mut self, kind: CompKind, elt: &Expr, value: Option<&Expr>, gens: &[Comprehension], st: State, ctx: &Ctx) -> Vec<(State, Option<Vec<Value>>)> {
+        let Some((g, rest)) = gens.split_first() else {
+            let mut out = Vec::new();
+            for (st, k) in self.eval(elt, st, ctx) {
+                match value {
+                    Some(v) => {
+                        for (st, vv) in self.eval(v, st, ctx) {
+                            out.push((st, Some(vec![Value::Tuple(Rc::new(vec![k.clone(), vv]))])));
+                        }
+                    }
+                    None => out.push((st, Some(vec![k.clone()]))),
+                }
+            }
+            return out;
+        };
+        let mut out = Vec::new();
+        for (mut st, it) in self.eval(&g.iter, st, ctx) {
+            let items = self.iterate(&mut st, &it, g.iter.span);
+            match items {
+                Some(items) if items.len() <= UNROLL => {
+                    let mut acc: Vec<(State, Option<Vec<Value>>)> = vec![(st, Some(Vec::new()))];
+                    for item in items {
+                        let mut next = Vec::new();
+                        for (st, got) in acc {
+                            for st in self.assign(&g.target, item.clone(), st, ctx) {
+                                // filters
+                                let mut passing: Vec<(State, bool)> = vec![(st, false)];
+                                for cond in &g.ifs {
+                                    let mut n2 = Vec::new();
+                                    for (st, opaque) in passing {
+                                        for (op, (truth, st)) in self.truth(cond, st, ctx) {
+                                            if truth {
+                                                n2.push((st, opaque || op));
+                                            }
+                                        }
+                                    }
+                                    passing = n2;
+                                }
+                                for (st, opaque) in passing {
+                                    for (st, sub) in self.comp_level(kind, elt, value, rest, st, ctx) {
+                                        let merged = match (&got, sub) {
+                                            (Some(a), Some(b)) if !opaque => {
+                                                let mut a = a.clone();
+                                                a.extend(b);
+                                                Some(a)
+                                            }
+                                            _ => None,
+                                        };
+                                        next.push((st, merged));
+                                    }
+                                }
+                            }
+                        }
+                        acc = next;
+                        if acc.len() > self.settings.max_paths {
+                            self.abandoned = true;
+                            return Vec::new();
+                        }
+                    }
+                    out.extend(acc);
+                }
+                _ => {
+                    // unknown length: evaluate the element once for its checks
+                    let elem = self.element_of(&mut st, &it);
+                    for st in self.assign(&g.target, elem, st, ctx) {
+                        for (st, _) in self.comp_level(kind, elt, value, rest, st, ctx) {
+                            out.push((st, None));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn is_splice_unknown(vs: &[Value]) -> bool {
+    vs.first().and_then(|v| v.as_str()) == Some("<unknown splice>")
+}
+
+fn tuple_or_unknown(vs: Vec<Value>) -> Value {
+    if is_splice_unknown(&vs) { Value::Unknown } else { Value::Tuple(Rc::new(vs)) }
+}
+
+pub fn const_value(c: &Const) -> Value {
+    match c {
+        Const::Int(i) => Value::int(*i as i128),
+        Const::BigInt | Const::Complex | Const::Bytes => Value::Unknown,
+        Const::Float(f) => Value::Float(Some(*f)),
+        Const::Str(s) => Value::Str(Some(s.clone())),
+        Const::Bool(b) => Value::Bool(*b),
+        Const::None => Value::None,
+        Const::Ellipsis => Value::Str(Some(Rc::from("<ellipsis>"))),
+    }
+}
+
+/// The value an `import` binds.
+pub fn module_value(dotted: &str) -> Value {
+    models::import(dotted)
+}
+
+pub(super) fn builtin(name: &str) -> Option<Value> {
+    models::builtins::lookup(name)
+}

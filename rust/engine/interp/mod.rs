@@ -1,0 +1,290 @@
+//! The abstract interpreter: executes IR statements over a set of paths.
+//!
+//! Every statement maps one path to zero or more paths (`Vec<(State, Flow)>`). A condition
+//! that the facts decide does not fork; a symbolic one forks and is recorded as a branch; an
+//! opaque one (unmodelled value) forks and taints the path. Paths with the same program state
+//! are merged after every statement and at call returns, which is what keeps a model of many
+//! blocks, each with an internal `if`, at a handful of paths.
+//!
+//! Loops over known sequences are unrolled up to `UNROLL`; other loops (unknown iterables,
+//! undecided `while` conditions, long ranges) run their body once with the loop target
+//! unknown (or modelled, e.g. a DataLoader batch) and afterwards every name the body assigns
+//! is unknown: the "generalised state" is the pre-loop state with the loop-carried names
+//! forgotten.
+//!
+//! Rooms, each an `impl Interp` block over the types defined here:
+//! - `stmt.rs`: statements, and the definitions of functions and classes;
+//! - `loops.rs`: `while` and `for` (unrolling, the generalised iteration);
+//! - `assign.rs`: names, scopes and assignment to targets;
+//! - `expr.rs`: expressions, conditions and comprehensions;
+//! - `ops.rs`: operators, comparisons and subscripts of Python values;
+//! - `attr.rs`: attributes and the class hierarchy;
+//! - `call.rs`: calls, user functions and classes, generators, call summaries.
+//!
+//! What the checks record here (`Outcome`, `Pending`) becomes findings by the report rule
+//! (`super::report`).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+use crate::value::*;
+use crate::Settings;
+use crate::ir::*;
+use crate::parse::ParsedFile;
+use crate::rules::Rule;
+use crate::shape::smt::Query;
+use crate::shape::Symbols;
+
+mod assign;
+mod attr;
+mod call;
+mod expr;
+mod loops;
+mod ops;
+mod stmt;
+
+pub use expr::{const_value, module_value};
+pub use loops::{UNROLL, assigned_names};
+use expr::builtin;
+use stmt::collect_globals;
+
+/// Above this many paths, paths are not compared for merging.
+const MERGE_LIMIT: usize = 64;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Flow {
+    Normal,
+    Return(Value),
+    /// A generator run for its first element reached `yield value`.
+    Yield(Value),
+    Break,
+    Continue,
+}
+
+pub type Paths = Vec<(State, Flow)>;
+pub use crate::value::Vals;
+
+/// A violated API precondition: what torch would raise.
+#[derive(Debug, Clone)]
+pub struct Violation {
+    pub rule: &'static Rule,
+    pub message: String,
+    pub trace: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    Holds,
+    Undecided,
+    Violated(Violation),
+}
+
+/// What one path found at one check site.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub site: Span,
+    pub branches: Vec<Branch>,
+    pub verdict: Verdict,
+    pub tainted: bool,
+    pub suppressed: bool,
+    pub condition: Option<String>,
+}
+
+/// A check the core left undecided on a path where a violation would be reported (untainted,
+/// outside any `try` with handlers), with the message the violation would carry and its
+/// SMT-LIB query (see `shape::smt`).
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub site: Span,
+    pub rule: &'static Rule,
+    pub message: String,
+    pub trace: Vec<String>,
+    pub condition: Option<String>,
+    pub query: Query,
+}
+
+/// Lexical context of the code being executed.
+#[derive(Clone)]
+pub struct Ctx {
+    pub scope: ObjId,
+    pub module_scope: ObjId,
+    /// Executing a class body: definitions close over the enclosing scope instead.
+    pub class_body: Option<ObjId>,
+    /// The class of the method being executed and its receiver (for `super()`).
+    pub method_class: Option<ObjId>,
+    pub self_val: Option<Value>,
+    pub globals: Rc<Vec<Name>>,
+}
+
+pub struct Interp<'a> {
+    pub file: &'a ParsedFile<'a>,
+    pub settings: &'a Settings,
+    pub syms: Symbols,
+    pub steps: u64,
+    pub deadline: Instant,
+    pub abandoned: bool,
+    pub outcomes: Vec<Outcome>,
+    /// Undecided checks exported for the Z3 bridge (only with `Settings::export_undecided`).
+    pub undecided: Vec<Pending>,
+    pub next_shape_var: u32,
+    pub call_depth: usize,
+    /// Names of the variables being assigned, for labels ("fc2"); read through `label`.
+    pub assign_label: Option<Rc<str>>,
+    /// How often `label` was read: a call that reads its caller's label is not summarised.
+    pub label_reads: u64,
+    pub stack: Vec<u32>,
+    pub paths_high_water: usize,
+    /// For each active call, whether it runs a generator for its first element.
+    pub gen_frames: Vec<bool>,
+    /// When set, the shapes of the tensors each line assigns (the `--show-shapes` view).
+    pub shape_log: Option<BTreeMap<usize, std::collections::BTreeSet<String>>>,
+    /// Summaries of side-effect-free calls (`super::memo`).
+    pub memo: super::memo::Memo,
+    /// Calls cut short (depth, recursion): a call that contains one is not summarised.
+    pub cuts: u64,
+    /// Violated or undecided verdicts recorded so far: a call that adds one is not summarised.
+    pub flagged: u64,
+    /// The innermost call in the user's file: checks inside embedded library code (the
+    /// torchvision zoo) report there.
+    pub user_site: Option<Span>,
+}
+
+fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
+    if !prune || paths.len() > MERGE_LIMIT {
+        // comparing states is quadratic: this many paths will exhaust the budget anyway
+        return paths;
+    }
+    let mut out: Vec<State> = Vec::with_capacity(paths.len());
+    'outer: for p in paths {
+        for q in out.iter_mut() {
+            if q.same_state(&p) {
+                q.absorb(&p);
+                continue 'outer;
+            }
+        }
+        out.push(p);
+    }
+    out
+}
+
+fn merge_vals(vals: Vals, prune: bool) -> Vals {
+    if !prune || vals.len() > MERGE_LIMIT {
+        return vals;
+    }
+    let mut out: Vals = Vec::with_capacity(vals.len());
+    'outer: for (s, v) in vals {
+        for (q, w) in out.iter_mut() {
+            if *w == v && q.same_state(&s) {
+                q.absorb(&s);
+                continue 'outer;
+            }
+        }
+        out.push((s, v));
+    }
+    out
+}
+
+impl<'a> Interp<'a> {
+    pub fn new(file: &'a ParsedFile<'a>, settings: &'a Settings) -> Interp<'a> {
+        super::memo::reset_reads();
+        Interp {
+            file,
+            settings,
+            syms: Symbols::default(),
+            steps: 0,
+            deadline: Instant::now() + std::time::Duration::from_millis(settings.timeout_ms),
+            abandoned: false,
+            outcomes: Vec::new(),
+            undecided: Vec::new(),
+            next_shape_var: 0,
+            call_depth: 0,
+            assign_label: None,
+            label_reads: 0,
+            stack: Vec::new(),
+            paths_high_water: 0,
+            shape_log: None,
+            gen_frames: Vec::new(),
+            memo: Default::default(),
+            cuts: 0,
+            flagged: 0,
+            user_site: None,
+        }
+    }
+
+    /// The name of the variable being assigned, for a layer's label.
+    pub fn label(&mut self) -> Option<Rc<str>> {
+        self.label_reads += 1;
+        self.assign_label.clone()
+    }
+
+    pub fn fresh_shape_var(&mut self) -> u32 {
+        self.next_shape_var += 1;
+        self.next_shape_var
+    }
+
+    fn tick(&mut self) -> bool {
+        self.steps += 1;
+        if self.steps > self.settings.max_steps {
+            self.abandoned = true;
+        }
+        if self.steps % 64 == 0 && Instant::now() > self.deadline {
+            self.abandoned = true;
+        }
+        !self.abandoned
+    }
+
+    fn tick_opaque(&mut self, st: &mut State, span: Span, side: u32) {
+        st.branches.push(Branch::Opaque(span, side, 2));
+        st.tainted = true;
+    }
+
+    pub fn block(&mut self, stmts: &[Stmt], st: State, ctx: &Ctx) -> Paths {
+        let mut live = vec![st];
+        let mut done: Paths = Vec::new();
+        for s in stmts {
+            if live.is_empty() {
+                break;
+            }
+            let mut next = Vec::new();
+            for st in live {
+                for (st2, flow) in self.stmt(s, st, ctx) {
+                    if flow == Flow::Normal {
+                        next.push(st2);
+                    } else {
+                        done.push((st2, flow));
+                    }
+                }
+            }
+            if next.is_empty() && done.is_empty() && debug_enabled() {
+                eprintln!("[shape-lint debug] all paths end at line {}", self.line(s.span));
+            }
+            live = merge(next, self.settings.prune);
+            self.note_paths(live.len());
+            if self.abandoned {
+                return Vec::new();
+            }
+        }
+        done.extend(live.into_iter().map(|s| (s, Flow::Normal)));
+        done
+    }
+
+    /// Track the number of live paths; too many, or past the deadline, abandons the entry.
+    fn note_paths(&mut self, n: usize) {
+        self.paths_high_water = self.paths_high_water.max(n);
+        if n > self.settings.max_paths || Instant::now() > self.deadline {
+            self.abandoned = true;
+        }
+    }
+
+    fn normal(vals: Vals) -> Paths {
+        vals.into_iter().map(|(s, _)| (s, Flow::Normal)).collect()
+    }
+}
+
+/// `SHAPE_LINT_DEBUG=1` prints where paths end (a developer aid).
+fn debug_enabled() -> bool {
+    use std::sync::OnceLock;
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("SHAPE_LINT_DEBUG").is_some())
+}

@@ -1,0 +1,345 @@
+//! Operators on Python values: binary operators, comparisons and subscripts (the tensor
+//! cases go to the torch models).
+
+use std::rc::Rc;
+
+use super::{Interp, UNROLL, Vals};
+use crate::ir::*;
+use crate::models::torch;
+use crate::shape::{Cond, Poly, Rel, Tri};
+use crate::value::*;
+
+impl<'a> Interp<'a> {
+    pub fn binop(&mut self, op: BinOp, a: Value, b: Value, st: State, span: Span, inplace: bool) -> Vals {
+        if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
+            return torch::tensor_binop(self, st, op, a, b, span, inplace);
+        }
+        let int_of = |v: &Value| -> Option<Poly> {
+            match v {
+                Value::Int(p) => Some(p.clone()),
+                Value::Bool(b) => Some(Poly::constant(*b as i128)),
+                _ => None,
+            }
+        };
+        if let (Some(x), Some(y)) = (int_of(&a), int_of(&b)) {
+            let r = match op {
+                BinOp::Add => x.add(&y),
+                BinOp::Sub => x.sub(&y),
+                BinOp::Mul => x.mul(&y),
+                BinOp::FloorDiv => {
+                    if y.as_const() == Some(0) {
+                        return Vec::new(); // ZeroDivisionError
+                    }
+                    x.floordiv(&y)
+                }
+                BinOp::Mod => {
+                    if y.as_const() == Some(0) {
+                        return Vec::new();
+                    }
+                    x.modulo(&y)
+                }
+                BinOp::Pow => match y.as_const() {
+                    Some(e) if (0..=64).contains(&e) => x.pow(e as u32),
+                    _ => None,
+                },
+                BinOp::Div => {
+                    let v = match (x.as_const(), y.as_const()) {
+                        (Some(p), Some(q)) if q != 0 => Value::Float(Some(p as f64 / q as f64)),
+                        _ => Value::Float(None),
+                    };
+                    return vec![(st, v)];
+                }
+                BinOp::LShift => match (x.as_const(), y.as_const()) {
+                    (Some(p), Some(q)) if (0..64).contains(&q) && p.abs() < (1 << 60) => p.checked_shl(q as u32).map(Poly::constant),
+                    _ => None,
+                },
+                BinOp::RShift => match (x.as_const(), y.as_const()) {
+                    (Some(p), Some(q)) if (0..127).contains(&q) => Some(Poly::constant(p >> q)),
+                    _ => None,
+                },
+                BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => match (x.as_const(), y.as_const()) {
+                    (Some(p), Some(q)) => Some(Poly::constant(match op {
+                        BinOp::BitAnd => p & q,
+                        BinOp::BitOr => p | q,
+                        _ => p ^ q,
+                    })),
+                    _ => None,
+                },
+                BinOp::MatMul => None,
+            };
+            return vec![(st, r.map(Value::Int).unwrap_or(Value::Unknown))];
+        }
+        let float_of = |v: &Value| -> Option<Option<f64>> {
+            match v {
+                Value::Float(f) => Some(*f),
+                Value::Int(p) => Some(p.as_const().map(|c| c as f64)),
+                Value::Bool(b) => Some(Some(*b as i64 as f64)),
+                _ => None,
+            }
+        };
+        if let (Some(x), Some(y)) = (float_of(&a), float_of(&b)) {
+            if matches!(a, Value::Float(_)) || matches!(b, Value::Float(_)) {
+                let r = match (x, y) {
+                    (Some(x), Some(y)) => match op {
+                        BinOp::Add => Some(x + y),
+                        BinOp::Sub => Some(x - y),
+                        BinOp::Mul => Some(x * y),
+                        BinOp::Div if y != 0.0 => Some(x / y),
+                        BinOp::Pow => Some(x.powf(y)),
+                        BinOp::FloorDiv if y != 0.0 => Some((x / y).floor()),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                return vec![(st, Value::Float(r.filter(|f| f.is_finite())))];
+            }
+        }
+        let mut st = st;
+        match (op, &a, &b) {
+            (BinOp::Add, Value::Str(Some(x)), Value::Str(Some(y))) => {
+                return vec![(st, Value::Str(Some(Rc::from(format!("{x}{y}")))))];
+            }
+            (BinOp::Add, Value::Str(_), Value::Str(_)) | (BinOp::Mod, Value::Str(_), _) => return vec![(st, Value::Str(None))],
+            (BinOp::Add, Value::Tuple(x), Value::Tuple(y)) => {
+                let mut v = x.as_ref().clone();
+                v.extend(y.iter().cloned());
+                return vec![(st, Value::Tuple(Rc::new(v)))];
+            }
+            (BinOp::Add, Value::Ref(x), Value::Ref(y)) => {
+                if let (Obj::List(p), Obj::List(q)) = (st.get(*x).clone(), st.get(*y).clone()) {
+                    let mut v = p;
+                    v.extend(q);
+                    let id = st.alloc(Obj::List(v));
+                    return vec![(st, Value::Ref(id))];
+                }
+            }
+            (BinOp::Mul, Value::Ref(x), Value::Int(n)) | (BinOp::Mul, Value::Int(n), Value::Ref(x)) => {
+                if let (Obj::List(p), Some(n)) = (st.get(*x).clone(), n.as_const()) {
+                    if (0..=UNROLL as i128).contains(&n) && p.len() * (n as usize) <= 4 * UNROLL {
+                        let v: Vec<Value> = (0..n).flat_map(|_| p.iter().cloned()).collect();
+                        let id = st.alloc(Obj::List(v));
+                        return vec![(st, Value::Ref(id))];
+                    }
+                }
+            }
+            (BinOp::Mul, Value::Tuple(p), Value::Int(n)) | (BinOp::Mul, Value::Int(n), Value::Tuple(p)) => {
+                if let Some(n) = n.as_const() {
+                    if (0..=UNROLL as i128).contains(&n) && p.len() * (n as usize) <= 4 * UNROLL {
+                        let v: Vec<Value> = (0..n).flat_map(|_| p.iter().cloned()).collect();
+                        return vec![(st, Value::Tuple(Rc::new(v)))];
+                    }
+                }
+            }
+            _ => {}
+        }
+        vec![(st, Value::Unknown)]
+    }
+
+    pub fn cmp(&self, st: &State, op: CmpOp, a: &Value, b: &Value) -> Value {
+        let ints = |v: &Value| -> Option<Poly> {
+            match v {
+                Value::Int(p) => Some(p.clone()),
+                Value::Bool(b) => Some(Poly::constant(*b as i128)),
+                _ => None,
+            }
+        };
+        if let (Some(x), Some(y)) = (ints(a), ints(b)) {
+            let (rel, l, r) = match op {
+                CmpOp::Eq | CmpOp::Is => (Rel::Eq, x, y),
+                CmpOp::NotEq | CmpOp::IsNot => (Rel::Ne, x, y),
+                CmpOp::Lt => (Rel::Lt, x, y),
+                CmpOp::LtE => (Rel::Le, x, y),
+                CmpOp::Gt => (Rel::Lt, y, x),
+                CmpOp::GtE => (Rel::Le, y, x),
+                _ => return Value::Unknown,
+            };
+            let Some(c) = Cond::cmp(&l, rel, &r) else { return Value::Unknown };
+            return match st.facts.decide(&self.syms, &c) {
+                Tri::True => Value::Bool(true),
+                Tri::False => Value::Bool(false),
+                Tri::Unknown => Value::Cond(c),
+            };
+        }
+        match op {
+            CmpOp::Is | CmpOp::IsNot => {
+                let same = match (a, b) {
+                    (Value::None, Value::None) => Some(true),
+                    (Value::None, Value::Unknown) | (Value::Unknown, Value::None) => None,
+                    (Value::None, _) | (_, Value::None) => Some(false),
+                    (Value::Bool(x), Value::Bool(y)) => Some(x == y),
+                    (Value::Ref(x), Value::Ref(y)) => Some(x == y),
+                    _ => None,
+                };
+                match same {
+                    Some(s) => Value::Bool(if op == CmpOp::Is { s } else { !s }),
+                    None => Value::Unknown,
+                }
+            }
+            CmpOp::Eq | CmpOp::NotEq => {
+                let same = match (a, b) {
+                    (Value::Str(Some(x)), Value::Str(Some(y))) => Some(x == y),
+                    (Value::None, Value::None) => Some(true),
+                    (Value::Str(Some(_)), Value::None) | (Value::None, Value::Str(Some(_))) => Some(false),
+                    // an int never equals a string (`v == "M"` over a VGG config)
+                    (Value::Int(_), Value::Str(_)) | (Value::Str(_), Value::Int(_)) => Some(false),
+                    (Value::Float(Some(x)), Value::Float(Some(y))) => Some(x == y),
+                    (Value::DType(x), Value::DType(y)) => Some(x == y),
+                    // a dtype is never None, a string or an int
+                    (Value::DType(_), Value::None | Value::Str(Some(_)) | Value::Int(_)) | (Value::None | Value::Str(Some(_)) | Value::Int(_), Value::DType(_)) => Some(false),
+                    _ => None,
+                };
+                match same {
+                    Some(s) => Value::Bool(if op == CmpOp::Eq { s } else { !s }),
+                    None => Value::Unknown,
+                }
+            }
+            CmpOp::In | CmpOp::NotIn => {
+                let found = match b {
+                    Value::Tuple(items) => contains(items, a),
+                    Value::Ref(id) => match st.get(*id) {
+                        Obj::List(items) => contains(items, a),
+                        Obj::Dict(items) => {
+                            if items.iter().any(|(k, _)| k.is_unknown()) {
+                                None
+                            } else {
+                                contains(&items.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(), a)
+                            }
+                        }
+                        _ => None,
+                    },
+                    Value::Str(Some(s)) => a.as_str().map(|x| s.contains(x)),
+                    _ => None,
+                };
+                match found {
+                    Some(f) => Value::Bool(if op == CmpOp::In { f } else { !f }),
+                    None => Value::Unknown,
+                }
+            }
+            _ => {
+                if let (Value::Float(Some(x)), Value::Float(Some(y))) = (a, b) {
+                    return Value::Bool(match op {
+                        CmpOp::Lt => x < y,
+                        CmpOp::LtE => x <= y,
+                        CmpOp::Gt => x > y,
+                        _ => x >= y,
+                    });
+                }
+                Value::Unknown
+            }
+        }
+    }
+
+    pub fn subscript(&mut self, st: State, o: Value, i: Value, span: Span) -> Vals {
+        let seq_index = |items: &[Value], i: &Value| -> Option<Value> {
+            let k = i.as_const_int()?;
+            let n = items.len() as i128;
+            let k = if k < 0 { k + n } else { k };
+            if k >= 0 && k < n { Some(items[k as usize].clone()) } else { None }
+        };
+        let slice_of = |items: &[Value], i: &Value| -> Option<Vec<Value>> {
+            let Value::Tuple(t) = i else { return None };
+            if t.len() != 4 || t[0].as_str() != Some("<slice>") {
+                return None;
+            }
+            let n = items.len() as i128;
+            let get = |v: &Value, d: i128| -> Option<i128> {
+                match v {
+                    Value::None => Some(d),
+                    _ => v.as_const_int(),
+                }
+            };
+            let step = get(&t[3], 1)?;
+            if step != 1 {
+                return None;
+            }
+            let clamp = |k: i128| -> i128 { if k < 0 { (k + n).max(0) } else { k.min(n) } };
+            let a = clamp(get(&t[1], 0)?);
+            let b = clamp(get(&t[2], n)?);
+            Some(if a < b { items[a as usize..b as usize].to_vec() } else { Vec::new() })
+        };
+        match &o {
+            Value::Tuple(items) => {
+                if let Some(v) = seq_index(items, &i) {
+                    return vec![(st, v)];
+                }
+                if let Some(s) = slice_of(items, &i) {
+                    return vec![(st, Value::Tuple(Rc::new(s)))];
+                }
+                vec![(st, Value::Unknown)]
+            }
+            Value::Ref(id) => match st.get(*id).clone() {
+                Obj::List(items) => {
+                    if let Some(v) = seq_index(&items, &i) {
+                        return vec![(st, v)];
+                    }
+                    if let Some(s) = slice_of(&items, &i) {
+                        let mut st = st;
+                        let nid = st.alloc(Obj::List(s));
+                        return vec![(st, Value::Ref(nid))];
+                    }
+                    vec![(st, Value::Unknown)]
+                }
+                Obj::Dict(items) => {
+                    if i.as_str().is_some() || i.as_const_int().is_some() {
+                        if let Some((_, v)) = items.iter().find(|(k, _)| *k == i) {
+                            return vec![(st, v.clone())];
+                        }
+                    }
+                    vec![(st, Value::Unknown)]
+                }
+                Obj::Container { kind, items, attrs } => {
+                    let vals: Vec<Value> = items.iter().map(|(_, v)| v.clone()).collect();
+                    if kind == ContainerKind::ModuleDict {
+                        if let Some(k) = i.as_str() {
+                            if let Some((_, v)) = items.iter().find(|(kk, _)| kk.as_deref() == Some(k)) {
+                                return vec![(st, v.clone())];
+                            }
+                        }
+                        return vec![(st, Value::Unknown)];
+                    }
+                    if let Some(v) = seq_index(&vals, &i) {
+                        return vec![(st, v)];
+                    }
+                    if let Some(s) = slice_of(&vals, &i) {
+                        let mut st = st;
+                        let nid = st.alloc(Obj::Container { kind, items: s.into_iter().map(|v| (None, v)).collect(), attrs });
+                        return vec![(st, Value::Ref(nid))];
+                    }
+                    vec![(st, Value::Unknown)]
+                }
+                Obj::Instance { .. } => {
+                    let gi: Name = Rc::from("__getitem__");
+                    let mut out = Vec::new();
+                    for (st, m) in self.get_attr(st, o.clone(), &gi, span) {
+                        out.extend(self.call(m, vec![i.clone()], Vec::new(), st, span));
+                    }
+                    out
+                }
+                _ => vec![(st, Value::Unknown)],
+            },
+            Value::Tensor(_) => torch::tensor_index(self, st, o.clone(), i, span),
+            // a known string: a character or a substring
+            Value::Str(Some(text)) if text.len() <= 1 << 16 => {
+                let chars: Vec<Value> = text.chars().map(|c| Value::Str(Some(Rc::from(c.to_string())))).collect();
+                if let Some(v) = seq_index(&chars, &i) {
+                    return vec![(st, v)];
+                }
+                if let Some(part) = slice_of(&chars, &i) {
+                    let joined: String = part.iter().filter_map(|c| c.as_str()).collect();
+                    return vec![(st, Value::Str(Some(Rc::from(joined))))];
+                }
+                vec![(st, Value::Unknown)]
+            }
+            _ => vec![(st, Value::Unknown)],
+        }
+    }
+}
+
+fn contains(items: &[Value], x: &Value) -> Option<bool> {
+    if items.iter().any(|v| v == x) {
+        return Some(true);
+    }
+    let all_known = items.iter().all(|v| matches!(v, Value::Str(Some(_)) | Value::None | Value::Bool(_)) || v.as_const_int().is_some());
+    let x_known = matches!(x, Value::Str(Some(_)) | Value::None | Value::Bool(_)) || x.as_const_int().is_some();
+    if all_known && x_known { Some(false) } else { None }
+}

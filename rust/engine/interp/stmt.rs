@@ -1,0 +1,375 @@
+//! Statements: one statement maps one path to zero or more (`Paths`), and the definitions of
+//! functions and classes (`def`, `lambda`, `class`).
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::{Ctx, Flow, Interp, Paths, Vals, assigned_names, module_value};
+use crate::ir::*;
+use crate::value::*;
+
+impl<'a> Interp<'a> {
+    pub fn stmt(&mut self, s: &Stmt, st: State, ctx: &Ctx) -> Paths {
+        if !self.tick() {
+            return Vec::new();
+        }
+        match &s.kind {
+            StmtKind::Expr(Expr { kind: ExprKind::Yield(v), .. }) if self.gen_frames.last() == Some(&true) => {
+                // the generator's first element: this path ends here with it
+                match v {
+                    Some(v) => self.eval(v, st, ctx).into_iter().map(|(s, x)| (s, Flow::Yield(x))).collect(),
+                    None => vec![(st, Flow::Yield(Value::None))],
+                }
+            }
+            StmtKind::Expr(e) => Self::normal(self.eval(e, st, ctx)),
+            StmtKind::Assign { targets, value } => {
+                self.assign_label = match targets.first() {
+                    Some(Target::Name(n, _)) | Some(Target::Attr(_, n, _)) => Some(n.clone()),
+                    _ => None,
+                };
+                let vals = self.eval(value, st, ctx);
+                self.assign_label = None;
+                let mut out = Vec::new();
+                for (st, v) in vals {
+                    let mut states = vec![st];
+                    for t in targets {
+                        let mut next = Vec::new();
+                        for st in states {
+                            next.extend(self.assign(t, v.clone(), st, ctx));
+                        }
+                        states = next;
+                    }
+                    out.extend(states.into_iter().map(|s| (s, Flow::Normal)));
+                }
+                out
+            }
+            StmtKind::AnnAssign { target, value, .. } => match value {
+                Some(value) => {
+                    let vals = self.eval(value, st, ctx);
+                    let mut out = Vec::new();
+                    for (st, v) in vals {
+                        out.extend(self.assign(target, v, st, ctx).into_iter().map(|s| (s, Flow::Normal)));
+                    }
+                    out
+                }
+                None => vec![(st, Flow::Normal)],
+            },
+            StmtKind::AugAssign { target, op, value } => {
+                let cur = match target {
+                    Target::Name(n, span) => Expr { kind: ExprKind::Name(n.clone()), span: *span },
+                    _ => {
+                        // evaluate the value for its effects and checks, then forget the target
+                        let vals = self.eval(value, st, ctx);
+                        let mut out = Vec::new();
+                        for (st, _) in vals {
+                            out.extend(self.assign(target, Value::Unknown, st, ctx).into_iter().map(|s| (s, Flow::Normal)));
+                        }
+                        return out;
+                    }
+                };
+                let mut out = Vec::new();
+                for (st, a) in self.eval(&cur, st, ctx) {
+                    for (st, b) in self.eval(value, st, ctx) {
+                        for (st, r) in self.binop(*op, a.clone(), b, st, s.span, true) {
+                            out.extend(self.assign(target, r, st, ctx).into_iter().map(|s| (s, Flow::Normal)));
+                        }
+                    }
+                }
+                out
+            }
+            StmtKind::If { test, body, orelse } => {
+                let mut out = Vec::new();
+                for (_, truth) in self.truth(test, st, ctx) {
+                    match truth {
+                        (true, st) => out.extend(self.block(body, st, ctx)),
+                        (false, st) => out.extend(self.block(orelse, st, ctx)),
+                    }
+                }
+                out
+            }
+            StmtKind::While { test, body, orelse } => self.while_loop(test, body, orelse, st, ctx),
+            StmtKind::For { target, iter, body, orelse } => {
+                let mut out = Vec::new();
+                for (st, it) in self.eval(iter, st, ctx) {
+                    out.extend(self.for_loop(target, it, body, orelse, st, ctx, s.span));
+                }
+                out
+            }
+            StmtKind::FunctionDef(def) => {
+                let mut out = Vec::new();
+                for (mut st, f) in self.make_function(def, st, ctx) {
+                    let name = def.name.clone();
+                    self.set_var(&mut st, ctx, &name, f);
+                    out.push((st, Flow::Normal));
+                }
+                out
+            }
+            StmtKind::ClassDef(def) => self.class_def(def, st, ctx),
+            StmtKind::Return(e) => match e {
+                Some(e) => self.eval(e, st, ctx).into_iter().map(|(s, v)| (s, Flow::Return(v))).collect(),
+                None => vec![(st, Flow::Return(Value::None))],
+            },
+            // A raised exception ends the path (handlers are entered from the try's start).
+            StmtKind::Raise(e) => {
+                if let Some(e) = e {
+                    let _ = self.eval(e, st, ctx);
+                }
+                Vec::new()
+            }
+            StmtKind::Try { body, handlers, orelse, finalbody } => {
+                let mut inner = st.clone();
+                if !handlers.is_empty() {
+                    inner.in_try += 1;
+                }
+                let mut after = Vec::new();
+                for (mut s2, flow) in self.block(body, inner, ctx) {
+                    if !handlers.is_empty() {
+                        s2.in_try -= 1;
+                    }
+                    if flow == Flow::Normal {
+                        after.extend(self.block(orelse, s2, ctx));
+                    } else {
+                        after.push((s2, flow));
+                    }
+                }
+                // Handlers run from the try's start with everything the body assigns forgotten.
+                let mut assigned = Vec::new();
+                assigned_names(body, &mut assigned);
+                for h in handlers {
+                    let mut hs = st.clone();
+                    self.tick_opaque(&mut hs, s.span, 1);
+                    for n in &assigned {
+                        self.set_var(&mut hs, ctx, n, Value::Unknown);
+                    }
+                    if let Some(n) = &h.name {
+                        self.set_var(&mut hs, ctx, n, Value::Unknown);
+                    }
+                    after.extend(self.block(&h.body, hs, ctx));
+                }
+                if finalbody.is_empty() {
+                    return after;
+                }
+                let mut out = Vec::new();
+                for (s2, flow) in after {
+                    for (s3, f3) in self.block(finalbody, s2, ctx) {
+                        out.push((s3, if f3 == Flow::Normal { flow.clone() } else { f3 }));
+                    }
+                }
+                out
+            }
+            StmtKind::With { items, body } => {
+                let mut states = vec![st];
+                for (e, t) in items {
+                    let mut next = Vec::new();
+                    for st in states {
+                        for (st, v) in self.eval(e, st, ctx) {
+                            let entered = match &v {
+                                Value::Lib(_) | Value::LibMethod(..) => Value::Unknown,
+                                _ => v.clone(),
+                            };
+                            match t {
+                                Some(t) => next.extend(self.assign(t, entered, st, ctx)),
+                                None => next.push(st),
+                            }
+                        }
+                    }
+                    states = next;
+                }
+                let mut out = Vec::new();
+                for st in states {
+                    out.extend(self.block(body, st, ctx));
+                }
+                out
+            }
+            StmtKind::Assert { test, .. } => {
+                // An assert refines: only the paths where it holds go on.
+                let mut out = Vec::new();
+                for (_, (truth, st)) in self.truth(test, st, ctx) {
+                    if truth {
+                        out.push((st, Flow::Normal));
+                    }
+                }
+                out
+            }
+            StmtKind::Import(names) => {
+                let mut st = st;
+                for (dotted, alias) in names {
+                    match alias {
+                        Some(a) => self.set_var(&mut st, ctx, a, module_value(dotted)),
+                        None => {
+                            let first: Name = Rc::from(dotted.split('.').next().unwrap_or(dotted));
+                            self.set_var(&mut st, ctx, &first, module_value(&first));
+                        }
+                    }
+                }
+                vec![(st, Flow::Normal)]
+            }
+            StmtKind::ImportFrom { module, level, names } => {
+                let mut st = st;
+                for (n, alias) in names {
+                    let v = match (module, level) {
+                        (Some(m), 0) => module_value(&format!("{m}.{n}")),
+                        _ => Value::Unknown,
+                    };
+                    let bind = alias.clone().unwrap_or_else(|| n.clone());
+                    if &*bind != "*" {
+                        self.set_var(&mut st, ctx, &bind, v);
+                    }
+                }
+                vec![(st, Flow::Normal)]
+            }
+            StmtKind::Global(_) | StmtKind::Nonlocal(_) | StmtKind::Pass => vec![(st, Flow::Normal)],
+            StmtKind::Delete(ts) => {
+                let mut st = st;
+                for t in ts {
+                    if let Target::Name(n, _) = t {
+                        self.set_var(&mut st, ctx, n, Value::Unknown);
+                    }
+                }
+                vec![(st, Flow::Normal)]
+            }
+            StmtKind::Break => vec![(st, Flow::Break)],
+            StmtKind::Continue => vec![(st, Flow::Continue)],
+            StmtKind::Unknown { binds } => {
+                let mut st = st;
+                for n in binds {
+                    self.set_var(&mut st, ctx, n, Value::Unknown);
+                }
+                vec![(st, Flow::Normal)]
+            }
+        }
+    }
+
+    pub(super) fn make_function(&mut self, def: &Rc<FuncDef>, st: State, ctx: &Ctx) -> Vals {
+        // defaults are evaluated at definition time
+        let mut states: Vec<(State, Vec<Value>)> = vec![(st, Vec::new())];
+        for p in def.params.iter().filter_map(|p| p.default.as_ref()) {
+            let mut next = Vec::new();
+            for (st, acc) in states {
+                for (st, v) in self.eval(p, st, ctx) {
+                    let mut acc = acc.clone();
+                    acc.push(v);
+                    next.push((st, acc));
+                }
+            }
+            states = next;
+        }
+        let mut out = Vec::new();
+        for (mut st, defaults) in states {
+            let mut kw_defaults = Vec::new();
+            for p in &def.kwonly {
+                match &p.default {
+                    Some(e) => {
+                        let vals = self.eval(e, st.clone(), ctx);
+                        match vals.into_iter().next() {
+                            Some((s2, v)) => {
+                                st = s2;
+                                kw_defaults.push(Some(v));
+                            }
+                            None => kw_defaults.push(Some(Value::Unknown)),
+                        }
+                    }
+                    None => kw_defaults.push(None),
+                }
+            }
+            let mut kind = FuncKind::Plain;
+            for d in &def.decorators {
+                let name = match &d.kind {
+                    ExprKind::Name(n) => n.to_string(),
+                    ExprKind::Attr(_, n) => n.to_string(),
+                    _ => String::new(),
+                };
+                kind = match name.as_str() {
+                    "staticmethod" => FuncKind::Static,
+                    "classmethod" => FuncKind::ClassMethod,
+                    "property" | "cached_property" => FuncKind::Property,
+                    _ => kind,
+                };
+            }
+            let unknown_decorator = def.decorators.iter().any(|d| {
+                !matches!(&d.kind, ExprKind::Name(n) if matches!(&**n, "staticmethod" | "classmethod" | "property" | "cached_property" | "torch.no_grad"))
+                    && !matches!(&d.kind, ExprKind::Attr(_, n) if matches!(&**n, "cached_property" | "no_grad" | "inference_mode" | "wraps" | "jit" | "script"))
+                    && !matches!(&d.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Attr(_, n) if matches!(&**n, "no_grad" | "inference_mode" | "wraps")))
+            });
+            let scope = match ctx.class_body {
+                Some(_) => match st.get(ctx.scope) {
+                    Obj::Scope { parent, .. } => parent.unwrap_or(ctx.scope),
+                    _ => ctx.scope,
+                },
+                None => ctx.scope,
+            };
+            let clo = Closure {
+                def: def.clone(),
+                scope,
+                defaults,
+                kw_defaults,
+                class: ctx.class_body,
+                kind,
+            };
+            let v = if unknown_decorator || def.is_async { Value::Unknown } else { Value::Func(Rc::new(clo)) };
+            out.push((st, v));
+        }
+        out
+    }
+
+    fn class_def(&mut self, def: &Rc<ClassDef>, st: State, ctx: &Ctx) -> Paths {
+        let mut out = Vec::new();
+        for (mut st, bases) in self.eval_list(&def.bases, st, ctx) {
+            let class = st.alloc(Obj::Class { name: def.name.clone(), def: Some(def.clone()), bases, attrs: BTreeMap::new() });
+            let scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: Some(ctx.scope) });
+            let cctx = Ctx {
+                scope,
+                module_scope: ctx.module_scope,
+                class_body: Some(class),
+                method_class: None,
+                self_val: None,
+                globals: Rc::new(Vec::new()),
+            };
+            for (mut s2, _) in self.block(&def.body, st, &cctx) {
+                let vars = match s2.get(scope) {
+                    Obj::Scope { vars, .. } => vars.clone(),
+                    _ => BTreeMap::new(),
+                };
+                if let Obj::Class { attrs, .. } = s2.get_mut(class) {
+                    *attrs = vars;
+                }
+                let mut v = Value::Ref(class);
+                for d in &def.decorators {
+                    let known = matches!(&d.kind, ExprKind::Name(n) if &**n == "dataclass")
+                        || matches!(&d.kind, ExprKind::Attr(_, n) if &**n == "dataclass")
+                        || matches!(&d.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Name(n) | ExprKind::Attr(_, n) if &**n == "dataclass"));
+                    if known {
+                        if let Obj::Class { attrs, .. } = s2.get_mut(class) {
+                            attrs.insert(Rc::from("__dataclass__"), Value::Bool(true));
+                        }
+                    } else {
+                        v = Value::Unknown;
+                    }
+                }
+                self.set_var(&mut s2, ctx, &def.name, v);
+                out.push((s2, Flow::Normal));
+            }
+        }
+        out
+    }
+}
+
+pub(super) fn collect_globals(body: &[Stmt], out: &mut Vec<Name>) {
+    for s in body {
+        match &s.kind {
+            StmtKind::Global(names) => out.extend(names.iter().cloned()),
+            StmtKind::If { body, orelse, .. } | StmtKind::While { body, orelse, .. } | StmtKind::For { body, orelse, .. } => {
+                collect_globals(body, out);
+                collect_globals(orelse, out);
+            }
+            StmtKind::With { body, .. } => collect_globals(body, out),
+            StmtKind::Try { body, handlers, orelse, finalbody } => {
+                collect_globals(body, out);
+                handlers.iter().for_each(|h| collect_globals(&h.body, out));
+                collect_globals(orelse, out);
+                collect_globals(finalbody, out);
+            }
+            _ => {}
+        }
+    }
+}

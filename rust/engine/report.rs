@@ -1,0 +1,168 @@
+//! The report rule: which of the outcomes the checks record become findings, and which
+//! undecided checks are exported for the Z3 bridge.
+//!
+//! A violation found on a path is reported when the path is not tainted by an opaque choice
+//! (its branch conditions are all expressible; the message names them), or when every path
+//! that reaches the site fails there. An entry that exhausts a budget reports nothing.
+//!
+//! Each check records an outcome for its site (`Interp::record`): Holds, Undecided or
+//! Violated. Each path records one outcome per site; a violation replaces that path's earlier
+//! verdicts at the same site.
+//! - **Branches.** An opaque `if` (its value comes from unmodelled code) forks into two tainted
+//!   paths. A first-use assumption about an unknown input, such as its rank for Conv2d
+//!   (batched or not), forks into `Assume` alternatives.
+//! - **When a site is reported** (`findings_from`). It is reported if an untainted path
+//!   violates there; the message carries that path's expressible conditions, e.g.
+//!   `(when batch == 1)`. It is also reported if every path reaching the site violates, and,
+//!   for each `Assume` on the way, every alternative reached the site and failed. The second
+//!   condition stops cascades: with `BatchNorm1d` given a 4-D map, the 3-D alternative would
+//!   otherwise fail at the next layer.
+//! - **Other rules.** A violation inside a `try` that has handlers is never reported. A site
+//!   reports once, whatever the codes (`one_per_site`).
+//! - **Undecided checks** (`undecided_from`, `undecided_to_export`). An undecided check is
+//!   exported only where its violation would be reported: not at a site where some path is
+//!   inside a `try` with handlers, not at a site that is reported already, one query per site
+//!   and text.
+
+use std::collections::BTreeMap;
+
+use super::interp::{Interp, Outcome, Pending, Verdict};
+use crate::diagnostics::{Finding, Undecided};
+use crate::ir::Span;
+use crate::value::*;
+
+impl<'a> Interp<'a> {
+    /// The path's expressible branch conditions as text (`B == 1 and T < 5`), if any.
+    pub fn path_condition(&self, st: &State) -> Option<String> {
+        let conds: Vec<String> = st
+            .branches
+            .iter()
+            .filter_map(|b| match b {
+                Branch::Sym(c) => Some(crate::shape::describe_cond(&self.syms, c)),
+                Branch::Opaque(..) | Branch::Assume(..) => None,
+            })
+            .collect();
+        if conds.is_empty() { None } else { Some(conds.join(" and ")) }
+    }
+
+    pub fn record(&mut self, st: &State, site: Span, verdict: Verdict) {
+        if crate::engine::modules::is_embedded(site) && self.user_site.is_none() {
+            // embedded code not reached from a user call: nowhere to report
+            return;
+        }
+        let site = self.user_span(site);
+        let violated = matches!(verdict, Verdict::Violated(_));
+        if !matches!(verdict, Verdict::Holds) {
+            self.flagged += 1;
+        }
+        // Only a violation's path condition is ever shown.
+        let condition = if violated { self.path_condition(st) } else { None };
+        let branches = st.branches.clone();
+        // One verdict per path and site: a violation overrides what earlier checks of the same
+        // call on this path found (e.g. the first dim of `transpose` fine, the second not).
+        if violated {
+            self.outcomes.retain(|o| !(o.site == site && o.branches == branches && !matches!(o.verdict, Verdict::Violated(_))));
+        }
+        self.outcomes.push(Outcome { site, branches, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
+    }
+
+    pub fn line(&self, span: Span) -> usize {
+        self.file.row(self.user_span(span).start)
+    }
+
+    /// A span in the user's file: embedded library code maps to the innermost user call.
+    pub fn user_span(&self, span: Span) -> Span {
+        if crate::engine::modules::is_embedded(span) { self.user_site.unwrap_or_default() } else { span }
+    }
+}
+
+/// Turn the outcomes of one entry point into findings (the report rule above).
+pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
+    let mut by_site: BTreeMap<(u32, u32), Vec<&Outcome>> = BTreeMap::new();
+    for o in outcomes {
+        by_site.entry((o.site.start, o.site.end)).or_default().push(o);
+    }
+    let mut out = Vec::new();
+    for ((start, end), os) in by_site {
+        if os.iter().any(|o| o.suppressed) {
+            continue;
+        }
+        let fails: Vec<&&Outcome> = os.iter().filter(|o| matches!(o.verdict, Verdict::Violated(_))).collect();
+        if fails.is_empty() {
+            continue;
+        }
+        let all_fail = fails.len() == os.len();
+        let untainted = fails.iter().find(|o| !o.tainted);
+        // A failure reached only through opaque choices counts when every path reaching the
+        // site fails and, at each assumption about an unknown input on the way, every
+        // alternative reached the site and failed there (otherwise an earlier error under
+        // the other assumption may be the real cause).
+        let covered = |o: &Outcome| {
+            o.branches.iter().all(|b| match b {
+                Branch::Assume(span, _, n) => (0..*n).all(|side| {
+                    fails.iter().any(|f| f.branches.iter().any(|x| *x == Branch::Assume(*span, side, *n)))
+                }),
+                Branch::Opaque(..) | Branch::Sym(_) => true,
+            })
+        };
+        let chosen = match (all_fail, untainted) {
+            (_, Some(o)) => *o,
+            (true, None) => match fails.iter().find(|o| covered(o)) {
+                Some(o) => *o,
+                None => continue,
+            },
+            (false, None) => continue,
+        };
+        let Verdict::Violated(v) = &chosen.verdict else { continue };
+        let condition = if all_fail { None } else { chosen.condition.clone() };
+        let (row, col) = interp.file.location(start);
+        let (end_row, end_col) = interp.file.location(end);
+        let message = match &condition {
+            Some(c) => format!("{} (when {c})", v.message),
+            None => v.message.clone(),
+        };
+        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace: v.trace.clone(), condition });
+    }
+    out
+}
+
+/// The undecided checks of one entry point that the report rule would report if they were
+/// violated: a site where some path is inside a `try` with handlers never reports.
+pub fn undecided_from(interp: &Interp, outcomes: &[Outcome], pending: &[Pending]) -> Vec<crate::diagnostics::Undecided> {
+    let suppressed: std::collections::BTreeSet<(u32, u32)> =
+        outcomes.iter().filter(|o| o.suppressed).map(|o| (o.site.start, o.site.end)).collect();
+    let mut out = Vec::new();
+    for p in pending {
+        if suppressed.contains(&(p.site.start, p.site.end)) {
+            continue;
+        }
+        let (row, col) = interp.file.location(p.site.start);
+        let (end_row, end_col) = interp.file.location(p.site.end);
+        let message = match &p.condition {
+            Some(c) => format!("{} (when {c})", p.message),
+            None => p.message.clone(),
+        };
+        out.push(crate::diagnostics::Undecided {
+            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone() },
+            context: p.query.context.clone(),
+            precondition: p.query.precondition.clone(),
+        });
+    }
+    out
+}
+
+/// The findings of all entry points, in order of their sites, one per site.
+pub(super) fn one_per_site(findings: &mut Vec<Finding>) {
+    // one diagnostic per site and code
+    findings.sort_by_key(|f| (f.row, f.col));
+    // one root cause, one report: a site reports once, whatever path found it first
+    findings.dedup_by(|a, b| a.row == b.row && a.col == b.col);
+}
+
+/// The undecided checks of all entry points that are worth a query.
+pub(super) fn undecided_to_export(undecided: &mut Vec<Undecided>, findings: &[Finding]) {
+    // an undecided check at a reported site adds nothing; one query per site and text
+    undecided.retain(|u: &Undecided| !findings.iter().any(|f| f.row == u.finding.row && f.col == u.finding.col));
+    undecided.sort_by(|a, b| (a.finding.row, a.finding.col, &a.context, &a.precondition).cmp(&(b.finding.row, b.finding.col, &b.context, &b.precondition)));
+    undecided.dedup_by(|a, b| a.finding.row == b.finding.row && a.finding.col == b.finding.col && a.context == b.context && a.precondition == b.precondition);
+}
