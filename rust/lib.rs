@@ -41,6 +41,14 @@ pub struct Settings {
     pub memo: bool,
 }
 
+impl Settings {
+    /// Whether the core produces `rule`'s findings: the default rules always (the front end
+    /// selects among them), the opt-in `SHP9xx` rules with `may_fail`.
+    pub fn is_enabled(&self, rule: &rules::Rule) -> bool {
+        rule.default_enabled || (self.may_fail && rule.family == rules::Family::MayFail)
+    }
+}
+
 impl Default for Settings {
     fn default() -> Self {
         Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, memo: true }

@@ -19,7 +19,16 @@ use crate::{Finding, Settings, Undecided, ir, parse::ParsedFile};
 type ShapeLog = BTreeMap<usize, std::collections::BTreeSet<String>>;
 
 pub(super) fn run(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut ShapeLog>) -> (Vec<Finding>, Vec<Undecided>, Stats) {
+    run_observed(m, f, s, log, &[])
+}
+
+/// `run`, with `extra` event subscribers next to the enabled rules' own (tests observe the
+/// event stream this way).
+pub(super) fn run_observed(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut ShapeLog>, extra: &[&'static dyn crate::rules::events::Subscriber]) -> (Vec<Finding>, Vec<Undecided>, Stats) {
     let mut interp = Interp::new(f, s);
+    if !extra.is_empty() {
+        interp.subscribers = crate::engine::events::Subscribers::enabled(s, extra);
+    }
     let logging = log.is_some();
     if logging {
         interp.shape_log = Some(BTreeMap::new());

@@ -5,6 +5,7 @@
 //!   (its doc lists its own rooms);
 //! - `check.rs`: `Interp::check`, through which every model's precondition goes;
 //! - `ctx.rs`: the interpreter as the models see it (`models::ctx::ModelCtx`);
+//! - `events.rs`: delivering engine events to the enabled rules' subscribers;
 //! - `modules.rs`: the module table (embedded source roots, lowered once);
 //! - `memo.rs`: call summaries of side-effect-free user calls;
 //! - `entry.rs`: the entry points (the script, every `nn.Module` subclass's `forward`) and
@@ -16,6 +17,7 @@
 
 pub mod check;
 pub mod ctx;
+pub mod events;
 pub mod interp;
 pub mod memo;
 pub mod modules;
@@ -55,6 +57,13 @@ pub fn shapes_by_line(m: &ir::Module, f: &ParsedFile, s: &Settings) -> Vec<(usiz
 
 pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Stats) {
     let (findings, _, stats) = run(m, f, s, None);
+    (findings, stats)
+}
+
+/// Findings and statistics, with `extra` event subscribers delivered the engine's events
+/// next to the enabled rules' own (how tests observe the event stream).
+pub fn analyze_observed(m: &ir::Module, f: &ParsedFile, s: &Settings, extra: &[&'static dyn crate::rules::events::Subscriber]) -> (Vec<Finding>, Stats) {
+    let (findings, _, stats) = entry::run_observed(m, f, s, None, extra);
     (findings, stats)
 }
 

@@ -8,6 +8,7 @@ use std::rc::Rc;
 use super::{Ctx, Interp, builtin};
 use crate::ir::*;
 use crate::models;
+use crate::rules::events::{Event, EventKind};
 use crate::value::*;
 
 impl<'a> Interp<'a> {
@@ -64,7 +65,12 @@ impl<'a> Interp<'a> {
                 let mut out = Vec::new();
                 for (mut st, o) in self.eval(obj, st, ctx) {
                     let v = self.label_value(&mut st, v.clone(), name);
-                    self.set_attr(&mut st, &o, name, v);
+                    if self.wants(EventKind::AttrStore) {
+                        self.set_attr(&mut st, &o, name, v.clone());
+                        self.emit(&Event::AttrStore { object: &o, attr: name, value: &v, span: *span }, &st, *span);
+                    } else {
+                        self.set_attr(&mut st, &o, name, v);
+                    }
                     out.push(st);
                 }
                 out

@@ -11,6 +11,7 @@ use crate::engine::memo;
 use crate::ir::*;
 use crate::models::torch;
 use crate::models;
+use crate::rules::events::{Event, EventKind};
 use crate::value::*;
 
 const MAX_CALL_DEPTH: usize = 48;
@@ -133,11 +134,45 @@ impl<'a> Interp<'a> {
                         }
                     }
                 }
-                Obj::Layer(_) | Obj::Container { .. } => torch::call_module_value(self, st, Value::Ref(id), args, kwargs, span),
+                Obj::Layer(_) | Obj::Container { .. } => {
+                    let class = match st.get(id) {
+                        Obj::Layer(l) => format!("torch.nn.{}", l.kind),
+                        Obj::Container { kind, .. } => format!("torch.nn.{kind:?}"),
+                        _ => unreachable!(),
+                    };
+                    let kept = self.wants(EventKind::ApiCall).then(|| (args.clone(), kwargs.clone()));
+                    let out = torch::call_module_value(self, st, Value::Ref(id), args, kwargs, span);
+                    if let Some((args, kwargs)) = kept {
+                        self.emit_api_call(&class, Some(&Value::Ref(id)), &args, &kwargs, &out, span);
+                    }
+                    out
+                }
                 _ => vec![(st, Value::Unknown)],
             },
-            Value::Lib(path) => models::call_lib(self, st, &path, args, kwargs, span),
-            Value::LibMethod(recv, name) => models::call_method(self, st, *recv, &name, args, kwargs, span),
+            Value::Lib(path) => {
+                let kept = self.wants(EventKind::ApiCall).then(|| (args.clone(), kwargs.clone()));
+                let out = models::call_lib(self, st, &path, args, kwargs, span);
+                if let Some((args, kwargs)) = kept {
+                    self.emit_api_call(&path, None, &args, &kwargs, &out, span);
+                }
+                out
+            }
+            Value::LibMethod(recv, name) => {
+                let tensor_method = matches!(*recv, Value::Tensor(_));
+                let backward = tensor_method && &*name == "backward" && self.wants(EventKind::Backward);
+                let kept = (tensor_method && self.wants(EventKind::ApiCall)).then(|| ((*recv).clone(), args.clone(), kwargs.clone()));
+                let receiver = backward.then(|| (*recv).clone());
+                let out = models::call_method(self, st, *recv, &name, args, kwargs, span);
+                if let Some((recv, args, kwargs)) = kept {
+                    self.emit_api_call(&format!("torch.Tensor.{name}"), Some(&recv), &args, &kwargs, &out, span);
+                }
+                if let Some(tensor) = receiver {
+                    for (st, _) in &out {
+                        self.emit(&Event::Backward { tensor: &tensor, span }, st, span);
+                    }
+                }
+                out
+            }
             Value::Builtin(name) => models::builtins::call_builtin(self, st, name, args, kwargs, span),
             _ => vec![(st, Value::Unknown)],
         }
@@ -402,6 +437,9 @@ impl<'a> Interp<'a> {
                 (false, Flow::Return(v)) => v,
                 (false, _) => Value::None,
             };
+            if !first_yield && self.wants(EventKind::FunctionExit) {
+                self.emit(&Event::FunctionExit { function: &def.name, returned: &v, span: def.span }, &st, def.span);
+            }
             out.push((st, v));
         }
         merge_vals(out, self.settings.prune)

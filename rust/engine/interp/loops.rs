@@ -11,6 +11,7 @@ use super::{Ctx, Flow, Interp, Paths, merge};
 use crate::ir::*;
 use crate::models::torch;
 use crate::models;
+use crate::rules::events::{Event, EventKind};
 use crate::value::*;
 
 pub const UNROLL: usize = 512;
@@ -52,7 +53,13 @@ impl<'a> Interp<'a> {
     fn iteration(&mut self, body: &[Stmt], st: State, ctx: &Ctx, next: &mut Vec<State>, out: &mut Paths) {
         for (s2, flow) in self.block(body, st, ctx) {
             match flow {
-                Flow::Normal | Flow::Continue => next.push(s2),
+                Flow::Normal | Flow::Continue => {
+                    if self.wants(EventKind::LoopBackEdge) {
+                        let span = body.first().map(|s| s.span).unwrap_or_default();
+                        self.emit(&Event::LoopBackEdge { span }, &s2, span);
+                    }
+                    next.push(s2)
+                }
                 Flow::Break => out.push((s2, Flow::Normal)),
                 f @ (Flow::Return(_) | Flow::Yield(_)) => out.push((s2, f)),
             }
@@ -68,6 +75,10 @@ impl<'a> Interp<'a> {
             if let Flow::Return(_) | Flow::Yield(_) = flow {
                 out.push((s2, flow));
                 continue;
+            }
+            if matches!(flow, Flow::Normal | Flow::Continue) && self.wants(EventKind::LoopBackEdge) {
+                let span = body.first().map(|s| s.span).unwrap_or_default();
+                self.emit(&Event::LoopBackEdge { span }, &s2, span);
             }
             for n in &assigned {
                 self.set_var(&mut s2, ctx, n, Value::Unknown);

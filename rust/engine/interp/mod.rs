@@ -118,6 +118,8 @@ pub struct Ctx {
 }
 
 pub struct Interp<'a> {
+    /// The enabled rules' event subscribers (`engine::events`).
+    pub subscribers: crate::engine::events::Subscribers,
     pub file: &'a ParsedFile<'a>,
     pub settings: &'a Settings,
     pub syms: Symbols,
@@ -189,6 +191,7 @@ impl<'a> Interp<'a> {
     pub fn new(file: &'a ParsedFile<'a>, settings: &'a Settings) -> Interp<'a> {
         super::memo::reset_reads();
         Interp {
+            subscribers: crate::engine::events::Subscribers::enabled(settings, &[]),
             file,
             settings,
             syms: Symbols::default(),

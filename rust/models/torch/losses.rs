@@ -173,14 +173,9 @@ pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, ta
         }
         _ => {
             // elementwise regression losses broadcast (torch warns when sizes differ)
+            // (SHP901, a target that broadcasts to a different shape, is a rule of its own:
+            // rules/may_fail/loss_target_broadcast.rs)
             let Some(s) = broadcast(cx, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
-            if cx.may_fail() && sx.rank().is_some() && sy.rank().is_some() {
-                let differ = sx.dims.len() != sy.dims.len() || sx.dims.iter().zip(&sy.dims).any(|(a, b)| cx.dim_eq(&st, a, b) == Tri::False);
-                let (sxs, sys) = (cx.show_shape(&st, &sx), cx.show_shape(&st, &sy));
-                if differ {
-                    cx.warn(&st, span, &crate::rules::may_fail::loss_target_broadcast::RULE, format!("{who}{kind}: target {sys} and input {sxs} differ in shape and are broadcast (torch only warns; the loss is likely wrong)"));
-                }
-            }
             scalar(st, s)
         }
     }
