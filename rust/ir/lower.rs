@@ -12,14 +12,15 @@ use crate::parse::ParsedFile;
 /// Deeper nesting than this is not lowered (real code stays far below it).
 pub const MAX_DEPTH: usize = 300;
 
+/// Lower the checked file (`FileId::MAIN`, function ids from 1).
 pub fn lower_module(file: &ParsedFile) -> Module {
-    lower_module_at(file, 0, 0)
+    lower_module_in(file, FileId::MAIN, 0)
 }
 
-/// Lower a second source (embedded library code) into its own ranges: every span is shifted by
-/// `span_base` and every function id by `id_base`, so neither collides with the user's file.
-pub fn lower_module_at(file: &ParsedFile, span_base: u32, id_base: u32) -> Module {
-    let mut l = Lowerer { depth: 0, max_depth: 0, next_id: id_base, saw_yield: false, span_base };
+/// Lower a module of the module table: its spans carry `file_id`, and its function ids start
+/// after `id_base`, so they never meet another module's.
+pub fn lower_module_in(file: &ParsedFile, file_id: FileId, id_base: u32) -> Module {
+    let mut l = Lowerer { depth: 0, max_depth: 0, next_id: id_base, saw_yield: false, file: file_id };
     let body = l.stmts(&file.module().body);
     Module { body, max_depth: l.max_depth }
 }
@@ -29,7 +30,7 @@ struct Lowerer {
     max_depth: usize,
     next_id: u32,
     saw_yield: bool,
-    span_base: u32,
+    file: FileId,
 }
 
 fn name(id: &py::Identifier) -> Name {
@@ -74,7 +75,7 @@ fn cmpop(op: py::CmpOp) -> CmpOp {
 impl Lowerer {
     fn span_of(&self, node: &impl Ranged) -> Span {
         let r = node.range();
-        Span { start: r.start().to_u32().saturating_add(self.span_base), end: r.end().to_u32().saturating_add(self.span_base) }
+        Span { file: self.file, start: r.start().to_u32(), end: r.end().to_u32() }
     }
 
     fn id(&mut self) -> u32 {

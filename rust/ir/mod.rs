@@ -11,9 +11,20 @@ use std::rc::Rc;
 
 pub type Name = Rc<str>;
 
-/// A byte range in the source file.
+/// A source file of one analysis: the checked file (`FileId::MAIN`) or a module of the
+/// engine's module table (`engine/modules.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct FileId(pub u32);
+
+impl FileId {
+    /// The file being checked.
+    pub const MAIN: FileId = FileId(0);
+}
+
+/// A byte range in a source file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Span {
+    pub file: FileId,
     pub start: u32,
     pub end: u32,
 }
