@@ -139,7 +139,7 @@ fn internal_error(reason: &str) -> Finding {
     let short: String = reason.lines().next().unwrap_or("").chars().take(120).collect();
     Finding {
         rule: &rules::meta::internal_error::RULE,
-        message: format!("shape-lint internal error: {short}"),
+        message: rules::violation::Violation::message(&rules::meta::internal_error::InternalError::Panic { reason: short }),
         row: 1,
         col: 1,
         end_row: 1,

@@ -105,6 +105,7 @@ fn rules(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         d.set_item("code", r.code)?;
         d.set_item("name", r.name)?;
         d.set_item("summary", r.summary)?;
+        d.set_item("messages", r.messages.to_vec())?;
         d.set_item("doc", r.doc)?;
         d.set_item("default_enabled", r.default_enabled)?;
         d.set_item(

@@ -58,6 +58,8 @@ class RuleInfo(TypedDict):
     code: str
     name: str
     summary: str
+    messages: list[str]
+    """The templates of the messages the rule renders (``format!`` strings over named fields)."""
     doc: str
     """Markdown in ruff's section order (What it does, Why is this bad?, Example, ...)."""
     default_enabled: bool

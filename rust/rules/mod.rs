@@ -6,6 +6,7 @@
 
 pub mod events;
 pub mod may_fail;
+pub mod violation;
 pub mod meta;
 pub mod shape;
 
@@ -42,6 +43,8 @@ pub struct Rule {
     pub status: RuleStatus,
     /// The one-line message template; `{name}` placeholders are filled by the checker.
     pub summary: &'static str,
+    /// The templates of the messages its typed violation renders (`violation::Violation`).
+    pub messages: &'static [&'static str],
     /// Markdown documentation in ruff's section order.
     pub doc: &'static str,
     /// Opt-in rules are off unless selected explicitly.

@@ -2,6 +2,7 @@
 
 use crate::ir::Name;
 use crate::rules::events::{ApiCall, Event, EventKind, RuleCtx, Subscriber};
+use crate::rules::violation::Violation;
 use crate::rules::{Family, Rule, RuleStatus};
 use crate::shape::{Rel, Tri};
 use crate::value::{Obj, State, Value, show_shape};
@@ -13,6 +14,7 @@ pub const RULE: Rule = Rule {
     family: Family::MayFail,
     status: RuleStatus::Preview,
     summary: "{loss}: target {target} and input {input} differ in shape and are broadcast",
+    messages: <LossTargetBroadcast as Violation>::MESSAGES,
     default_enabled: false,
     doc: r#"## What it does
 Flags the elementwise regression losses (`MSELoss`, `L1Loss`, `SmoothL1Loss`, `HuberLoss` and
@@ -51,18 +53,11 @@ const LOSSES: &[(&str, &str)] = &[
     ("torch.nn.HuberLoss", "torch.nn.functional.huber_loss"),
 ];
 
-/// The violation: a regression loss whose target broadcasts against its input.
-pub struct LossTargetBroadcast {
-    /// `F.mse_loss`, or the module's label and class (`loss_fn (line 12): MSELoss`).
-    pub loss: String,
-    pub target: String,
-    pub input: String,
-}
-
-impl LossTargetBroadcast {
-    pub fn message(&self) -> String {
-        let LossTargetBroadcast { loss, target, input } = self;
-        format!("{loss}: target {target} and input {input} differ in shape and are broadcast (torch only warns; the loss is likely wrong)")
+crate::violation! {
+    /// A regression loss whose target broadcasts against its input. `loss` is `F.mse_loss`, or
+    /// the module's label and class (`loss_fn (line 12): MSELoss`).
+    pub enum LossTargetBroadcast for RULE {
+        Differ { loss, target, input } => "{loss}: target {target} and input {input} differ in shape and are broadcast (torch only warns; the loss is likely wrong)",
     }
 }
 
@@ -105,7 +100,7 @@ impl Subscriber for Check {
                 None => class.to_string(),
             }
         };
-        let v = LossTargetBroadcast { loss, target: show_shape(syms, st, &sy), input: show_shape(syms, st, &sx) };
+        let v = LossTargetBroadcast::Differ { loss, target: show_shape(syms, st, &sy), input: show_shape(syms, st, &sx) };
         cx.warn(st, call.span, &RULE, v.message());
     }
 }

@@ -1,3 +1,4 @@
+use crate::rules::violation::Violation;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP001
@@ -7,6 +8,7 @@ pub const RULE: Rule = Rule {
     family: Family::Meta,
     status: RuleStatus::Stable,
     summary: "shape-lint internal error: {reason}",
+    messages: <InternalError as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
 Reports that the analyzer itself failed on this file (a bug in shape-lint, caught at the
@@ -27,3 +29,11 @@ Use instead:
 Silence it with `# noqa: SHP001` on line 1 or `--ignore SHP001` until the bug is fixed.
 "#,
 };
+
+crate::violation! {
+    /// A panic in the analyzer, caught; `reason` is the first line of its message, cut to 120
+    /// characters.
+    pub enum InternalError for RULE {
+        Panic { reason } => "shape-lint internal error: {reason}",
+    }
+}

@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{op}: shapes {lhs} and {rhs} cannot be broadcast together",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks that the operands of an elementwise operation can be broadcast together: arithmetic

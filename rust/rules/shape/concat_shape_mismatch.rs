@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{op}: tensor {index} has shape {shape}, which does not fit {expected}",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks the tensors joined by `torch.cat` (`concat`, `concatenate`), `torch.stack`, `hstack`,

@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{op}: dim {dim} is out of range for a {rank}-D tensor {shape}",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks that a dimension argument names a dimension the tensor has (from `-rank` to

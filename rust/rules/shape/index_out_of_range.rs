@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{op}: index {index} is out of range for dim {dim} of size {size}",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks constant indices into dimensions of known size: subscripts (`x[2]`, `x[:, -5]`),

@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{op}: {reason}",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks the remaining shape preconditions of PyTorch APIs, at layer construction or call:

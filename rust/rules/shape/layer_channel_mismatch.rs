@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{layer} expects {expected} {what}, got input {shape}",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks that the channel or feature dimension of a layer's input matches what the layer was

@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{layer} expects a {expected} input, got a {rank}-D tensor {shape}",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks that a layer or functional op gets an input of a rank it accepts: `Conv1d`/`Conv2d`/

@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{loss}: input {input} and target {target} do not fit: {reason}",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks the input and target of loss functions: `CrossEntropyLoss`/`F.cross_entropy` and

@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{op}: input {lhs} does not fit {rhs}",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks that the inner dimensions of a matrix product agree: `nn.Linear` and `F.linear`

@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{op}: spatial size {size} becomes {out} (kernel {kernel}, stride {stride}, padding {padding})",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks that the spatial output size of convolutions, pooling layers and `unfold` stays

@@ -7,6 +7,7 @@ pub const RULE: Rule = Rule {
     family: Family::Shape,
     status: RuleStatus::Stable,
     summary: "{op}: shape {target} is invalid for input {input} of {numel} elements",
+    messages: &[],
     default_enabled: true,
     doc: r#"## What it does
 Checks that `view`, `reshape`, `torch.reshape`, `view_as`-like targets and `unflatten` keep
