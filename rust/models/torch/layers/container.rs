@@ -18,7 +18,8 @@ pub(super) const NN: &[Nn] = &[
     Nn::module(Decl::module("torch.nn.ModuleDict", "modules=None", ""), Module::Container(ContainerKind::ModuleDict)),
     // a tensor, not a module: `nn.Parameter(t)` is `t`
     Nn::module(Decl::function("torch.nn.Parameter", "data=None, ~requires_grad=True"), Module::Parameter),
-    // on the devices it is given, DataParallel calls the module on slices of the batch
+    // `nn.DataParallel(m)` is `m` (its calls are the module's): the devices and the scatter dim
+    // split the batch and gather it back
     Nn::module(Decl::module("torch.nn.DataParallel", "module, ~device_ids=None, ~output_device=None, ~dim=0", "*inputs, **kwargs"), Module::Wrapper),
 ];
 
