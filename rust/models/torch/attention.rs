@@ -1,16 +1,89 @@
 //! Attention: `nn.MultiheadAttention`, `F.scaled_dot_product_attention`, the transformer layers
 //! and `nn.Transformer`.
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use crate::models::bind;
-use super::layers::layer_name;
+use super::layers::{layer_name, Bound, Function, Module, Nn};
 use super::tensor::{broadcast, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
-use crate::ir::{Name, Span};
+use crate::ir::Span;
 use crate::rules::shape as r;
+use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
+
+const CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE, &r::layer_channel_mismatch::RULE];
+// The feed-forward size, dropout, activation, norm placement and bias change values only. An
+// encoder layer's output has its input's shape either way round (`batch_first`).
+const ENCODER_LAYER: &str = "d_model, nhead, ~dim_feedforward=2048, ~dropout=0.1, ~activation=\"relu\", ~layer_norm_eps=1e-05, ~batch_first=False, ~norm_first=False, ~bias=True, ~device=None";
+const DECODER_LAYER: &str = "d_model, nhead, ~dim_feedforward=2048, ~dropout=0.1, ~activation=\"relu\", ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None";
+
+pub const NN: &[Nn] = &[
+    // `add_bias_kv` and `add_zero_attn` are read: modelled only when False; the call's
+    // `is_causal` is not modelled
+    Nn::module(
+        Decl::module(
+            "torch.nn.MultiheadAttention",
+            "embed_dim, num_heads, ~dropout=0.0, ~bias=True, add_bias_kv=False, add_zero_attn=False, kdim=None, vdim=None, batch_first=False, ~device=None",
+            "query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None, average_attn_weights=True",
+        )
+        .checks(CHECKS),
+        Module::MultiheadAttention,
+    ),
+    // the masks of the calls are not modelled
+    Nn::module(Decl::module("torch.nn.TransformerEncoderLayer", ENCODER_LAYER, "src").checks(CHECKS), Module::TransformerEncoderLayer),
+    Nn::module(Decl::module("torch.nn.TransformerDecoderLayer", DECODER_LAYER, "tgt, memory").checks(CHECKS), Module::TransformerDecoderLayer),
+    // `custom_encoder`/`custom_decoder` are read: modelled only without them
+    Nn::module(
+        Decl::module(
+            "torch.nn.Transformer",
+            "d_model=512, nhead=8, ~num_encoder_layers=6, ~num_decoder_layers=6, ~dim_feedforward=2048, ~dropout=0.1, ~activation=\"relu\", custom_encoder=None, custom_decoder=None, ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None",
+            "src, tgt",
+        )
+        .checks(CHECKS),
+        Module::Transformer,
+    ),
+    // stacks of a shape-preserving layer (any number of them); `norm` is read: modelled only
+    // without it. `enable_nested_tensor` and `mask_check` are about speed and masks.
+    Nn::module(Decl::module("torch.nn.TransformerEncoder", "encoder_layer, ~num_layers, norm=None, ~enable_nested_tensor=True, ~mask_check=True", "src").checks(CHECKS), Module::TransformerStack),
+    Nn::module(Decl::module("torch.nn.TransformerDecoder", "decoder_layer, ~num_layers, norm=None", "tgt, memory").checks(CHECKS), Module::TransformerStack),
+    // `attn_mask` and `enable_gqa` are read: modelled only without them; without a mask,
+    // `is_causal` and `scale` change values only
+    Nn::function(
+        Decl::function("torch.nn.functional.scaled_dot_product_attention", "query, key, value, attn_mask=None, ~dropout_p=0.0, ~is_causal=False, *, ~scale=None, enable_gqa=False").checks(&[
+            &r::layer_input_rank_mismatch::RULE,
+            &r::matmul_shape_mismatch::RULE,
+            &r::broadcast_shape_mismatch::RULE,
+        ]),
+        Function::ScaledDotProductAttention,
+    ),
+];
+
+/// Construction check of the attention layers: the embedding dim (`e`) divisible by the
+/// heads (`h`): `("embed_dim", "num_heads")` or `("d_model", "nhead")`.
+pub fn heads_check(cx: &mut dyn ModelCtx, st: &State, kind: &str, amap: &BTreeMap<Rc<str>, Value>, (e, h): (&str, &str), span: Span) -> bool {
+    let ev = amap.get(e).and_then(|v| v.as_int()).and_then(|p| p.as_const());
+    let hv = amap.get(h).and_then(|v| v.as_int()).and_then(|p| p.as_const());
+    match (ev, hv) {
+        (Some(a), Some(b)) if b > 0 => cx.check(st, span, Tri::from_bool(a % b != 0), &r::invalid_shape_argument::RULE, |_| {
+            (format!("{kind}: {e}={a} must be divisible by {h}={b}"), Vec::new())
+        }),
+        _ => true,
+    }
+}
+
+/// A stack (`nn.TransformerEncoder`/`Decoder`): the output of its layer, without a final norm.
+pub fn stack(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>, kwargs: Vec<(crate::ir::Name, Value)>, span: Span) -> Vals {
+    if !matches!(l.args.get("norm"), None | Some(Value::None)) {
+        return vec![(st, Value::Unknown)];
+    }
+    match l.args.get("encoder_layer").or(l.args.get("decoder_layer")) {
+        Some(layer @ Value::Ref(_)) => cx.call(layer.clone(), args, kwargs, st, span),
+        _ => vec![(st, Value::Unknown)],
+    }
+}
 
 /// A known-rank shape of a tensor value, or None.
 fn shape_of(st: &State, v: Option<&Value>) -> Option<Shape> {
@@ -51,7 +124,7 @@ fn seq_batch(batch_first: bool) -> (usize, usize) {
 
 /// `nn.MultiheadAttention(embed_dim, num_heads, ..., kdim, vdim, batch_first)(q, k, v, ...)`:
 /// `(attn_output, attn_weights)`.
-pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -> Vals {
     let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
     let (Some(e), Some(h)) = (int("embed_dim"), int("num_heads")) else { return vec![(st, Value::Unknown)] };
     let dim_arg = |k: &str| match l.args.get(k) {
@@ -62,7 +135,6 @@ pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: 
     if flag(l, "add_bias_kv") != Some(false) || flag(l, "add_zero_attn") != Some(false) {
         return vec![(st, Value::Unknown)];
     }
-    let b = bind(&["query", "key", "value", "key_padding_mask", "need_weights", "attn_mask", "average_attn_weights", "is_causal"], args, kwargs);
     let (Some(q), Some(k), Some(v)) = (shape_of(&st, b.get("query")), shape_of(&st, b.get("key")), shape_of(&st, b.get("value"))) else {
         return vec![(st, Value::Unknown)];
     };
@@ -177,18 +249,17 @@ pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: 
 }
 
 /// `d_model` of a transformer layer (default 512 for `nn.Transformer`).
-fn d_model(l: &Layer) -> Option<Poly> {
+fn d_model(l: &Layer, default: Option<i128>) -> Option<Poly> {
     match l.args.get("d_model") {
-        None if &*l.kind == "Transformer" => Some(Poly::constant(512)),
+        None => default.map(Poly::constant),
         v => v.and_then(|v| v.as_int()).cloned(),
     }
 }
 
 /// `nn.TransformerEncoderLayer(d_model, nhead, ...)(src)`: src `[S, N, E]` (`[N, S, E]` with
 /// batch_first) or unbatched `[S, E]`; the output has src's shape.
-pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
-    let Some(e) = d_model(l) else { return vec![(st, Value::Unknown)] };
-    let b = bind(&["src"], args, kwargs);
+pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -> Vals {
+    let Some(e) = d_model(l, None) else { return vec![(st, Value::Unknown)] };
     let Some(Value::Tensor(t)) = b.get("src") else { return vec![(st, Value::Unknown)] };
     let Some(s) = shape_of(&st, b.get("src")) else { return vec![(st, Value::Unknown)] };
     let what = format!("{}{}", layer_name(l), l.kind);
@@ -231,9 +302,8 @@ fn decoder_inputs(cx: &mut dyn ModelCtx, st: &State, e: &Poly, bf: bool, tgt: &S
 }
 
 /// `nn.TransformerDecoderLayer(...)(tgt, memory)`: the output has tgt's shape.
-pub fn decoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
-    let (Some(e), Some(bf)) = (d_model(l), flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
-    let b = bind(&["tgt", "memory"], args, kwargs);
+pub fn decoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -> Vals {
+    let (Some(e), Some(bf)) = (d_model(l, None), flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
     let (Some(t), Some(m)) = (shape_of(&st, b.get("tgt")), shape_of(&st, b.get("memory"))) else { return vec![(st, Value::Unknown)] };
     let Some(Value::Tensor(tt)) = b.get("tgt") else { return vec![(st, Value::Unknown)] };
     let what = format!("{}{}", layer_name(l), l.kind);
@@ -245,12 +315,11 @@ pub fn decoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value]
 
 /// `nn.Transformer(d_model, nhead, ...)(src, tgt)`: src and tgt agree in rank, batch and
 /// d_model; the output has tgt's shape.
-pub fn transformer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+pub fn transformer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -> Vals {
     if l.args.contains_key("custom_encoder") || l.args.contains_key("custom_decoder") {
         return vec![(st, Value::Unknown)];
     }
-    let (Some(e), Some(bf)) = (d_model(l), flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
-    let b = bind(&["src", "tgt"], args, kwargs);
+    let (Some(e), Some(bf)) = (d_model(l, Some(512)), flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
     let (Some(s), Some(t)) = (shape_of(&st, b.get("src")), shape_of(&st, b.get("tgt"))) else { return vec![(st, Value::Unknown)] };
     let Some(Value::Tensor(tt)) = b.get("tgt") else { return vec![(st, Value::Unknown)] };
     let what = format!("{}Transformer", layer_name(l));
@@ -262,8 +331,7 @@ pub fn transformer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: &[Value], 
 
 /// `F.scaled_dot_product_attention(q [.., L, E], k [.., S, E], v [.., S, Ev])`: `[.., L, Ev]`,
 /// the batch dims broadcast.
-pub fn sdpa(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
-    let b = bind(&["query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa"], args, kwargs);
+pub fn sdpa(cx: &mut dyn ModelCtx, st: State, b: &Bound, span: Span) -> Vals {
     if !matches!(b.get("attn_mask"), None | Some(Value::None)) || !matches!(b.get("enable_gqa"), None | Some(Value::Bool(false))) {
         return vec![(st, Value::Unknown)];
     }

@@ -1,51 +1,168 @@
 //! Loss modules and their functional twins: input/target agreement (SHP108).
 
+use super::layers::{layer_name, Bound, Function, Module, Nn};
 use super::tensor::{broadcast, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::{Api, Decl};
 use crate::value::*;
-use crate::ir::{Name, Span};
+use crate::ir::Span;
 use crate::rules::shape as r;
+use crate::rules::Rule;
 use crate::shape::{Formula, Tri};
 
-pub fn is_loss(kind: &str) -> bool {
-    matches!(
-        kind,
-        "CrossEntropyLoss"
-            | "NLLLoss"
-            | "MSELoss"
-            | "L1Loss"
-            | "SmoothL1Loss"
-            | "HuberLoss"
-            | "BCELoss"
-            | "BCEWithLogitsLoss"
-            | "SoftMarginLoss"
-            | "KLDivLoss"
-            | "CosineEmbeddingLoss"
-            | "MarginRankingLoss"
-            | "TripletMarginLoss"
-            | "CTCLoss"
-    )
+/// Which loss; its module's name is the layer's kind (or the function's twin) in messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loss {
+    CrossEntropy,
+    Nll,
+    Mse,
+    L1,
+    SmoothL1,
+    Huber,
+    Bce,
+    BceWithLogits,
+    SoftMargin,
+    KlDiv,
+    CosineEmbedding,
+    MarginRanking,
+    TripletMargin,
+    Ctc,
 }
 
-/// Map a functional name to its module kind.
-pub fn functional_kind(f: &str) -> Option<&'static str> {
-    Some(match f {
-        "cross_entropy" => "CrossEntropyLoss",
-        "nll_loss" => "NLLLoss",
-        "mse_loss" => "MSELoss",
-        "l1_loss" => "L1Loss",
-        "smooth_l1_loss" => "SmoothL1Loss",
-        "huber_loss" => "HuberLoss",
-        "binary_cross_entropy" => "BCELoss",
-        "binary_cross_entropy_with_logits" => "BCEWithLogitsLoss",
-        "soft_margin_loss" => "SoftMarginLoss",
-        "kl_div" => "KLDivLoss",
-        "cosine_embedding_loss" => "CosineEmbeddingLoss",
-        "margin_ranking_loss" => "MarginRankingLoss",
-        "triplet_margin_loss" => "TripletMarginLoss",
-        "ctc_loss" => "CTCLoss",
-        _ => return None,
-    })
+impl Loss {
+    /// The number of tensors a call of the loss takes (its first parameters).
+    fn arity(self) -> usize {
+        match self {
+            Loss::CosineEmbedding | Loss::MarginRanking | Loss::TripletMargin => 3,
+            Loss::Ctc => 4,
+            _ => 2,
+        }
+    }
+}
+
+const CLASS: &[&Rule] = &[&r::loss_target_mismatch::RULE];
+const BROADCAST: &[&Rule] = &[&r::broadcast_shape_mismatch::RULE, &crate::rules::may_fail::loss_target_broadcast::RULE];
+const MATCHED: &[&Rule] = &[&r::loss_target_mismatch::RULE, &r::broadcast_shape_mismatch::RULE];
+
+const fn module(name: &'static str, sig: &'static str, call: &'static str, twin: &'static str, checks: &'static [&'static Rule], loss: Loss) -> Nn {
+    Nn::module(Decl::module(name, sig, call).twin(twin).checks(checks), Module::Loss(loss))
+}
+const fn function(name: &'static str, sig: &'static str, twin: &'static str, checks: &'static [&'static Rule], loss: Loss) -> Nn {
+    Nn::function(Decl::function(name, sig).twin(twin).checks(checks), Function::Loss(loss))
+}
+
+// `weight`, `pos_weight` and the legacy `size_average`/`reduce` are read: modelled only when
+// absent (or None). `ignore_index`, `label_smoothing`, `margin`, `beta`, `delta`, `blank`,
+// ... change the loss's value, not its shape; their only checks are on the value itself.
+pub const NN: &[Nn] = &[
+    module("torch.nn.CrossEntropyLoss", "weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\", ~label_smoothing=0.0", "input, target", "torch.nn.functional.cross_entropy", CLASS, Loss::CrossEntropy),
+    module("torch.nn.NLLLoss", "weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.nll_loss", CLASS, Loss::Nll),
+    module("torch.nn.MSELoss", "size_average=None, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.mse_loss", BROADCAST, Loss::Mse),
+    module("torch.nn.L1Loss", "size_average=None, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.l1_loss", BROADCAST, Loss::L1),
+    module("torch.nn.SmoothL1Loss", "size_average=None, reduce=None, reduction=\"mean\", ~beta=1.0", "input, target", "torch.nn.functional.smooth_l1_loss", BROADCAST, Loss::SmoothL1),
+    module("torch.nn.HuberLoss", "reduction=\"mean\", ~delta=1.0", "input, target", "torch.nn.functional.huber_loss", BROADCAST, Loss::Huber),
+    module("torch.nn.BCELoss", "weight=None, size_average=None, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.binary_cross_entropy", CLASS, Loss::Bce),
+    module("torch.nn.BCEWithLogitsLoss", "weight=None, size_average=None, reduce=None, reduction=\"mean\", pos_weight=None", "input, target", "torch.nn.functional.binary_cross_entropy_with_logits", CLASS, Loss::BceWithLogits),
+    module("torch.nn.SoftMarginLoss", "size_average=None, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.soft_margin_loss", MATCHED, Loss::SoftMargin),
+    module("torch.nn.KLDivLoss", "size_average=None, reduce=None, reduction=\"mean\", ~log_target=False", "input, target", "torch.nn.functional.kl_div", BROADCAST, Loss::KlDiv),
+    module("torch.nn.CosineEmbeddingLoss", "~margin=0.0, size_average=None, reduce=None, reduction=\"mean\"", "input1, input2, target", "torch.nn.functional.cosine_embedding_loss", MATCHED, Loss::CosineEmbedding),
+    module("torch.nn.MarginRankingLoss", "~margin=0.0, size_average=None, reduce=None, reduction=\"mean\"", "input1, input2, target", "torch.nn.functional.margin_ranking_loss", MATCHED, Loss::MarginRanking),
+    module(
+        "torch.nn.TripletMarginLoss",
+        "~margin=1.0, ~p=2.0, ~eps=1e-06, ~swap=False, size_average=None, reduce=None, reduction=\"mean\"",
+        "anchor, positive, negative",
+        "torch.nn.functional.triplet_margin_loss",
+        MATCHED,
+        Loss::TripletMargin,
+    ),
+    module("torch.nn.CTCLoss", "~blank=0, reduction=\"mean\", ~zero_infinity=False", "log_probs, targets, input_lengths, target_lengths", "torch.nn.functional.ctc_loss", CLASS, Loss::Ctc),
+    function(
+        "torch.nn.functional.cross_entropy",
+        "input, target, weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\", ~label_smoothing=0.0",
+        "torch.nn.CrossEntropyLoss",
+        CLASS,
+        Loss::CrossEntropy,
+    ),
+    function("torch.nn.functional.nll_loss", "input, target, weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\"", "torch.nn.NLLLoss", CLASS, Loss::Nll),
+    function("torch.nn.functional.mse_loss", "input, target, size_average=None, reduce=None, reduction=\"mean\", weight=None", "torch.nn.MSELoss", BROADCAST, Loss::Mse),
+    function("torch.nn.functional.l1_loss", "input, target, size_average=None, reduce=None, reduction=\"mean\", weight=None", "torch.nn.L1Loss", BROADCAST, Loss::L1),
+    function("torch.nn.functional.smooth_l1_loss", "input, target, size_average=None, reduce=None, reduction=\"mean\", ~beta=1.0", "torch.nn.SmoothL1Loss", BROADCAST, Loss::SmoothL1),
+    function("torch.nn.functional.huber_loss", "input, target, reduction=\"mean\", ~delta=1.0, weight=None", "torch.nn.HuberLoss", BROADCAST, Loss::Huber),
+    function("torch.nn.functional.binary_cross_entropy", "input, target, weight=None, size_average=None, reduce=None, reduction=\"mean\"", "torch.nn.BCELoss", CLASS, Loss::Bce),
+    function(
+        "torch.nn.functional.binary_cross_entropy_with_logits",
+        "input, target, weight=None, size_average=None, reduce=None, reduction=\"mean\", pos_weight=None",
+        "torch.nn.BCEWithLogitsLoss",
+        CLASS,
+        Loss::BceWithLogits,
+    ),
+    function("torch.nn.functional.soft_margin_loss", "input, target, size_average=None, reduce=None, reduction=\"mean\"", "torch.nn.SoftMarginLoss", MATCHED, Loss::SoftMargin),
+    function("torch.nn.functional.kl_div", "input, target, size_average=None, reduce=None, reduction=\"mean\", ~log_target=False", "torch.nn.KLDivLoss", BROADCAST, Loss::KlDiv),
+    function(
+        "torch.nn.functional.cosine_embedding_loss",
+        "input1, input2, target, ~margin=0, size_average=None, reduce=None, reduction=\"mean\"",
+        "torch.nn.CosineEmbeddingLoss",
+        MATCHED,
+        Loss::CosineEmbedding,
+    ),
+    function(
+        "torch.nn.functional.margin_ranking_loss",
+        "input1, input2, target, ~margin=0, size_average=None, reduce=None, reduction=\"mean\"",
+        "torch.nn.MarginRankingLoss",
+        MATCHED,
+        Loss::MarginRanking,
+    ),
+    function(
+        "torch.nn.functional.triplet_margin_loss",
+        "anchor, positive, negative, ~margin=1.0, ~p=2, ~eps=1e-06, ~swap=False, size_average=None, reduce=None, reduction=\"mean\"",
+        "torch.nn.TripletMarginLoss",
+        MATCHED,
+        Loss::TripletMargin,
+    ),
+    function(
+        "torch.nn.functional.ctc_loss",
+        "log_probs, targets, input_lengths, target_lengths, ~blank=0, reduction=\"mean\", ~zero_infinity=False",
+        "torch.nn.CTCLoss",
+        CLASS,
+        Loss::Ctc,
+    ),
+];
+
+/// Without `weight`, `pos_weight` and the legacy `size_average`/`reduce` (or with them None):
+/// the only cases modelled.
+fn plain<'a>(get: impl Fn(&str) -> Option<&'a Value>) -> bool {
+    ["weight", "pos_weight", "size_average", "reduce"].iter().all(|k| matches!(get(k), None | Some(Value::None)))
+}
+
+/// Calling a loss module: the call's tensors (`b`, bound to the call's parameters) and the
+/// constructor's reduction.
+pub fn call_module(cx: &mut dyn ModelCtx, st: State, kind: Loss, l: &Layer, api: &Api, b: &Bound, span: Span) -> Vals {
+    if !plain(|k| l.args.get(k)) {
+        return vec![(st, Value::Unknown)];
+    }
+    let vals: Option<Vec<Value>> = api.call_params.iter().map(|p| b.get(p.name).cloned()).collect();
+    let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
+    run(cx, st, kind, &vals, l.args.get("reduction"), &format!("{}{}", layer_name(l), l.kind), span)
+}
+
+/// `F.cross_entropy(input, target, ...)` and the other functional losses; `what` names the
+/// call in messages (`F.cross_entropy CrossEntropyLoss`).
+pub fn functional(cx: &mut dyn ModelCtx, st: State, kind: Loss, api: &Api, b: &Bound, what: &str, span: Span) -> Vals {
+    if !plain(|k| b.get(k)) {
+        return vec![(st, Value::Unknown)];
+    }
+    let vals: Option<Vec<Value>> = api.params[..kind.arity()].iter().map(|p| b.get(p.name).cloned()).collect();
+    let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
+    run(cx, st, kind, &vals, b.get("reduction"), what, span)
+}
+
+/// Call a loss with its tensors.
+fn run(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: Option<&Value>, what: &str, span: Span) -> Vals {
+    match kind {
+        Loss::CosineEmbedding | Loss::MarginRanking | Loss::TripletMargin => three_way(cx, st, kind, vals, red, what, span),
+        Loss::Ctc => ctc(cx, st, vals, red, what, span),
+        _ => call_loss(cx, st, kind, &vals[0], &vals[1], red, what, span),
+    }
 }
 
 fn reduction(v: Option<&Value>) -> Option<&str> {
@@ -62,7 +179,7 @@ fn reduction(v: Option<&Value>) -> Option<&str> {
 
 /// Check `loss(input, target)`; `red` is the reduction argument.
 #[allow(clippy::too_many_arguments)]
-pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, target: &Value, red: Option<&Value>, who: &str, span: Span) -> Vals {
+fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target: &Value, red: Option<&Value>, what: &str, span: Span) -> Vals {
     let (Value::Tensor(x), Value::Tensor(y)) = (input, target) else { return vec![(st, Value::Unknown)] };
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let sx = st.resolve(&x.shape);
@@ -73,7 +190,7 @@ pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, ta
     };
     let (sxs, sys) = (cx.show_shape(&st, &sx), cx.show_shape(&st, &sy));
     match kind {
-        "CrossEntropyLoss" | "NLLLoss" => {
+        Loss::CrossEntropy | Loss::Nll => {
             let (Some(rx), Some(ry)) = (sx.rank(), sy.rank()) else { return vec![(st, Value::Unknown)] };
             let is_index = matches!(y.dtype, Some(DType::Long | DType::Int));
             let is_float = matches!(y.dtype, Some(DType::Float | DType::Double | DType::Half | DType::BFloat16));
@@ -85,7 +202,7 @@ pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, ta
                 if rx == 1 {
                     let bad = Tri::from_bool(ry != 0);
                     if !cx.check(&st, span, bad, &r::loss_target_mismatch::RULE, |_| {
-                        (format!("{who}{kind}: unbatched input {sxs} expects a 0-D class-index target, got {sys}"), Vec::new())
+                        (format!("{what}: unbatched input {sxs} expects a 0-D class-index target, got {sys}"), Vec::new())
                     }) {
                         return Vec::new();
                     }
@@ -93,9 +210,9 @@ pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, ta
                 }
                 if ry + 1 != rx {
                     let msg = if rx == 2 && ry >= 2 {
-                        format!("{who}{kind}: class-index target {sys} must be 1-D for input {sxs} (0D or 1D target tensor expected, multi-target not supported)")
+                        format!("{what}: class-index target {sys} must be 1-D for input {sxs} (0D or 1D target tensor expected, multi-target not supported)")
                     } else {
-                        format!("{who}{kind}: class-index target {sys} must have {} dims for input {sxs}", rx - 1)
+                        format!("{what}: class-index target {sys} must have {} dims for input {sxs}", rx - 1)
                     };
                     if !cx.check(&st, span, Tri::from_bool(is_index), &r::loss_target_mismatch::RULE, |_| (msg, Vec::new())) {
                         return Vec::new();
@@ -107,21 +224,21 @@ pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, ta
                 for (k, (a, b)) in expect.iter().zip(sy.dims.iter()).enumerate() {
                     let eq = cx.dim_eq_f(a, b);
                     let (da, db) = (cx.show_dim(a), cx.show_dim(b));
-                    let what = if k == 0 { format!("input batch size {da} does not match target batch size {db}") } else { format!("dim {k}: {da} vs {db}") };
+                    let detail = if k == 0 { format!("input batch size {da} does not match target batch size {db}") } else { format!("dim {k}: {da} vs {db}") };
                     if !cx.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
-                        (format!("{who}{kind}: {what} (input {sxs}, target {sys})"), Vec::new())
+                        (format!("{what}: {detail} (input {sxs}, target {sys})"), Vec::new())
                     }) {
                         return Vec::new();
                     }
                 }
                 return scalar(st, Shape::known(expect));
             }
-            if is_float && kind == "CrossEntropyLoss" && rx == ry {
+            if is_float && kind == Loss::CrossEntropy && rx == ry {
                 // class probabilities: same shape
                 for (a, b) in sx.dims.iter().zip(sy.dims.iter()) {
                     let eq = cx.dim_eq_f(a, b);
                     if !cx.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
-                        (format!("{who}{kind}: probability target {sys} must have the input's shape {sxs}"), Vec::new())
+                        (format!("{what}: probability target {sys} must have the input's shape {sxs}"), Vec::new())
                     }) {
                         return Vec::new();
                     }
@@ -133,7 +250,7 @@ pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, ta
             }
             vec![(st, Value::Unknown)]
         }
-        "BCELoss" | "BCEWithLogitsLoss" => {
+        Loss::Bce | Loss::BceWithLogits => {
             if sx.prefix.is_some() || sy.prefix.is_some() {
                 return vec![(st, Value::Unknown)];
             }
@@ -144,15 +261,15 @@ pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, ta
                 Formula::Or(sx.dims.iter().zip(sy.dims.iter()).map(|(a, b)| cx.dim_eq_f(a, b).not()).collect())
             };
             if !cx.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
-                (format!("{who}{kind}: target size {sys} must be the same as input size {sxs}"), Vec::new())
+                (format!("{what}: target size {sys} must be the same as input size {sxs}"), Vec::new())
             }) {
                 return Vec::new();
             }
             scalar(st, sx)
         }
-        "SoftMarginLoss" => {
+        Loss::SoftMargin => {
             // computed in a buffer of the input's shape: the target must broadcast to it
-            let Some(b) = broadcast(cx, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
+            let Some(b) = broadcast(cx, &st, &sx, &sy, span, what) else { return Vec::new() };
             let (Some(rb), Some(rx)) = (b.rank(), sx.rank()) else { return vec![(st, Value::Unknown)] };
             let mut violated = Tri::from_bool(rb != rx);
             if violated == Tri::False {
@@ -165,7 +282,7 @@ pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, ta
                 }
             }
             if !cx.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
-                (format!("{who}{kind}: target {sys} broadcasts input {sxs} to a larger shape"), Vec::new())
+                (format!("{what}: target {sys} broadcasts input {sxs} to a larger shape"), Vec::new())
             }) {
                 return Vec::new();
             }
@@ -175,33 +292,9 @@ pub fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: &str, input: &Value, ta
             // elementwise regression losses broadcast (torch warns when sizes differ)
             // (SHP901, a target that broadcasts to a different shape, is a rule of its own:
             // rules/may_fail/loss_target_broadcast.rs)
-            let Some(s) = broadcast(cx, &st, &sx, &sy, span, &format!("{who}{kind}")) else { return Vec::new() };
+            let Some(s) = broadcast(cx, &st, &sx, &sy, span, what) else { return Vec::new() };
             scalar(st, s)
         }
-    }
-}
-
-/// The names of a loss's tensor arguments.
-fn loss_params(kind: &str) -> &'static [&'static str] {
-    match kind {
-        "CosineEmbeddingLoss" | "MarginRankingLoss" => &["input1", "input2", "target"],
-        "TripletMarginLoss" => &["anchor", "positive", "negative"],
-        "CTCLoss" => &["log_probs", "targets", "input_lengths", "target_lengths"],
-        _ => &["input", "target"],
-    }
-}
-
-/// Call a loss with its arguments (module call or functional twin).
-#[allow(clippy::too_many_arguments)]
-pub fn call_loss_args(cx: &mut dyn ModelCtx, st: State, kind: &str, args: &[Value], kwargs: &[(Name, Value)], red: Option<&Value>, who: &str, span: Span) -> Vals {
-    let names = loss_params(kind);
-    let b = crate::models::bind(names, args, kwargs);
-    let vals: Option<Vec<Value>> = names.iter().map(|n| b.get(n).cloned()).collect();
-    let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
-    match kind {
-        "CosineEmbeddingLoss" | "MarginRankingLoss" | "TripletMarginLoss" => three_way(cx, st, kind, &vals, red, who, span),
-        "CTCLoss" => ctc(cx, st, &vals, red, who, span),
-        _ => call_loss(cx, st, kind, &vals[0], &vals[1], red, who, span),
     }
 }
 
@@ -226,18 +319,17 @@ fn shapes(st: &State, vals: &[Value]) -> Option<(Vec<Shape>, Option<DType>)> {
 ///   inputs broadcast, and their similarity (`[N]`) broadcasts with the target.
 /// - margin ranking: three tensors of the same rank that broadcast together.
 /// - triplet margin: three tensors of the same rank; the distances (last dim reduced) broadcast.
-fn three_way(cx: &mut dyn ModelCtx, st: State, kind: &str, vals: &[Value], red: Option<&Value>, who: &str, span: Span) -> Vals {
+fn three_way(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: Option<&Value>, what: &str, span: Span) -> Vals {
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let Some((sh, dtype)) = shapes(&st, vals) else { return vec![(st, Value::Unknown)] };
     let shown: Vec<String> = sh.iter().map(|s| cx.show_shape(&st, s)).collect();
     let ranks: Vec<usize> = sh.iter().map(|s| s.dims.len()).collect();
-    let what = format!("{who}{kind}");
     let fail = |cx: &mut dyn ModelCtx, st: &State, msg: String| {
         cx.check(st, span, Tri::True, &r::loss_target_mismatch::RULE, |_| (msg, Vec::new()));
         Vec::new()
     };
     let per: Shape = match kind {
-        "CosineEmbeddingLoss" => {
+        Loss::CosineEmbedding => {
             let rt = ranks[2];
             if rt > 1 {
                 return fail(cx, &st, format!("{what}: 0-D or 1-D target expected, got {}", shown[2]));
@@ -245,17 +337,17 @@ fn three_way(cx: &mut dyn ModelCtx, st: State, kind: &str, vals: &[Value], red: 
             if ranks[0] != rt + 1 || ranks[1] != rt + 1 {
                 return fail(cx, &st, format!("{what}: a {rt}-D target expects {}-D inputs, got {} and {}", rt + 1, shown[0], shown[1]));
             }
-            let Some(x) = broadcast(cx, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
+            let Some(x) = broadcast(cx, &st, &sh[0], &sh[1], span, what) else { return Vec::new() };
             let sim = Shape::known(x.dims[..x.dims.len() - 1].to_vec());
-            let Some(out) = broadcast(cx, &st, &sim, &sh[2], span, &what) else { return Vec::new() };
+            let Some(out) = broadcast(cx, &st, &sim, &sh[2], span, what) else { return Vec::new() };
             out
         }
-        "MarginRankingLoss" => {
+        Loss::MarginRanking => {
             if ranks[0] != ranks[1] || ranks[1] != ranks[2] {
                 return fail(cx, &st, format!("{what}: all inputs should have the same number of dims, got {}, {} and {}", shown[0], shown[1], shown[2]));
             }
-            let Some(x) = broadcast(cx, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
-            let Some(out) = broadcast(cx, &st, &x, &sh[2], span, &what) else { return Vec::new() };
+            let Some(x) = broadcast(cx, &st, &sh[0], &sh[1], span, what) else { return Vec::new() };
+            let Some(out) = broadcast(cx, &st, &x, &sh[2], span, what) else { return Vec::new() };
             out
         }
         _ => {
@@ -265,10 +357,10 @@ fn three_way(cx: &mut dyn ModelCtx, st: State, kind: &str, vals: &[Value], red: 
             if ranks[0] == 0 {
                 return vec![(st, Value::Unknown)];
             }
-            let Some(ap) = broadcast(cx, &st, &sh[0], &sh[1], span, &what) else { return Vec::new() };
-            let Some(an) = broadcast(cx, &st, &sh[0], &sh[2], span, &what) else { return Vec::new() };
+            let Some(ap) = broadcast(cx, &st, &sh[0], &sh[1], span, what) else { return Vec::new() };
+            let Some(an) = broadcast(cx, &st, &sh[0], &sh[2], span, what) else { return Vec::new() };
             let dist = |s: &Shape| Shape::known(s.dims[..s.dims.len() - 1].to_vec());
-            let Some(out) = broadcast(cx, &st, &dist(&ap), &dist(&an), span, &what) else { return Vec::new() };
+            let Some(out) = broadcast(cx, &st, &dist(&ap), &dist(&an), span, what) else { return Vec::new() };
             out
         }
     };
@@ -278,10 +370,9 @@ fn three_way(cx: &mut dyn ModelCtx, st: State, kind: &str, vals: &[Value], red: 
 
 /// `ctc_loss(log_probs [T, N, C] (or [T, C]), targets [N, S] (or 1-D), input_lengths [N],
 /// target_lengths [N])`: one loss per sample.
-fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, who: &str, span: Span) -> Vals {
+fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, what: &str, span: Span) -> Vals {
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let Some((sh, dtype)) = shapes(&st, &vals[..2]) else { return vec![(st, Value::Unknown)] };
-    let what = format!("{who}CTCLoss");
     let (lp, tg) = (&sh[0], &sh[1]);
     let (ls, ts) = (cx.show_shape(&st, lp), cx.show_shape(&st, tg));
     let bad_rank = !matches!(lp.dims.len(), 2 | 3) || !matches!(tg.dims.len(), 1 | 2);
@@ -313,11 +404,4 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
     let per = if batched { vec![lp.dims[1].clone()] } else { Vec::new() };
     let s = if red == "none" { Shape::known(per) } else { Shape::known(Vec::new()) };
     vec![(st, tensor_value(s, dtype))]
-}
-
-pub fn functional_loss(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Vals> {
-    let kind = functional_kind(f)?;
-    let red = kwargs.iter().find(|(k, _)| &**k == "reduction").map(|(_, v)| v);
-    let who = format!("F.{f} ");
-    Some(call_loss_args(cx, st, kind, args, kwargs, red, &who, span))
 }

@@ -44,14 +44,14 @@ pub fn module_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> 
 }
 
 /// Attributes of library layers: constructor arguments (`fc.in_features`), parameters.
-pub fn layer_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> Vals {
+pub fn layer_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> Vals {
     let Value::Ref(id) = &o else { return vec![(st, Value::Unknown)] };
     let Obj::Layer(l) = st.get(*id).clone() else { return vec![(st, Value::Unknown)] };
     if let Some(v) = l.args.get(&**name) {
         return vec![(st, v.clone())];
     }
     let v = match &**name {
-        "weight" | "bias" => layers::parameter(cx, &st, &l, name).unwrap_or(Value::Unknown),
+        "weight" | "bias" => layers::parameter(&l, name).unwrap_or(Value::Unknown),
         "training" => Value::Unknown,
         _ => Value::LibMethod(Box::new(o.clone()), name.clone()),
     };
@@ -64,7 +64,10 @@ pub fn call_module_value(cx: &mut dyn ModelCtx, st: State, m: Value, args: Vec<V
     match st.get(*id).clone() {
         Obj::Layer(l) => layers::call_layer(cx, st, &l, args, kwargs, span),
         Obj::Container { kind: ContainerKind::Sequential, items, .. } => {
-            let mut live: Vals = vec![(st, args.into_iter().next().unwrap_or(Value::Unknown))];
+            // the registry's gate, as for a layer: `seq(x)`
+            let Some(api) = crate::models::registry::lookup_in("torch.nn", "Sequential").filter(|api| api.accepts_call(&args, &kwargs)) else { return vec![(st, Value::Unknown)] };
+            let x = layers::bind(&api.call_params, &args, &kwargs).remove("input").unwrap_or(Value::Unknown);
+            let mut live: Vals = vec![(st, x)];
             for (_, sub) in items {
                 let mut next = Vec::new();
                 for (st, x) in live {

@@ -4,21 +4,58 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::layers::{layer_name, require_rank};
+use super::layers::{layer_name, require_rank, Bound, Module, Nn};
 use super::tensor::tensor_value;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::Span;
 use crate::rules::shape as r;
+use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
 
+/// Which recurrence: of a layer (`nn.LSTM`) or a cell (`nn.LSTMCell`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rnn {
+    Rnn,
+    Lstm,
+    Gru,
+}
+
+const CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE, &r::layer_channel_mismatch::RULE];
+
+// `bias`, `dropout` and `nonlinearity` change values only. `proj_size` is keyword-only for
+// RNN and GRU, where torch rejects it (a positional one is not modelled).
+pub const NN: &[Nn] = &[
+    Nn::module(
+        Decl::module(
+            "torch.nn.RNN",
+            "input_size, hidden_size, num_layers=1, ~nonlinearity=\"tanh\", ~bias=True, batch_first=False, ~dropout=0.0, bidirectional=False, *, proj_size=0, ~device=None",
+            "input, hx=None",
+        )
+        .checks(CHECKS),
+        Module::Recurrent(Rnn::Rnn),
+    ),
+    Nn::module(
+        Decl::module("torch.nn.LSTM", "input_size, hidden_size, num_layers=1, ~bias=True, batch_first=False, ~dropout=0.0, bidirectional=False, proj_size=0, ~device=None", "input, hx=None").checks(CHECKS),
+        Module::Recurrent(Rnn::Lstm),
+    ),
+    Nn::module(
+        Decl::module("torch.nn.GRU", "input_size, hidden_size, num_layers=1, ~bias=True, batch_first=False, ~dropout=0.0, bidirectional=False, *, proj_size=0, ~device=None", "input, hx=None").checks(CHECKS),
+        Module::Recurrent(Rnn::Gru),
+    ),
+    Nn::module(Decl::module("torch.nn.RNNCell", "input_size, hidden_size, ~bias=True, ~nonlinearity=\"tanh\", ~device=None", "input, hx=None").checks(CHECKS), Module::Cell(Rnn::Rnn)),
+    Nn::module(Decl::module("torch.nn.LSTMCell", "input_size, hidden_size, ~bias=True, ~device=None", "input, hx=None").checks(CHECKS), Module::Cell(Rnn::Lstm)),
+    Nn::module(Decl::module("torch.nn.GRUCell", "input_size, hidden_size, ~bias=True, ~device=None", "input, hx=None").checks(CHECKS), Module::Cell(Rnn::Gru)),
+];
+
 /// Constructor checks: `proj_size` only for LSTM, and smaller than `hidden_size`.
-pub fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
+pub fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, which: Rnn, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
     let Some(p) = amap.get("proj_size").and_then(|v| v.as_const_int()) else { return true };
     if p == 0 {
         return true;
     }
-    if !cx.check(st, span, Tri::from_bool(kind != "LSTM"), &r::invalid_shape_argument::RULE, |_| {
+    if !cx.check(st, span, Tri::from_bool(which != Rnn::Lstm), &r::invalid_shape_argument::RULE, |_| {
         (format!("{kind}: proj_size is only supported for LSTM"), Vec::new())
     }) {
         return false;
@@ -57,7 +94,8 @@ fn check_state(cx: &mut dyn ModelCtx, st: &State, v: &Value, want: &[Dim], what:
 /// `[L, H_in]`; output `[.., D*H_out]` and the final state `[D*num_layers, N, H_out]`
 /// (`H_out` is `proj_size` when set; LSTM's cell state keeps `hidden_size`). An initial state
 /// must have the final state's shape.
-pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, h0: Option<&Value>, span: Span) -> Vals {
+pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn, b: &Bound, span: Span) -> Vals {
+    let h0 = b.get("hx");
     let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
     let (Some(input_size), Some(hidden)) = (int("input_size"), int("hidden_size")) else { return vec![(st, Value::Unknown)] };
     let layers = match l.args.get("num_layers") {
@@ -75,16 +113,16 @@ pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, h0: Option<&
         None => None,
         Some(v) => match v.as_int() {
             Some(p) if p.as_const() == Some(0) => None,
-            Some(p) if kind == "LSTM" => Some(p.clone()),
+            Some(p) if which == Rnn::Lstm => Some(p.clone()),
             _ => return vec![(st, Value::Unknown)],
         },
     };
     let h_out = proj.clone().unwrap_or_else(|| hidden.clone());
     // the initial state: a tensor, or LSTM's `(h0, c0)`
-    let (h0, c0) = match (kind.as_str(), h0) {
+    let (h0, c0) = match (which, h0) {
         (_, None | Some(Value::None)) => (None, None),
-        ("LSTM", Some(Value::Tuple(hc))) if hc.len() == 2 => (Some(hc[0].clone()), Some(hc[1].clone())),
-        ("LSTM", _) => return vec![(st, Value::Unknown)],
+        (Rnn::Lstm, Some(Value::Tuple(hc))) if hc.len() == 2 => (Some(hc[0].clone()), Some(hc[1].clone())),
+        (Rnn::Lstm, _) => return vec![(st, Value::Unknown)],
         (_, Some(h)) => (Some(h.clone()), None),
     };
     let who = layer_name(l);
@@ -118,7 +156,7 @@ pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, h0: Option<&
             }
         let o = tensor_value(Shape::known(odims), t.dtype);
         let h = tensor_value(Shape::known(hs), t.dtype);
-        let hstate = if kind == "LSTM" { Value::Tuple(Rc::new(vec![h, tensor_value(Shape::known(cs), t.dtype)])) } else { h };
+        let hstate = if which == Rnn::Lstm { Value::Tuple(Rc::new(vec![h, tensor_value(Shape::known(cs), t.dtype)])) } else { h };
         out.push((st, Value::Tuple(Rc::new(vec![o, hstate]))));
     }
     out
@@ -134,14 +172,15 @@ fn input_size_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, input_size: &Po
 
 /// `nn.RNNCell/GRUCell/LSTMCell`: input `[N, H_in]` or unbatched `[H_in]`; state `[N, H]`
 /// (`[H]`); LSTMCell returns `(h, c)`.
-pub fn cell(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, hx: Option<&Value>, span: Span) -> Vals {
+pub fn cell(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn, b: &Bound, span: Span) -> Vals {
+    let hx = b.get("hx");
     let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
     let (Some(input_size), Some(hidden)) = (int("input_size"), int("hidden_size")) else { return vec![(st, Value::Unknown)] };
     let kind = l.kind.to_string();
-    let states: Vec<Value> = match (kind.as_str(), hx) {
+    let states: Vec<Value> = match (which, hx) {
         (_, None | Some(Value::None)) => Vec::new(),
-        ("LSTMCell", Some(Value::Tuple(hc))) if hc.len() == 2 => hc.to_vec(),
-        ("LSTMCell", _) => return vec![(st, Value::Unknown)],
+        (Rnn::Lstm, Some(Value::Tuple(hc))) if hc.len() == 2 => hc.to_vec(),
+        (Rnn::Lstm, _) => return vec![(st, Value::Unknown)],
         (_, Some(h)) => vec![h.clone()],
     };
     let who = layer_name(l);
@@ -179,7 +218,7 @@ pub fn cell(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, hx: Option<
             Some(true) => {}
         }
         let h = tensor_value(Shape::known(hdims.clone()), t.dtype);
-        let v = if kind == "LSTMCell" { Value::Tuple(Rc::new(vec![h.clone(), h])) } else { h };
+        let v = if which == Rnn::Lstm { Value::Tuple(Rc::new(vec![h.clone(), h])) } else { h };
         out.push((st, v));
     }
     out

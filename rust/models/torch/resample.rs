@@ -1,16 +1,97 @@
 //! Padding, pixel (un)shuffle and upsampling: `F.pad` and the padding modules,
 //! `nn.PixelShuffle/PixelUnshuffle` and their twins, `nn.Upsample` and `F.interpolate`.
 
-use crate::models::bind;
+use super::layers::{layer_name, Bound, Function, Module, Nn};
 use super::tensor::tensor_value;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
-use crate::ir::{Name, Span};
+use crate::ir::Span;
 use crate::rules::shape as r;
+use crate::rules::Rule;
 use crate::shape::{Poly, Rel, Tri};
 
+const PAD_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE, &r::output_size_too_small::RULE];
+const PIXEL_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::invalid_shape_argument::RULE];
+// `align_corners` is read: modelled only when absent
+const UPSAMPLE: &str = "size=None, scale_factor=None, mode=\"nearest\", align_corners=None";
+const INTERPOLATE: &str = "input, size=None, scale_factor=None, mode=\"nearest\", align_corners=None";
+
+/// A padding module with `dims` padded dims and F.pad's `mode`.
+const fn pad_module(name: &'static str, dims: usize, mode: &'static str) -> Nn {
+    Nn::module(Decl::module(name, "padding", "input").twin("torch.nn.functional.pad").checks(PAD_CHECKS), Module::Pad { dims, mode })
+}
+/// A constant padding module: its fill `value` changes values only.
+const fn constant_pad(name: &'static str, dims: usize) -> Nn {
+    Nn::module(Decl::module(name, "padding, ~value", "input").twin("torch.nn.functional.pad").checks(PAD_CHECKS), Module::Pad { dims, mode: "constant" })
+}
+
+pub const NN: &[Nn] = &[
+    pad_module("torch.nn.ZeroPad1d", 1, "constant"),
+    pad_module("torch.nn.ZeroPad2d", 2, "constant"),
+    pad_module("torch.nn.ZeroPad3d", 3, "constant"),
+    constant_pad("torch.nn.ConstantPad1d", 1),
+    constant_pad("torch.nn.ConstantPad2d", 2),
+    constant_pad("torch.nn.ConstantPad3d", 3),
+    pad_module("torch.nn.ReflectionPad1d", 1, "reflect"),
+    pad_module("torch.nn.ReflectionPad2d", 2, "reflect"),
+    pad_module("torch.nn.ReflectionPad3d", 3, "reflect"),
+    pad_module("torch.nn.ReplicationPad1d", 1, "replicate"),
+    pad_module("torch.nn.ReplicationPad2d", 2, "replicate"),
+    pad_module("torch.nn.ReplicationPad3d", 3, "replicate"),
+    pad_module("torch.nn.CircularPad1d", 1, "circular"),
+    pad_module("torch.nn.CircularPad2d", 2, "circular"),
+    pad_module("torch.nn.CircularPad3d", 3, "circular"),
+    // the fill `value` changes values only
+    Nn::function(Decl::function("torch.nn.functional.pad", "input, pad, mode=\"constant\", ~value=None").checks(PAD_CHECKS), Function::Pad),
+    Nn::module(Decl::module("torch.nn.PixelShuffle", "upscale_factor", "input").twin("torch.nn.functional.pixel_shuffle").checks(PIXEL_CHECKS), Module::PixelShuffle { unshuffle: false }),
+    Nn::module(Decl::module("torch.nn.PixelUnshuffle", "downscale_factor", "input").twin("torch.nn.functional.pixel_unshuffle").checks(PIXEL_CHECKS), Module::PixelShuffle { unshuffle: true }),
+    Nn::function(Decl::function("torch.nn.functional.pixel_shuffle", "input, upscale_factor").twin("torch.nn.PixelShuffle").checks(PIXEL_CHECKS), Function::PixelShuffle { unshuffle: false }),
+    Nn::function(Decl::function("torch.nn.functional.pixel_unshuffle", "input, downscale_factor").twin("torch.nn.PixelUnshuffle").checks(PIXEL_CHECKS), Function::PixelShuffle { unshuffle: true }),
+    Nn::module(Decl::module("torch.nn.Upsample", UPSAMPLE, "input").twin("torch.nn.functional.interpolate").checks(PAD_CHECKS), Module::Upsample),
+    // `recompute_scale_factor` and `antialias` are not modelled
+    Nn::function(Decl::function("torch.nn.functional.interpolate", INTERPOLATE).twin("torch.nn.Upsample").checks(PAD_CHECKS), Function::Interpolate),
+    Nn::function(Decl::function("torch.nn.functional.upsample", INTERPOLATE).checks(PAD_CHECKS), Function::Interpolate),
+];
+
+/// Calling a padding module (`nn.ReflectionPad2d(p)`): `dims` padded dims, F.pad's `mode`.
+pub fn call_pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, dims: usize, mode: &str, span: Span) -> Vals {
+    let Some(p) = module_padding(l.args.get("padding"), dims) else { return vec![(st, Value::Unknown)] };
+    pad(cx, st, t, &p, mode, &format!("{}{}", layer_name(l), l.kind), span)
+}
+
+/// Calling an `nn.PixelShuffle`/`nn.PixelUnshuffle` layer.
+pub fn call_pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, unshuffle: bool, span: Span) -> Vals {
+    let key = if unshuffle { "downscale_factor" } else { "upscale_factor" };
+    let Some(f) = l.args.get(key).cloned() else { return vec![(st, Value::Unknown)] };
+    pixel_shuffle(cx, st, t, &f, unshuffle, &format!("{}{}", layer_name(l), l.kind), span)
+}
+
+/// `F.pixel_shuffle(input, upscale_factor)`, `F.pixel_unshuffle(input, downscale_factor)`.
+pub fn functional_pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, unshuffle: bool, b: &Bound, what: &str, span: Span) -> Vals {
+    let key = if unshuffle { "downscale_factor" } else { "upscale_factor" };
+    let Some(f) = b.get(key).cloned() else { return vec![(st, Value::Unknown)] };
+    pixel_shuffle(cx, st, t, &f, unshuffle, what, span)
+}
+
+/// Calling an `nn.Upsample` layer.
+pub fn call_upsample(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
+    if l.args.contains_key("align_corners") {
+        return vec![(st, Value::Unknown)];
+    }
+    interpolate(cx, st, t, l.args.get("size"), l.args.get("scale_factor"), l.args.get("mode"), &format!("{}Upsample", layer_name(l)), span)
+}
+
+/// `F.interpolate(input, size, scale_factor, mode)` (and the deprecated `F.upsample`).
+pub fn functional_interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, what: &str, span: Span) -> Vals {
+    if b.contains_key("align_corners") {
+        return vec![(st, Value::Unknown)];
+    }
+    interpolate(cx, st, t, b.get("size"), b.get("scale_factor"), b.get("mode"), what, span)
+}
+
 /// The padding of a `*Pad{n}d` module: an int (all sides) or a tuple of `2n` ints.
-pub fn module_padding(v: Option<&Value>, n: usize) -> Option<Vec<i128>> {
+fn module_padding(v: Option<&Value>, n: usize) -> Option<Vec<i128>> {
     match v? {
         Value::Int(p) => Some(vec![p.as_const()?; 2 * n]),
         Value::Tuple(items) if items.len() == 2 * n => items.iter().map(|v| v.as_const_int()).collect(),
@@ -21,7 +102,7 @@ pub fn module_padding(v: Option<&Value>, n: usize) -> Option<Vec<i128>> {
 /// `F.pad(input, pad, mode)`: `pad` lists (left, right) pairs from the last dim backwards.
 /// Constant padding needs at most one pair per dim; the other modes pad the last 1-3 dims of a
 /// batched or unbatched input (reflect: pad < size; circular: pad <= size).
-pub fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, what: &str, span: Span) -> Vals {
+fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, what: &str, span: Span) -> Vals {
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
@@ -81,8 +162,7 @@ pub fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str,
 }
 
 /// `F.pad(input, pad, mode='constant', value=None)`.
-pub fn functional_pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
-    let b = bind(&["input", "pad", "mode", "value"], args, kwargs);
+pub fn functional_pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
     let Some(p) = b.get("pad").and_then(|p| match p {
         Value::Tuple(items) => items.iter().map(|v| v.as_const_int()).collect::<Option<Vec<i128>>>(),
         Value::Ref(id) => match st.get(*id) {
@@ -104,7 +184,7 @@ pub fn functional_pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, args: &[Valu
 }
 
 /// `pixel_shuffle(x, r)`: `[*, C*r^2, H, W] -> [*, C, H*r, W*r]`; `pixel_unshuffle` the inverse.
-pub fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, unshuffle: bool, what: &str, span: Span) -> Vals {
+fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, unshuffle: bool, what: &str, span: Span) -> Vals {
     let Some(f) = factor.as_const_int().filter(|f| *f > 0) else { return vec![(st, Value::Unknown)] };
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
@@ -144,7 +224,7 @@ pub fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Valu
 /// `F.interpolate(x, size, scale_factor, mode)` / `nn.Upsample`: a 3-D to 5-D input whose
 /// spatial dims become `size`, or `floor(size * scale)` (which must stay positive).
 #[allow(clippy::too_many_arguments)]
-pub fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value>, scale: Option<&Value>, mode: Option<&Value>, what: &str, span: Span) -> Vals {
+fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value>, scale: Option<&Value>, mode: Option<&Value>, what: &str, span: Span) -> Vals {
     let size = size.filter(|v| !matches!(v, Value::None));
     let scale = scale.filter(|v| !matches!(v, Value::None));
     let mode = match mode {

@@ -1,0 +1,283 @@
+//! `nn.Linear`, `nn.Bilinear`, `nn.Embedding`, `nn.EmbeddingBag`, their twins and `F.one_hot`.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::{layer_name, optional_exact, Bound, Function, Module, Nn};
+use crate::ir::Span;
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
+use crate::models::torch::tensor::{broadcast, tensor_value};
+use crate::rules::shape as r;
+use crate::rules::Rule;
+use crate::shape::{Poly, Tri};
+use crate::value::*;
+
+const LINEAR_CHECKS: &[&Rule] = &[&r::matmul_shape_mismatch::RULE, &r::layer_input_rank_mismatch::RULE];
+const BILINEAR_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::invalid_shape_argument::RULE, &r::matmul_shape_mismatch::RULE];
+const EMBEDDING_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE];
+const BAG_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE];
+
+// `padding_idx` is accepted unread: torch asserts that it indexes the table, which is not
+// modelled (a missed error at worst, never a false one). `max_norm`, `norm_type`,
+// `scale_grad_by_freq`, `sparse` and an EmbeddingBag's `mode` change values or gradients only.
+pub(super) const NN: &[Nn] = &[
+    Nn::module(Decl::module("torch.nn.Linear", "in_features, out_features, ~bias=True, ~device=None", "input").twin("torch.nn.functional.linear").checks(LINEAR_CHECKS), Module::Linear),
+    Nn::function(Decl::function("torch.nn.functional.linear", "input, weight, bias=None").twin("torch.nn.Linear").checks(&[&r::matmul_shape_mismatch::RULE, &r::layer_input_rank_mismatch::RULE, &r::broadcast_shape_mismatch::RULE]), Function::Linear),
+    Nn::module(
+        Decl::module("torch.nn.Bilinear", "in1_features, in2_features, out_features, ~bias=True, ~device=None", "input1, input2").twin("torch.nn.functional.bilinear").checks(BILINEAR_CHECKS),
+        Module::Bilinear,
+    ),
+    // a bias is modelled when it certainly has `out_features` elements
+    Nn::function(Decl::function("torch.nn.functional.bilinear", "input1, input2, weight, bias=None").twin("torch.nn.Bilinear").checks(BILINEAR_CHECKS), Function::Bilinear),
+    Nn::module(
+        Decl::module("torch.nn.Embedding", "num_embeddings, embedding_dim, ~padding_idx=None, ~max_norm=None, ~norm_type=2.0, ~scale_grad_by_freq=False, ~sparse=False, *, ~device=None", "input")
+            .twin("torch.nn.functional.embedding")
+            .checks(EMBEDDING_CHECKS),
+        Module::Embedding,
+    ),
+    Nn::function(
+        Decl::function("torch.nn.functional.embedding", "input, weight, ~padding_idx=None, ~max_norm=None, ~norm_type=2.0, ~scale_grad_by_freq=False, ~sparse=False")
+            .twin("torch.nn.Embedding")
+            .checks(EMBEDDING_CHECKS),
+        Function::Embedding,
+    ),
+    // without offsets (the call's `offsets` and `per_sample_weights` are not modelled)
+    Nn::module(
+        Decl::module(
+            "torch.nn.EmbeddingBag",
+            "num_embeddings, embedding_dim, ~max_norm=None, ~norm_type=2.0, ~scale_grad_by_freq=False, ~mode=\"mean\", ~sparse=False, *, ~padding_idx=None, ~device=None",
+            "input",
+        )
+        .twin("torch.nn.functional.embedding_bag")
+        .checks(BAG_CHECKS),
+        Module::EmbeddingBag,
+    ),
+    // `offsets` and `per_sample_weights` are read: modelled only without them
+    Nn::function(
+        Decl::function(
+            "torch.nn.functional.embedding_bag",
+            "input, weight, offsets=None, ~max_norm=None, ~norm_type=2, ~scale_grad_by_freq=False, ~mode=\"mean\", ~sparse=False, per_sample_weights=None",
+        )
+        .twin("torch.nn.EmbeddingBag")
+        .checks(BAG_CHECKS),
+        Function::EmbeddingBag,
+    ),
+    Nn::function(Decl::function("torch.nn.functional.one_hot", "tensor, num_classes=-1").checks(EMBEDDING_CHECKS), Function::OneHot),
+];
+
+/// `weight` and `bias` of a library layer, when modelled.
+pub(super) fn parameter(l: &Layer, name: &str) -> Option<Value> {
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).map(|p| Dim::known(p.clone(), None));
+    match name {
+        "weight" => Some(tensor_value(Shape::known(vec![int("out_features")?, int("in_features")?]), Some(DType::Float))),
+        "bias" => Some(tensor_value(Shape::known(vec![int("out_features")?]), Some(DType::Float))),
+        _ => None,
+    }
+}
+
+/// Calling an `nn.Linear` layer.
+pub(super) fn call(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
+    let (Some(inf), outf) = (int("in_features"), int("out_features")) else { return vec![(st, Value::Unknown)] };
+    linear(cx, st, t, &inf, outf, l, span)
+}
+
+/// `F.linear(input, weight, bias)`: the bias must broadcast to the output without growing it.
+pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
+    let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
+    let ws = st.resolve(&w.shape);
+    if ws.rank() != Some(2) {
+        return vec![(st, Value::Unknown)];
+    }
+    let (Some(inf), outf) = (ws.dims[1].v.clone(), ws.dims[0].v.clone()) else { return vec![(st, Value::Unknown)] };
+    let l = Layer { kind: Rc::from("Linear"), args: BTreeMap::new(), attrs: BTreeMap::new(), label: None, span };
+    let bias = b.get("bias").cloned();
+    let mut out = Vec::new();
+    for (st, y) in linear(cx, st, t, &inf, outf, &l, span) {
+        let (Some(Value::Tensor(b)), Value::Tensor(yt)) = (&bias, &y) else {
+            out.push((st, if matches!(bias, None | Some(Value::None)) { y } else { Value::Unknown }));
+            continue;
+        };
+        let (bs, ys) = (st.resolve(&b.shape), st.resolve(&yt.shape));
+        match broadcast(cx, &st, &ys, &bs, span, "F.linear bias") {
+            None => {}
+            Some(r) if r.rank() == ys.rank() && r.dims.iter().zip(&ys.dims).all(|(a, b)| a.v.is_some() && a.v == b.v) => out.push((st, y)),
+            Some(_) => out.push((st, Value::Unknown)),
+        }
+    }
+    out
+}
+
+fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option<Poly>, l: &Layer, span: Span) -> Vals {
+    let mut st = st;
+    let mut s = st.resolve(&t.shape);
+    if s.dims.is_empty() {
+        match s.prefix {
+            Some(var) => {
+                // first use: the input's last dim is in_features
+                let rest = cx.fresh_shape_var();
+                st.bind_shape(var, Shape { prefix: Some(rest), dims: vec![Dim::known(inf.clone(), None)] });
+                s = st.resolve(&t.shape);
+            }
+            None => {
+                let who = layer_name(l);
+                cx.check(&st, span, Tri::True, &r::layer_input_rank_mismatch::RULE, |_| (format!("{who}Linear got a 0-D input"), Vec::new()));
+                return Vec::new();
+            }
+        }
+    }
+    let last = s.dims.last().unwrap().clone();
+    let who = layer_name(l);
+    let extra = l.label.iter().map(|lbl| format!("{lbl} expects in_features={}", inf.display(cx.syms()))).collect();
+    if !cx.expect_dim(&st, span, &r::matmul_shape_mismatch::RULE, &s, &last, inf, extra, |shown, ls, is| {
+        format!("{who}input {shown} does not fit Linear(in_features={is}): last dim {ls} != {is}")
+    }) {
+        return Vec::new();
+    }
+    let mut dims = s.dims.clone();
+    let why = l.label.clone().map(|lbl| Rc::from(format!("out_features of {lbl}")));
+    *dims.last_mut().unwrap() = Dim { v: outf, why };
+    vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, t.dtype))]
+}
+
+/// Calling an `nn.Bilinear` layer.
+pub(super) fn call_bilinear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, b: &Bound, span: Span) -> Vals {
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
+    let (Some(i1), Some(i2), o) = (int("in1_features"), int("in2_features"), int("out_features")) else { return vec![(st, Value::Unknown)] };
+    let Some(Value::Tensor(x2)) = b.get("input2") else { return vec![(st, Value::Unknown)] };
+    bilinear(cx, st, t, x2, &i1, &i2, o, &format!("{}Bilinear", layer_name(l)), span)
+}
+
+/// `F.bilinear(input1, input2, weight, bias)`.
+pub(super) fn functional_bilinear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
+    let (Some(Value::Tensor(x2)), Some(Value::Tensor(w))) = (b.get("input2"), b.get("weight")) else { return vec![(st, Value::Unknown)] };
+    let ws = st.resolve(&w.shape);
+    if ws.rank() != Some(3) {
+        return vec![(st, Value::Unknown)];
+    }
+    let (Some(i1), Some(i2)) = (ws.dims[1].v.clone(), ws.dims[2].v.clone()) else { return vec![(st, Value::Unknown)] };
+    if !optional_exact(cx, &st, b.get("bias"), &ws.dims[..1]) {
+        return vec![(st, Value::Unknown)];
+    }
+    let x2 = x2.clone();
+    bilinear(cx, st, t, &x2, &i1, &i2, ws.dims[0].v.clone(), "F.bilinear", span)
+}
+
+/// `bilinear(x1 [*, in1], x2 [*, in2])`: `[*, out]`; both inputs have the same batch dims.
+#[allow(clippy::too_many_arguments)]
+fn bilinear(cx: &mut dyn ModelCtx, st: State, x1: &Tensor, x2: &Tensor, i1: &Poly, i2: &Poly, o: Option<Poly>, what: &str, span: Span) -> Vals {
+    let (a, b) = (st.resolve(&x1.shape), st.resolve(&x2.shape));
+    let (Some(ra), Some(rb)) = (a.rank(), b.rank()) else { return vec![(st, Value::Unknown)] };
+    let (sa, sb) = (cx.show_shape(&st, &a), cx.show_shape(&st, &b));
+    if !cx.check(&st, span, Tri::from_bool(ra != rb || ra == 0), &r::layer_input_rank_mismatch::RULE, |_| {
+        (format!("{what}: inputs {sa} and {sb} must have the same number of dims (at least 1)"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    for k in 0..ra - 1 {
+        let eq = cx.dim_eq_f(&a.dims[k], &b.dims[k]);
+        if !cx.check(&st, span, eq.not(), &r::invalid_shape_argument::RULE, |_| (format!("{what}: batch dims of {sa} and {sb} do not match at dim {k}"), Vec::new())) {
+            return Vec::new();
+        }
+    }
+    for (s, want, shown, n) in [(&a, i1, &sa, "in1_features"), (&b, i2, &sb, "in2_features")] {
+        let last = s.dims[ra - 1].clone();
+        if !cx.expect_dim(&st, span, &r::matmul_shape_mismatch::RULE, s, &last, want, Vec::new(), |_, ls, ws| format!("{what}({n}={ws}) got input {shown} whose last dim is {ls}")) {
+            return Vec::new();
+        }
+    }
+    let mut dims = a.dims[..ra - 1].to_vec();
+    dims.push(Dim { v: o, why: None });
+    vec![(st, tensor_value(Shape::known(dims), x1.dtype))]
+}
+
+/// Indices of an embedding lookup must be integers.
+fn check_index_dtype(cx: &mut dyn ModelCtx, st: &State, t: &Tensor, what: &str, span: Span) -> bool {
+    let bad = Tri::from_bool(t.dtype.is_some_and(|d| !matches!(d, DType::Long | DType::Int)));
+    let shown = cx.show_shape(st, &t.shape);
+    cx.check(st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("{what}: indices {shown} must be a Long or Int tensor"), Vec::new()))
+}
+
+/// The embedding dim of an `nn.Embedding`/`nn.EmbeddingBag` layer, with where it came from.
+fn embedding_dim(l: &Layer) -> Option<Dim> {
+    let dim = l.args.get("embedding_dim").and_then(|v| v.as_int()).cloned()?;
+    let why = l.label.clone().map(|lbl| Rc::from(format!("embedding_dim of {lbl}")));
+    Some(Dim { v: Some(dim), why })
+}
+
+/// Calling an `nn.Embedding` layer.
+pub(super) fn call_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
+    let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
+    embedding(cx, st, t, dim, Some(DType::Float), &format!("{}Embedding", layer_name(l)), span)
+}
+
+/// Calling an `nn.EmbeddingBag` layer (without offsets).
+pub(super) fn call_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
+    let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
+    embedding_bag(cx, st, t, dim, Some(DType::Float), &format!("{}EmbeddingBag", layer_name(l)), span)
+}
+
+/// `F.embedding(input, weight)`.
+pub(super) fn functional_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
+    let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
+    let ws = st.resolve(&w.shape);
+    if ws.rank() != Some(2) {
+        return vec![(st, Value::Unknown)];
+    }
+    embedding(cx, st, t, ws.dims[1].clone(), w.dtype, "F.embedding", span)
+}
+
+/// `F.embedding_bag(input, weight)` without offsets or per-sample weights.
+pub(super) fn functional_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
+    let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
+    let ws = st.resolve(&w.shape);
+    if ws.rank() != Some(2) || !matches!(b.get("offsets"), None | Some(Value::None)) || !matches!(b.get("per_sample_weights"), None | Some(Value::None)) {
+        return vec![(st, Value::Unknown)];
+    }
+    embedding_bag(cx, st, t, ws.dims[1].clone(), w.dtype, "F.embedding_bag", span)
+}
+
+/// `embedding(indices)`: indices' shape plus the embedding dim.
+fn embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, what: &str, span: Span) -> Vals {
+    if !check_index_dtype(cx, &st, t, what, span) {
+        return Vec::new();
+    }
+    let s = st.resolve(&t.shape);
+    let mut dims = s.dims.clone();
+    dims.push(dim);
+    vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, dtype))]
+}
+
+/// `embedding_bag(indices [B, N])`: one bag per row, `[B, dim]` (a 1-D input needs offsets).
+fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, what: &str, span: Span) -> Vals {
+    if !check_index_dtype(cx, &st, t, what, span) {
+        return Vec::new();
+    }
+    let s = st.resolve(&t.shape);
+    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+    let shown = cx.show_shape(&st, &s);
+    if !cx.check(&st, span, Tri::from_bool(rank != 2), &r::layer_input_rank_mismatch::RULE, |_| {
+        (format!("{what}: without offsets the input must be 2-D (one bag per row), got {shown}"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), dim]), dtype))]
+}
+
+/// `F.one_hot(tensor, num_classes)`: class indices get a trailing dim of `num_classes`.
+pub(super) fn one_hot(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
+    let shown = cx.show_shape(&st, &t.shape);
+    let bad = Tri::from_bool(t.dtype.is_some_and(|d| d != DType::Long));
+    if !cx.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("F.one_hot: input {shown} must be a LongTensor of class indices"), Vec::new())) {
+        return Vec::new();
+    }
+    let k = match b.get("num_classes") {
+        Some(Value::Int(p)) if p.as_const() != Some(-1) => Dim::known(p.clone(), None),
+        _ => Dim::unknown(),
+    };
+    let s = st.resolve(&t.shape);
+    let mut dims = s.dims.clone();
+    dims.push(k);
+    vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, Some(DType::Long)))]
+}

@@ -1,0 +1,473 @@
+//! `torch.nn` modules (construction and call) and their `torch.nn.functional` twins.
+//!
+//! Every modelled API is one [`Nn`] entry, declared next to its model: the registry's
+//! [`Decl`] (the constructor's and the call's parameters that the model reads, the
+//! functional twin, the rules of the preconditions it checks) and how it is modelled, a
+//! [`Module`] or a [`Function`] with what tells the variants apart as data
+//! (`Module::Conv { dims: 2, transposed: false }`). The entries live in the family files
+//! (`container.rs`, `linear.rs`, `conv.rs`, `pool.rs`, `norm.rs`, `activation.rs` here, and
+//! `losses.rs`, `recurrent.rs`, `attention.rs`, `resample.rs` beside this module); [`APIS`]
+//! collects their declarations for the registry.
+//!
+//! The gate: `nn.X(...)` ([`construct`]), a call of a library layer ([`call_layer`]) and
+//! `F.x(...)` ([`functional`]) resolve the registry entry once; an unregistered name, or an
+//! argument the entry does not declare (`Api::accepts`, `Api::accepts_call`), is `Unknown`.
+//! Arguments are then bound to the entry's parameters ([`bind`]): a constructor's bound
+//! arguments are the layer's `args`, which its calls and attributes (`fc.in_features`) read.
+
+mod activation;
+mod container;
+mod conv;
+mod linear;
+mod norm;
+mod pool;
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+
+use super::losses::Loss;
+use super::recurrent::Rnn;
+use super::{attention, losses, recurrent, resample};
+use crate::ir::{Name, Span};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::{self, Api, Decl, Param, ParamKind};
+use crate::rules::shape as r;
+use crate::shape::{Formula, Poly, Rel, Tri};
+use crate::value::*;
+
+/// How a `torch.nn.X` is modelled, resolved once from its registry entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Module {
+    /// `Sequential`, `ModuleList`, `ModuleDict`.
+    Container(ContainerKind),
+    /// `nn.Parameter(t)` is `t`.
+    Parameter,
+    /// `nn.DataParallel(m)` is `m`.
+    Wrapper,
+    Linear,
+    Bilinear,
+    Conv { dims: usize, transposed: bool },
+    Pool { dims: usize, max: bool },
+    AdaptivePool { dims: usize, max: bool },
+    BatchNorm { dims: usize },
+    InstanceNorm { dims: usize },
+    /// `LayerNorm`, `RMSNorm`.
+    LayerNorm,
+    GroupNorm,
+    Embedding,
+    EmbeddingBag,
+    Flatten,
+    Unflatten,
+    /// `ZeroPad2d`, `ReflectionPad1d`, ...: `dims` padded dims, `F.pad`'s `mode`.
+    Pad { dims: usize, mode: &'static str },
+    PixelShuffle { unshuffle: bool },
+    PReLU,
+    Glu,
+    /// `Softmax`, `LogSoftmax`, `Softmin`.
+    Softmax,
+    /// The input's shape: activations, most dropouts, `Identity`.
+    Elementwise,
+    Dropout1d,
+    Loss(Loss),
+    Recurrent(Rnn),
+    Cell(Rnn),
+    MultiheadAttention,
+    TransformerEncoderLayer,
+    TransformerDecoderLayer,
+    Transformer,
+    /// `TransformerEncoder`, `TransformerDecoder`: their layer's output.
+    TransformerStack,
+    Upsample,
+}
+
+/// How a `torch.nn.functional.x` is modelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Function {
+    /// The input's shape: activations, dropouts.
+    Elementwise,
+    Dropout1d,
+    Softmax,
+    Normalize,
+    Glu,
+    Linear,
+    Bilinear,
+    Embedding,
+    EmbeddingBag,
+    OneHot,
+    Conv { dims: usize, transposed: bool },
+    Pool { dims: usize, max: bool },
+    AdaptivePool { dims: usize, max: bool },
+    BatchNorm,
+    InstanceNorm,
+    LayerNorm,
+    GroupNorm,
+    Pad,
+    PixelShuffle { unshuffle: bool },
+    Interpolate,
+    ScaledDotProductAttention,
+    Loss(Loss),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Model {
+    Module(Module),
+    Function(Function),
+}
+
+/// One `nn` API: its declaration and its model.
+#[derive(Debug, Clone, Copy)]
+pub struct Nn {
+    pub decl: Decl,
+    pub model: Model,
+}
+
+impl Nn {
+    pub const fn module(decl: Decl, m: Module) -> Nn {
+        Nn { decl, model: Model::Module(m) }
+    }
+    pub const fn function(decl: Decl, f: Function) -> Nn {
+        Nn { decl, model: Model::Function(f) }
+    }
+}
+
+/// Every family's entries.
+const TABLES: &[&[Nn]] = &[container::NN, linear::NN, conv::NN, pool::NN, norm::NN, activation::NN, resample::NN, losses::NN, recurrent::NN, attention::NN];
+
+const fn count(tables: &[&[Nn]]) -> usize {
+    let (mut n, mut i) = (0, 0);
+    while i < tables.len() {
+        n += tables[i].len();
+        i += 1;
+    }
+    n
+}
+
+const fn decls<const N: usize>(tables: &[&[Nn]]) -> [Decl; N] {
+    let mut out = [Decl::function("", ""); N];
+    let (mut k, mut i) = (0, 0);
+    while i < tables.len() {
+        let mut j = 0;
+        while j < tables[i].len() {
+            out[k] = tables[i][j].decl;
+            k += 1;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+static DECLS: [Decl; count(TABLES)] = decls(TABLES);
+
+/// The APIs this family models, for the registry (`models/registry.rs`).
+pub const APIS: &[Decl] = &DECLS;
+
+/// The models by qualified name.
+fn models() -> &'static FxHashMap<&'static str, Model> {
+    static MODELS: OnceLock<FxHashMap<&'static str, Model>> = OnceLock::new();
+    MODELS.get_or_init(|| TABLES.iter().flat_map(|t| t.iter()).map(|e| (e.decl.name, e.model)).collect())
+}
+
+/// The registry entry of `prefix.name` and its model.
+fn resolve(prefix: &str, name: &str) -> Option<(&'static Api, Model)> {
+    let api = registry::lookup_in(prefix, name)?;
+    Some((api, *models().get(api.name)?))
+}
+
+/// The short name of a twin (`CrossEntropyLoss` for `F.cross_entropy`), for messages.
+fn twin_name(api: &Api) -> &'static str {
+    api.twin.and_then(|t| t.rsplit('.').next()).unwrap_or(api.short_name())
+}
+
+/// Arguments bound to parameter names.
+pub type Bound = BTreeMap<&'static str, Value>;
+
+/// Bind a call's arguments to `params` (the entry accepted them): positional arguments in
+/// order, keywords by name.
+pub fn bind(params: &[Param], args: &[Value], kwargs: &[(Name, Value)]) -> Bound {
+    let mut out = Bound::new();
+    for (p, a) in params.iter().filter(|p| p.kind == ParamKind::Positional).zip(args) {
+        out.insert(p.name, a.clone());
+    }
+    for (k, v) in kwargs {
+        if let Some(p) = params.iter().find(|p| p.name == &**k && matches!(p.kind, ParamKind::Positional | ParamKind::Keyword)) {
+            out.insert(p.name, v.clone());
+        }
+    }
+    out
+}
+
+/// `torch.nn.X(...)`: a container, a pass-through or a library layer.
+pub fn construct(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let Some((api, Model::Module(m))) = resolve("torch.nn", name) else { return vec![(st, Value::Unknown)] };
+    if !api.accepts(&args, &kwargs) {
+        return vec![(st, Value::Unknown)];
+    }
+    let b = bind(&api.params, &args, &kwargs);
+    match m {
+        Module::Container(ContainerKind::Sequential) => container::construct(cx, st, ContainerKind::Sequential, &args, span),
+        Module::Container(ck) => container::construct(cx, st, ck, &b.get("modules").cloned().into_iter().collect::<Vec<_>>(), span),
+        Module::Parameter => vec![(st, b.get("data").cloned().unwrap_or(Value::Unknown))],
+        Module::Wrapper => vec![(st, b.get("module").cloned().unwrap_or(Value::Unknown))],
+        _ => {
+            let mut st = st;
+            let amap: BTreeMap<Rc<str>, Value> = b.into_iter().map(|(k, v)| (Rc::from(k), v)).collect();
+            if !construct_checks(cx, &st, m, name, &amap, span) {
+                return Vec::new();
+            }
+            let label = cx.label().map(|n| Rc::from(format!("{n} (line {})", cx.line(span))));
+            let id = st.alloc(Obj::Layer(Layer { kind: Rc::from(name), args: amap, attrs: BTreeMap::new(), label, span }));
+            vec![(st, Value::Ref(id))]
+        }
+    }
+}
+
+/// The preconditions torch checks when a layer is built. False when torch raises.
+fn construct_checks(cx: &mut dyn ModelCtx, st: &State, m: Module, name: &str, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
+    match m {
+        Module::Conv { dims, transposed } => conv::construct_checks(cx, st, name, dims, transposed, amap, span),
+        Module::Recurrent(which) => recurrent::construct_checks(cx, st, name, which, amap, span),
+        Module::GroupNorm => norm::group_norm_construct_checks(cx, st, amap, span),
+        Module::MultiheadAttention => attention::heads_check(cx, st, name, amap, ("embed_dim", "num_heads"), span),
+        Module::TransformerEncoderLayer | Module::TransformerDecoderLayer | Module::Transformer => attention::heads_check(cx, st, name, amap, ("d_model", "nhead"), span),
+        _ => true,
+    }
+}
+
+/// A parameter of a library layer (`fc.weight`), when modelled.
+pub fn parameter(l: &Layer, name: &str) -> Option<Value> {
+    match resolve("torch.nn", &l.kind)? {
+        (_, Model::Module(Module::Linear)) => linear::parameter(l, name),
+        _ => None,
+    }
+}
+
+/// Calling a library layer.
+pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let Some((api, Model::Module(m))) = resolve("torch.nn", &l.kind) else { return vec![(st, Value::Unknown)] };
+    if !api.accepts_call(&args, &kwargs) {
+        return vec![(st, Value::Unknown)];
+    }
+    let x = args.first().cloned().or_else(|| kwargs.first().map(|(_, v)| v.clone())).unwrap_or(Value::Unknown);
+    let Value::Tensor(t) = x else { return vec![(st, Value::Unknown)] };
+    let b = bind(&api.call_params, &args, &kwargs);
+    match m {
+        Module::Linear => linear::call(cx, st, &t, l, span),
+        Module::Bilinear => linear::call_bilinear(cx, st, &t, l, &b, span),
+        Module::Conv { dims, transposed } => conv::call(cx, st, &t, l, dims, transposed, span),
+        Module::Pool { dims, max } => pool::call(cx, st, &t, l, dims, max, span),
+        Module::AdaptivePool { dims, max } => pool::call_adaptive(cx, st, &t, l, dims, max, span),
+        Module::BatchNorm { dims } => norm::call_batch_norm(cx, st, &t, l, dims, span),
+        Module::InstanceNorm { dims } => norm::call_instance_norm(cx, st, &t, l, dims, span),
+        Module::LayerNorm => norm::call_layer_norm(cx, st, &t, l, span),
+        Module::GroupNorm => norm::call_group_norm(cx, st, &t, l, span),
+        Module::Embedding => linear::call_embedding(cx, st, &t, l, span),
+        Module::EmbeddingBag => linear::call_embedding_bag(cx, st, &t, l, span),
+        Module::Flatten => activation::call_flatten(cx, st, &t, l, span),
+        Module::Unflatten => activation::call_unflatten(cx, st, &t, l, span),
+        Module::Pad { dims, mode } => resample::call_pad(cx, st, &t, l, dims, mode, span),
+        Module::PixelShuffle { unshuffle } => resample::call_pixel_shuffle(cx, st, &t, l, unshuffle, span),
+        Module::Upsample => resample::call_upsample(cx, st, &t, l, span),
+        Module::PReLU => activation::prelu(cx, st, &t, l, span),
+        Module::Glu => activation::glu_dim(cx, st, &t, l.args.get("dim"), &format!("{}GLU", layer_name(l)), span),
+        Module::Softmax => activation::softmax(cx, st, &t, l.args.get("dim"), &l.kind, span),
+        Module::Elementwise => vec![(st, Value::Tensor(t))],
+        Module::Dropout1d => activation::dropout1d(cx, st, &t, &format!("{}Dropout1d", layer_name(l)), span),
+        Module::Loss(kind) => losses::call_module(cx, st, kind, l, api, &b, span),
+        Module::Recurrent(which) => recurrent::rnn(cx, st, &t, l, which, &b, span),
+        Module::Cell(which) => recurrent::cell(cx, st, &t, l, which, &b, span),
+        Module::MultiheadAttention => attention::mha(cx, st, l, &b, span),
+        Module::TransformerEncoderLayer => attention::encoder_layer(cx, st, l, &b, span),
+        Module::TransformerDecoderLayer => attention::decoder_layer(cx, st, l, &b, span),
+        Module::Transformer => attention::transformer(cx, st, l, &b, span),
+        Module::TransformerStack => attention::stack(cx, st, l, args, kwargs, span),
+        Module::Container(_) | Module::Parameter | Module::Wrapper => vec![(st, Value::Unknown)],
+    }
+}
+
+/// `torch.nn.functional.x(...)`.
+pub fn functional(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let Some((api, Model::Function(k))) = resolve("torch.nn.functional", f) else { return vec![(st, Value::Unknown)] };
+    if !api.accepts(&args, &kwargs) {
+        return vec![(st, Value::Unknown)];
+    }
+    let Some(Value::Tensor(t)) = args.first() else { return vec![(st, Value::Unknown)] };
+    let t = t.clone();
+    let b = bind(&api.params, &args, &kwargs);
+    let what = format!("F.{f}");
+    match k {
+        Function::Elementwise => vec![(st, Value::Tensor(t))],
+        Function::Dropout1d => activation::dropout1d(cx, st, &t, &what, span),
+        Function::Softmax => activation::softmax(cx, st, &t, b.get("dim"), f, span),
+        Function::Normalize => activation::normalize(cx, st, &t, b.get("dim"), span),
+        Function::Glu => activation::glu_dim(cx, st, &t, b.get("dim"), &what, span),
+        Function::Linear => linear::functional(cx, st, &t, &b, span),
+        Function::Bilinear => linear::functional_bilinear(cx, st, &t, &b, span),
+        Function::Embedding => linear::functional_embedding(cx, st, &t, &b, span),
+        Function::EmbeddingBag => linear::functional_embedding_bag(cx, st, &t, &b, span),
+        Function::OneHot => linear::one_hot(cx, st, &t, &b, span),
+        Function::Conv { dims, transposed } => conv::functional(cx, st, &t, dims, transposed, &b, &what, span),
+        Function::Pool { dims, max } => pool::functional(cx, st, &t, dims, max, &b, &format!("{what} ({})", twin_name(api)), span),
+        Function::AdaptivePool { dims, max } => pool::functional_adaptive(cx, st, &t, dims, max, &b, &what, span),
+        Function::BatchNorm => norm::functional_batch_norm(cx, st, &t, &b, span),
+        Function::InstanceNorm => norm::functional_instance_norm(cx, st, &t, &b, span),
+        Function::LayerNorm => norm::functional_layer_norm(cx, st, &t, &b, span),
+        Function::GroupNorm => norm::functional_group_norm(cx, st, &t, &b, span),
+        Function::Pad => resample::functional_pad(cx, st, &t, &b, span),
+        Function::PixelShuffle { unshuffle } => resample::functional_pixel_shuffle(cx, st, &t, unshuffle, &b, &what, span),
+        Function::Interpolate => resample::functional_interpolate(cx, st, &t, &b, &what, span),
+        Function::ScaledDotProductAttention => attention::sdpa(cx, st, &b, span),
+        Function::Loss(kind) => losses::functional(cx, st, kind, api, &b, &format!("{what} {}", twin_name(api)), span),
+    }
+}
+
+/// The label of a layer for messages ("fc2 (line 20): "), or nothing.
+pub(super) fn layer_name(l: &Layer) -> String {
+    match &l.label {
+        Some(lbl) => format!("{lbl}: "),
+        None => String::new(),
+    }
+}
+
+/// Was this layer built inside the expression that calls it (`nn.BatchNorm1d(4)(x)`)? Then it
+/// is certainly in training mode.
+fn is_fresh(l: &Layer, span: Span) -> bool {
+    l.span.start >= span.start && l.span.end <= span.end && l.span != span
+}
+
+/// An optional tensor argument the model does not check itself (`bias`, `weight`): absent or
+/// None, or a tensor that certainly has the shape `want` (torch accepts it). Otherwise the
+/// caller is Unknown.
+fn optional_exact(cx: &dyn ModelCtx, st: &State, v: Option<&Value>, want: &[Dim]) -> bool {
+    match v {
+        None | Some(Value::None) => true,
+        Some(Value::Tensor(t)) => {
+            let s = st.resolve(&t.shape);
+            s.rank() == Some(want.len()) && s.dims.iter().zip(want).all(|(a, b)| cx.dim_eq(st, a, b) == Tri::True)
+        }
+        _ => false,
+    }
+}
+
+/// Tuple-or-int argument of a conv/pool layer, expanded to `n` values.
+fn ntuple(v: Option<&Value>, n: usize, default: i128) -> Option<Vec<Poly>> {
+    match v {
+        None | Some(Value::None) => Some(vec![Poly::constant(default); n]),
+        Some(Value::Int(p)) => Some(vec![p.clone(); n]),
+        Some(Value::Bool(b)) => Some(vec![Poly::constant(*b as i128); n]),
+        Some(Value::Tuple(t)) if t.len() == n => t.iter().map(|x| x.as_int().cloned()).collect(),
+        _ => None,
+    }
+}
+
+/// Names of the dims of a batched input with `n` spatial dims.
+fn spatial_names(n: usize) -> &'static [&'static str] {
+    match n {
+        1 => &["N", "C", "L"],
+        2 => &["N", "C", "H", "W"],
+        _ => &["N", "C", "D", "H", "W"],
+    }
+}
+
+/// Output sizes of a conv or pool must be at least 1.
+fn check_spatial(cx: &mut dyn ModelCtx, st: &State, out: &[Option<Poly>], inp: &[Dim], what: &str, span: Span) -> bool {
+    for o in out {
+        let Some(o) = o else { continue };
+        let violated = Formula::cmp(o, Rel::Lt, &Poly::constant(1));
+        let os = o.display(cx.syms());
+        let ins: Vec<String> = inp.iter().map(|d| cx.show_dim(d)).collect();
+        let outs: Vec<String> = out.iter().map(|o| o.as_ref().map(|p| p.display(cx.syms())).unwrap_or("?".into())).collect();
+        let (ins, outs) = (ins.join("x"), outs.join("x"));
+        if !cx.check(st, span, violated, &r::output_size_too_small::RULE, |_| {
+            (format!("{what}: input size {ins} gives output size {outs}, which is too small ({os} < 1)"), Vec::new())
+        }) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Make sure a tensor's rank is one of `ranks`, refining an unknown-rank input by this first
+/// use: each allowed rank becomes a path (an opaque choice when there are several), with the
+/// dims `fixed` (aligned right) set to what the layer expects and the others fresh.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn require_rank(cx: &mut dyn ModelCtx, st: State, t: &Tensor, ranks: &[usize], names: &[&str], fixed: &[(usize, Option<Poly>)], span: Span, rule_msg: &str) -> Vec<(State, Shape)> {
+    let s = st.resolve(&t.shape);
+    match s.rank() {
+        Some(r) => {
+            let shown = cx.show_shape(&st, &s);
+            let want: Vec<String> = ranks.iter().map(|r| format!("{r}-D")).collect();
+            let want = want.join(" or ");
+            if !cx.check(&st, span, Tri::from_bool(!ranks.contains(&r)), &r::layer_input_rank_mismatch::RULE, |_| {
+                (format!("{rule_msg}expected {want} input, got {r}-D input {shown}"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            vec![(st, s)]
+        }
+        None => {
+            let var = s.prefix.unwrap();
+            // the batched (higher) rank first: its report is preferred when both fail
+            let options: Vec<usize> = ranks.iter().rev().copied().filter(|r| *r >= s.dims.len()).collect();
+            let mut out = Vec::new();
+            let alternatives = cx.assume(&st, span, options.len());
+            for (r, mut st2) in options.iter().zip(alternatives) {
+                let n_new = r - s.dims.len();
+                let mut dims = Vec::new();
+                for i in 0..n_new {
+                    // index from the right in the full shape
+                    let from_right = r - i;
+                    let fixed_v = fixed.iter().find(|(fr, _)| *fr == from_right).and_then(|(_, v)| v.clone());
+                    // conventional names, right-aligned (`[N, C, H, W]`: unbatched `[C, H, W]`)
+                    let name = names.len().checked_sub(from_right).map(|k| names[k]).unwrap_or("L");
+                    dims.push(match fixed_v {
+                        Some(v) => Dim::known(v, None),
+                        None => cx.fresh_dim(name),
+                    });
+                }
+                st2.bind_shape(var, Shape::known(dims));
+                let resolved = st2.resolve(&t.shape);
+                out.push((st2, resolved));
+            }
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_is_registered_once_under_its_prefix() {
+        for e in TABLES.iter().flat_map(|t| t.iter()) {
+            let (prefix, last) = e.decl.name.rsplit_once('.').unwrap();
+            assert!(prefix == "torch.nn" || prefix == "torch.nn.functional", "{}", e.decl.name);
+            assert!(matches!(e.model, Model::Function(_)) == (prefix == "torch.nn.functional"), "{}: a function's model under torch.nn.functional, a module's under torch.nn", e.decl.name);
+            let (api, model) = resolve(prefix, last).unwrap_or_else(|| panic!("{} is not registered", e.decl.name));
+            assert_eq!(api.name, e.decl.name);
+            assert_eq!(model, e.model);
+        }
+        assert_eq!(models().len(), APIS.len(), "a name is declared twice");
+    }
+
+    #[test]
+    fn twins_are_declared() {
+        for d in APIS {
+            if let Some(t) = d.twin {
+                assert!(registry::lookup(t).is_some(), "{}: twin {t} is not declared", d.name);
+            }
+        }
+    }
+
+    #[test]
+    fn binding_follows_the_signature() {
+        let api = registry::lookup("torch.nn.Conv2d").unwrap();
+        let b = bind(&api.params, &[Value::int(3), Value::int(8), Value::int(3)], &[(Name::from("padding"), Value::int(1))]);
+        assert_eq!(b.keys().copied().collect::<Vec<_>>(), ["in_channels", "kernel_size", "out_channels", "padding"]);
+        assert!(!api.accepts(&[], &[(Name::from("dtype"), Value::None)]), "an undeclared keyword is not read");
+    }
+}
