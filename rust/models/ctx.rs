@@ -17,6 +17,7 @@ use std::rc::Rc;
 
 use crate::ir::{Name, Span};
 use crate::rules::Rule;
+use crate::rules::violation::Violation;
 use crate::shape::{Cond, Formula, Poly, Rel, Symbols, Tri};
 use crate::value::*;
 
@@ -133,6 +134,16 @@ pub trait ModelCtx {
 
 /// The generic conveniences over [`ModelCtx`] (a trait object cannot have generic methods).
 pub trait ModelCtxExt: ModelCtx {
+    /// Record a precondition check whose violation is the typed `V` (its rule is `V::RULE`):
+    /// `msg` builds the violation and its trace, only when the check is reported or exported.
+    /// Returns false when the path ends here (torch raises).
+    fn check_v<V: Violation>(&mut self, st: &State, site: Span, violated: impl Into<Formula>, msg: impl FnOnce(&dyn ModelCtx) -> (V, Vec<String>)) -> bool {
+        self.check(st, site, violated, V::RULE, |cx| {
+            let (v, trace) = msg(cx);
+            (v.message(), trace)
+        })
+    }
+
     /// Record a precondition check. `violated` is whether torch raises: a decided `Tri`, or a
     /// `Formula` the facts decide. Returns false when the path ends here (torch raises).
     fn check(&mut self, st: &State, site: Span, violated: impl Into<Formula>, rule: &'static Rule, msg: impl FnOnce(&dyn ModelCtx) -> (String, Vec<String>)) -> bool {
