@@ -90,8 +90,11 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
                 if s.prefix.is_some() || s.dims.is_empty() {
                     return vec![(st, Value::Unknown)];
                 }
-                if len.is_none() {
-                    len = s.dims[0].v.clone();
+                // torch refuses tensors of different lengths (Size mismatch between tensors)
+                match (&len, &s.dims[0].v) {
+                    (None, d) if items.is_empty() => len = d.clone(),
+                    (Some(a), Some(b)) if a == b => {}
+                    _ => return vec![(st, Value::Unknown)],
                 }
                 items.push(tensor_value(Shape::known(s.dims[1..].to_vec()), t.dtype));
             }
@@ -157,7 +160,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
             }
             _ => Value::Unknown,
         };
-        let item = Value::Tuple(Rc::new(vec![img, label]));
+        let item = sample(img, label, b.get("transform"));
         let v = ns(&mut st, "Dataset", vec![("item", item), ("len", size)]);
         return vec![(st, v)];
     }
@@ -183,9 +186,19 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         None | Some(Value::None) => Value::Unknown,
         Some(t) => apply_transform(cx, &st, t, image),
     };
-    let item = Value::Tuple(Rc::new(vec![img, label]));
+    let item = sample(img, label, b.get("transform"));
     let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len)]);
     vec![(st, v)]
+}
+
+/// A dataset's `(image, label)`. A transform whose result is not modelled may raise (a tensor
+/// transform on a PIL image, the wrong number of means), and then no sample exists at all: the
+/// label is not known either.
+fn sample(img: Value, label: Value, transform: Option<&Value>) -> Value {
+    if img.is_unknown() && transform.is_some_and(|t| !matches!(t, Value::None)) {
+        return Value::Unknown;
+    }
+    Value::Tuple(Rc::new(vec![img, label]))
 }
 
 /// A transform's construction: the namespace `apply_transform` reads (its name, and the
