@@ -127,6 +127,13 @@ fn api_json() -> String {
     crate::models::registry::to_json(crate::models::registry::all())
 }
 
+/// The qualified name of the registry entry a library path resolves to (through the aliases
+/// the dispatchers accept, e.g. `torchvision.models.resnet.resnet18`), or None.
+#[pyfunction]
+fn api_resolve(path: &str) -> Option<&'static str> {
+    crate::models::resolve_api(path).map(|a| a.name)
+}
+
 #[pymodule]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -135,6 +142,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(show_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(api_json, m)?)?;
+    m.add_function(wrap_pyfunction!(api_resolve, m)?)?;
     m.add("__version__", crate::VERSION)?;
     Ok(())
 }

@@ -191,6 +191,102 @@ def test_version_and_rule(engine, capsys):
 
 
 # ---------------------------------------------------------------------------------------------
+# `shape-lint api`: the registry of modelled APIs
+
+
+def _p(name, kind="positional", default=None, read=True):
+    return {"name": name, "kind": kind, "default": default, "read": read}
+
+
+APIS = [
+    {"name": "torch.Tensor.view", "kind": "method", "params": [_p("shape", "var_positional")],
+     "call_params": [], "twin": None, "checks": ["SHP101"]},
+    {"name": "torch.cat", "kind": "function", "params": [_p("tensors"), _p("dim", default="0")],
+     "call_params": [], "twin": None, "checks": []},
+    {"name": "torch.nn.Linear", "kind": "module",
+     "params": [_p("in_features"), _p("out_features"), _p("bias", default="True"),
+                _p("device", default="None", read=False), _p("dtype", "keyword", "None")],
+     "call_params": [_p("input")], "twin": "torch.nn.functional.linear", "checks": ["SHP101"]},
+    {"name": "torch.nn.functional.relu", "kind": "function",
+     "params": [_p("input"), _p("inplace", default="False", read=False)], "call_params": [],
+     "twin": "torch.nn.ReLU", "checks": []},
+    {"name": "torch.relu", "kind": "function", "params": [_p("input")], "call_params": [],
+     "twin": None, "checks": []},
+]
+
+
+@pytest.fixture
+def registry(engine, monkeypatch):
+    aliases = {"torch.concat": "torch.cat", "torch.nn.modules.linear.Linear": "torch.nn.Linear"}
+    monkeypatch.setattr(cli, "_apis", lambda: [dict(a) for a in APIS])
+    monkeypatch.setattr(cli, "_api_resolve", aliases.get)
+
+
+def test_api_prints_the_signature_ignored_params_twin_and_checks(registry, capsys):
+    code, out, _ = run(capsys, "api", "nn.Linear")
+    assert code == 0
+    assert out.splitlines()[0] == "torch.nn.Linear (module)"
+    assert "torch.nn.Linear(in_features, out_features, bias=True, ~device=None, *, dtype=None)" in out
+    assert "torch.nn.Linear(...)(input)" in out
+    assert re.search(r"ignored: +device ", out)
+    assert re.search(r"twin: +torch.nn.functional.linear", out)
+    assert re.search(r"checks: +SHP101 matmul-shape-mismatch", out)
+    assert "Unknown" in out
+
+
+@pytest.mark.parametrize(
+    ("name", "qualified"),
+    [("torch.nn.Linear", "torch.nn.Linear"), ("Linear", "torch.nn.Linear"), ("F.relu", "torch.nn.functional.relu"),
+     ("Tensor.view", "torch.Tensor.view"), ("torch.cat", "torch.cat"), ("cat", "torch.cat"),
+     ("nn.functional.relu", "torch.nn.functional.relu"), ("torch.concat", "torch.cat"),
+     ("torch.nn.modules.linear.Linear", "torch.nn.Linear")],
+)
+def test_api_accepts_qualified_short_and_alias_names(registry, capsys, name, qualified):
+    code, out, err = run(capsys, "api", name)
+    assert code == 0, err
+    assert f"{qualified} (" in out
+    if name in ("torch.concat", "torch.nn.modules.linear.Linear"):
+        assert out.startswith(f"({name} resolves to {qualified})\n")
+
+
+def test_api_method_signature_reads_as_a_call_on_a_tensor(registry, capsys):
+    code, out, _ = run(capsys, "api", "Tensor.view")
+    assert code == 0 and re.search(r"method: +tensor.view\(\*shape\)", out)
+
+
+def test_api_unknown_name_is_exit_1_with_suggestions(registry, capsys):
+    code, out, err = run(capsys, "api", "nn.Linar")
+    assert code == 1 and out == ""
+    assert "nn.Linar (torch.nn.Linar) is not modelled" in err
+    assert "did you mean: torch.nn.Linear?" in err
+    code, _, err = run(capsys, "api", "nn.Foo")
+    assert code == 1 and "not modelled" in err and "did you mean" not in err
+
+
+def test_api_ambiguous_bare_name_lists_the_candidates(registry, capsys):
+    code, out, err = run(capsys, "api", "relu")
+    assert code == 1 and out == ""
+    assert "ambiguous" in err and "torch.relu" in err and "torch.nn.functional.relu" in err
+
+
+def test_api_all_lists_one_a_line_and_json(registry, capsys):
+    code, out, _ = run(capsys, "api", "--all")
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == len(APIS)
+    assert "module    torch.nn.Linear(in_features, out_features, bias=True, ~device=None, *, dtype=None)(input)" in lines
+    assert "method    torch.Tensor.view(*shape)" in lines
+    code, out, _ = run(capsys, "api", "--all", "--output-format", "json")
+    assert code == 0 and [a["name"] for a in json.loads(out)] == [a["name"] for a in APIS]
+    code, out, _ = run(capsys, "api", "F.relu", "--output-format", "json")
+    data = json.loads(out)
+    assert code == 0 and [a["name"] for a in data] == ["torch.nn.functional.relu"]
+    assert data[0]["params"][1] == {"name": "inplace", "kind": "positional", "default": "False", "read": False}
+    code, _, err = run(capsys, "api")
+    assert code == 2 and "--all" in err
+
+
+# ---------------------------------------------------------------------------------------------
 # Selection
 
 
@@ -598,6 +694,20 @@ def test_e2e_version_and_help(tmp_path):
     assert r.returncode == 0 and "--output-format" in r.stdout
     r = shape_lint("rule", "SHP101", cwd=tmp_path)
     assert r.returncode == 0 and "(SHP101)" in r.stdout and "## What it does" in r.stdout
+
+
+def test_e2e_api_against_the_real_registry(tmp_path):
+    r = shape_lint("api", "--all", "--output-format", "json", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    apis = json.loads(r.stdout)
+    assert apis and all(isinstance(a["name"], str) and isinstance(a["params"], list) for a in apis)
+    assert [a["name"] for a in apis] == sorted(a["name"] for a in apis)
+    r = shape_lint("api", "--all", cwd=tmp_path)
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == len(apis)
+    r = shape_lint("api", "torchvision.models.resnet.resnet18", cwd=tmp_path)
+    assert r.returncode == 0 and "torchvision.models.resnet18 (module)" in r.stdout
+    r = shape_lint("api", "nn.NoSuchModule", cwd=tmp_path)
+    assert r.returncode == 1 and "not modelled" in r.stderr
 
 
 def test_e2e_syntax_errors_and_new_syntax_do_not_crash(tmp_path):

@@ -2,7 +2,7 @@
 
 from typing import Any, Literal, TypedDict, type_check_only
 
-__all__ = ["check_source", "check_source_undecided", "rules", "show_shapes", "__version__"]
+__all__ = ["api_json", "api_resolve", "check_source", "check_source_undecided", "rules", "show_shapes", "__version__"]
 
 __version__: str
 
@@ -94,3 +94,8 @@ def api_json() -> str:
     """The registry of modelled APIs as JSON: a list of objects with `name` (qualified),
     `kind` (function, method, module), `params` and `call_params` (each a list of objects with
     `name`, `kind`, `default`, `read`), `twin` and `checks` (rule codes)."""
+
+def api_resolve(path: str) -> str | None:
+    """The qualified name of the registry entry that a call of the library path ``path`` resolves
+    to, through the aliases the core accepts (``torch.concat``, ``torch.nn.modules.linear.Linear``,
+    ``torchvision.models.resnet.resnet18``); ``None`` when it is not modelled."""

@@ -1,4 +1,4 @@
-"""The ``shape-lint`` command line (ruff's conventions: ``check``, ``rule``, ``version``).
+"""The ``shape-lint`` command line (ruff's conventions: ``check``, ``rule``, ``version``; ``api``).
 
 Exit codes: 0 no findings, 1 findings, 2 usage / configuration error or unreadable input.
 """
@@ -61,6 +61,22 @@ def _version() -> str:
     from . import _core
 
     return str(_core.__version__)
+
+
+def _apis() -> list[dict[str, Any]]:
+    """The registry of modelled APIs (``_core.api_json()``)."""
+    import json
+
+    from . import _core
+
+    return list(json.loads(_core.api_json()))
+
+
+def _api_resolve(path: str) -> str | None:
+    """The registry name a call of ``path`` resolves to through the core's aliases."""
+    from . import _core
+
+    return _core.api_resolve(path)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -492,6 +508,12 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("--all", action="store_true", help="print every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
 
+    api = sub.add_parser("api", help="print what is modelled for a torch API")
+    api.add_argument("name", nargs="?", metavar="NAME",
+                     help="a qualified or short name: torch.cat, nn.Linear, F.relu, Tensor.view, Linear")
+    api.add_argument("--all", action="store_true", help="list every modelled API, one a line")
+    api.add_argument("--output-format", choices=("text", "json"), default="text")
+
     sub.add_parser("version", help="print the version")
     return parser
 
@@ -530,6 +552,147 @@ def _cmd_rule(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         stdout.write("\n".join(_rule_markdown(r) for r in chosen))
+    return 0
+
+
+# The short spellings users write for the prefixes of the registry's qualified names.
+API_SHORT_PREFIXES = (
+    ("nn.functional.", "torch.nn.functional."),
+    ("functional.", "torch.nn.functional."),
+    ("F.", "torch.nn.functional."),
+    ("nn.", "torch.nn."),
+    ("Tensor.", "torch.Tensor."),
+    ("transforms.", "torchvision.transforms."),
+    ("datasets.", "torchvision.datasets."),
+    ("models.", "torchvision.models."),
+    ("data.", "torch.utils.data."),
+)
+
+
+def api_candidates(name: str) -> list[str]:
+    """The qualified names ``name`` may stand for, most literal first (``nn.Linear`` ->
+    ``torch.nn.Linear``; ``torch.nn.modules.linear.Linear`` through the core's aliases)."""
+    name = name.strip()
+    out = [name]
+    for short, full in API_SHORT_PREFIXES:
+        if name.startswith(short):
+            out.append(full + name[len(short):])
+    if not name.startswith(("torch.", "torchvision.")) and "." in name:
+        out.append("torch." + name)
+    return list(dict.fromkeys(out))
+
+
+def find_api(name: str, apis: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], str]:
+    """The entries ``name`` names: ``([entry], "")``, ``([], "")`` when it names none, or
+    several entries for an ambiguous bare name. The second part says how an alias resolved."""
+    by_name = {str(a["name"]): a for a in apis}
+    for cand in api_candidates(name):
+        if cand in by_name:
+            return [by_name[cand]], ""
+    for cand in api_candidates(name):
+        resolved = _api_resolve(cand)
+        if resolved and resolved in by_name:
+            return [by_name[resolved]], f"{cand} resolves to {resolved}"
+    if "." not in name:
+        return [a for a in apis if str(a["name"]).rsplit(".", 1)[-1] == name], ""
+    return [], ""
+
+
+def api_suggestions(name: str, apis: Sequence[Mapping[str, Any]], n: int = 5) -> list[str]:
+    """Close matches (difflib) among the qualified names and their last parts."""
+    import difflib
+
+    names = [str(a["name"]) for a in apis]
+    found: list[str] = []
+    for cand in api_candidates(name):
+        found += difflib.get_close_matches(cand, names, n=n, cutoff=0.75)
+    last = name.rsplit(".", 1)[-1]
+    shorts: dict[str, list[str]] = {}
+    for full in names:
+        shorts.setdefault(full.rsplit(".", 1)[-1], []).append(full)
+    for close in difflib.get_close_matches(last, list(shorts), n=n, cutoff=0.75):
+        found += shorts[close]
+    return list(dict.fromkeys(found))[:n]
+
+
+def _param_text(p: Mapping[str, Any]) -> str:
+    star = {"var_positional": "*", "var_keyword": "**"}.get(str(p["kind"]), "")
+    default = f"={p['default']}" if p.get("default") is not None else ""
+    return f"{'' if p['read'] else '~'}{star}{p['name']}{default}"
+
+
+def signature_text(params: Sequence[Mapping[str, Any]]) -> str:
+    """A parsed signature back in Python's syntax (``~`` marks an accepted, ignored parameter)."""
+    parts: list[str] = []
+    star_done = False
+    for p in params:
+        if p["kind"] == "var_positional":
+            star_done = True
+        elif p["kind"] == "keyword" and not star_done:
+            parts.append("*")
+            star_done = True
+        parts.append(_param_text(p))
+    return ", ".join(parts)
+
+
+def api_line(a: Mapping[str, Any]) -> str:
+    """One line for ``api --all``: the kind, then the call as it is written."""
+    call = f"({signature_text(a['call_params'])})" if a["kind"] == "module" else ""
+    return f"{a['kind']:<9} {a['name']}({signature_text(a['params'])}){call}"
+
+
+def api_text(a: Mapping[str, Any], rule_names: Mapping[str, str]) -> str:
+    kind = str(a["kind"])
+    name = str(a["name"])
+    lines = [f"{name} ({kind})", ""]
+    label = {"module": "constructor", "method": "method"}.get(kind, "signature")
+    recv = "tensor." + name.rsplit(".", 1)[-1] if kind == "method" else name
+    lines.append(f"  {label + ':':<13}{recv}({signature_text(a['params'])})")
+    if kind == "module":
+        lines.append(f"  {'call:':<13}{name}(...)({signature_text(a['call_params'])})")
+    ignored = [str(p["name"]) for p in [*a["params"], *a["call_params"]] if not p["read"]]
+    if ignored:
+        lines.append(f"  {'ignored:':<13}{', '.join(ignored)} (accepted; cannot change the result)")
+    if a.get("twin"):
+        lines.append(f"  {'twin:':<13}{a['twin']}")
+    checks = [f"{c} {rule_names.get(c, '')}".rstrip() for c in a.get("checks", [])]
+    lines.append(f"  {'checks:':<13}{', '.join(checks) if checks else '(none: the model reports nothing)'}")
+    lines += ["", "  A call with an argument not in the signature is not modelled: its result is Unknown."]
+    return "\n".join(lines) + "\n"
+
+
+def _cmd_api(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    import json
+
+    apis = _apis()
+    if args.all:
+        chosen = apis
+    elif args.name:
+        chosen, how = find_api(args.name, apis)
+        if not chosen:
+            tried = api_candidates(args.name)
+            also = f" ({', '.join(tried[1:])})" if len(tried) > 1 else ""
+            stderr.write(f"error: {args.name}{also} is not modelled: the results of its calls are Unknown "
+                         "(never reported on)\n")
+            close = api_suggestions(args.name, apis)
+            if close:
+                stderr.write(f"did you mean: {', '.join(close)}?\n")
+            return 1
+        if len(chosen) > 1:
+            stderr.write(f"error: {args.name} is ambiguous: {', '.join(str(a['name']) for a in chosen)}\n")
+            return 1
+        if how and args.output_format == "text":
+            stdout.write(f"({how})\n")
+    else:
+        stderr.write("error: give an API name (e.g. nn.Linear, torch.cat) or --all\n")
+        return 2
+    if args.output_format == "json":
+        stdout.write(json.dumps(list(chosen), indent=2) + "\n")
+    elif args.all:
+        stdout.write("".join(api_line(a) + "\n" for a in chosen))
+    else:
+        names = {str(r["code"]): str(r["name"]) for r in _rules()}
+        stdout.write(api_text(chosen[0], names))
     return 0
 
 
@@ -741,6 +904,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_version(stdout)
         if args.command == "rule":
             return _cmd_rule(args, stdout, stderr)
+        if args.command == "api":
+            return _cmd_api(args, stdout, stderr)
         if args.command == "check":
             return _cmd_check(args, stdout, stderr)
         parser.print_help(stderr)

@@ -132,14 +132,14 @@ pub fn bind<'p>(params: &[&'p str], args: &[Value], kwargs: &[(Name, Value)]) ->
 
 /// Call a library function or class by qualified name.
 pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
-    if let Some(f) = path.strip_prefix("torch.utils.data.") {
-        return torch::data::utils_data(cx, st, f, args, kwargs, span);
+    if path.starts_with("torch.utils.data.") {
+        return torch::data::utils_data(cx, st, path, args, kwargs, span);
     }
-    if let Some(f) = path.strip_prefix("torchvision.models.") {
-        return torch::zoo::construct(cx, st, f, kwargs, span);
+    if path.starts_with("torchvision.models.") {
+        return torch::zoo::construct(cx, st, path, args, kwargs, span);
     }
-    if let Some(f) = path.strip_prefix("torchvision.") {
-        return torch::data::torchvision(cx, st, f, args, kwargs, span);
+    if path.starts_with("torchvision.") {
+        return torch::data::torchvision(cx, st, path, args, kwargs, span);
     }
     if let Some(kind) = path.strip_prefix("torch.nn.") {
         if !kind.contains('.') {
@@ -218,3 +218,16 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
     }
 }
 
+
+/// The registry entry a call of the library path `path` resolves to, through the aliases the
+/// dispatchers accept (`torch.nn.modules.linear.Linear`, `torch.concat`,
+/// `torchvision.models.resnet.resnet18`); `None` when the path is not modelled.
+pub fn resolve_api(path: &str) -> Option<&'static registry::Api> {
+    if path.starts_with("torchvision.models.") {
+        return torch::zoo::resolve(path);
+    }
+    if path.starts_with("torchvision.") || path.starts_with("torch.utils.data.") {
+        return torch::data::resolve(path);
+    }
+    registry::lookup(&canon_path(path))
+}

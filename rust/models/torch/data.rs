@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use crate::models::bind;
+use crate::models::registry::{self, Api, ApiKind, Decl, ParamKind};
 use super::tensor::tensor_value;
 use crate::models::ctx::ModelCtx;
 use crate::value::*;
@@ -33,10 +34,53 @@ pub fn is_data_ns(st: &State, v: &Value) -> bool {
     matches!(v, Value::Ref(id) if matches!(st.get(*id), Obj::Namespace { kind, .. } if matches!(&**kind, "Dataset" | "DataLoader" | "Transform")))
 }
 
+/// The registry entry of a `torch.utils.data.*` or `torchvision.{transforms,datasets}.*` path,
+/// also under the submodule that defines it (`torchvision.datasets.mnist.MNIST`,
+/// `torchvision.transforms.transforms.Compose`); other spellings (`torchvision.transforms.v2`,
+/// `torch.utils.data.dataloader.DataLoader`) are not modelled.
+pub fn resolve(path: &str) -> Option<&'static Api> {
+    let (prefix, last) = path.rsplit_once('.')?;
+    if let Some(api) = registry::lookup_in(prefix, last) {
+        return Some(api);
+    }
+    let (package, sub) = prefix.rsplit_once('.')?;
+    if !matches!(package, "torchvision.transforms" | "torchvision.datasets") {
+        return None;
+    }
+    let api = registry::lookup_in(package, last)?;
+    (defining_module(api.name) == Some(sub)).then_some(api)
+}
+
+/// The submodule of `torchvision.transforms` / `torchvision.datasets` that defines an entry.
+fn defining_module(name: &str) -> Option<&'static str> {
+    let last = name.rsplit('.').next()?;
+    Some(match last {
+        "AutoAugment" | "RandAugment" | "TrivialAugmentWide" => "autoaugment",
+        _ if name.starts_with("torchvision.transforms.") => "transforms",
+        "FakeData" => "fakedata",
+        "MNIST" | "FashionMNIST" | "KMNIST" => "mnist",
+        "CIFAR10" | "CIFAR100" => "cifar",
+        "SVHN" => "svhn",
+        _ => return None,
+    })
+}
+
+/// Bind a call's arguments to an entry's parameters (positional ones in order, then keywords),
+/// as Python would; the call was checked with `Api::accepts`.
+fn bind_api(api: &Api, args: &[Value], kwargs: &[(Name, Value)]) -> BTreeMap<&'static str, Value> {
+    let positional: Vec<&'static str> = api.params.iter().filter(|p| p.kind == ParamKind::Positional).map(|p| p.name).collect();
+    bind(&positional, args, kwargs).into_iter().chain(kwargs.iter().filter_map(|(k, v)| api.params.iter().find(|p| p.name == &**k).map(|p| (p.name, v.clone())))).collect()
+}
+
 /// `torch.utils.data.X(...)`.
-pub fn utils_data(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, _span: Span) -> Vals {
+pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, _span: Span) -> Vals {
+    let _ = cx;
     let mut st = st;
-    match f {
+    let Some(api) = resolve(path) else { return vec![(st, Value::Unknown)] };
+    if !api.accepts(&args, &kwargs) {
+        return vec![(st, Value::Unknown)];
+    }
+    match api.short_name() {
         "TensorDataset" => {
             let mut items = Vec::new();
             let mut len: Option<Poly> = None;
@@ -46,31 +90,33 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
                 if s.prefix.is_some() || s.dims.is_empty() {
                     return vec![(st, Value::Unknown)];
                 }
-                if len.is_none() {
-                    len = s.dims[0].v.clone();
+                // torch refuses tensors of different lengths (Size mismatch between tensors)
+                match (&len, &s.dims[0].v) {
+                    (None, d) if items.is_empty() => len = d.clone(),
+                    (Some(a), Some(b)) if a == b => {}
+                    _ => return vec![(st, Value::Unknown)],
                 }
                 items.push(tensor_value(Shape::known(s.dims[1..].to_vec()), t.dtype));
             }
             let item = Value::Tuple(Rc::new(items));
             let len = len.map(Value::Int).unwrap_or(Value::Unknown);
-            vec![(st.clone(), ns(&mut st, "Dataset", vec![("item", item), ("len", len)]))]
-                .into_iter()
-                .map(|(_, v)| v)
-                .map(|v| (st.clone(), v))
-                .collect()
+            let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len)]);
+            vec![(st, v)]
         }
         "DataLoader" => {
-            let b = bind(&["dataset", "batch_size", "shuffle"], &args, &kwargs);
+            let b = bind_api(api, &args, &kwargs);
             let Some(ds) = b.get("dataset").cloned() else { return vec![(st, Value::Unknown)] };
             let bs = match b.get("batch_size") {
                 None => Value::int(1),
                 Some(Value::None) => return vec![(st, Value::Unknown)],
                 Some(v) => v.clone(),
             };
-            if kwargs.iter().any(|(k, _)| matches!(&**k, "collate_fn" | "batch_sampler")) {
+            // a sampler or batch sampler chooses how many samples a batch has, and a collate
+            // function what it is
+            if ["sampler", "batch_sampler", "collate_fn"].iter().any(|k| b.contains_key(k)) {
                 return vec![(st, Value::Unknown)];
             }
-            let drop_last = match kwargs.iter().find(|(k, _)| &**k == "drop_last").map(|(_, v)| v) {
+            let drop_last = match b.get("drop_last") {
                 None | Some(Value::Bool(false)) => Value::Bool(false),
                 Some(Value::Bool(true)) => Value::Bool(true),
                 Some(_) => return vec![(st, Value::Unknown)],
@@ -78,23 +124,26 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
             let v = ns(&mut st, "DataLoader", vec![("dataset", ds), ("batch_size", bs), ("drop_last", drop_last)]);
             vec![(st, v)]
         }
-        "random_split" | "Subset" => vec![(st, Value::Unknown)],
-        _ => {
-            let _ = cx;
-            vec![(st, Value::Unknown)]
-        }
+        _ => vec![(st, Value::Unknown)],
     }
 }
 
-/// torchvision datasets: the per-sample value after the transform.
-pub fn torchvision(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, _span: Span) -> Vals {
+/// torchvision datasets (the per-sample value after the transform) and transforms.
+pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, _span: Span) -> Vals {
     let mut st = st;
-    let name = f.rsplit('.').next().unwrap_or(f);
-    if f.starts_with("transforms.") {
-        return transform(cx, st, name, args, kwargs);
+    let Some(api) = resolve(path) else { return vec![(st, Value::Unknown)] };
+    if !api.accepts(&args, &kwargs) {
+        return vec![(st, Value::Unknown)];
     }
-    if f == "datasets.FakeData" {
-        let b = bind(&["size", "image_size", "num_classes", "transform"], &args, &kwargs);
+    let name = api.short_name();
+    let b = bind_api(api, &args, &kwargs);
+    if api.kind == ApiKind::Module {
+        return transform(cx, st, name, b);
+    }
+    // a target transform changes the label
+    let labels_transformed = b.get("target_transform").is_some_and(|t| !matches!(t, Value::None));
+    let label = if labels_transformed { Value::Unknown } else { Value::Str(Some(Rc::from("<label>"))) };
+    if name == "FakeData" {
         let size = match b.get("size") {
             None => Value::int(1000),
             Some(v) => v.clone(),
@@ -111,7 +160,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, 
             }
             _ => Value::Unknown,
         };
-        let item = Value::Tuple(Rc::new(vec![img, Value::Str(Some(Rc::from("<label>")))]));
+        let item = sample(img, label, b.get("transform"));
         let v = ns(&mut st, "Dataset", vec![("item", item), ("len", size)]);
         return vec![(st, v)];
     }
@@ -121,10 +170,6 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, 
         "SVHN" => (3, 32, 32, 73257, 26032),
         _ => return vec![(st, Value::Unknown)],
     };
-    if !f.starts_with("datasets.") {
-        return vec![(st, Value::Unknown)];
-    }
-    let b = bind(&["root", "train", "transform"], &args, &kwargs);
     let train = match b.get("train") {
         None => Some(true),
         Some(Value::Bool(t)) => Some(*t),
@@ -141,33 +186,107 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, 
         None | Some(Value::None) => Value::Unknown,
         Some(t) => apply_transform(cx, &st, t, image),
     };
-    let label = Value::int(0);
-    let label = match label {
-        Value::Int(_) => Value::Str(Some(Rc::from("<label>"))),
-        v => v,
-    };
-    let item = Value::Tuple(Rc::new(vec![img, label]));
+    let item = sample(img, label, b.get("transform"));
     let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len)]);
     vec![(st, v)]
 }
 
-fn transform(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>) -> Vals {
+/// A dataset's `(image, label)`. A transform whose result is not modelled may raise (a tensor
+/// transform on a PIL image, the wrong number of means), and then no sample exists at all: the
+/// label is not known either.
+fn sample(img: Value, label: Value, transform: Option<&Value>) -> Value {
+    if img.is_unknown() && transform.is_some_and(|t| !matches!(t, Value::None)) {
+        return Value::Unknown;
+    }
+    Value::Tuple(Rc::new(vec![img, label]))
+}
+
+/// A transform's construction: the namespace `apply_transform` reads (its name, and the
+/// arguments that decide its output), or Unknown for a configuration that is not modelled.
+fn transform(cx: &mut dyn ModelCtx, st: State, name: &str, b: BTreeMap<&'static str, Value>) -> Vals {
     let mut st = st;
-    let _ = cx;
-    let steps: Vec<Value> = match name {
-        "Compose" => match args.first().and_then(|a| cx.iterate(&mut st, a, Span::default())) {
-            Some(items) => items,
+    let mut attrs = vec![("name", Value::Str(Some(Rc::from(name))))];
+    let number = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_));
+    // a `fill` sequence must match the image's channels: only a number (or the default)
+    let fill_ok = match b.get("fill") {
+        None => true,
+        Some(v) => number(v) || (matches!(name, "AutoAugment" | "RandAugment" | "TrivialAugmentWide") && matches!(v, Value::None)),
+    };
+    if !fill_ok {
+        return vec![(st, Value::Unknown)];
+    }
+    match name {
+        "Compose" => match b.get("transforms").and_then(|a| cx.iterate(&mut st, a, Span::default())) {
+            Some(items) => attrs.push(("steps", Value::Tuple(Rc::new(items)))),
             None => return vec![(st, Value::Unknown)],
         },
-        _ => Vec::new(),
-    };
-    let mut attrs = vec![("name", Value::Str(Some(Rc::from(name))))];
-    if name == "Compose" {
-        attrs.push(("steps", Value::Tuple(Rc::new(steps))));
-    }
-    let b = bind(&["size"], &args, &kwargs);
-    if let Some(size) = b.get("size") {
-        attrs.push(("size", size.clone()));
+        "Resize" | "CenterCrop" | "RandomCrop" | "RandomResizedCrop" => {
+            let Some(size) = b.get("size") else { return vec![(st, Value::Unknown)] };
+            attrs.push(("size", size.clone()));
+            // `max_size` rescales a long edge (and is refused with a (h, w) size)
+            if b.get("max_size").is_some_and(|m| !matches!(m, Value::None)) {
+                return vec![(st, Value::Unknown)];
+            }
+            if name == "RandomCrop" {
+                // reflect/symmetric padding needs the padding narrower than the image
+                if !matches!(b.get("padding_mode").map(|m| m.as_str()), None | Some(Some("constant" | "edge"))) {
+                    return vec![(st, Value::Unknown)];
+                }
+                match b.get("pad_if_needed") {
+                    None | Some(Value::Bool(false)) => {}
+                    Some(Value::Bool(true)) => attrs.push(("pad_if_needed", Value::Bool(true))),
+                    Some(_) => return vec![(st, Value::Unknown)],
+                }
+                // (left, top, right, bottom)
+                let pad = match b.get("padding") {
+                    None | Some(Value::None) => Some(vec![Value::int(0); 4]),
+                    Some(p @ Value::Int(_)) => Some(vec![p.clone(); 4]),
+                    Some(p) => match cx.iterate(&mut st, p, Span::default()) {
+                        Some(v) if v.len() == 1 => Some(vec![v[0].clone(); 4]),
+                        Some(v) if v.len() == 2 => Some(vec![v[0].clone(), v[1].clone(), v[0].clone(), v[1].clone()]),
+                        Some(v) if v.len() == 4 => Some(v),
+                        _ => None,
+                    },
+                };
+                match pad {
+                    Some(p) if p.iter().all(|v| matches!(v, Value::Int(_))) => attrs.push(("padding", Value::Tuple(Rc::new(p)))),
+                    _ => return vec![(st, Value::Unknown)],
+                }
+            }
+        }
+        "Normalize" => {
+            // the number of values of mean and std (None: a number, which broadcasts)
+            let mut counts = Vec::new();
+            for key in ["mean", "std"] {
+                let Some(v) = b.get(key) else { return vec![(st, Value::Unknown)] };
+                let items = if number(v) { vec![v.clone()] } else { cx.iterate(&mut st, v, Span::default()).unwrap_or_default() };
+                if items.is_empty() || !items.iter().all(number) {
+                    return vec![(st, Value::Unknown)];
+                }
+                // torch refuses a std of zero
+                if key == "std" && items.iter().any(|i| matches!(i, Value::Float(Some(f)) if *f == 0.0) || i.as_const_int() == Some(0)) {
+                    return vec![(st, Value::Unknown)];
+                }
+                counts.push(Value::int(if number(v) { 1 } else { items.len() as i128 }));
+            }
+            attrs.push(("counts", Value::Tuple(Rc::new(counts))));
+        }
+        "ConvertImageDtype" => match b.get("dtype") {
+            Some(d @ Value::DType(_)) => attrs.push(("dtype", d.clone())),
+            _ => return vec![(st, Value::Unknown)],
+        },
+        "RandomRotation" => match b.get("expand") {
+            // `expand=True` grows the image to hold the rotated one
+            None | Some(Value::Bool(false)) => {}
+            _ => return vec![(st, Value::Unknown)],
+        },
+        "RandomErasing" => match b.get("value") {
+            // a sequence must have 1 or C values; "random" is fine
+            None => {}
+            Some(v) if number(v) || v.as_str() == Some("random") => {}
+            _ => return vec![(st, Value::Unknown)],
+        },
+        _ => {}
     }
     let v = ns(&mut st, "Transform", attrs);
     vec![(st, v)]
@@ -182,6 +301,7 @@ fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value 
             _ => None,
         }
     };
+    let float_tensor = |v: &Value| matches!(v, Value::Tensor(t) if matches!(t.dtype, Some(DType::Float | DType::Double | DType::Half | DType::BFloat16)));
     match &*name {
         "Compose" => {
             let Some(Value::Tuple(steps)) = ns_attr(st, t, "Transform", "steps") else { return Value::Unknown };
@@ -201,7 +321,7 @@ fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value 
         "Resize" | "CenterCrop" | "RandomCrop" | "RandomResizedCrop" => {
             let size = ns_attr(st, t, "Transform", "size");
             let hw = match &size {
-                Some(Value::Int(p)) if &*name != "Resize" || true => {
+                Some(Value::Int(p)) => {
                     if &*name == "Resize" {
                         // Resize(int) keeps the aspect ratio: only square inputs are exact
                         match pil(&x) {
@@ -216,8 +336,13 @@ fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value 
                 _ => None,
             };
             match (pil(&x), hw) {
-                (Some((c, _, _)), Some((h, w))) => Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), c, h, w])),
-                (None, _) if matches!(x, Value::Tensor(_)) => Value::Unknown,
+                (Some((c, h, w)), Some((th, tw))) => {
+                    if &*name == "RandomCrop" && !random_crop_fits(st, t, &h, &w, &th, &tw) {
+                        // torch raises: the crop is larger than the (padded) image
+                        return Value::Unknown;
+                    }
+                    Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), c, th, tw]))
+                }
                 _ => Value::Unknown,
             }
         }
@@ -225,9 +350,53 @@ fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value 
             Some((_, h, w)) => Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(1), h, w])),
             None => Value::Unknown,
         },
-        "Normalize" | "RandomHorizontalFlip" | "RandomVerticalFlip" | "ColorJitter" | "RandomRotation" | "RandomErasing" | "ConvertImageDtype"
-        | "RandomAffine" | "AutoAugment" | "RandAugment" | "TrivialAugmentWide" => x,
+        // a float tensor image [..., C, H, W] whose C matches the number of means and stds (or 1)
+        "Normalize" => {
+            let (Value::Tensor(tt), Some(Value::Tuple(counts))) = (&x, ns_attr(st, t, "Transform", "counts")) else { return Value::Unknown };
+            let s = st.resolve(&tt.shape);
+            if !float_tensor(&x) || s.prefix.is_some() || s.dims.len() < 3 {
+                return Value::Unknown;
+            }
+            let Some(c) = s.dims[s.dims.len() - 3].as_const() else { return Value::Unknown };
+            if counts.iter().all(|n| matches!(n.as_const_int(), Some(n) if n == 1 || n == c)) {
+                x
+            } else {
+                Value::Unknown
+            }
+        }
+        "ConvertImageDtype" => match (&x, ns_attr(st, t, "Transform", "dtype")) {
+            // to a floating dtype (from a float one, or a known integer one)
+            (Value::Tensor(tt), Some(Value::DType(d))) if tt.dtype.is_some() && matches!(d, DType::Float | DType::Double | DType::Half | DType::BFloat16) => tensor_value(tt.shape.clone(), Some(d)),
+            _ => Value::Unknown,
+        },
+        // tensors only (a PIL image is a TypeError)
+        "RandomErasing" => match x {
+            Value::Tensor(_) => x,
+            _ => Value::Unknown,
+        },
+        // PIL images only here: on a float tensor some of their operations raise
+        "AutoAugment" | "RandAugment" | "TrivialAugmentWide" => match pil(&x) {
+            Some(_) => x,
+            None => Value::Unknown,
+        },
+        "RandomHorizontalFlip" | "RandomVerticalFlip" | "ColorJitter" | "RandomRotation" | "RandomAffine" => match (&x, pil(&x)) {
+            (Value::Tensor(_), _) | (_, Some(_)) => x,
+            _ => Value::Unknown,
+        },
         _ => Value::Unknown,
+    }
+}
+
+/// Whether `RandomCrop` of `(th, tw)` fits the image `h x w` after its padding (or pads as needed).
+fn random_crop_fits(st: &State, t: &Value, h: &Value, w: &Value, th: &Value, tw: &Value) -> bool {
+    if matches!(ns_attr(st, t, "Transform", "pad_if_needed"), Some(Value::Bool(true))) {
+        return true;
+    }
+    let Some(Value::Tuple(p)) = ns_attr(st, t, "Transform", "padding") else { return false };
+    let k = |v: &Value| v.as_const_int();
+    match (k(h), k(w), k(th), k(tw), k(&p[0]), k(&p[1]), k(&p[2]), k(&p[3])) {
+        (Some(h), Some(w), Some(th), Some(tw), Some(l), Some(tp), Some(r), Some(bt)) => h + tp + bt >= th && w + l + r >= tw,
+        _ => false,
     }
 }
 
@@ -343,4 +512,50 @@ fn collate(st: &State, item: &Value, b: &Dim) -> Value {
 }
 
 /// The APIs this family models, for the registry (`models/registry.rs`).
-pub const APIS: &[crate::models::registry::Decl] = &[];
+///
+/// Parameters marked `~` cannot change a sample or a batch: the order of the samples
+/// (`shuffle`, `generator`), how they are loaded (`num_workers`, `pin_memory`, `timeout`,
+/// `worker_init_fn`, `multiprocessing_context`, `prefetch_factor`, `persistent_workers`,
+/// `in_order`, `root`, `download`), random parameters of a transform that keeps the image's
+/// size (`p`, `degrees`, `scale`, `brightness`, ...), and the interpolation. Some of them are
+/// validated when the object is constructed (a negative `num_workers`, `prefetch_factor`
+/// without workers, a negative `degrees`, a missing dataset without `download`): that
+/// ValueError ends the run before any sample exists, so no batch the model gives is wrong.
+pub const APIS: &[Decl] = &[
+    Decl::function("torch.utils.data.TensorDataset", "*tensors"),
+    Decl::function(
+        "torch.utils.data.DataLoader",
+        "dataset, batch_size=1, ~shuffle=None, sampler=None, batch_sampler=None, ~num_workers=0, collate_fn=None, ~pin_memory=False, drop_last=False, ~timeout=0, ~worker_init_fn=None, ~multiprocessing_context=None, ~generator=None, *, ~prefetch_factor=None, ~persistent_workers=False, ~pin_memory_device=\"\", ~in_order=True",
+    ),
+    // datasets: one sample (image after `transform`, label) and the length
+    Decl::function("torchvision.datasets.FakeData", "size=1000, image_size=(3, 224, 224), ~num_classes=10, transform=None, target_transform=None, ~random_offset=0"),
+    Decl::function("torchvision.datasets.MNIST", "~root, train=True, transform=None, target_transform=None, ~download=False"),
+    Decl::function("torchvision.datasets.FashionMNIST", "~root, train=True, transform=None, target_transform=None, ~download=False"),
+    Decl::function("torchvision.datasets.KMNIST", "~root, train=True, transform=None, target_transform=None, ~download=False"),
+    Decl::function("torchvision.datasets.CIFAR10", "~root, train=True, transform=None, target_transform=None, ~download=False"),
+    Decl::function("torchvision.datasets.CIFAR100", "~root, train=True, transform=None, target_transform=None, ~download=False"),
+    // the length of a split is not modelled (Unknown for every split)
+    Decl::function("torchvision.datasets.SVHN", "~root, ~split=\"train\", transform=None, target_transform=None, ~download=False"),
+    // transforms: applied to a dataset's PIL image (a direct call is not modelled)
+    Decl::module("torchvision.transforms.Compose", "transforms", "img"),
+    Decl::module("torchvision.transforms.ToTensor", "", "pic"),
+    Decl::module("torchvision.transforms.PILToTensor", "", "pic"),
+    Decl::module("torchvision.transforms.Normalize", "mean, std, ~inplace=False", "tensor"),
+    // `max_size` is read: only its default is modelled
+    Decl::module("torchvision.transforms.Resize", "size, ~interpolation=InterpolationMode.BILINEAR, max_size=None, ~antialias=True", "img"),
+    Decl::module("torchvision.transforms.CenterCrop", "size", "img"),
+    Decl::module("torchvision.transforms.RandomCrop", "size, padding=None, pad_if_needed=False, fill=0, padding_mode=\"constant\"", "img"),
+    Decl::module("torchvision.transforms.RandomResizedCrop", "size, ~scale=(0.08, 1.0), ~ratio=(0.75, 1.3333333333333333), ~interpolation=InterpolationMode.BILINEAR, ~antialias=True", "img"),
+    // `num_output_channels` other than 1 is not modelled
+    Decl::module("torchvision.transforms.Grayscale", "", "img"),
+    Decl::module("torchvision.transforms.RandomHorizontalFlip", "~p=0.5", "img"),
+    Decl::module("torchvision.transforms.RandomVerticalFlip", "~p=0.5", "img"),
+    Decl::module("torchvision.transforms.ColorJitter", "~brightness=0, ~contrast=0, ~saturation=0, ~hue=0", "img"),
+    Decl::module("torchvision.transforms.RandomRotation", "~degrees, ~interpolation=InterpolationMode.NEAREST, expand=False, ~center=None, fill=0", "img"),
+    Decl::module("torchvision.transforms.RandomErasing", "~p=0.5, ~scale=(0.02, 0.33), ~ratio=(0.3, 3.3), value=0, ~inplace=False", "img"),
+    Decl::module("torchvision.transforms.ConvertImageDtype", "dtype", "image"),
+    Decl::module("torchvision.transforms.RandomAffine", "~degrees, ~translate=None, ~scale=None, ~shear=None, ~interpolation=InterpolationMode.NEAREST, fill=0, ~center=None", "img"),
+    Decl::module("torchvision.transforms.AutoAugment", "~policy=AutoAugmentPolicy.IMAGENET, ~interpolation=InterpolationMode.NEAREST, fill=None", "img"),
+    Decl::module("torchvision.transforms.RandAugment", "~num_ops=2, ~magnitude=9, ~num_magnitude_bins=31, ~interpolation=InterpolationMode.NEAREST, fill=None", "img"),
+    Decl::module("torchvision.transforms.TrivialAugmentWide", "~num_magnitude_bins=31, ~interpolation=InterpolationMode.NEAREST, fill=None", "img"),
+];

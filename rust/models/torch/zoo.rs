@@ -15,6 +15,9 @@ use std::rc::Rc;
 
 use crate::ir::{Name, Span};
 use crate::models::ctx::ModelCtx;
+use crate::models::registry::{self, Api, Decl};
+use crate::rules::shape as r;
+use crate::rules::Rule;
 use crate::value::*;
 
 /// The architectures, in Python.
@@ -48,11 +51,40 @@ pub const MODELS: &[&str] = &[
     "densenet201",
 ];
 
-/// `torchvision.models.<path>(...)`: a model instance, or Unknown for anything not modelled.
-pub fn construct(cx: &mut dyn ModelCtx, st: State, path: &str, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
-    // `torchvision.models.resnet.resnet18` is the same function
-    let name = path.rsplit('.').next().unwrap_or(path);
-    if !MODELS.contains(&name) {
+/// The registry entry of `torchvision.models.<name>`, also under the submodule that defines
+/// it (`torchvision.models.resnet.resnet18`); another submodule's function of the same name
+/// (`torchvision.models.quantization.resnet18`) is a different model and not modelled.
+pub fn resolve(path: &str) -> Option<&'static Api> {
+    let (prefix, last) = path.rsplit_once('.')?;
+    if let Some(api) = registry::lookup_in(prefix, last) {
+        return Some(api);
+    }
+    let sub = prefix.strip_prefix("torchvision.models.")?;
+    let api = registry::lookup_in("torchvision.models", last)?;
+    (defining_module(last) == Some(sub)).then_some(api)
+}
+
+/// The submodule of `torchvision.models` that defines a constructor.
+pub fn defining_module(name: &str) -> Option<&'static str> {
+    let prefixes: [(&str, &str); 8] = [
+        ("resnet", "resnet"),
+        ("vgg", "vgg"),
+        ("alexnet", "alexnet"),
+        ("mobilenet_v2", "mobilenetv2"),
+        ("mobilenet_v3", "mobilenetv3"),
+        ("efficientnet", "efficientnet"),
+        ("squeezenet", "squeezenet"),
+        ("densenet", "densenet"),
+    ];
+    MODELS.contains(&name).then(|| prefixes.iter().find(|(p, _)| name.starts_with(p)).map(|(_, m)| *m))?
+}
+
+/// `torchvision.models.<name>(...)`: a model instance, or Unknown for anything not modelled.
+pub fn construct(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let Some(api) = resolve(path) else { return vec![(st, Value::Unknown)] };
+    // positional arguments (the legacy `pretrained`) and other architecture options (dropout,
+    // width, ...) are not modelled
+    if !api.accepts(&args, &kwargs) {
         return vec![(st, Value::Unknown)];
     }
     let kw = |k: &str| kwargs.iter().find(|(n, _)| &**n == k).map(|(_, v)| v.clone());
@@ -62,13 +94,65 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, path: &str, kwargs: Vec<(Name
         // torchvision refuses a head size other than the weights' (ValueError)
         return vec![(st, Value::Unknown)];
     }
-    if kwargs.iter().any(|(k, _)| !matches!(&**k, "weights" | "pretrained" | "progress" | "num_classes")) {
-        // other architecture options (dropout, width, ...) are not modelled
-        return vec![(st, Value::Unknown)];
-    }
     let args: Vec<(Name, Value)> = num_classes.map(|n| (Rc::from("num_classes"), n)).into_iter().collect();
-    cx.call_embedded(st, "torchvision.models", name, Vec::new(), args, span)
+    cx.call_embedded(st, "torchvision.models", api.short_name(), Vec::new(), args, span)
 }
 
-/// The APIs this family models, for the registry (`models/registry.rs`).
-pub const APIS: &[crate::models::registry::Decl] = &[];
+/// One constructor's entry: `weights`/`pretrained` are read (with a `num_classes` other than
+/// 1000 torchvision refuses weights), `progress` cannot change the model.
+macro_rules! zoo {
+    ($($name:literal),* $(,)?) => {
+        &[$(Decl::module(concat!("torchvision.models.", $name), "*, weights=None, ~progress=True, pretrained=False, num_classes=1000", "x").checks(CHECKS)),*]
+    };
+}
+
+/// What calling a zoo model can raise that the layers inside it check.
+const CHECKS: &[&Rule] = &[&r::layer_channel_mismatch::RULE, &r::layer_input_rank_mismatch::RULE, &r::output_size_too_small::RULE, &r::matmul_shape_mismatch::RULE];
+
+/// The APIs this family models, for the registry (`models/registry.rs`): one per entry of
+/// `MODELS` (a test checks they agree).
+pub const APIS: &[Decl] = zoo![
+    "resnet18",
+    "resnet34",
+    "resnet50",
+    "resnet101",
+    "resnet152",
+    "vgg11",
+    "vgg11_bn",
+    "vgg13",
+    "vgg13_bn",
+    "vgg16",
+    "vgg16_bn",
+    "vgg19",
+    "vgg19_bn",
+    "alexnet",
+    "mobilenet_v2",
+    "mobilenet_v3_small",
+    "mobilenet_v3_large",
+    "efficientnet_b0",
+    "squeezenet1_0",
+    "squeezenet1_1",
+    "densenet121",
+    "densenet161",
+    "densenet169",
+    "densenet201",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_model_is_declared_and_resolves_under_its_submodule() {
+        let declared: Vec<&str> = APIS.iter().map(|d| d.name.strip_prefix("torchvision.models.").unwrap()).collect();
+        assert_eq!(declared, MODELS);
+        for m in MODELS {
+            let sub = defining_module(m).unwrap_or_else(|| panic!("{m}: no submodule"));
+            let want = format!("torchvision.models.{m}");
+            assert_eq!(resolve(&want).map(|a| a.name), Some(want.as_str()));
+            assert_eq!(resolve(&format!("torchvision.models.{sub}.{m}")).map(|a| a.name), Some(want.as_str()));
+            assert!(resolve(&format!("torchvision.models.quantization.{m}")).is_none());
+        }
+        assert!(resolve("torchvision.models.vit_b_16").is_none());
+    }
+}
