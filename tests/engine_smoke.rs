@@ -150,3 +150,16 @@ fn summary_is_not_reused_after_a_read_object_changes() {
     assert_eq!(findings.len(), 1, "{findings:?}");
     assert_eq!(findings[0].row, 11);
 }
+
+/// A call Python refuses with a TypeError (too many positional arguments, an unexpected
+/// keyword, a keyword for a filled parameter) never runs the body: its bug is not reached.
+#[test]
+fn a_call_python_refuses_does_not_run_the_body() {
+    let body = "import torch\n\ndef f(x, n=3):\n    return x.view(n)\n\nx = torch.randn(2, 2)\n";
+    let run = |call: &str| analyze(&format!("{body}{call}\n"), &Settings::default()).0.iter().map(|f| f.row).collect::<Vec<_>>();
+    assert_eq!(run("y = f(x)"), [4], "the bug in the body is found when the call is valid");
+    assert!(run("y = f(x, 3, 4)").is_empty());
+    assert!(run("y = f(x, m=3)").is_empty());
+    assert!(run("y = f(x, x=x)").is_empty());
+    assert_eq!(run("y = f(n=3, x=x)"), [4]);
+}

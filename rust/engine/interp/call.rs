@@ -372,14 +372,23 @@ impl<'a> Interp<'a> {
             }
         }
         let mut extra_kw = Vec::new();
+        let mut type_error = !extra.is_empty() && def.vararg.is_none();
         for (k, v) in kwargs {
             if let Some(p) = def.params[def.posonly.min(n_params)..].iter().find(|p| p.name == k) {
+                // a keyword for a parameter a positional argument filled: a TypeError
+                type_error |= vars.contains_key(&p.name);
                 vars.insert(p.name.clone(), v);
             } else if def.kwonly.iter().any(|p| p.name == k) {
                 vars.insert(k.clone(), v);
             } else {
                 extra_kw.push((k, v));
             }
+        }
+        type_error |= !extra_kw.is_empty() && def.kwarg.is_none();
+        if type_error {
+            // Python raises a TypeError before the body runs (too many positional arguments, an
+            // unexpected keyword, or one given twice): nothing the body would do happens
+            return vec![(st, Value::Unknown)];
         }
         for (i, p) in def.params.iter().enumerate() {
             if !vars.contains_key(&p.name) {
