@@ -4,12 +4,18 @@
 //! An API that is not modelled returns `Unknown`: never a report.
 
 pub mod attention;
+pub mod creation;
 pub mod data;
+pub mod indexing;
+pub mod join;
 pub mod layers;
 pub mod losses;
+pub mod matmul;
 pub mod pointwise;
 pub mod shape_ops;
 pub mod recurrent;
+pub mod reduce;
+pub mod reshape;
 pub mod resample;
 pub mod tensor;
 pub mod zoo;

@@ -9,7 +9,7 @@
 use std::rc::Rc;
 
 use crate::models::bind;
-use super::tensor::{broadcast, check_dim, matmul, sizes, tensor_method, tensor_value};
+use super::tensor::{self, broadcast, check_dim, matmul, sizes, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::value::*;
 use crate::ir::{Name, Span};
@@ -120,11 +120,11 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             let base = &name[..name.len() - 3];
             // a 0-dim target is `view(())`/`expand(())`: one empty size tuple
             let target = if target.is_empty() { vec![Value::Tuple(Rc::new(Vec::new()))] } else { target };
-            tensor_method(cx, st, recv, if base == "expand" { "expand" } else { "reshape" }, target, Vec::new(), span)
+            tensor::method(cx, st, recv, if base == "expand" { "expand" } else { "reshape" }, target, Vec::new(), span)
         }
         "broadcast_to" => {
             let Some(shape) = args.first() else { return Ok(unknown(st)) };
-            tensor_method(cx, st, recv, "expand", vec![shape.clone()], Vec::new(), span)
+            tensor::method(cx, st, recv, "expand", vec![shape.clone()], Vec::new(), span)
         }
         "tile" => {
             let Some(reps) = args.first().and_then(|a| sizes(cx, &mut st, std::slice::from_ref(a))) else { return Ok(unknown(st)) };
@@ -132,9 +132,9 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             let mut padded = vec![Dim::konst(1); rank.saturating_sub(reps.len())];
             padded.extend(reps);
             let Some(vals) = int_values(&padded) else { return Ok(unknown(st)) };
-            tensor_method(cx, st, recv, "repeat", vals, Vec::new(), span)
+            tensor::method(cx, st, recv, "repeat", vals, Vec::new(), span)
         }
-        "ravel" => tensor_method(cx, st, recv, "flatten", Vec::new(), Vec::new(), span),
+        "ravel" => tensor::method(cx, st, recv, "flatten", Vec::new(), Vec::new(), span),
         "unflatten" => {
             let b = bind(&["dim", "sizes"], args, kwargs);
             let Some(d) = const_arg(&b, "dim") else { return Ok(unknown(st)) };
@@ -150,7 +150,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             let piece = tensor_value(Shape::known(vec![s.dims[i].clone()]), t.dtype);
             let Some(vals) = int_values(&parts) else { return Ok(unknown(st)) };
             let mut res = Vec::new();
-            for (st2, v) in tensor_method(cx, st, piece, "view", vals, Vec::new(), span) {
+            for (st2, v) in tensor::method(cx, st, piece, "view", vals, Vec::new(), span) {
                 match v {
                     Value::Tensor(p) => {
                         let mut dims = s.dims[..i].to_vec();
@@ -246,7 +246,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
                 _ => args.to_vec(),
             };
             let Some(dims) = sizes(cx, &mut st, &size_arg) else { return Ok(unknown(st)) };
-            let dtype = kwargs.iter().find(|(k, _)| &**k == "dtype").map(|(_, v)| super::tensor::dtype_of(v)).unwrap_or(t.dtype);
+            let dtype = kwargs.iter().find(|(k, _)| &**k == "dtype").map(|(_, v)| tensor::dtype_of(v)).unwrap_or(t.dtype);
             out(st, dims, dtype)
         }
         "type_as" => match args.first() {
@@ -304,7 +304,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
                             res.push((st2, Value::Unknown));
                             continue;
                         };
-                        res.extend(tensor_method(cx, st2, recv.clone(), "expand", vals, Vec::new(), span));
+                        res.extend(tensor::method(cx, st2, recv.clone(), "expand", vals, Vec::new(), span));
                     }
                     other => res.push((st2, other)),
                 }
@@ -447,7 +447,7 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
     // an empty list is a float tensor of shape [0]
     let empty = dims.contains(&0);
     let dtype = match kwargs.iter().find(|(k, _)| &**k == "dtype") {
-        Some((_, v)) => super::tensor::dtype_of(v),
+        Some((_, v)) => tensor::dtype_of(v),
         None if empty => Some(DType::Float),
         None => Some(match kind {
             Kind::Bool => DType::Bool,
