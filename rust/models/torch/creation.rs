@@ -4,6 +4,7 @@
 use crate::models::bind;
 use super::tensor::{arg_dtype, dim_of, sizes, tensor_of, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -130,3 +131,30 @@ fn eye(st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
         _ => vec![(st, Value::Unknown)],
     }
 }
+
+/// The APIs this family models, for the registry (`models/registry.rs`). `layout`, `device`,
+/// `requires_grad`, `pin_memory` and `generator` change neither shapes nor dtypes; `out=` and
+/// `memory_format=` are not read.
+pub const APIS: &[Decl] = &[
+    Decl::function("torch.zeros", "*size, size=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.ones", "*size, size=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.empty", "*size, size=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.rand", "*size, size=None, ~generator=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.randn", "*size, size=None, ~generator=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.full", "size, fill_value, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    // `low` and `high` give the values only (the model counts the positional arguments)
+    Decl::function("torch.randint", "~low=0, ~high=None, size=None, *, ~generator=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.zeros_like", "input, *, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.ones_like", "input, *, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.empty_like", "input, *, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.rand_like", "input, *, ~generator=None, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.randn_like", "input, *, ~generator=None, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    // the fill value and the bounds give the values only: the dtype is the input's
+    Decl::function("torch.full_like", "input, ~fill_value, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.randint_like", "input, ~low=0, ~high=None, *, ~generator=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.linspace", "~start, ~end, steps, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
+    Decl::function("torch.logspace", "~start, ~end, steps, ~base=10.0, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
+    Decl::function("torch.arange", "start=0, end=None, step=1, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
+    Decl::function("torch.randperm", "n, *, ~generator=None, dtype=torch.int64, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.eye", "n, m=None, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+];

@@ -5,6 +5,7 @@ use std::rc::Rc;
 use crate::models::bind;
 use super::tensor::{broadcast, check_dim, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -260,3 +261,16 @@ fn slice_len(cx: &dyn ModelCtx, st: &State, d: &Dim, lo: &Value, hi: &Value, ste
     }
     Dim { v: len.add_const(step - 1).and_then(|x| x.floordiv(&Poly::constant(step))), why: None }
 }
+
+/// The APIs this family models, for the registry (`models/registry.rs`). (`x[...]` is an
+/// operator, not a call: it is not in the registry.)
+pub const APIS: &[Decl] = &[
+    Decl::function("torch.where", "condition, input, other").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    Decl::function("torch.masked_fill", "input, mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    Decl::method("torch.Tensor.masked_fill", "mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    Decl::method("torch.Tensor.masked_fill_", "mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    Decl::function("torch.index_select", "input, dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE]),
+    Decl::method("torch.Tensor.index_select", "dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE]),
+    Decl::function("torch.narrow", "input, dim, start, length").checks(&[&r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
+    Decl::method("torch.Tensor.narrow", "dim, start, length").checks(&[&r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
+];

@@ -6,6 +6,7 @@ use std::rc::Rc;
 use crate::models::bind;
 use super::tensor::{check_dim, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -253,3 +254,26 @@ fn split(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[V
         None => vec![(st, Value::Unknown)],
     }
 }
+
+const CAT: &[&crate::rules::Rule] = &[&r::concat_shape_mismatch::RULE, &r::dim_out_of_range::RULE];
+const DIM: &[&crate::rules::Rule] = &[&r::dim_out_of_range::RULE];
+
+/// The APIs this family models, for the registry (`models/registry.rs`). (`out=` is not read;
+/// nor is `axis=`, which `cat` takes for `dim`.)
+pub const APIS: &[Decl] = &[
+    Decl::function("torch.cat", "tensors, dim=0").checks(CAT),
+    Decl::function("torch.concat", "tensors, dim=0").checks(CAT),
+    Decl::function("torch.concatenate", "tensors, dim=0").checks(CAT),
+    Decl::function("torch.stack", "tensors, dim=0").checks(CAT),
+    Decl::function("torch.hstack", "tensors").checks(&[&r::concat_shape_mismatch::RULE]),
+    Decl::function("torch.vstack", "tensors").checks(&[&r::concat_shape_mismatch::RULE]),
+    Decl::function("torch.row_stack", "tensors").checks(&[&r::concat_shape_mismatch::RULE]),
+    Decl::function("torch.chunk", "input, chunks, dim=0").checks(DIM),
+    Decl::method("torch.Tensor.chunk", "chunks, dim=0").checks(DIM),
+    Decl::function("torch.split", "tensor, split_size_or_sections, dim=0").checks(&[&r::dim_out_of_range::RULE, &r::invalid_shape_argument::RULE]),
+    Decl::method("torch.Tensor.split", "split_size, dim=0").checks(&[&r::dim_out_of_range::RULE, &r::invalid_shape_argument::RULE]),
+    Decl::function("torch.tensor_split", "input, indices_or_sections, dim=0").checks(DIM),
+    Decl::method("torch.Tensor.tensor_split", "indices_or_sections, dim=0").checks(DIM),
+    Decl::function("torch.unbind", "input, dim=0").checks(DIM),
+    Decl::method("torch.Tensor.unbind", "dim=0").checks(DIM),
+];

@@ -5,6 +5,7 @@ use std::rc::Rc;
 
 use super::tensor::{broadcast, tensor_of, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::Span;
 use crate::rules::shape as r;
@@ -176,3 +177,10 @@ pub fn matmul(cx: &mut dyn ModelCtx, st: State, f: &str, a: Value, b: Value, spa
     };
     vec![(st, tensor_value(Shape::known(dims), dtype))]
 }
+
+/// The APIs this family models, for the registry (`models/registry.rs`).
+pub const APIS: &[Decl] = &[
+    Decl::function("torch.matmul", "input, other").checks(&[&r::matmul_shape_mismatch::RULE, &r::broadcast_shape_mismatch::RULE]),
+    Decl::method("torch.Tensor.matmul", "other").checks(&[&r::matmul_shape_mismatch::RULE, &r::broadcast_shape_mismatch::RULE]),
+    Decl::function("torch.einsum", "equation, *operands").checks(&[&r::invalid_shape_argument::RULE, &r::matmul_shape_mismatch::RULE]),
+];

@@ -24,7 +24,7 @@ use crate::models::registry::Decl;
 
 /// The API declarations of every torch family, for the registry.
 pub fn families() -> Vec<&'static [Decl]> {
-    vec![tensor::APIS, layers::APIS, data::APIS, zoo::APIS]
+    vec![tensor::APIS, creation::APIS, reshape::APIS, reduce::APIS, join::APIS, indexing::APIS, matmul::APIS, shape_ops::APIS, pointwise::APIS, layers::APIS, data::APIS, zoo::APIS]
 }
 
 use std::rc::Rc;

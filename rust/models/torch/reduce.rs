@@ -6,6 +6,7 @@ use std::rc::Rc;
 use crate::models::bind;
 use super::tensor::{check_dim, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -174,3 +175,78 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[
     }
     vec![(st, v)]
 }
+
+const DIM: &[&crate::rules::Rule] = &[&r::dim_out_of_range::RULE];
+const DIM_INDEX: &[&crate::rules::Rule] = &[&r::dim_out_of_range::RULE, &r::index_out_of_range::RULE];
+
+/// The APIs this family models, for the registry (`models/registry.rs`): each as `torch.f(input,
+/// ...)` and `Tensor.f(...)`. `dtype=` and `out=` are not read; `unbiased`/`correction`,
+/// `largest`/`sorted`, `descending` and `stable` change values only.
+pub const APIS: &[Decl] = &[
+    Decl::function("torch.sum", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.sum", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.mean", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.mean", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.nansum", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.nansum", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.nanmean", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.nanmean", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.prod", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.prod", "dim=None, keepdim=False").checks(DIM),
+    // a second positional argument (`unbiased` of the old overload) is Unknown
+    Decl::function("torch.std", "input, dim=None, ~unbiased=True, keepdim=False, *, ~correction=1").checks(DIM),
+    Decl::method("torch.Tensor.std", "dim=None, ~unbiased=True, keepdim=False, *, ~correction=1").checks(DIM),
+    Decl::function("torch.var", "input, dim=None, ~unbiased=True, keepdim=False, *, ~correction=1").checks(DIM),
+    Decl::method("torch.Tensor.var", "dim=None, ~unbiased=True, keepdim=False, *, ~correction=1").checks(DIM),
+    Decl::function("torch.amax", "input, dim=(), keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.amax", "dim=(), keepdim=False").checks(DIM),
+    Decl::function("torch.amin", "input, dim=(), keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.amin", "dim=(), keepdim=False").checks(DIM),
+    Decl::function("torch.logsumexp", "input, dim, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.logsumexp", "dim, keepdim=False").checks(DIM),
+    Decl::function("torch.any", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.any", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.all", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.all", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.argmax", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.argmax", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.argmin", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.argmin", "dim=None, keepdim=False").checks(DIM),
+    // `max(other)` (elementwise) is Unknown
+    Decl::function("torch.max", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.max", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.min", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.min", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.norm", "input, p=\"fro\", dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.norm", "p=\"fro\", dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.count_nonzero", "input, dim=None").checks(DIM),
+    Decl::method("torch.Tensor.count_nonzero", "dim=None").checks(DIM),
+    Decl::function("torch.median", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.median", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.nanmedian", "input, dim=None, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.nanmedian", "dim=None, keepdim=False").checks(DIM),
+    Decl::function("torch.mode", "input, dim=-1, keepdim=False").checks(DIM),
+    Decl::method("torch.Tensor.mode", "dim=-1, keepdim=False").checks(DIM),
+    Decl::function("torch.kthvalue", "input, k, dim=-1, keepdim=False").checks(DIM_INDEX),
+    Decl::method("torch.Tensor.kthvalue", "k, dim=-1, keepdim=False").checks(DIM_INDEX),
+    Decl::function("torch.softmax", "input, dim").checks(DIM),
+    Decl::method("torch.Tensor.softmax", "dim").checks(DIM),
+    Decl::function("torch.log_softmax", "input, dim").checks(DIM),
+    Decl::method("torch.Tensor.log_softmax", "dim").checks(DIM),
+    Decl::function("torch.cumsum", "input, dim").checks(DIM),
+    Decl::method("torch.Tensor.cumsum", "dim").checks(DIM),
+    Decl::function("torch.cumprod", "input, dim").checks(DIM),
+    Decl::method("torch.Tensor.cumprod", "dim").checks(DIM),
+    Decl::function("torch.logcumsumexp", "input, dim").checks(DIM),
+    Decl::method("torch.Tensor.logcumsumexp", "dim").checks(DIM),
+    Decl::function("torch.cummax", "input, dim").checks(DIM),
+    Decl::method("torch.Tensor.cummax", "dim").checks(DIM),
+    Decl::function("torch.cummin", "input, dim").checks(DIM),
+    Decl::method("torch.Tensor.cummin", "dim").checks(DIM),
+    Decl::function("torch.argsort", "input, dim=-1, ~descending=False, *, ~stable=False").checks(DIM),
+    Decl::method("torch.Tensor.argsort", "dim=-1, ~descending=False, *, ~stable=False").checks(DIM),
+    Decl::function("torch.topk", "input, k, dim=-1, ~largest=True, ~sorted=True").checks(DIM_INDEX),
+    Decl::method("torch.Tensor.topk", "k, dim=-1, ~largest=True, ~sorted=True").checks(DIM_INDEX),
+    Decl::function("torch.sort", "input, dim=-1, ~descending=False, *, ~stable=False").checks(DIM),
+    Decl::method("torch.Tensor.sort", "dim=-1, ~descending=False, *, ~stable=False").checks(DIM),
+];

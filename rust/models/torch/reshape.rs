@@ -6,6 +6,7 @@ use std::rc::Rc;
 use crate::models::bind;
 use super::tensor::{check_dim, sizes, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -285,3 +286,30 @@ pub fn flatten(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, sd: i128, ed: i
     dims.extend(s.dims[j + 1..].iter().cloned());
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
 }
+
+const DIM: &[&crate::rules::Rule] = &[&r::dim_out_of_range::RULE];
+const RESHAPE: &[&crate::rules::Rule] = &[&r::reshape_size_mismatch::RULE];
+
+/// The APIs this family models, for the registry (`models/registry.rs`).
+pub const APIS: &[Decl] = &[
+    // `view(*shape)`, `view((2, 3))`; `view(dtype)` is Unknown
+    Decl::method("torch.Tensor.view", "*shape").checks(RESHAPE),
+    Decl::method("torch.Tensor.reshape", "*shape").checks(RESHAPE),
+    Decl::function("torch.reshape", "input, shape").checks(RESHAPE),
+    Decl::function("torch.flatten", "input, start_dim=0, end_dim=-1").checks(DIM),
+    Decl::method("torch.Tensor.flatten", "start_dim=0, end_dim=-1").checks(DIM),
+    Decl::function("torch.unsqueeze", "input, dim").checks(DIM),
+    Decl::method("torch.Tensor.unsqueeze", "dim").checks(DIM),
+    Decl::function("torch.squeeze", "input, dim=None").checks(DIM),
+    Decl::method("torch.Tensor.squeeze", "dim=None").checks(DIM),
+    Decl::function("torch.transpose", "input, dim0, dim1").checks(DIM),
+    Decl::method("torch.Tensor.transpose", "dim0, dim1").checks(DIM),
+    Decl::function("torch.swapaxes", "input, axis0, axis1").checks(DIM),
+    Decl::method("torch.Tensor.swapaxes", "axis0, axis1").checks(DIM),
+    Decl::function("torch.swapdims", "input, dim0, dim1").checks(DIM),
+    Decl::method("torch.Tensor.swapdims", "dim0, dim1").checks(DIM),
+    Decl::function("torch.permute", "input, dims").checks(DIM),
+    Decl::method("torch.Tensor.permute", "*dims").checks(DIM),
+    Decl::method("torch.Tensor.repeat", "*repeats").checks(&[&r::invalid_shape_argument::RULE]),
+    Decl::method("torch.Tensor.expand", "*size").checks(&[&r::invalid_shape_argument::RULE, &r::broadcast_shape_mismatch::RULE]),
+];

@@ -6,6 +6,7 @@
 use std::rc::Rc;
 
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
 use crate::rules::shape as r;
@@ -341,5 +342,47 @@ pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span
     }
 }
 
-/// The APIs this family models, for the registry (`models/registry.rs`).
-pub const APIS: &[crate::models::registry::Decl] = &[];
+/// The APIs this family models, for the registry (`models/registry.rs`): the tensor's own
+/// methods and attributes, and the `torch.` functions that change nothing the models follow.
+pub const APIS: &[Decl] = &[
+    // (return None; the arguments change no shape. `set_default_dtype` changes the dtype of later
+    // creations, which the models do not follow: they keep float32)
+    Decl::function("torch.manual_seed", "~seed"),
+    Decl::function("torch.set_grad_enabled", "~mode"),
+    Decl::function("torch.set_num_threads", "~int"),
+    Decl::function("torch.save", "~obj, ~f, ~pickle_module=pickle, ~pickle_protocol=2, ~_use_new_zipfile_serialization=True, ~_disable_byteorder_record=False"),
+    Decl::function("torch.set_default_dtype", "~d"),
+    Decl::function("torch.set_printoptions", "~precision=None, ~threshold=None, ~edgeitems=None, ~linewidth=None, ~profile=None, ~sci_mode=None"),
+    Decl::function("torch.is_tensor", "obj"),
+    // the input's shape (`p` out of [0, 1] raises: a value, not a shape)
+    Decl::function("torch.dropout", "input, ~p, ~train"),
+    Decl::function("torch.numel", "input"),
+    // (`memory_format=` is not read)
+    Decl::method("torch.Tensor.float", ""),
+    Decl::method("torch.Tensor.double", ""),
+    Decl::method("torch.Tensor.half", ""),
+    Decl::method("torch.Tensor.long", ""),
+    Decl::method("torch.Tensor.int", ""),
+    Decl::method("torch.Tensor.bool", ""),
+    Decl::method("torch.Tensor.bfloat16", ""),
+    // the dtype from whichever argument is one: `to(dtype)`, `to(device, dtype)`, `to(dtype=...)`
+    Decl::method("torch.Tensor.to", "~device=None, dtype=None, ~non_blocking=False, ~copy=False"),
+    Decl::method("torch.Tensor.type", "dtype=None, ~non_blocking=False"),
+    Decl::method("torch.Tensor.size", "dim=None").checks(&[&r::dim_out_of_range::RULE]),
+    Decl::method("torch.Tensor.dim", ""),
+    Decl::method("torch.Tensor.ndimension", ""),
+    Decl::method("torch.Tensor.numel", ""),
+    Decl::method("torch.Tensor.nelement", ""),
+    Decl::method("torch.Tensor.item", ""),
+    // returns None (`gradient` is not read: its shape must match)
+    Decl::method("torch.Tensor.backward", "*, ~retain_graph=None, ~create_graph=False, ~inputs=None"),
+    Decl::function("torch.flip", "input, dims").checks(&[&r::dim_out_of_range::RULE]),
+    Decl::method("torch.Tensor.flip", "dims").checks(&[&r::dim_out_of_range::RULE]),
+    Decl::function("torch.roll", "input, shifts, dims=None").checks(&[&r::dim_out_of_range::RULE]),
+    Decl::method("torch.Tensor.roll", "shifts, dims=None").checks(&[&r::dim_out_of_range::RULE]),
+    // attributes (`tensor_attr`)
+    Decl::method("torch.Tensor.shape", ""),
+    Decl::method("torch.Tensor.ndim", ""),
+    Decl::method("torch.Tensor.data", ""),
+    Decl::method("torch.Tensor.real", ""),
+];
