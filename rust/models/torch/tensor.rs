@@ -6,7 +6,7 @@
 use std::rc::Rc;
 
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
-use crate::models::registry::Decl;
+use crate::models::registry::{self, Decl};
 use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
 use crate::rules::shape as r;
@@ -101,9 +101,13 @@ macro_rules! or_next {
     };
 }
 
-/// `torch.f(...)`.
+/// `torch.f(...)`: modelled when the registry declares `torch.f` and its model reads every
+/// argument of the call; otherwise Unknown.
 pub fn torch_function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
-    function(cx, st, f, args, kwargs, span)
+    match registry::lookup_in("torch", f) {
+        Some(api) if api.accepts(&args, &kwargs) => function(cx, st, f, args, kwargs, span),
+        _ => vec![(st, Value::Unknown)],
+    }
 }
 
 fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
@@ -127,12 +131,18 @@ fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs:
     vec![(st, Value::Unknown)]
 }
 
-/// `x.name(...)` on a tensor.
+/// `x.name(...)` on a tensor: modelled when the registry declares `torch.Tensor.name` and its
+/// model reads every argument of the call; otherwise Unknown.
 pub fn tensor_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
-    method(cx, st, recv, name, args, kwargs, span)
+    match registry::lookup_in("torch.Tensor", name) {
+        Some(api) if api.accepts(&args, &kwargs) => method(cx, st, recv, name, args, kwargs, span),
+        _ => vec![(st, Value::Unknown)],
+    }
 }
 
-/// A tensor method as the models call it for one another (`expand_as` is `expand`, ...).
+/// A tensor method as the models call it for one another (`expand_as` is `expand`, ...) and as
+/// `torch.f(x, ...)` reaches it once `torch.f`'s own declaration accepted the call: no registry
+/// check.
 pub fn method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let Value::Tensor(t) = &recv else { return vec![(st, Value::Unknown)] };
     let t = t.clone();
