@@ -92,6 +92,10 @@ fn linspace(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &
 /// `arange(end)`, `arange(start, end)`, `arange(start, end, step)`.
 fn arange(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let dt = arg_dtype(kwargs);
+    // the bounds are read positionally only
+    if kwargs.iter().any(|(k, _)| matches!(&**k, "start" | "end" | "step")) {
+        return vec![(st, Value::Unknown)];
+    }
     let ints: Vec<Option<i128>> = args.iter().map(|a| a.as_const_int()).collect();
     let n = match ints.as_slice() {
         [Some(n)] => Some(*n),
@@ -125,7 +129,7 @@ fn randperm(st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
 fn eye(st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
     let dt = arg_dtype(kwargs);
     let n = args.first().and_then(dim_of);
-    let m = args.get(1).and_then(dim_of).or_else(|| n.clone());
+    let m = args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "m").map(|(_, v)| v)).and_then(dim_of).or_else(|| n.clone());
     match (n, m) {
         (Some(n), Some(m)) => vec![(st, tensor_value(Shape::known(vec![n, m]), dt.unwrap_or(Some(DType::Float))))],
         _ => vec![(st, Value::Unknown)],

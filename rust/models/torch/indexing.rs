@@ -56,6 +56,12 @@ fn where_(cx: &mut dyn ModelCtx, st: State, args: &[Value], span: Span) -> Vals 
 
 fn masked_fill(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let same = |st: State| vec![(st, Value::Tensor(t.clone()))];
+    // a tensor value must be 0-dim (torch raises otherwise): not modelled unless it is known to be
+    if let Some(Value::Tensor(v)) = args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "value").map(|(_, v)| v)) {
+        if st.resolve(&v.shape).rank() != Some(0) {
+            return vec![(st, Value::Unknown)];
+        }
+    }
     match args.first().or(kwargs.iter().find(|(k, _)| &**k == "mask").map(|(_, v)| v)) {
         Some(Value::Tensor(m)) => {
             let m = m.clone();

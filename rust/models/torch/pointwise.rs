@@ -468,7 +468,11 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs
         let kind = if kind == Binary::TrueDiv && kwargs.iter().any(|(k, v)| &**k == "rounding_mode" && !matches!(v, Value::None)) { Binary::Arith } else { kind };
         return apply_binary(cx, st, kind, first, other, span, &what, in_place);
     }
-    // lerp(a, b, weight), addcmul(a, b, c), addcdiv(a, b, c): all three broadcast
+    // lerp(a, b, weight), addcmul(a, b, c), addcdiv(a, b, c): all three broadcast (given as
+    // keywords: not modelled)
+    if args.len() < 3 {
+        return vec![(st, Value::Unknown)];
+    }
     let mut out = match shape_of(first) {
         Some(s) => s,
         None => return vec![(st, Value::Unknown)],

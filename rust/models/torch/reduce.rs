@@ -104,6 +104,15 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[
     if matches!(name, "kthvalue" | "mode") && !b.contains_key("dim") {
         b.insert("dim", Value::int(-1));
     }
+    // `norm`: a number `p` is a vector norm over any dims; "fro" (the default) takes one or two
+    // dims (or all of them); other norms ("nuc", ...) are not modelled
+    let fro = match (name, b.get("p")) {
+        ("norm", None) => true,
+        ("norm", Some(Value::Str(Some(p)))) if &**p == "fro" => true,
+        ("norm", Some(Value::Int(_) | Value::Float(_))) => false,
+        ("norm", Some(_)) => return vec![(st, Value::Unknown)],
+        _ => false,
+    };
     let keep = match b.get("keepdim") {
         Some(Value::Bool(k)) => *k,
         None => false,
@@ -138,6 +147,9 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[
             None => return vec![(st, Value::Unknown)],
         },
     };
+    if fro && dims.len() > 2 {
+        return vec![(st, Value::Unknown)]; // torch raises: a matrix norm takes two dims
+    }
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     let mut idx = Vec::new();
     for d in &dims {

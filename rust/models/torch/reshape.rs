@@ -34,7 +34,14 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name:
             let (Some(a), Some(b)) = (args.first().and_then(|v| v.as_const_int()), args.get(1).and_then(|v| v.as_const_int())) else { return Ok(vec![(st, Value::Unknown)]) };
             transpose(cx, st, t, a, b, span)
         }
-        "permute" => permute(cx, st, t, s, args, span),
+        "permute" => {
+            // `torch.permute(x, dims=...)`
+            let args = match (args, kwargs.iter().find(|(k, _)| &**k == "dims")) {
+                ([], Some((_, v))) => std::slice::from_ref(v),
+                _ => args,
+            };
+            permute(cx, st, t, s, args, span)
+        }
         "repeat" | "expand" => repeat_expand(cx, st, t, s, name, args, span),
         _ => return Err(st),
     })

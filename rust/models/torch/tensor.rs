@@ -176,7 +176,15 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: V
             vec![(st, tensor_value(t.shape.clone(), Some(dt)))]
         }
         "to" | "type" => {
+            // `to(other)` takes the other tensor's dtype; `type()` returns the type's name and
+            // `type("torch.DoubleTensor")` takes one: not modelled
+            if name == "to" && args.iter().any(|a| matches!(a, Value::Tensor(_))) {
+                return vec![(st, Value::Unknown)];
+            }
             let dt = args.iter().chain(kwargs.iter().map(|(_, v)| v)).find_map(dtype_of);
+            if name == "type" && dt.is_none() {
+                return vec![(st, Value::Unknown)];
+            }
             vec![(st, tensor_value(t.shape.clone(), dt.or(t.dtype)))]
         }
         "size" | "dim" | "ndimension" | "numel" | "nelement" => {
@@ -203,6 +211,19 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: V
         "tolist" | "numpy" | "data_ptr" | "backward" | "register_hook" => vec![(st, if name == "backward" { Value::None } else { Value::Unknown })],
         "flip" | "roll" => {
             let dims_arg = if name == "flip" { args.first().or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) } else { args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) };
+            if name == "roll" {
+                // one shift and no dims, or a shift per dim: torch raises otherwise (not modelled)
+                let shifts = args.first().or(kwargs.iter().find(|(k, _)| &**k == "shifts").map(|(_, v)| v));
+                let mut count = |v: Option<&Value>| match v {
+                    None | Some(Value::None) => Some(0),
+                    Some(Value::Int(_)) => Some(1),
+                    Some(v) => cx.iterate(&mut st, v, span).map(|xs| xs.len()),
+                };
+                let (n_shifts, n_dims) = (count(shifts), count(dims_arg));
+                if !matches!((n_shifts, n_dims), (Some(1), Some(0))) && !matches!((n_shifts, n_dims), (Some(a), Some(b)) if a == b && b > 0) {
+                    return vec![(st, Value::Unknown)];
+                }
+            }
             let ds: Option<Vec<i128>> = match dims_arg {
                 None => Some(Vec::new()),
                 Some(Value::Int(p)) => p.as_const().map(|c| vec![c]),
