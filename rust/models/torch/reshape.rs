@@ -17,7 +17,7 @@ use crate::shape::{Formula, Poly, Tri};
 pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
     Ok(match name {
         "view" | "reshape" => {
-            if let Some(Value::Str(_)) = args.first() {
+            if let Some(Value::Str(_) | Value::DType(_)) = args.first() {
                 return Ok(vec![(st, Value::Unknown)]); // view(dtype)
             }
             reshape(cx, st, t, args, span, name)
