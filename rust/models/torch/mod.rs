@@ -4,12 +4,18 @@
 //! An API that is not modelled returns `Unknown`: never a report.
 
 pub mod attention;
+pub mod creation;
 pub mod data;
+pub mod indexing;
+pub mod join;
 pub mod layers;
 pub mod losses;
+pub mod matmul;
 pub mod pointwise;
 pub mod shape_ops;
 pub mod recurrent;
+pub mod reduce;
+pub mod reshape;
 pub mod resample;
 pub mod tensor;
 pub mod zoo;
@@ -18,7 +24,7 @@ use crate::models::registry::Decl;
 
 /// The API declarations of every torch family, for the registry.
 pub fn families() -> Vec<&'static [Decl]> {
-    vec![tensor::APIS, layers::APIS, data::APIS, zoo::APIS]
+    vec![tensor::APIS, creation::APIS, reshape::APIS, reduce::APIS, join::APIS, indexing::APIS, matmul::APIS, shape_ops::APIS, pointwise::APIS, layers::APIS, data::APIS, zoo::APIS]
 }
 
 use std::rc::Rc;

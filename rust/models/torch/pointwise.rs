@@ -6,13 +6,206 @@
 //! to be the shape of `self` (torch raises "output with shape [4] doesn't match the broadcast
 //! shape [3, 4]"). The dtype follows `torch.result_type`, see [`promote`].
 
-
 use super::tensor::{broadcast, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
+use crate::models::registry::Decl;
+use crate::rules::Rule;
 use crate::rules::shape as r;
 use crate::shape::Tri;
+
+/// The pointwise ops, one table per family. For each op: its name, the parameters after the
+/// input (the same for `torch.f(input, ...)`, `Tensor.f(...)` and their in-place forms, `~` for
+/// one that cannot change the shape, the dtype or whether torch raises), and the forms torch
+/// has: `F` `torch.f`, `M` `Tensor.f`, `F_` `torch.f_`, `M_` `Tensor.f_`. Each table gives the
+/// family's names (`unary`, `binary`, `handles`) and its declarations ([`APIS`]).
+macro_rules! families {
+    (@F $n:literal, $s:literal) => { Decl::function(concat!("torch.", $n), concat!("input, ", $s)) };
+    (@M $n:literal, $s:literal) => { Decl::method(concat!("torch.Tensor.", $n), $s) };
+    (@F_ $n:literal, $s:literal) => { Decl::function(concat!("torch.", $n, "_"), concat!("input, ", $s)) };
+    (@M_ $n:literal, $s:literal) => { Decl::method(concat!("torch.Tensor.", $n, "_"), $s) };
+    ($($(#[$doc:meta])* $family:ident $checks:ident [$($name:literal ($sig:literal) $($form:ident)+),* $(,)?])*) => {
+        $($(#[$doc])* const $family: &[&str] = &[$($name),*];)*
+        /// The pointwise APIs, for the registry (`models/registry.rs`).
+        pub const APIS: &[Decl] = &[$($($(families!(@$form $name, $sig).checks($checks)),+),*),*];
+    };
+}
+
+/// The rules a pointwise op checks: none for a unary op, the broadcast for the others (and,
+/// in place, that the result keeps the shape of the tensor written to).
+const NONE: &[&Rule] = &[];
+const BROADCAST: &[&Rule] = &[&r::broadcast_shape_mismatch::RULE];
+
+families! {
+    /// Unary, the input's dtype.
+    SAME NONE [
+        "abs" ("") F M F_ M_,
+        "absolute" ("") F M M_,
+        "neg" ("") F M F_ M_,
+        "negative" ("") F M F_ M_,
+        "sign" ("") F M M_,
+        "sgn" ("") F M M_,
+        "square" ("") F M F_ M_,
+        "relu" ("") F M F_ M_,
+        "floor" ("") F M F_ M_,
+        "ceil" ("") F M F_ M_,
+        "round" ("*, ~decimals=0") F M F_ M_,
+        "trunc" ("") F M F_ M_,
+        "fix" ("") F M F_ M_,
+        // (`memory_format=` is not read)
+        "clone" ("") F M,
+        "detach" ("") F M F_ M_,
+        "contiguous" ("") M,
+        "positive" ("") F M,
+        "frac" ("") F M F_ M_,
+        "nan_to_num" ("~nan=0.0, ~posinf=None, ~neginf=None") F M F_ M_,
+        // tensor bounds broadcast: not modelled (Unknown)
+        "clamp" ("min=None, max=None") F M F_ M_,
+        "clip" ("min=None, max=None") F M F_ M_,
+        "cpu" ("") M,
+        "cuda" ("~device=None, ~non_blocking=False") M,
+        "pin_memory" ("") M,
+        "requires_grad_" ("~requires_grad=True") M,
+        "retain_grad" ("") M,
+        "share_memory_" ("") M,
+        "zero_" ("") F M,
+        // a tensor value: not modelled (Unknown)
+        "fill_" ("value") F M,
+        // the distribution's parameters change values only
+        "normal_" ("~mean=0, ~std=1, *, ~generator=None") M,
+        "uniform_" ("~from=0, ~to=1, *, ~generator=None") M,
+        "exponential_" ("~lambd=1, *, ~generator=None") M,
+        "random_" ("~from=0, ~to=None, *, ~generator=None") M,
+        "cauchy_" ("~median=0, ~sigma=1, *, ~generator=None") M,
+        "log_normal_" ("~mean=1, ~std=2, *, ~generator=None") M,
+        "geometric_" ("~p, *, ~generator=None") M,
+        "conj" ("") F M,
+        "resolve_conj" ("") F M,
+        "resolve_neg" ("") F M,
+    ]
+    /// Unary, floating: integer and bool inputs give the default float dtype.
+    FLOATING NONE [
+        "exp" ("") F M F_ M_,
+        "exp2" ("") F M F_ M_,
+        "expm1" ("") F M F_ M_,
+        "log" ("") F M F_ M_,
+        "log2" ("") F M F_ M_,
+        "log10" ("") F M F_ M_,
+        "log1p" ("") F M F_ M_,
+        "sqrt" ("") F M F_ M_,
+        "rsqrt" ("") F M F_ M_,
+        "sin" ("") F M F_ M_,
+        "cos" ("") F M F_ M_,
+        "tan" ("") F M F_ M_,
+        "asin" ("") F M F_ M_,
+        "arcsin" ("") F M F_ M_,
+        "acos" ("") F M F_ M_,
+        "arccos" ("") F M F_ M_,
+        "atan" ("") F M F_ M_,
+        "arctan" ("") F M F_ M_,
+        "sinh" ("") F M F_ M_,
+        "cosh" ("") F M F_ M_,
+        "tanh" ("") F M F_ M_,
+        "asinh" ("") F M F_ M_,
+        "arcsinh" ("") F M F_ M_,
+        "acosh" ("") F M F_ M_,
+        "arccosh" ("") F M F_ M_,
+        "atanh" ("") F M F_ M_,
+        "arctanh" ("") F M F_ M_,
+        "sigmoid" ("") F M F_ M_,
+        "erf" ("") F M F_ M_,
+        "erfc" ("") F M F_ M_,
+        "erfinv" ("") F M M_,
+        "reciprocal" ("") F M F_ M_,
+        "lgamma" ("") F M M_,
+        "digamma" ("") F M M_,
+        "deg2rad" ("") F M F_ M_,
+        "rad2deg" ("") F M F_ M_,
+        "logit" ("~eps=None") F M F_ M_,
+        "i0" ("") F M F_ M_,
+        "sinc" ("") F M F_ M_,
+        // a tensor `p` broadcasts: not modelled (Unknown)
+        "bernoulli" ("p=None, *, ~generator=None") F M M_,
+    ]
+    /// Unary, bool.
+    TO_BOOL NONE [
+        "isnan" ("") F M,
+        "isinf" ("") F M,
+        "isfinite" ("") F M,
+        "isposinf" ("") F M,
+        "isneginf" ("") F M,
+        "signbit" ("") F M,
+        "logical_not" ("") F M M_,
+        "isreal" ("") F M,
+    ]
+    /// Binary, the promoted dtype. (`alpha=` is not read: a float alpha with integer tensors
+    /// raises.)
+    ARITH BROADCAST [
+        "add" ("other") F M M_,
+        "sub" ("other") F M M_,
+        "subtract" ("other") F M M_,
+        "mul" ("other") F M M_,
+        "multiply" ("other") F M M_,
+        "maximum" ("other") F M,
+        "minimum" ("other") F M,
+        "fmax" ("other") F M,
+        "fmin" ("other") F M,
+        "remainder" ("other") F M M_,
+        "fmod" ("other") F M M_,
+        "floor_divide" ("other") F M M_,
+        "pow" ("exponent") F M M_,
+        "rsub" ("other") F,
+        "clamp_min" ("min") F M F_ M_,
+        "clamp_max" ("max") F M F_ M_,
+    ]
+    /// Binary, the promoted dtype, floating: integer operands give the default float dtype
+    /// (`div` with a `rounding_mode` keeps integer dtypes).
+    TRUE_DIV BROADCAST [
+        "div" ("other, *, rounding_mode=None") F M M_,
+        "divide" ("other, *, rounding_mode=None") F M M_,
+        "true_divide" ("other") F M M_,
+        "atan2" ("other") F M M_,
+        "arctan2" ("other") F M M_,
+        "hypot" ("other") F M M_,
+        "xlogy" ("other") F M F_ M_,
+        "copysign" ("other") F M M_,
+    ]
+    /// Binary, bool.
+    COMPARE BROADCAST [
+        "eq" ("other") F M M_,
+        "ne" ("other") F M M_,
+        "lt" ("other") F M M_,
+        "le" ("other") F M M_,
+        "gt" ("other") F M M_,
+        "ge" ("other") F M M_,
+        "greater" ("other") F M M_,
+        "less" ("other") F M M_,
+        "greater_equal" ("other") F M M_,
+        "less_equal" ("other") F M M_,
+        "not_equal" ("other") F M M_,
+        "logical_and" ("other") F M M_,
+        "logical_or" ("other") F M M_,
+        "logical_xor" ("other") F M M_,
+    ]
+    /// Binary, the promoted dtype, integral or bool only (floats raise).
+    BITWISE BROADCAST [
+        "bitwise_and" ("other") F M M_,
+        "bitwise_or" ("other") F M M_,
+        "bitwise_xor" ("other") F M M_,
+    ]
+    /// Ternary: all three broadcast (`lerp(a, b, weight)`, `addcmul(a, b, c)`); the first's
+    /// dtype. (`value=` scales values only.)
+    TERNARY BROADCAST [
+        "lerp" ("end, weight") F M M_,
+        "addcmul" ("tensor1, tensor2, *, ~value=1") F M M_,
+        "addcdiv" ("tensor1, tensor2, *, ~value=1") F M M_,
+    ]
+    /// `dst.copy_(src)`: src broadcasts to dst's shape.
+    COPY BROADCAST [
+        "copy" ("src, ~non_blocking=False") M_,
+    ]
+}
 
 /// The result dtype of a unary op.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -26,17 +219,14 @@ enum Unary {
 }
 
 fn unary(name: &str) -> Option<Unary> {
-    Some(match name {
-        "abs" | "absolute" | "neg" | "negative" | "sign" | "sgn" | "square" | "relu" | "floor" | "ceil" | "round" | "trunc"
-        | "fix" | "clone" | "detach" | "contiguous" | "positive" | "frac" | "nan_to_num" | "clamp" | "clip" | "cpu" | "cuda" | "pin_memory" | "requires_grad_" | "retain_grad" | "share_memory_" | "zero_" | "fill_"
-        | "normal_" | "uniform_" | "exponential_" | "random_" | "cauchy_" | "log_normal_" | "geometric_" | "conj" | "resolve_conj"
-        | "resolve_neg" => Unary::Same,
-        "exp" | "exp2" | "expm1" | "log" | "log2" | "log10" | "log1p" | "sqrt" | "rsqrt" | "sin" | "cos" | "tan" | "asin"
-        | "arcsin" | "acos" | "arccos" | "atan" | "arctan" | "sinh" | "cosh" | "tanh" | "asinh" | "arcsinh" | "acosh"
-        | "arccosh" | "atanh" | "arctanh" | "sigmoid" | "erf" | "erfc" | "erfinv" | "reciprocal" | "lgamma" | "digamma"
-        | "deg2rad" | "rad2deg" | "logit" | "i0" | "sinc" | "bernoulli" => Unary::Floating,
-        "isnan" | "isinf" | "isfinite" | "isposinf" | "isneginf" | "signbit" | "logical_not" | "isreal" => Unary::ToBool,
-        _ => return None,
+    Some(if SAME.contains(&name) {
+        Unary::Same
+    } else if FLOATING.contains(&name) {
+        Unary::Floating
+    } else if TO_BOOL.contains(&name) {
+        Unary::ToBool
+    } else {
+        return None;
     })
 }
 
@@ -54,14 +244,16 @@ enum Binary {
 }
 
 fn binary(name: &str) -> Option<Binary> {
-    Some(match name {
-        "add" | "sub" | "subtract" | "mul" | "multiply" | "maximum" | "minimum" | "fmax" | "fmin" | "remainder" | "fmod"
-        | "floor_divide" | "pow" | "rsub" | "clamp_min" | "clamp_max" => Binary::Arith,
-        "div" | "divide" | "true_divide" | "atan2" | "arctan2" | "hypot" | "xlogy" | "copysign" => Binary::TrueDiv,
-        "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "greater" | "less" | "greater_equal" | "less_equal" | "not_equal"
-        | "logical_and" | "logical_or" | "logical_xor" => Binary::ToBool,
-        "bitwise_and" | "bitwise_or" | "bitwise_xor" => Binary::Bitwise,
-        _ => return None,
+    Some(if ARITH.contains(&name) {
+        Binary::Arith
+    } else if TRUE_DIV.contains(&name) {
+        Binary::TrueDiv
+    } else if COMPARE.contains(&name) {
+        Binary::ToBool
+    } else if BITWISE.contains(&name) {
+        Binary::Bitwise
+    } else {
+        return None;
     })
 }
 
@@ -82,7 +274,9 @@ pub fn handles(name: &str) -> bool {
         || binary(name).is_some()
         || unary(base).is_some()
         || binary(base).is_some()
-        || matches!(name, "lerp" | "lerp_" | "addcmul" | "addcmul_" | "addcdiv" | "addcdiv_" | "copy_")
+        || TERNARY.contains(&name)
+        || TERNARY.contains(&base)
+        || (base != name && COPY.contains(&base))
 }
 
 /// An operand of a pointwise op, for dtype promotion.
@@ -274,7 +468,11 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs
         let kind = if kind == Binary::TrueDiv && kwargs.iter().any(|(k, v)| &**k == "rounding_mode" && !matches!(v, Value::None)) { Binary::Arith } else { kind };
         return apply_binary(cx, st, kind, first, other, span, &what, in_place);
     }
-    // lerp(a, b, weight), addcmul(a, b, c), addcdiv(a, b, c): all three broadcast
+    // lerp(a, b, weight), addcmul(a, b, c), addcdiv(a, b, c): all three broadcast (given as
+    // keywords: not modelled)
+    if args.len() < 3 {
+        return vec![(st, Value::Unknown)];
+    }
     let mut out = match shape_of(first) {
         Some(s) => s,
         None => return vec![(st, Value::Unknown)],
@@ -318,6 +516,17 @@ mod tests {
         assert_eq!(promote(O::Tensor(Some(Int), Some(false)), O::Tensor(Some(Long), Some(false))), Some(Long));
         assert_eq!(result_dtype(Binary::TrueDiv, O::Tensor(Some(Long), Some(false)), O::Int), Some(Float));
         assert_eq!(result_dtype(Binary::Bitwise, O::Tensor(Some(Float), Some(false)), O::Int), None);
+    }
+
+    #[test]
+    fn declared_ops_are_modelled() {
+        for d in APIS {
+            let short = d.name.rsplit('.').next().unwrap();
+            assert!(handles(short), "{} is declared but not modelled", d.name);
+        }
+        for name in SAME.iter().chain(FLOATING).chain(TO_BOOL).chain(ARITH).chain(TRUE_DIV).chain(COMPARE).chain(BITWISE).chain(TERNARY) {
+            assert!(APIS.iter().any(|d| d.name.ends_with(&format!(".{name}"))), "{name} is modelled but only in place");
+        }
     }
 
     #[test]

@@ -9,8 +9,9 @@
 use std::rc::Rc;
 
 use crate::models::bind;
-use super::tensor::{broadcast, check_dim, matmul, sizes, tensor_method, tensor_value};
+use super::tensor::{self, broadcast, check_dim, matmul, sizes, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape as r;
@@ -120,11 +121,11 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             let base = &name[..name.len() - 3];
             // a 0-dim target is `view(())`/`expand(())`: one empty size tuple
             let target = if target.is_empty() { vec![Value::Tuple(Rc::new(Vec::new()))] } else { target };
-            tensor_method(cx, st, recv, if base == "expand" { "expand" } else { "reshape" }, target, Vec::new(), span)
+            tensor::method(cx, st, recv, if base == "expand" { "expand" } else { "reshape" }, target, Vec::new(), span)
         }
         "broadcast_to" => {
             let Some(shape) = args.first() else { return Ok(unknown(st)) };
-            tensor_method(cx, st, recv, "expand", vec![shape.clone()], Vec::new(), span)
+            tensor::method(cx, st, recv, "expand", vec![shape.clone()], Vec::new(), span)
         }
         "tile" => {
             let Some(reps) = args.first().and_then(|a| sizes(cx, &mut st, std::slice::from_ref(a))) else { return Ok(unknown(st)) };
@@ -132,9 +133,9 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             let mut padded = vec![Dim::konst(1); rank.saturating_sub(reps.len())];
             padded.extend(reps);
             let Some(vals) = int_values(&padded) else { return Ok(unknown(st)) };
-            tensor_method(cx, st, recv, "repeat", vals, Vec::new(), span)
+            tensor::method(cx, st, recv, "repeat", vals, Vec::new(), span)
         }
-        "ravel" => tensor_method(cx, st, recv, "flatten", Vec::new(), Vec::new(), span),
+        "ravel" => tensor::method(cx, st, recv, "flatten", Vec::new(), Vec::new(), span),
         "unflatten" => {
             let b = bind(&["dim", "sizes"], args, kwargs);
             let Some(d) = const_arg(&b, "dim") else { return Ok(unknown(st)) };
@@ -150,7 +151,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             let piece = tensor_value(Shape::known(vec![s.dims[i].clone()]), t.dtype);
             let Some(vals) = int_values(&parts) else { return Ok(unknown(st)) };
             let mut res = Vec::new();
-            for (st2, v) in tensor_method(cx, st, piece, "view", vals, Vec::new(), span) {
+            for (st2, v) in tensor::method(cx, st, piece, "view", vals, Vec::new(), span) {
                 match v {
                     Value::Tensor(p) => {
                         let mut dims = s.dims[..i].to_vec();
@@ -246,7 +247,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
                 _ => args.to_vec(),
             };
             let Some(dims) = sizes(cx, &mut st, &size_arg) else { return Ok(unknown(st)) };
-            let dtype = kwargs.iter().find(|(k, _)| &**k == "dtype").map(|(_, v)| super::tensor::dtype_of(v)).unwrap_or(t.dtype);
+            let dtype = kwargs.iter().find(|(k, _)| &**k == "dtype").map(|(_, v)| tensor::dtype_of(v)).unwrap_or(t.dtype);
             out(st, dims, dtype)
         }
         "type_as" => match args.first() {
@@ -304,7 +305,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
                             res.push((st2, Value::Unknown));
                             continue;
                         };
-                        res.extend(tensor_method(cx, st2, recv.clone(), "expand", vals, Vec::new(), span));
+                        res.extend(tensor::method(cx, st2, recv.clone(), "expand", vals, Vec::new(), span));
                     }
                     other => res.push((st2, other)),
                 }
@@ -447,7 +448,7 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
     // an empty list is a float tensor of shape [0]
     let empty = dims.contains(&0);
     let dtype = match kwargs.iter().find(|(k, _)| &**k == "dtype") {
-        Some((_, v)) => super::tensor::dtype_of(v),
+        Some((_, v)) => tensor::dtype_of(v),
         None if empty => Some(DType::Float),
         None => Some(match kind {
             Kind::Bool => DType::Bool,
@@ -457,3 +458,102 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
     };
     vec![(st, tensor_value(Shape::known(dims.into_iter().map(Dim::konst).collect()), dtype))]
 }
+
+
+const RANK: &[&crate::rules::Rule] = &[&r::layer_input_rank_mismatch::RULE];
+const DIM: &[&crate::rules::Rule] = &[&r::dim_out_of_range::RULE];
+const INDEX: &[&crate::rules::Rule] = &[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE];
+const EXPAND: &[&crate::rules::Rule] = &[&r::invalid_shape_argument::RULE, &r::broadcast_shape_mismatch::RULE];
+const PRODUCT: &[&crate::rules::Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::matmul_shape_mismatch::RULE];
+const ADD_PRODUCT: &[&crate::rules::Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::matmul_shape_mismatch::RULE, &r::invalid_shape_argument::RULE, &r::broadcast_shape_mismatch::RULE];
+
+/// The APIs this family models, for the registry (`models/registry.rs`). The `torch.` forms
+/// take the tensor first. (`torch.inner` is not declared: it takes N-D tensors, and the model
+/// knows 1-D ones only. `addbmm`/`addmv` are not modelled.)
+pub const APIS: &[Decl] = &[
+    Decl::function("torch.movedim", "input, source, destination").checks(DIM),
+    Decl::method("torch.Tensor.movedim", "source, destination").checks(DIM),
+    Decl::function("torch.moveaxis", "input, source, destination").checks(DIM),
+    Decl::method("torch.Tensor.moveaxis", "source, destination").checks(DIM),
+    Decl::function("torch.select", "input, dim, index").checks(&[&r::layer_input_rank_mismatch::RULE, &r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
+    Decl::method("torch.Tensor.select", "dim, index").checks(&[&r::layer_input_rank_mismatch::RULE, &r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
+    Decl::function("torch.fliplr", "input").checks(RANK),
+    Decl::method("torch.Tensor.fliplr", "").checks(RANK),
+    Decl::function("torch.flipud", "input").checks(RANK),
+    Decl::method("torch.Tensor.flipud", "").checks(RANK),
+    // the diagonal changes values only
+    Decl::function("torch.tril", "input, ~diagonal=0").checks(RANK),
+    Decl::method("torch.Tensor.tril", "~diagonal=0").checks(RANK),
+    Decl::method("torch.Tensor.tril_", "~diagonal=0").checks(RANK),
+    Decl::function("torch.triu", "input, ~diagonal=0").checks(RANK),
+    Decl::method("torch.Tensor.triu", "~diagonal=0").checks(RANK),
+    Decl::method("torch.Tensor.triu_", "~diagonal=0").checks(RANK),
+    Decl::function("torch.t", "input").checks(RANK),
+    Decl::method("torch.Tensor.t", "").checks(RANK),
+    // attributes (`x.T`, `x.mT`, `x.mH`)
+    Decl::method("torch.Tensor.T", ""),
+    Decl::method("torch.Tensor.mT", "").checks(RANK),
+    Decl::method("torch.Tensor.mH", "").checks(RANK),
+    Decl::method("torch.Tensor.expand_as", "other").checks(EXPAND),
+    Decl::method("torch.Tensor.view_as", "other").checks(&[&r::reshape_size_mismatch::RULE]),
+    Decl::method("torch.Tensor.reshape_as", "other").checks(&[&r::reshape_size_mismatch::RULE]),
+    Decl::function("torch.broadcast_to", "input, size").checks(EXPAND),
+    Decl::method("torch.Tensor.broadcast_to", "size").checks(EXPAND),
+    Decl::function("torch.tile", "input, dims"),
+    Decl::method("torch.Tensor.tile", "dims"),
+    Decl::function("torch.ravel", "input"),
+    Decl::method("torch.Tensor.ravel", ""),
+    Decl::function("torch.unflatten", "input, dim, sizes").checks(&[&r::dim_out_of_range::RULE, &r::reshape_size_mismatch::RULE]),
+    Decl::method("torch.Tensor.unflatten", "dim, sizes").checks(&[&r::dim_out_of_range::RULE, &r::reshape_size_mismatch::RULE]),
+    // `scatter(dim, index, src)` or `scatter(dim, index, value=...)` (`reduce=` is not read)
+    Decl::function("torch.scatter", "input, dim, index, src=None, *, value=None").checks(INDEX),
+    Decl::method("torch.Tensor.scatter", "dim, index, src=None, *, value=None").checks(INDEX),
+    Decl::method("torch.Tensor.scatter_", "dim, index, src=None, *, value=None").checks(INDEX),
+    Decl::function("torch.scatter_add", "input, dim, index, src").checks(INDEX),
+    Decl::method("torch.Tensor.scatter_add", "dim, index, src").checks(INDEX),
+    Decl::method("torch.Tensor.scatter_add_", "dim, index, src").checks(INDEX),
+    // the reduction changes values only
+    Decl::function("torch.scatter_reduce", "input, dim, index, src, ~reduce, *, ~include_self=True").checks(INDEX),
+    Decl::method("torch.Tensor.scatter_reduce", "dim, index, src, ~reduce, *, ~include_self=True").checks(INDEX),
+    Decl::method("torch.Tensor.scatter_reduce_", "dim, index, src, ~reduce, *, ~include_self=True").checks(INDEX),
+    Decl::function("torch.gather", "input, dim, index, *, ~sparse_grad=False").checks(INDEX),
+    Decl::method("torch.Tensor.gather", "dim, index").checks(INDEX),
+    // the main diagonal only (`diagonal=`/`offset=` are not read)
+    Decl::function("torch.diag", "input").checks(RANK),
+    Decl::method("torch.Tensor.diag", "").checks(RANK),
+    Decl::function("torch.diagonal", "input").checks(RANK),
+    Decl::method("torch.Tensor.diagonal", "").checks(RANK),
+    Decl::function("torch.trace", "input").checks(RANK),
+    Decl::method("torch.Tensor.trace", "").checks(RANK),
+    Decl::function("torch.repeat_interleave", "input, repeats, dim=None").checks(DIM),
+    Decl::method("torch.Tensor.repeat_interleave", "repeats, dim=None").checks(DIM),
+    // `new_zeros(2, 3)` or `new_zeros((2, 3))`; the fill value gives the values only
+    Decl::method("torch.Tensor.new_zeros", "*size, dtype=None, ~device=None, ~requires_grad=False, ~layout=torch.strided, ~pin_memory=False"),
+    Decl::method("torch.Tensor.new_ones", "*size, dtype=None, ~device=None, ~requires_grad=False, ~layout=torch.strided, ~pin_memory=False"),
+    Decl::method("torch.Tensor.new_empty", "*size, dtype=None, ~device=None, ~requires_grad=False, ~layout=torch.strided, ~pin_memory=False"),
+    Decl::method("torch.Tensor.new_full", "size, ~fill_value, *, dtype=None, ~device=None, ~requires_grad=False, ~layout=torch.strided, ~pin_memory=False"),
+    Decl::method("torch.Tensor.type_as", "other"),
+    Decl::function("torch.mm", "input, mat2").checks(PRODUCT),
+    Decl::method("torch.Tensor.mm", "mat2").checks(PRODUCT),
+    Decl::function("torch.bmm", "input, mat2").checks(PRODUCT),
+    Decl::method("torch.Tensor.bmm", "mat2").checks(PRODUCT),
+    Decl::function("torch.mv", "input, vec").checks(PRODUCT),
+    Decl::method("torch.Tensor.mv", "vec").checks(PRODUCT),
+    Decl::function("torch.dot", "input, tensor").checks(PRODUCT),
+    Decl::method("torch.Tensor.dot", "tensor").checks(PRODUCT),
+    Decl::function("torch.vdot", "input, other").checks(PRODUCT),
+    Decl::method("torch.Tensor.vdot", "other").checks(PRODUCT),
+    Decl::function("torch.outer", "input, vec2").checks(RANK),
+    Decl::method("torch.Tensor.outer", "vec2").checks(RANK),
+    Decl::function("torch.ger", "input, vec2").checks(RANK),
+    Decl::method("torch.Tensor.ger", "vec2").checks(RANK),
+    // (`beta=`/`alpha=` are not read)
+    Decl::function("torch.addmm", "input, mat1, mat2").checks(ADD_PRODUCT),
+    Decl::method("torch.Tensor.addmm", "mat1, mat2").checks(ADD_PRODUCT),
+    Decl::function("torch.baddbmm", "input, batch1, batch2").checks(ADD_PRODUCT),
+    Decl::method("torch.Tensor.baddbmm", "batch1, batch2").checks(ADD_PRODUCT),
+    Decl::function("torch.broadcast_tensors", "*tensors").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    // (`device`, `requires_grad`, `pin_memory` change neither shape nor dtype)
+    Decl::function("torch.tensor", "data, *, dtype=None, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.as_tensor", "data, *, dtype=None, ~device=None"),
+];

@@ -1,0 +1,164 @@
+//! Tensor creation: `zeros`/`ones`/`empty`/`rand`/`randn`, `full`, `randint`, the `*_like`
+//! functions, `linspace`/`logspace`, `arange`, `randperm`, `eye`, `tensor`/`as_tensor`.
+
+use crate::models::bind;
+use super::tensor::{arg_dtype, dim_of, sizes, tensor_of, tensor_value};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
+use crate::value::*;
+use crate::ir::{Name, Span};
+use crate::rules::shape as r;
+use crate::shape::Tri;
+
+/// `torch.` functions modelled here; `Err(st)` gives the state back when `f` is not one of them.
+pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
+    Ok(match f {
+        "zeros" | "ones" | "empty" | "rand" | "randn" => zeros(cx, st, args, kwargs),
+        "full" => full(cx, st, args, kwargs),
+        "randint" => randint(cx, st, args, kwargs),
+        "zeros_like" | "ones_like" | "rand_like" | "randn_like" | "empty_like" | "full_like" | "randint_like" => like(st, args, kwargs),
+        "linspace" | "logspace" => linspace(cx, st, f, args, kwargs, span),
+        "arange" => arange(cx, st, args, kwargs, span),
+        "tensor" | "as_tensor" => super::shape_ops::tensor_literal(cx, st, args, kwargs, span),
+        "randperm" => randperm(st, args, kwargs),
+        "eye" => eye(st, args, kwargs),
+        _ => return Err(st),
+    })
+}
+
+/// `zeros`/`ones`/`empty`/`rand`/`randn(*size)` (or `size=`).
+fn zeros(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+    let mut st = st;
+    let dt = arg_dtype(kwargs);
+    let size_kw = kwargs.iter().find(|(k, _)| &**k == "size").map(|(_, v)| vec![v.clone()]);
+    let a = size_kw.unwrap_or_else(|| args.to_vec());
+    let Some(dims) = sizes(cx, &mut st, &a) else { return vec![(st, Value::Unknown)] };
+    let dtype = dt.unwrap_or(Some(DType::Float));
+    vec![(st, tensor_value(Shape::known(dims), dtype))]
+}
+
+/// `full(size, fill_value)`: the dtype from the fill value unless `dtype=` says.
+fn full(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+    let mut st = st;
+    let dt = arg_dtype(kwargs);
+    let Some(dims) = args.first().and_then(|a| sizes(cx, &mut st, std::slice::from_ref(a))) else { return vec![(st, Value::Unknown)] };
+    let dtype = dt.unwrap_or(match args.get(1) {
+        Some(Value::Int(_)) => Some(DType::Long),
+        Some(Value::Bool(_)) => Some(DType::Bool),
+        Some(Value::Float(_)) => Some(DType::Float),
+        _ => None,
+    });
+    vec![(st, tensor_value(Shape::known(dims), dtype))]
+}
+
+/// `randint(low=0, high, size)`.
+fn randint(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+    let mut st = st;
+    let dt = arg_dtype(kwargs);
+    let b = bind(&["low", "high", "size"], args, kwargs);
+    let size = match (b.get("size"), args.len()) {
+        (Some(s), _) => Some(s.clone()),
+        (None, 2) => args.get(1).cloned(),
+        _ => None,
+    };
+    let Some(dims) = size.and_then(|s| sizes(cx, &mut st, std::slice::from_ref(&s))) else { return vec![(st, Value::Unknown)] };
+    vec![(st, tensor_value(Shape::known(dims), dt.unwrap_or(Some(DType::Long))))]
+}
+
+/// `zeros_like(x)` and the other `*_like`: `x`'s shape and dtype.
+fn like(st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+    let dt = arg_dtype(kwargs);
+    match args.first().and_then(tensor_of) {
+        Some(t) => {
+            let dtype = dt.unwrap_or(t.dtype);
+            vec![(st, tensor_value(t.shape.clone(), dtype))]
+        }
+        None => vec![(st, Value::Unknown)],
+    }
+}
+
+/// `linspace`/`logspace(start, end, steps)`.
+fn linspace(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let dt = arg_dtype(kwargs);
+    let b = bind(&["start", "end", "steps"], args, kwargs);
+    let Some(n) = b.get("steps").and_then(dim_of) else { return vec![(st, Value::Unknown)] };
+    let bad = n.as_const().map(|c| c < 0).map(Tri::from_bool).unwrap_or(Tri::Unknown);
+    if !cx.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("torch.{f}: the number of steps must be non-negative"), Vec::new())) {
+        return Vec::new();
+    }
+    vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Float))))]
+}
+
+/// `arange(end)`, `arange(start, end)`, `arange(start, end, step)`.
+fn arange(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let dt = arg_dtype(kwargs);
+    // the bounds are read positionally only
+    if kwargs.iter().any(|(k, _)| matches!(&**k, "start" | "end" | "step")) {
+        return vec![(st, Value::Unknown)];
+    }
+    let ints: Vec<Option<i128>> = args.iter().map(|a| a.as_const_int()).collect();
+    let n = match ints.as_slice() {
+        [Some(n)] => Some(*n),
+        [Some(a), Some(b)] => Some(b - a),
+        [Some(a), Some(b), Some(s)] if *s > 0 => Some((b - a + s - 1).div_euclid(*s)),
+        _ => None,
+    };
+    let is_float = args.iter().any(|a| matches!(a, Value::Float(_)));
+    if !cx.check(&st, span, Tri::from_bool(n.is_some_and(|n| n < 0)), &r::invalid_shape_argument::RULE, |_| {
+        ("torch.arange: the end is before the start for a positive step (the range would have a negative length)".to_string(), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let dim = match (n, args) {
+        (Some(n), _) => Dim::konst(n.max(0)),
+        (None, [Value::Int(p)]) => Dim::known(p.clone(), None),
+        _ => Dim::unknown(),
+    };
+    let dtype = dt.unwrap_or(if is_float { Some(DType::Float) } else { Some(DType::Long) });
+    vec![(st, tensor_value(Shape::known(vec![dim]), dtype))]
+}
+
+/// `randperm(n)`.
+fn randperm(st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+    let dt = arg_dtype(kwargs);
+    let Some(n) = args.first().and_then(dim_of) else { return vec![(st, Value::Unknown)] };
+    vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Long))))]
+}
+
+/// `eye(n, m=None)`.
+fn eye(st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+    let dt = arg_dtype(kwargs);
+    let n = args.first().and_then(dim_of);
+    let m = args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "m").map(|(_, v)| v)).and_then(dim_of).or_else(|| n.clone());
+    match (n, m) {
+        (Some(n), Some(m)) => vec![(st, tensor_value(Shape::known(vec![n, m]), dt.unwrap_or(Some(DType::Float))))],
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// The APIs this family models, for the registry (`models/registry.rs`). `layout`, `device`,
+/// `requires_grad`, `pin_memory` and `generator` change neither shapes nor dtypes; `out=` and
+/// `memory_format=` are not read.
+pub const APIS: &[Decl] = &[
+    Decl::function("torch.zeros", "*size, size=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.ones", "*size, size=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.empty", "*size, size=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.rand", "*size, size=None, ~generator=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.randn", "*size, size=None, ~generator=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.full", "size, fill_value, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    // `low` and `high` give the values only (the model counts the positional arguments)
+    Decl::function("torch.randint", "~low=0, ~high=None, size=None, *, ~generator=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.zeros_like", "input, *, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.ones_like", "input, *, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.empty_like", "input, *, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.rand_like", "input, *, ~generator=None, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.randn_like", "input, *, ~generator=None, dtype=None, ~layout=None, ~device=None, ~requires_grad=False"),
+    // the fill value and the bounds give the values only: the dtype is the input's
+    Decl::function("torch.full_like", "input, ~fill_value, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.randint_like", "input, ~low=0, ~high=None, *, ~generator=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    Decl::function("torch.linspace", "~start, ~end, steps, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
+    Decl::function("torch.logspace", "~start, ~end, steps, ~base=10.0, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
+    Decl::function("torch.arange", "start=0, end=None, step=1, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
+    Decl::function("torch.randperm", "n, *, ~generator=None, dtype=torch.int64, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
+    Decl::function("torch.eye", "n, m=None, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+];

@@ -1,0 +1,282 @@
+//! Indexing and selection: `x[...]`, `torch.where`, `masked_fill`, `index_select`, `narrow`.
+
+use std::rc::Rc;
+
+use crate::models::bind;
+use super::tensor::{broadcast, check_dim, tensor_value};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
+use crate::value::*;
+use crate::ir::{Name, Span};
+use crate::rules::shape as r;
+use crate::shape::{Formula, Poly, Tri};
+
+/// `torch.` functions modelled here; `Err(st)` gives the state back when `f` is not one of them.
+pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], span: Span) -> Result<Vals, State> {
+    Ok(match f {
+        "where" if args.len() == 3 => where_(cx, st, args, span),
+        _ => return Err(st),
+    })
+}
+
+/// Tensor methods modelled here; `Err(st)` gives the state back when `name` is not one of them.
+#[allow(clippy::too_many_arguments)]
+pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
+    Ok(match name {
+        "masked_fill" | "masked_fill_" => masked_fill(cx, st, t, name, args, kwargs, span),
+        "index_select" => index_select(cx, st, t, s, args, kwargs, span),
+        "narrow" => narrow(cx, st, t, s, args, kwargs, span),
+        _ => return Err(st),
+    })
+}
+
+/// `torch.where(cond, a, b)`: the three broadcast together.
+fn where_(cx: &mut dyn ModelCtx, st: State, args: &[Value], span: Span) -> Vals {
+    let shapes: Option<Vec<Shape>> = args
+        .iter()
+        .map(|a| match a {
+            Value::Tensor(t) => Some(t.shape.clone()),
+            Value::Int(_) | Value::Float(_) | Value::Bool(_) => Some(Shape::known(Vec::new())),
+            _ => None,
+        })
+        .collect();
+    let Some(shapes) = shapes else { return vec![(st, Value::Unknown)] };
+    if matches!(&args[0], Value::Tensor(c) if c.dtype.is_some_and(|d| d != DType::Bool)) {
+        return vec![(st, Value::Unknown)]; // a non-bool condition raises: a dtype matter
+    }
+    let Some(ab) = broadcast(cx, &st, &shapes[1], &shapes[2], span, "torch.where") else { return Vec::new() };
+    let Some(all) = broadcast(cx, &st, &shapes[0], &ab, span, "torch.where") else { return Vec::new() };
+    let dtype = match (&args[1], &args[2]) {
+        (Value::Tensor(x), Value::Tensor(y)) if x.dtype == y.dtype => x.dtype,
+        (Value::Tensor(x), Value::Float(_) | Value::Int(_)) | (Value::Float(_) | Value::Int(_), Value::Tensor(x)) => x.dtype,
+        _ => None,
+    };
+    vec![(st, tensor_value(all, dtype))]
+}
+
+fn masked_fill(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let same = |st: State| vec![(st, Value::Tensor(t.clone()))];
+    // a tensor value must be 0-dim (torch raises otherwise): not modelled unless it is known to be
+    if let Some(Value::Tensor(v)) = args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "value").map(|(_, v)| v)) {
+        if st.resolve(&v.shape).rank() != Some(0) {
+            return vec![(st, Value::Unknown)];
+        }
+    }
+    match args.first().or(kwargs.iter().find(|(k, _)| &**k == "mask").map(|(_, v)| v)) {
+        Some(Value::Tensor(m)) => {
+            let m = m.clone();
+            match broadcast(cx, &st, &t.shape, &m.shape, span, name) {
+                Some(sh) if name == "masked_fill" => vec![(st, tensor_value(sh, t.dtype))],
+                Some(_) => same(st),
+                None => Vec::new(),
+            }
+        }
+        _ => same(st),
+    }
+}
+
+fn index_select(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let b = bind(&["dim", "index"], args, kwargs);
+    let (Some(d), Some(Value::Tensor(idx))) = (b.get("dim").and_then(|v| v.as_const_int()), b.get("index")) else {
+        return vec![(st, Value::Unknown)];
+    };
+    let is = st.resolve(&idx.shape);
+    let Some(ir) = is.rank() else { return vec![(st, Value::Unknown)] };
+    let shown = cx.show_shape(&st, &is);
+    if !cx.check(&st, span, Tri::from_bool(ir > 1), &r::invalid_shape_argument::RULE, |_| {
+        (format!("index_select: the index {shown} must be a vector (1-D), it is {ir}-D"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let Some(i) = check_dim(cx, &st, &s, d, span, "index_select") else { return vec![(st, Value::Unknown)] };
+    if i == usize::MAX {
+        return Vec::new();
+    }
+    if ir != 1 || s.dims.is_empty() {
+        return vec![(st, Value::Unknown)];
+    }
+    let mut dims = s.dims.clone();
+    dims[i] = is.dims[0].clone();
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+fn narrow(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let b = bind(&["dim", "start", "length"], args, kwargs);
+    let (Some(d), Some(start), Some(len)) = (b.get("dim").and_then(|v| v.as_const_int()), b.get("start").and_then(|v| v.as_int()), b.get("length").and_then(|v| v.as_int())) else {
+        return vec![(st, Value::Unknown)];
+    };
+    let Some(i) = check_dim(cx, &st, &s, d, span, "narrow") else { return vec![(st, Value::Unknown)] };
+    if i == usize::MAX {
+        return Vec::new();
+    }
+    let Some(n) = s.dims[i].v.clone() else { return vec![(st, Value::Unknown)] };
+    let end = start.add(len);
+    let Some(end) = end else { return vec![(st, Value::Unknown)] };
+    let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &end);
+    let shown = cx.show_shape(&st, &s);
+    let (es, ns) = (end.display(cx.syms()), n.display(cx.syms()));
+    if !cx.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
+        (format!("narrow: start + length = {es} exceeds dimension {i} of size {ns} (tensor {shown})"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let mut dims = s.dims.clone();
+    dims[i] = Dim::known(len.clone(), None);
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+/// `x[...]`: integers, slices, `None`, `...` on a tensor of known rank.
+pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -> Vals {
+    let Value::Tensor(t) = &o else { return vec![(st, Value::Unknown)] };
+    let s = st.resolve(&t.shape);
+    let items: Vec<Value> = match &i {
+        Value::Tuple(items) if !(items.len() == 4 && items[0].as_str() == Some("<slice>")) => items.as_ref().clone(),
+        other => vec![other.clone()],
+    };
+    let Some(rank) = s.rank() else {
+        // unknown rank: only a leading run of plain slices / trailing ellipsis handled
+        return vec![(st, Value::Unknown)];
+    };
+    let is_slice = |v: &Value| matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"));
+    // integer/bool tensor indices: one of them at most (advanced indexing with several
+    // broadcasts them together, not modelled)
+    let tensor_items = items.iter().filter(|v| matches!(v, Value::Tensor(_))).count();
+    let int_items = items.iter().filter(|v| matches!(v, Value::Int(_) | Value::Bool(_))).count();
+    if tensor_items > 1 || (tensor_items == 1 && int_items > 0) {
+        // ints then take part in advanced indexing, which moves dims around: not modelled
+        return vec![(st, Value::Unknown)];
+    }
+    let mask_rank = |v: &Value| -> Option<usize> {
+        match v {
+            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => st.resolve(&ix.shape).rank(),
+            _ => None,
+        }
+    };
+    let consumed: usize = items
+        .iter()
+        .filter(|v| !matches!(v, Value::None) && v.as_str() != Some("<ellipsis>"))
+        .map(|v| mask_rank(v).unwrap_or(1))
+        .sum();
+    let shown = cx.show_shape(&st, &s);
+    if !cx.check(&st, span, Tri::from_bool(consumed > rank), &r::index_out_of_range::RULE, |_| {
+        (format!("too many indices for tensor {shown}: {consumed} indices for {rank} dimensions"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut k = 0usize;
+    for it in &items {
+        if it.as_str() == Some("<ellipsis>") {
+            let skip = rank - consumed;
+            out.extend(s.dims[k..k + skip].iter().cloned());
+            k += skip;
+            continue;
+        }
+        match it {
+            Value::None => out.push(Dim::konst(1)),
+            v if is_slice(v) => {
+                let Value::Tuple(sl) = v else { unreachable!() };
+                let d = &s.dims[k];
+                let (lo, hi, step) = (&sl[1], &sl[2], &sl[3]);
+                let new = if matches!(lo, Value::None) && matches!(hi, Value::None) && matches!(step, Value::None) {
+                    d.clone()
+                } else {
+                    slice_len(cx, &st, d, lo, hi, step)
+                };
+                out.push(new);
+                k += 1;
+            }
+            Value::Tensor(ix) => {
+                let is = st.resolve(&ix.shape);
+                match (ix.dtype, is.rank()) {
+                    (Some(DType::Long | DType::Int), Some(_)) => {
+                        out.extend(is.dims.iter().cloned());
+                        k += 1;
+                    }
+                    (Some(DType::Bool), Some(r)) if r >= 1 => {
+                        // a mask selects an unknown number of elements
+                        out.push(Dim::unknown());
+                        k += r;
+                    }
+                    _ => return vec![(st, Value::Unknown)],
+                }
+            }
+            Value::Int(_) | Value::Bool(_) => {
+                let d = &s.dims[k];
+                if let (Some(n), Some(c)) = (d.as_const(), it.as_const_int()) {
+                    let shown = cx.show_shape(&st, &s);
+                    let kk = k;
+                    if !cx.check(&st, span, Tri::from_bool(c >= n || c < -n), &r::index_out_of_range::RULE, |_| {
+                        (format!("index {c} is out of bounds for dimension {kk} with size {n} (tensor {shown})"), Vec::new())
+                    }) {
+                        return Vec::new();
+                    }
+                }
+                k += 1;
+            }
+            _ => return vec![(st, Value::Unknown)],
+        }
+    }
+    out.extend(s.dims[k.min(rank)..].iter().cloned());
+    vec![(st, tensor_value(Shape::known(out), t.dtype))]
+}
+
+fn slice_len(cx: &dyn ModelCtx, st: &State, d: &Dim, lo: &Value, hi: &Value, step: &Value) -> Dim {
+    let step = match step {
+        Value::None => 1,
+        v => match v.as_const_int() {
+            Some(s) if s > 0 => s,
+            _ => return Dim::unknown(),
+        },
+    };
+    let Some(n) = d.v.clone() else { return Dim::unknown() };
+    // clamp(x) for a non-negative bound x: min(x, n), decided by the facts
+    let clamp = |x: &Poly| -> Option<Poly> {
+        match cx.poly_cmp(st, x, crate::shape::Rel::Le, &n) {
+            Tri::True => Some(x.clone()),
+            Tri::False => Some(n.clone()),
+            Tri::Unknown => None,
+        }
+    };
+    let bound = |v: &Value, default: &Poly| -> Option<Poly> {
+        match v {
+            Value::None => Some(default.clone()),
+            Value::Int(p) => match p.as_const() {
+                Some(c) if c < 0 => {
+                    let q = n.add_const(c)?;
+                    match cx.poly_cmp(st, &q, crate::shape::Rel::Lt, &Poly::constant(0)) {
+                        Tri::True => Some(Poly::constant(0)),
+                        Tri::False => Some(q),
+                        Tri::Unknown => None,
+                    }
+                }
+                _ => clamp(p),
+            },
+            _ => None,
+        }
+    };
+    let (Some(a), Some(b)) = (bound(lo, &Poly::constant(0)), bound(hi, &n)) else { return Dim::unknown() };
+    let Some(len) = b.sub(&a) else { return Dim::unknown() };
+    let len = match cx.poly_cmp(st, &len, crate::shape::Rel::Lt, &Poly::constant(0)) {
+        Tri::True => Poly::constant(0),
+        Tri::False => len,
+        Tri::Unknown => return Dim::unknown(),
+    };
+    if step == 1 {
+        return Dim { v: Some(len), why: None };
+    }
+    Dim { v: len.add_const(step - 1).and_then(|x| x.floordiv(&Poly::constant(step))), why: None }
+}
+
+/// The APIs this family models, for the registry (`models/registry.rs`). (`x[...]` is an
+/// operator, not a call: it is not in the registry.)
+pub const APIS: &[Decl] = &[
+    Decl::function("torch.where", "condition, input, other").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    Decl::function("torch.masked_fill", "input, mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    Decl::method("torch.Tensor.masked_fill", "mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    Decl::method("torch.Tensor.masked_fill_", "mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    Decl::function("torch.index_select", "input, dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE]),
+    Decl::method("torch.Tensor.index_select", "dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE]),
+    Decl::function("torch.narrow", "input, dim, start, length").checks(&[&r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
+    Decl::method("torch.Tensor.narrow", "dim, start, length").checks(&[&r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
+];

@@ -1,0 +1,322 @@
+//! Reshaping: `view`/`reshape`, `flatten`, `transpose`, `permute`, `unsqueeze`/`squeeze`,
+//! `repeat`/`expand`.
+
+use std::rc::Rc;
+
+use crate::models::bind;
+use super::tensor::{check_dim, sizes, tensor_value};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::models::registry::Decl;
+use crate::value::*;
+use crate::ir::{Name, Span};
+use crate::rules::shape as r;
+use crate::shape::{Formula, Poly, Tri};
+
+/// Tensor methods modelled here; `Err(st)` gives the state back when `name` is not one of them.
+#[allow(clippy::too_many_arguments)]
+pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
+    Ok(match name {
+        "view" | "reshape" => {
+            if let Some(Value::Str(_) | Value::DType(_)) = args.first() {
+                return Ok(vec![(st, Value::Unknown)]); // view(dtype)
+            }
+            reshape(cx, st, t, args, span, name)
+        }
+        "flatten" => {
+            let b = bind(&["start_dim", "end_dim"], args, kwargs);
+            let sd = b.get("start_dim").and_then(|v| v.as_const_int()).unwrap_or(0);
+            let ed = b.get("end_dim").and_then(|v| v.as_const_int()).unwrap_or(-1);
+            flatten(cx, st, t, sd, ed, span, "flatten")
+        }
+        "unsqueeze" => unsqueeze(cx, st, t, s, args, kwargs, span),
+        "squeeze" => squeeze(cx, st, t, s, args, kwargs, span),
+        "transpose" | "swapaxes" | "swapdims" => {
+            let (Some(a), Some(b)) = (args.first().and_then(|v| v.as_const_int()), args.get(1).and_then(|v| v.as_const_int())) else { return Ok(vec![(st, Value::Unknown)]) };
+            transpose(cx, st, t, a, b, span)
+        }
+        "permute" => {
+            // `torch.permute(x, dims=...)`
+            let args = match (args, kwargs.iter().find(|(k, _)| &**k == "dims")) {
+                ([], Some((_, v))) => std::slice::from_ref(v),
+                _ => args,
+            };
+            permute(cx, st, t, s, args, span)
+        }
+        "repeat" | "expand" => repeat_expand(cx, st, t, s, name, args, span),
+        _ => return Err(st),
+    })
+}
+
+pub fn numel(dims: &[Dim]) -> Option<Poly> {
+    let mut acc = Poly::constant(1);
+    for d in dims {
+        acc = acc.mul(d.v.as_ref()?)?;
+    }
+    Some(acc)
+}
+
+/// `view` / `reshape`.
+fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], span: Span, name: &str) -> Vals {
+    let mut st = st;
+    let Some(target) = sizes(cx, &mut st, args) else { return vec![(st, Value::Unknown)] };
+    let s = st.resolve(&t.shape);
+    let minus: Vec<usize> = target.iter().enumerate().filter(|(_, d)| d.as_const() == Some(-1)).map(|(i, _)| i).collect();
+    if minus.len() > 1 {
+        cx.check(&st, span, Tri::True, &r::reshape_size_mismatch::RULE, |_| (format!("{name}: only one dimension can be inferred (-1)"), Vec::new()));
+        return Vec::new();
+    }
+    let total = if s.prefix.is_none() { numel(&s.dims) } else { None };
+    let known: Vec<&Dim> = target.iter().filter(|d| d.as_const() != Some(-1)).collect();
+    let prod_known = known.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(d.v.as_ref()?));
+    let mut out = target.clone();
+    if let (Some(total), Some(pk)) = (&total, &prod_known) {
+        let shown = cx.show_shape(&st, &s);
+        let tshow: Vec<String> = target.iter().map(|d| cx.show_dim(d)).collect();
+        let tshow = format!("[{}]", tshow.join(", "));
+        if minus.is_empty() {
+            let eq = Formula::cmp(total, crate::shape::Rel::Eq, pk);
+            let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
+            if !cx.check(&st, span, eq.not(), &r::reshape_size_mismatch::RULE, |_| {
+                (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements, the new shape has {pp})"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+        } else {
+            // -1: the known part must divide the total
+            let rem = total.modulo(pk);
+            let violated = match (&rem, rem.as_ref().and_then(|r| r.as_const())) {
+                (_, Some(0)) => Formula::Const(false),
+                (_, Some(_)) => Formula::Const(true),
+                (Some(r), None) => Formula::cmp(r, crate::shape::Rel::Ne, &Poly::constant(0)),
+                (None, None) => Formula::Opaque,
+            };
+            let violated = if pk.as_const() == Some(0) { Formula::Const(true) } else { violated };
+            let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
+            if !cx.check(&st, span, violated, &r::reshape_size_mismatch::RULE, |_| {
+                (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements are not divisible by {pp})"), Vec::new())
+            }) {
+                return Vec::new();
+            }
+            out[minus[0]] = Dim { v: total.floordiv(pk), why: None };
+        }
+    } else if let Some(&i) = minus.first() {
+        out[i] = Dim::unknown();
+    }
+    vec![(st, tensor_value(Shape::known(out), t.dtype))]
+}
+
+fn unsqueeze(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let Some(d) = args.first().or(kwargs.first().map(|(_, v)| v)).and_then(|v| v.as_const_int()) else { return vec![(st, Value::Unknown)] };
+    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+    let Some(i) = check_dim(cx, &st, &Shape::known(vec![Dim::unknown(); rank + 1]), d, span, "unsqueeze") else { return vec![(st, Value::Unknown)] };
+    if i == usize::MAX {
+        return Vec::new();
+    }
+    let mut dims = s.dims.clone();
+    dims.insert(i, Dim::konst(1));
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+fn squeeze(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let same = |st: State| vec![(st, Value::Tensor(t.clone()))];
+    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+    match args.first().or(kwargs.first().map(|(_, v)| v)) {
+        None => {
+            let mut dims = Vec::new();
+            for d in &s.dims {
+                match d.as_const() {
+                    Some(1) => {}
+                    Some(_) => dims.push(d.clone()),
+                    None => match cx.dim_eq(&st, d, &Dim::konst(1)) {
+                        Tri::False => dims.push(d.clone()),
+                        Tri::True => {}
+                        Tri::Unknown => return vec![(st, Value::Unknown)],
+                    },
+                }
+            }
+            vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+        }
+        Some(d) => {
+            let Some(d) = d.as_const_int() else { return vec![(st, Value::Unknown)] };
+            let Some(i) = check_dim(cx, &st, &s, d, span, "squeeze") else { return vec![(st, Value::Unknown)] };
+            if i == usize::MAX {
+                return Vec::new();
+            }
+            if rank == 0 {
+                return same(st);
+            }
+            let mut dims = s.dims.clone();
+            match cx.dim_eq(&st, &dims[i], &Dim::konst(1)) {
+                Tri::True => {
+                    dims.remove(i);
+                }
+                Tri::False => {}
+                Tri::Unknown => return vec![(st, Value::Unknown)],
+            }
+            vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+        }
+    }
+}
+
+fn permute(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[Value], span: Span) -> Vals {
+    let mut st = st;
+    let dims_arg: Vec<Value> = match args {
+        [one] if !matches!(one, Value::Int(_)) => cx.iterate(&mut st, one, span).unwrap_or_default(),
+        _ => args.to_vec(),
+    };
+    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+    let perm: Option<Vec<i128>> = dims_arg.iter().map(|v| v.as_const_int()).collect();
+    let Some(perm) = perm else { return vec![(st, Value::Unknown)] };
+    let shown = cx.show_shape(&st, &s);
+    let n = perm.len();
+    if !cx.check(&st, span, Tri::from_bool(n != rank), &r::dim_out_of_range::RULE, |_| {
+        (format!("permute: the permutation has {n} dims but the tensor {shown} has {rank}"), Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let mut seen = vec![false; rank];
+    for p in perm {
+        let Some(i) = check_dim(cx, &st, &s, p, span, "permute") else { return vec![(st, Value::Unknown)] };
+        if i == usize::MAX {
+            return Vec::new();
+        }
+        if seen[i] {
+            cx.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("permute: dim {p} appears more than once"), Vec::new()));
+            return Vec::new();
+        }
+        seen[i] = true;
+        out.push(s.dims[i].clone());
+    }
+    vec![(st, tensor_value(Shape::known(out), t.dtype))]
+}
+
+fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: &str, args: &[Value], span: Span) -> Vals {
+    let mut st = st;
+    let Some(target) = sizes(cx, &mut st, args) else { return vec![(st, Value::Unknown)] };
+    let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
+    let shown = cx.show_shape(&st, &s);
+    let n = target.len();
+    if n < rank {
+        let what = if name == "repeat" { "the number of repeat dims" } else { "the number of sizes" };
+        cx.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| {
+            (format!("{name}: {what} ({n}) is smaller than the number of dims of {shown} ({rank})"), Vec::new())
+        });
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(n);
+    for (k, td) in target.iter().enumerate() {
+        let src = if k + rank >= n { Some(&s.dims[k + rank - n]) } else { None };
+        let d = match (name, src) {
+            ("repeat", None) => td.clone(),
+            ("repeat", Some(sd)) => Dim { v: match (&sd.v, &td.v) {
+                (Some(a), Some(b)) => a.mul(b),
+                _ => None,
+            }, why: None },
+            (_, None) => td.clone(),
+            (_, Some(sd)) => {
+                if td.as_const() == Some(-1) {
+                    sd.clone()
+                } else {
+                    let violated = Formula::And(vec![cx.dim_eq_f(sd, td).not(), cx.dim_eq_f(sd, &Dim::konst(1)).not()]);
+                    let (a, b2) = (cx.show_dim(sd), cx.show_dim(td));
+                    if !cx.check(&st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
+                        (format!("expand: the expanded size {b2} must match the existing size {a} of {shown} (or the existing size must be 1)"), Vec::new())
+                    }) {
+                        return Vec::new();
+                    }
+                    td.clone()
+                }
+            }
+        };
+        out.push(d);
+    }
+    if out.iter().any(|d| d.as_const().is_some_and(|c| c < 0)) {
+        return vec![(st, Value::Unknown)];
+    }
+    vec![(st, tensor_value(Shape::known(out), t.dtype))]
+}
+
+fn transpose(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, a: i128, b: i128, span: Span) -> Vals {
+    let s = st.resolve(&t.shape);
+    if s.rank().is_none() {
+        // negative dims within the known suffix
+        let n = s.dims.len() as i128;
+        if a < 0 && b < 0 && -a <= n && -b <= n {
+            let mut dims = s.dims.clone();
+            dims.swap((n + a) as usize, (n + b) as usize);
+            return vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, t.dtype))];
+        }
+        return vec![(st, Value::Unknown)];
+    }
+    let i = check_dim(cx, &st, &s, a, span, "transpose");
+    if i == Some(usize::MAX) {
+        return Vec::new();
+    }
+    let j = check_dim(cx, &st, &s, b, span, "transpose");
+    if j == Some(usize::MAX) {
+        return Vec::new();
+    }
+    let (Some(i), Some(j)) = (i, j) else { return vec![(st, Value::Unknown)] };
+    let mut dims = s.dims.clone();
+    if dims.is_empty() {
+        return vec![(st, Value::Tensor(t.clone()))];
+    }
+    dims.swap(i, j);
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+pub fn flatten(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, sd: i128, ed: i128, span: Span, what: &str) -> Vals {
+    let s = st.resolve(&t.shape);
+    let Some(rank) = s.rank() else {
+        // `flatten(1)` of an unknown-rank tensor: [*] -> [d0, ?]
+        return vec![(st, Value::Unknown)];
+    };
+    if rank == 0 {
+        return vec![(st, tensor_value(Shape::known(vec![Dim::konst(1)]), t.dtype))];
+    }
+    let i = check_dim(cx, &st, &s, sd, span, what);
+    if i == Some(usize::MAX) {
+        return Vec::new();
+    }
+    let j = check_dim(cx, &st, &s, ed, span, what);
+    if j == Some(usize::MAX) {
+        return Vec::new();
+    }
+    let (Some(i), Some(j)) = (i, j) else { return vec![(st, Value::Unknown)] };
+    if i > j {
+        cx.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("{what}: start_dim {sd} comes after end_dim {ed}"), Vec::new()));
+        return Vec::new();
+    }
+    let mut dims = s.dims[..i].to_vec();
+    dims.push(Dim { v: numel(&s.dims[i..=j]), why: None });
+    dims.extend(s.dims[j + 1..].iter().cloned());
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+const DIM: &[&crate::rules::Rule] = &[&r::dim_out_of_range::RULE];
+const RESHAPE: &[&crate::rules::Rule] = &[&r::reshape_size_mismatch::RULE];
+
+/// The APIs this family models, for the registry (`models/registry.rs`).
+pub const APIS: &[Decl] = &[
+    // `view(*shape)`, `view((2, 3))`; `view(dtype)` is Unknown
+    Decl::method("torch.Tensor.view", "*shape").checks(RESHAPE),
+    Decl::method("torch.Tensor.reshape", "*shape").checks(RESHAPE),
+    Decl::function("torch.reshape", "input, shape").checks(RESHAPE),
+    Decl::function("torch.flatten", "input, start_dim=0, end_dim=-1").checks(DIM),
+    Decl::method("torch.Tensor.flatten", "start_dim=0, end_dim=-1").checks(DIM),
+    Decl::function("torch.unsqueeze", "input, dim").checks(DIM),
+    Decl::method("torch.Tensor.unsqueeze", "dim").checks(DIM),
+    Decl::function("torch.squeeze", "input, dim=None").checks(DIM),
+    Decl::method("torch.Tensor.squeeze", "dim=None").checks(DIM),
+    Decl::function("torch.transpose", "input, dim0, dim1").checks(DIM),
+    Decl::method("torch.Tensor.transpose", "dim0, dim1").checks(DIM),
+    Decl::function("torch.swapaxes", "input, axis0, axis1").checks(DIM),
+    Decl::method("torch.Tensor.swapaxes", "axis0, axis1").checks(DIM),
+    Decl::function("torch.swapdims", "input, dim0, dim1").checks(DIM),
+    Decl::method("torch.Tensor.swapdims", "dim0, dim1").checks(DIM),
+    Decl::function("torch.permute", "input, dims").checks(DIM),
+    Decl::method("torch.Tensor.permute", "*dims").checks(DIM),
+    Decl::method("torch.Tensor.repeat", "*repeats").checks(&[&r::invalid_shape_argument::RULE]),
+    Decl::method("torch.Tensor.expand", "*size").checks(&[&r::invalid_shape_argument::RULE, &r::broadcast_shape_mismatch::RULE]),
+];
