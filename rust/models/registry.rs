@@ -117,6 +117,8 @@ impl Decl {
 #[derive(Debug, Clone)]
 pub struct Api {
     pub name: &'static str,
+    /// The model family that declared it (`reduce`, `nn`, ...): its dispatcher runs it.
+    pub family: &'static str,
     pub kind: ApiKind,
     pub params: Vec<Param>,
     pub call_params: Vec<Param>,
@@ -222,8 +224,8 @@ fn split_top_level(s: &'static str) -> Vec<&'static str> {
     out
 }
 
-/// Every family's declarations.
-fn families() -> Vec<&'static [Decl]> {
+/// Every family's declarations, with the family's name.
+fn families() -> Vec<(&'static str, &'static [Decl])> {
     super::torch::families()
 }
 
@@ -238,9 +240,9 @@ fn registry() -> &'static Registry {
     static REGISTRY: OnceLock<Registry> = OnceLock::new();
     REGISTRY.get_or_init(|| {
         let mut by_prefix: FxHashMap<&'static str, FxHashMap<&'static str, Api>> = FxHashMap::default();
-        for decls in families() {
+        for (family, decls) in families() {
             for d in decls {
-                let api = Api { name: d.name, kind: d.kind, params: parse_signature(d.signature), call_params: parse_signature(d.call), twin: d.twin, checks: d.checks };
+                let api = Api { name: d.name, family, kind: d.kind, params: parse_signature(d.signature), call_params: parse_signature(d.call), twin: d.twin, checks: d.checks };
                 let (prefix, last) = d.name.rsplit_once('.').unwrap_or(("", d.name));
                 let old = by_prefix.entry(prefix).or_default().insert(last, api);
                 debug_assert!(old.is_none(), "{} is declared twice", d.name);
@@ -269,7 +271,7 @@ pub fn all() -> impl Iterator<Item = &'static Api> {
     r.sorted.iter().map(move |(p, l)| &r.by_prefix[p][l])
 }
 
-/// The registry as JSON: a list of objects with `name`, `kind`, `params` (each with `name`,
+/// The registry as JSON: a list of objects with `name`, `family`, `kind`, `params` (each with `name`,
 /// `kind`, `default` and `read`), `call_params`, `twin` and `checks` (rule codes).
 pub fn to_json<'a>(apis: impl Iterator<Item = &'a Api>) -> String {
     fn s(x: &str) -> String {
@@ -296,8 +298,9 @@ pub fn to_json<'a>(apis: impl Iterator<Item = &'a Api>) -> String {
         .map(|a| {
             let checks: Vec<String> = a.checks.iter().map(|r| s(r.code)).collect();
             format!(
-                "{{\"name\": {}, \"kind\": {}, \"params\": {}, \"call_params\": {}, \"twin\": {}, \"checks\": [{}]}}",
+                "{{\"name\": {}, \"family\": {}, \"kind\": {}, \"params\": {}, \"call_params\": {}, \"twin\": {}, \"checks\": [{}]}}",
                 s(a.name),
+                s(a.family),
                 s(a.kind.as_str()),
                 params(&a.params),
                 params(&a.call_params),
@@ -345,7 +348,7 @@ mod tests {
     #[test]
     fn every_declaration_parses_and_names_are_unique() {
         let mut seen = std::collections::BTreeSet::new();
-        for decls in families() {
+        for (_, decls) in families() {
             for d in decls {
                 assert!(seen.insert(d.name), "{} is declared twice", d.name);
                 parse_signature(d.signature);

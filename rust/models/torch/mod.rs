@@ -22,9 +22,23 @@ pub mod zoo;
 
 use crate::models::registry::Decl;
 
-/// The API declarations of every torch family, for the registry.
-pub fn families() -> Vec<&'static [Decl]> {
-    vec![tensor::APIS, creation::APIS, reshape::APIS, reduce::APIS, join::APIS, indexing::APIS, matmul::APIS, shape_ops::APIS, pointwise::APIS, layers::APIS, data::APIS, zoo::APIS]
+/// The API declarations of every torch family, by family (the file that models them), for
+/// the registry.
+pub fn families() -> Vec<(&'static str, &'static [Decl])> {
+    vec![
+        ("tensor", tensor::APIS),
+        ("creation", creation::APIS),
+        ("reshape", reshape::APIS),
+        ("reduce", reduce::APIS),
+        ("join", join::APIS),
+        ("indexing", indexing::APIS),
+        ("matmul", matmul::APIS),
+        ("shape_ops", shape_ops::APIS),
+        ("pointwise", pointwise::APIS),
+        ("nn", layers::APIS),
+        ("data", data::APIS),
+        ("zoo", zoo::APIS),
+    ]
 }
 
 use std::rc::Rc;

@@ -148,18 +148,30 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: V
     let t = t.clone();
     let s = st.resolve(&t.shape);
     let same = |st: State| vec![(st, Value::Tensor(t.clone()))];
-    if pointwise::handles(name) {
-        let mut all = Vec::with_capacity(args.len() + 1);
-        all.push(recv.clone());
-        all.extend(args);
-        return pointwise::call(cx, st, name, &all, &kwargs, span, true);
-    }
-    let st = or_next!(shape_ops::method(cx, st, &t, name, &args, &kwargs, span));
-    let st = or_next!(reshape::method(cx, st, &t, &s, name, &args, &kwargs, span));
-    let st = or_next!(reduce::method(cx, st, &t, &s, name, &args, &kwargs, span));
-    let st = or_next!(join::method(cx, st, &t, name, &args, &kwargs, span));
-    let st = or_next!(indexing::method(cx, st, &t, &s, name, &args, &kwargs, span));
-    let mut st = or_next!(matmul::method(cx, st, &t, name, &args, span));
+    // the family that declared the method (or, for `torch.f(x, ...)`, the function) models it:
+    // each name is declared once, so no family shadows another
+    let family = registry::lookup_in("torch.Tensor", name).or_else(|| registry::lookup_in("torch", name)).map(|a| a.family);
+    let handled = match family {
+        Some("pointwise") => {
+            let mut all = Vec::with_capacity(args.len() + 1);
+            all.push(recv.clone());
+            all.extend(args);
+            return pointwise::call(cx, st, name, &all, &kwargs, span, true);
+        }
+        Some("shape_ops") => shape_ops::method(cx, st, &t, name, &args, &kwargs, span),
+        Some("reshape") => reshape::method(cx, st, &t, &s, name, &args, &kwargs, span),
+        Some("reduce") => reduce::method(cx, st, &t, &s, name, &args, &kwargs, span),
+        Some("join") => join::method(cx, st, &t, name, &args, &kwargs, span),
+        Some("indexing") => indexing::method(cx, st, &t, &s, name, &args, &kwargs, span),
+        Some("matmul") => matmul::method(cx, st, &t, name, &args, span),
+        _ => Err(st),
+    };
+    let mut st = match (handled, family) {
+        (Ok(v), _) => return v,
+        // a family that declares a name it does not model is a bug; be silent
+        (Err(st), Some(f)) if f != "tensor" => return vec![(st, Value::Unknown)],
+        (Err(st), _) => st,
+    };
     match name {
         // (the pointwise ops, incl. `clone`/`detach`/`contiguous`, are handled by pointwise.rs above)
         "dropout" | "gelu" | "silu" | "softplus" | "requires_grad" => same(st),
