@@ -23,33 +23,6 @@ use crate::value::*;
 /// The architectures, in Python.
 pub const SOURCE: &str = include_str!("zoo.py");
 
-/// The constructors `zoo.py` defines, by their `torchvision.models` names.
-pub const MODELS: &[&str] = &[
-    "resnet18",
-    "resnet34",
-    "resnet50",
-    "resnet101",
-    "resnet152",
-    "vgg11",
-    "vgg11_bn",
-    "vgg13",
-    "vgg13_bn",
-    "vgg16",
-    "vgg16_bn",
-    "vgg19",
-    "vgg19_bn",
-    "alexnet",
-    "mobilenet_v2",
-    "mobilenet_v3_small",
-    "mobilenet_v3_large",
-    "efficientnet_b0",
-    "squeezenet1_0",
-    "squeezenet1_1",
-    "densenet121",
-    "densenet161",
-    "densenet169",
-    "densenet201",
-];
 
 /// The registry entry of `torchvision.models.<name>`, also under the submodule that defines
 /// it (`torchvision.models.resnet.resnet18`); another submodule's function of the same name
@@ -102,16 +75,19 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>,
 /// 1000 torchvision refuses weights), `progress` cannot change the model.
 macro_rules! zoo {
     ($($name:literal),* $(,)?) => {
-        &[$(Decl::module(concat!("torchvision.models.", $name), "*, weights=None, ~progress=True, pretrained=False, num_classes=1000", "x").checks(CHECKS)),*]
+        /// The constructors `zoo.py` defines, by their `torchvision.models` names.
+        pub const MODELS: &[&str] = &[$($name),*];
+
+        /// The APIs this family models, for the registry (`models/registry.rs`): one per entry
+        /// of `MODELS`.
+        pub const APIS: &[Decl] = &[$(Decl::module(concat!("torchvision.models.", $name), "*, weights=None, ~progress=True, pretrained=False, num_classes=1000", "x").checks(CHECKS)),*];
     };
 }
 
 /// What calling a zoo model can raise that the layers inside it check.
 const CHECKS: &[&Rule] = &[&r::layer_channel_mismatch::RULE, &r::layer_input_rank_mismatch::RULE, &r::output_size_too_small::RULE, &r::matmul_shape_mismatch::RULE];
 
-/// The APIs this family models, for the registry (`models/registry.rs`): one per entry of
-/// `MODELS` (a test checks they agree).
-pub const APIS: &[Decl] = zoo![
+zoo![
     "resnet18",
     "resnet34",
     "resnet50",
