@@ -140,11 +140,14 @@ def inject(expr: str, spec: harness.Spec, entry: dict, torch) -> list[tuple[str,
         if not ctors:
             return []
         if variant == "constructor" or spec.kind != "module":
+            if any(p["kind"] == "var_keyword" for p in entry["params"]):
+                # `**kwargs` (nn.Identity's): torch takes any keyword, so no keyword is unread
+                continue
             calls = ctors
             kw = unread_keyword(entry["params"], real_params(torch, name))
         else:
             calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.func in ctors]
-            if not calls:
+            if not calls or (variant == "call-keyword" and any(p["kind"] == "var_keyword" for p in entry["call_params"])):
                 continue
             kw = unread_keyword(entry["call_params"], real_params(torch, name, call=True))
             if variant == "call-positional":
