@@ -151,20 +151,19 @@ pub trait ModelCtxExt: ModelCtx {
         self.check_with(st, site, violated.into(), rule, &mut |cx| (msg.take().expect("a check renders its message once"))(cx))
     }
 
-    /// Check that a layer's input dim `got` is the size `want` the layer expects. `message`
-    /// gets the input shape, `got` and `want` as text; the trace says where `got` came from,
-    /// then `extra` lines. Returns false when the path ends here (torch raises).
+    /// Check that a layer's input dim `got` is the size `want` the layer expects. `v` builds the
+    /// violation from the input shape, `got` and `want` as text; the trace says where `got` came
+    /// from, then `extra` lines. Returns false when the path ends here (torch raises).
     #[allow(clippy::too_many_arguments)]
-    fn expect_dim(
+    fn expect_dim<V: Violation>(
         &mut self,
         st: &State,
         site: Span,
-        rule: &'static Rule,
         input: &Shape,
         got: &Dim,
         want: &Poly,
         extra: Vec<String>,
-        message: impl FnOnce(&str, &str, &str) -> String,
+        v: impl FnOnce(String, String, String) -> V,
     ) -> bool {
         let eq = self.dim_eq_f(got, &Dim::known(want.clone(), None));
         let shown = self.show_shape(st, input);
@@ -174,7 +173,7 @@ pub trait ModelCtxExt: ModelCtx {
             trace.push(format!("{gs} came from {w}"));
         }
         trace.extend(extra);
-        self.check(st, site, eq.not(), rule, |_| (message(&shown, &gs, &ws), trace))
+        self.check_v(st, site, eq.not(), |_| (v(shown, gs, ws), trace))
     }
 }
 

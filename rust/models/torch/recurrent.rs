@@ -10,7 +10,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::Span;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, LayerChannelMismatch};
 use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
 
@@ -165,8 +165,8 @@ pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn, 
 /// The input's last dim is the layer's `input_size` (SHP107). False: torch raises (recorded).
 fn input_size_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, input_size: &Poly, who: &str, kind: &str, span: Span) -> bool {
     let feat = s.dims[s.dims.len() - 1].clone();
-    cx.expect_dim(st, span, &r::layer_channel_mismatch::RULE, s, &feat, input_size, Vec::new(), |shown, fs, is| {
-        format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
+    cx.expect_dim(st, span, s, &feat, input_size, Vec::new(), |shape, last, want| {
+        LayerChannelMismatch::LastDim { layer: format!("{who}{kind}"), param: "input_size".into(), want, name: "input".into(), shape, last }
     })
 }
 
