@@ -31,10 +31,10 @@ use rustc_hash::FxHashMap;
 use super::losses::Loss;
 use super::recurrent::Rnn;
 use super::{attention, losses, recurrent, resample};
+use crate::rules::shape::{LayerInputRankMismatch, OutputSizeTooSmall};
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::{self, Api, Decl, Param, ParamKind};
-use crate::rules::shape::{LayerInputRankMismatch, OutputSizeTooSmall};
 use crate::shape::{Formula, Poly, Rel, Tri};
 use crate::value::*;
 
