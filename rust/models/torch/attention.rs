@@ -68,7 +68,7 @@ pub fn heads_check(cx: &mut dyn ModelCtx, st: &State, kind: &str, amap: &BTreeMa
     let ev = amap.get(e).and_then(|v| v.as_int()).and_then(|p| p.as_const());
     let hv = amap.get(h).and_then(|v| v.as_int()).and_then(|p| p.as_const());
     match (ev, hv) {
-        (Some(a), Some(b)) if b > 0 => cx.check_v(st, span, Tri::from_bool(a % b != 0), |_| {
+        (Some(a), Some(b)) if b > 0 => cx.check(st, span, Tri::from_bool(a % b != 0), |_| {
             (InvalidShapeArgument::NotDivisible { op: kind.into(), param: e.into(), value: a.to_string(), by_param: h.into(), by: b.to_string() }, Vec::new())
         }),
         _ => true,
@@ -109,12 +109,12 @@ fn flag(l: &Layer, k: &str) -> Option<bool> {
 fn expect_eq<V: Violation>(cx: &mut dyn ModelCtx, st: &State, span: Span, d: &Dim, want: &Dim, v: impl FnOnce(String, String) -> V) -> bool {
     let eq = cx.dim_eq_f(d, want);
     let (ds, ws) = (cx.show_dim_in(st, d), cx.show_dim_in(st, want));
-    cx.check_v(st, span, eq.not(), |_| (v(ds, ws), Vec::new()))
+    cx.check(st, span, eq.not(), |_| (v(ds, ws), Vec::new()))
 }
 
 /// A rank check: false (torch raises) when `ok` is false.
 fn expect_rank(cx: &mut dyn ModelCtx, st: &State, span: Span, ok: bool, v: impl FnOnce() -> LayerInputRankMismatch) -> bool {
-    cx.check_v(st, span, Tri::from_bool(!ok), |_| (v(), Vec::new()))
+    cx.check(st, span, Tri::from_bool(!ok), |_| (v(), Vec::new()))
 }
 
 /// The (seq, batch) positions of a batched sequence tensor.
@@ -199,7 +199,7 @@ pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -
             _ => None,
         };
         let Some(want) = want else {
-            cx.check_v(&st, span, Tri::True, |_| (InvalidShapeArgument::MaskRank { op: what.clone(), mask: ms }, Vec::new()));
+            cx.check(&st, span, Tri::True, |_| (InvalidShapeArgument::MaskRank { op: what.clone(), mask: ms }, Vec::new()));
             return Vec::new();
         };
         let wshown = cx.show_shape(&st, &Shape::known(want.clone()));

@@ -83,7 +83,7 @@ fn linspace(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &
     let b = bind(&["start", "end", "steps"], args, kwargs);
     let Some(n) = b.get("steps").and_then(dim_of) else { return vec![(st, Value::Unknown)] };
     let bad = n.as_const().map(|c| c < 0).map(Tri::from_bool).unwrap_or(Tri::Unknown);
-    if !cx.check_v(&st, span, bad, |_| (InvalidShapeArgument::NegativeSteps { op: format!("torch.{f}") }, Vec::new())) {
+    if !cx.check(&st, span, bad, |_| (InvalidShapeArgument::NegativeSteps { op: format!("torch.{f}") }, Vec::new())) {
         return Vec::new();
     }
     vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Float))))]
@@ -104,7 +104,7 @@ fn arange(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Val
         _ => None,
     };
     let is_float = args.iter().any(|a| matches!(a, Value::Float(_)));
-    if !cx.check_v(&st, span, Tri::from_bool(n.is_some_and(|n| n < 0)), |_| (InvalidShapeArgument::ArangeNegative {}, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(n.is_some_and(|n| n < 0)), |_| (InvalidShapeArgument::ArangeNegative {}, Vec::new())) {
         return Vec::new();
     }
     let dim = match (n, args) {

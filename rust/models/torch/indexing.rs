@@ -83,7 +83,7 @@ fn index_select(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, arg
     let is = st.resolve(&idx.shape);
     let Some(ir) = is.rank() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &is);
-    if !cx.check_v(&st, span, Tri::from_bool(ir > 1), |_| (InvalidShapeArgument::IndexSelectRank { index: shown, rank: ir.to_string() }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(ir > 1), |_| (InvalidShapeArgument::IndexSelectRank { index: shown, rank: ir.to_string() }, Vec::new())) {
         return Vec::new();
     }
     let Some(i) = check_dim(cx, &st, &s, d, span, "index_select") else { return vec![(st, Value::Unknown)] };
@@ -113,7 +113,7 @@ fn narrow(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[V
     let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &end);
     let shown = cx.show_shape(&st, &s);
     let (es, ns) = (end.display(cx.syms()), n.display(cx.syms()));
-    if !cx.check_v(&st, span, violated, |_| (IndexOutOfRange::Narrow { end: es, dim: i.to_string(), size: ns, shape: shown }, Vec::new())) {
+    if !cx.check(&st, span, violated, |_| (IndexOutOfRange::Narrow { end: es, dim: i.to_string(), size: ns, shape: shown }, Vec::new())) {
         return Vec::new();
     }
     let mut dims = s.dims.clone();
@@ -154,7 +154,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         .map(|v| mask_rank(v).unwrap_or(1))
         .sum();
     let shown = cx.show_shape(&st, &s);
-    if !cx.check_v(&st, span, Tri::from_bool(consumed > rank), |_| {
+    if !cx.check(&st, span, Tri::from_bool(consumed > rank), |_| {
         (IndexOutOfRange::TooManyIndices { shape: shown.clone(), count: consumed.to_string(), rank: rank.to_string() }, Vec::new())
     }) {
         return Vec::new();
@@ -202,7 +202,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
                 if let (Some(n), Some(c)) = (d.as_const(), it.as_const_int()) {
                     let shown = cx.show_shape(&st, &s);
                     let kk = k;
-                    if !cx.check_v(&st, span, Tri::from_bool(c >= n || c < -n), |_| {
+                    if !cx.check(&st, span, Tri::from_bool(c >= n || c < -n), |_| {
                         (IndexOutOfRange::Subscript { index: c.to_string(), dim: kk.to_string(), size: n.to_string(), shape: shown }, Vec::new())
                     }) {
                         return Vec::new();

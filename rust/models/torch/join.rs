@@ -66,7 +66,7 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
             let a = cx.show_shape(&st, &shapes[0]);
             let bsh = cx.show_shape(&st, s);
             let n = s.dims.len();
-            cx.check_v(&st, span, Tri::True, |_| {
+            cx.check(&st, span, Tri::True, |_| {
                 (ConcatShapeMismatch::Rank { op: name.into(), first_rank: rank0.to_string(), first: a, index: k.to_string(), rank: n.to_string(), other: bsh }, Vec::new())
             });
             return Vec::new();
@@ -88,7 +88,7 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
             let eq = cx.dim_eq(&st, x, y);
             let a = cx.show_shape(&st, &shapes[0]);
             let bsh = cx.show_shape(&st, s);
-            if !cx.check_v(&st, span, cx.dim_eq_f(x, y).not(), |_| {
+            if !cx.check(&st, span, cx.dim_eq_f(x, y).not(), |_| {
                 let (op, first, index, other, dim) = (name.to_string(), a, k.to_string(), bsh, j.to_string());
                 let v = if stack { ConcatShapeMismatch::Stack { op, first, index, other, dim } } else { ConcatShapeMismatch::Cat { op, first, index, other, dim } };
                 (v, Vec::new())
@@ -233,7 +233,7 @@ fn split(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[V
                                     let shown = cx.show_shape(&st, &s);
                                     // the dim as given when leading dims are unknown
                                     let shown_dim = if prefix.is_some() { d.to_string() } else { i.to_string() };
-                                    if !cx.check_v(&st, span, eq.not(), |_| {
+                                    if !cx.check(&st, span, eq.not(), |_| {
                                         (InvalidShapeArgument::SplitSizes { total: ts, dim: shown_dim, shape: shown, size: ns }, Vec::new())
                                     }) {
                                         return Vec::new();

@@ -201,13 +201,13 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
             if is_index || (!is_float && ry + 1 == rx) {
                 if rx == 1 {
                     let bad = Tri::from_bool(ry != 0);
-                    if !cx.check_v(&st, span, bad, |_| (LossTargetMismatch::UnbatchedTarget { loss: what.into(), input: sxs, target: sys }, Vec::new())) {
+                    if !cx.check(&st, span, bad, |_| (LossTargetMismatch::UnbatchedTarget { loss: what.into(), input: sxs, target: sys }, Vec::new())) {
                         return Vec::new();
                     }
                     return scalar(st, Shape::known(Vec::new()));
                 }
                 if ry + 1 != rx {
-                    if !cx.check_v(&st, span, Tri::from_bool(is_index), |_| {
+                    if !cx.check(&st, span, Tri::from_bool(is_index), |_| {
                         let (loss, target, input) = (what.to_string(), sys, sxs);
                         let v = if rx == 2 && ry >= 2 {
                             LossTargetMismatch::MultiTarget { loss, target, input }
@@ -225,7 +225,7 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
                 for (k, (a, b)) in expect.iter().zip(sy.dims.iter()).enumerate() {
                     let eq = cx.dim_eq_f(a, b);
                     let (da, db) = (cx.show_dim(a), cx.show_dim(b));
-                    if !cx.check_v(&st, span, eq.not(), |_| {
+                    if !cx.check(&st, span, eq.not(), |_| {
                         let (loss, input, target) = (what.to_string(), sxs.clone(), sys.clone());
                         let v = if k == 0 {
                             LossTargetMismatch::BatchSize { loss, input_batch: da, target_batch: db, input, target }
@@ -243,7 +243,7 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
                 // class probabilities: same shape
                 for (a, b) in sx.dims.iter().zip(sy.dims.iter()) {
                     let eq = cx.dim_eq_f(a, b);
-                    if !cx.check_v(&st, span, eq.not(), |_| {
+                    if !cx.check(&st, span, eq.not(), |_| {
                         (LossTargetMismatch::ProbabilityShape { loss: what.into(), target: sys.clone(), input: sxs.clone() }, Vec::new())
                     }) {
                         return Vec::new();
@@ -266,7 +266,7 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
             } else {
                 Formula::Or(sx.dims.iter().zip(sy.dims.iter()).map(|(a, b)| cx.dim_eq_f(a, b).not()).collect())
             };
-            if !cx.check_v(&st, span, violated, |_| (LossTargetMismatch::SameSize { loss: what.into(), target: sys, input: sxs }, Vec::new())) {
+            if !cx.check(&st, span, violated, |_| (LossTargetMismatch::SameSize { loss: what.into(), target: sys, input: sxs }, Vec::new())) {
                 return Vec::new();
             }
             scalar(st, sx)
@@ -285,7 +285,7 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
                     }
                 }
             }
-            if !cx.check_v(&st, span, violated, |_| (LossTargetMismatch::Broadcasts { loss: what.into(), target: sys, input: sxs }, Vec::new())) {
+            if !cx.check(&st, span, violated, |_| (LossTargetMismatch::Broadcasts { loss: what.into(), target: sys, input: sxs }, Vec::new())) {
                 return Vec::new();
             }
             scalar(st, sx)
@@ -327,7 +327,7 @@ fn three_way(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: 
     let shown: Vec<String> = sh.iter().map(|s| cx.show_shape(&st, s)).collect();
     let ranks: Vec<usize> = sh.iter().map(|s| s.dims.len()).collect();
     let fail = |cx: &mut dyn ModelCtx, st: &State, v: LossTargetMismatch| {
-        cx.check_v(st, span, Tri::True, |_| (v, Vec::new()));
+        cx.check(st, span, Tri::True, |_| (v, Vec::new()));
         Vec::new()
     };
     let loss = || what.to_string();
@@ -382,7 +382,7 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
     let (lp, tg) = (&sh[0], &sh[1]);
     let (ls, ts) = (cx.show_shape(&st, lp), cx.show_shape(&st, tg));
     let bad_rank = !matches!(lp.dims.len(), 2 | 3) || !matches!(tg.dims.len(), 1 | 2);
-    if !cx.check_v(&st, span, Tri::from_bool(bad_rank), |_| {
+    if !cx.check(&st, span, Tri::from_bool(bad_rank), |_| {
         (LossTargetMismatch::CtcRanks { loss: what.into(), log_probs: ls.clone(), targets: ts.clone() }, Vec::new())
     }) {
         return Vec::new();
@@ -392,7 +392,7 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
         let n = lp.dims[1].clone();
         if tg.dims.len() == 2 {
             let eq = cx.dim_eq(&st, &tg.dims[0], &n);
-            if !cx.check_v(&st, span, eq.not(), |_| (LossTargetMismatch::CtcBatch { loss: what.into(), targets: ts.clone(), log_probs: ls.clone() }, Vec::new())) {
+            if !cx.check(&st, span, eq.not(), |_| (LossTargetMismatch::CtcBatch { loss: what.into(), targets: ts.clone(), log_probs: ls.clone() }, Vec::new())) {
                 return Vec::new();
             }
         }
@@ -402,7 +402,7 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
             let Some(r) = s.rank() else { continue };
             let shown = cx.show_shape(&st, &s);
             let violated = if r != 1 { Tri::True } else { cx.dim_eq(&st, &s.dims[0], &n).not() };
-            if !cx.check_v(&st, span, violated, |_| (LossTargetMismatch::CtcLengths { loss: what.into(), name: name.into(), shape: shown, log_probs: ls.clone() }, Vec::new())) {
+            if !cx.check(&st, span, violated, |_| (LossTargetMismatch::CtcLengths { loss: what.into(), name: name.into(), shape: shown, log_probs: ls.clone() }, Vec::new())) {
                 return Vec::new();
             }
         }

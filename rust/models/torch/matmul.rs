@@ -69,7 +69,7 @@ fn einsum(cx: &mut dyn ModelCtx, st: State, args: &[Value], span: Span) -> Vals 
         let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
         let shown = cx.show_shape(&st, &s);
         let n = term.chars().count();
-        if !cx.check_v(&st, span, Tri::from_bool(n != rank), |_| {
+        if !cx.check(&st, span, Tri::from_bool(n != rank), |_| {
             (InvalidShapeArgument::EinsumRank { term: term.to_string(), count: n.to_string(), operand: k.to_string(), rank: rank.to_string(), shape: shown }, Vec::new())
         }) {
             return Vec::new();
@@ -83,7 +83,7 @@ fn einsum(cx: &mut dyn ModelCtx, st: State, args: &[Value], span: Span) -> Vals 
                     let d1 = cx.dim_eq(&st, d, &Dim::konst(1));
                     let violated = if eqv == Tri::False && p1 == Tri::False && d1 == Tri::False { Tri::True } else if eqv == Tri::True || d1 == Tri::True { Tri::False } else { Tri::Unknown };
                     let (a, b) = (cx.show_dim(prev), cx.show_dim(d));
-                    if !cx.check_v(&st, span, violated, |_| {
+                    if !cx.check(&st, span, violated, |_| {
                         (MatmulShapeMismatch::Einsum { equation: eq.to_string(), subscript: c.to_string(), size: b, operand: k.to_string(), before: a }, Vec::new())
                     }) {
                         return Vec::new();
@@ -140,7 +140,7 @@ pub fn matmul(cx: &mut dyn ModelCtx, st: State, f: &str, a: Value, b: Value, spa
         trace.push(format!("{db} came from {w}"));
     }
     let op = if f == "matmul" { "@".to_string() } else { format!("torch.{f}") };
-    if !cx.check_v(&st, span, eq.not(), |_| (MatmulShapeMismatch::Inner { op: op.clone(), lhs: shown_a, rhs: shown_b, da, db }, trace)) {
+    if !cx.check(&st, span, eq.not(), |_| (MatmulShapeMismatch::Inner { op: op.clone(), lhs: shown_a, rhs: shown_b, da, db }, trace)) {
         return Vec::new();
     }
     // result shape

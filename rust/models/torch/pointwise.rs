@@ -392,7 +392,7 @@ fn fits_in_place(cx: &mut dyn ModelCtx, st: &State, target: &Shape, out: &Shape,
         _ => Tri::Unknown,
     };
     let (ts, os) = (cx.show_shape(st, &t), cx.show_shape(st, &o));
-    cx.check_v(st, span, violated, |_| (BroadcastShapeMismatch::InPlace { op: what.into(), target: ts, result: os }, Vec::new()))
+    cx.check(st, span, violated, |_| (BroadcastShapeMismatch::InPlace { op: what.into(), target: ts, result: os }, Vec::new()))
 }
 
 /// A binary op on two values, at least one a tensor: broadcast the shapes, promote the dtypes;

@@ -55,11 +55,11 @@ pub fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, which: Rn
     if p == 0 {
         return true;
     }
-    if !cx.check_v(st, span, Tri::from_bool(which != Rnn::Lstm), |_| (InvalidShapeArgument::ProjSizeNotLstm { op: kind.into() }, Vec::new())) {
+    if !cx.check(st, span, Tri::from_bool(which != Rnn::Lstm), |_| (InvalidShapeArgument::ProjSizeNotLstm { op: kind.into() }, Vec::new())) {
         return false;
     }
     let Some(h) = amap.get("hidden_size").and_then(|v| v.as_const_int()) else { return true };
-    cx.check_v(st, span, Tri::from_bool(p >= h || p < 0), |_| {
+    cx.check(st, span, Tri::from_bool(p >= h || p < 0), |_| {
         (InvalidShapeArgument::ProjSizeTooLarge { op: kind.into(), proj_size: p.to_string(), hidden_size: h.to_string() }, Vec::new())
     })
 }
@@ -85,7 +85,7 @@ fn check_state(cx: &mut dyn ModelCtx, st: &State, v: &Value, want: &[Dim], what:
             }
         }
     }
-    cx.check_v(st, span, violated, |_| (InvalidShapeArgument::StateShape { op: what.into(), want: wshown, shape: shown }, Vec::new()))
+    cx.check(st, span, violated, |_| (InvalidShapeArgument::StateShape { op: what.into(), want: wshown, shape: shown }, Vec::new()))
 }
 
 /// `nn.RNN/GRU/LSTM`: input `[L, N, H_in]` (`[N, L, H_in]` with batch_first) or unbatched

@@ -62,7 +62,7 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
     let s = st.resolve(&t.shape);
     let minus: Vec<usize> = target.iter().enumerate().filter(|(_, d)| d.as_const() == Some(-1)).map(|(i, _)| i).collect();
     if minus.len() > 1 {
-        cx.check_v(&st, span, Tri::True, |_| (ReshapeSizeMismatch::InferTwice { op: name.into() }, Vec::new()));
+        cx.check(&st, span, Tri::True, |_| (ReshapeSizeMismatch::InferTwice { op: name.into() }, Vec::new()));
         return Vec::new();
     }
     let total = if s.prefix.is_none() { numel(&s.dims) } else { None };
@@ -76,7 +76,7 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
         if minus.is_empty() {
             let eq = Formula::cmp(total, crate::shape::Rel::Eq, pk);
             let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
-            if !cx.check_v(&st, span, eq.not(), |_| {
+            if !cx.check(&st, span, eq.not(), |_| {
                 (ReshapeSizeMismatch::Numel { op: name.into(), target: tshow.clone(), input: shown.clone(), numel: tt, new: pp }, Vec::new())
             }) {
                 return Vec::new();
@@ -92,7 +92,7 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
             };
             let violated = if pk.as_const() == Some(0) { Formula::Const(true) } else { violated };
             let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
-            if !cx.check_v(&st, span, violated, |_| {
+            if !cx.check(&st, span, violated, |_| {
                 (ReshapeSizeMismatch::NotDivisible { op: name.into(), target: tshow.clone(), input: shown.clone(), numel: tt, known: pp }, Vec::new())
             }) {
                 return Vec::new();
@@ -169,7 +169,7 @@ fn permute(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[
     let Some(perm) = perm else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
     let n = perm.len();
-    if !cx.check_v(&st, span, Tri::from_bool(n != rank), |_| {
+    if !cx.check(&st, span, Tri::from_bool(n != rank), |_| {
         (DimOutOfRange::PermuteLength { len: n.to_string(), shape: shown, rank: rank.to_string() }, Vec::new())
     }) {
         return Vec::new();
@@ -182,7 +182,7 @@ fn permute(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[
             return Vec::new();
         }
         if seen[i] {
-            cx.check_v(&st, span, Tri::True, |_| (DimOutOfRange::PermuteRepeat { dim: p.to_string() }, Vec::new()));
+            cx.check(&st, span, Tri::True, |_| (DimOutOfRange::PermuteRepeat { dim: p.to_string() }, Vec::new()));
             return Vec::new();
         }
         seen[i] = true;
@@ -198,7 +198,7 @@ fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, na
     let shown = cx.show_shape(&st, &s);
     let n = target.len();
     if n < rank {
-        cx.check_v(&st, span, Tri::True, |_| {
+        cx.check(&st, span, Tri::True, |_| {
             let (count, shape, rank) = (n.to_string(), shown, rank.to_string());
             let v = if name == "repeat" { InvalidShapeArgument::TooFewRepeats { count, shape, rank } } else { InvalidShapeArgument::TooFewSizes { op: name.into(), count, shape, rank } };
             (v, Vec::new())
@@ -221,7 +221,7 @@ fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, na
                 } else {
                     let violated = Formula::And(vec![cx.dim_eq_f(sd, td).not(), cx.dim_eq_f(sd, &Dim::konst(1)).not()]);
                     let (a, b2) = (cx.show_dim(sd), cx.show_dim(td));
-                    if !cx.check_v(&st, span, violated, |_| {
+                    if !cx.check(&st, span, violated, |_| {
                         (BroadcastShapeMismatch::Expand { size: b2, existing: a, shape: shown.clone() }, Vec::new())
                     }) {
                         return Vec::new();
@@ -286,7 +286,7 @@ pub fn flatten(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, sd: i128, ed: i
     }
     let (Some(i), Some(j)) = (i, j) else { return vec![(st, Value::Unknown)] };
     if i > j {
-        cx.check_v(&st, span, Tri::True, |_| (DimOutOfRange::FlattenOrder { op: what.into(), start: sd.to_string(), end: ed.to_string() }, Vec::new()));
+        cx.check(&st, span, Tri::True, |_| (DimOutOfRange::FlattenOrder { op: what.into(), start: sd.to_string(), end: ed.to_string() }, Vec::new()));
         return Vec::new();
     }
     let mut dims = s.dims[..i].to_vec();

@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "broadcast-shape-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: shapes {lhs} and {rhs} cannot be broadcast together",
+    summary: "Two tensor shapes cannot be broadcast together",
     messages: <BroadcastShapeMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

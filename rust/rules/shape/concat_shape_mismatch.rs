@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "concat-shape-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: tensor {index} has shape {shape}, which does not fit {expected}",
+    summary: "Tensors joined by cat or stack differ in rank or in a dimension that must match",
     messages: <ConcatShapeMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

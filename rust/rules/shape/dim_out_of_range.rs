@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "dim-out-of-range",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: dim {dim} is out of range for a {rank}-D tensor {shape}",
+    summary: "A dim argument does not name a dim of the tensor (out of range, repeated or out of order)",
     messages: <DimOutOfRange as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "index-out-of-range",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: index {index} is out of range for dim {dim} of size {size}",
+    summary: "A constant index (or the k of topk/kthvalue) is out of range for its dimension",
     messages: <IndexOutOfRange as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "invalid-shape-argument",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: {reason}",
+    summary: "A shape argument or a layer's configuration breaks a precondition torch enforces",
     messages: <InvalidShapeArgument as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

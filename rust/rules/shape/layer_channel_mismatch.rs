@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "layer-channel-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{layer} expects {expected} {what}, got input {shape}",
+    summary: "A layer's configured channels or features do not match its input",
     messages: <LayerChannelMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "layer-input-rank-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{layer} expects a {expected} input, got a {rank}-D tensor {shape}",
+    summary: "A layer or op gets an input of a rank it does not accept",
     messages: <LayerInputRankMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

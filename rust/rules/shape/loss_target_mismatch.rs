@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "loss-target-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{loss}: input {input} and target {target} do not fit: {reason}",
+    summary: "A loss function's input and target shapes do not fit",
     messages: <LossTargetMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "matmul-shape-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: input {lhs} does not fit {rhs}",
+    summary: "The inner dimensions of a matrix product (Linear, @, matmul, mm, bmm, einsum, attention) disagree",
     messages: <MatmulShapeMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "output-size-too-small",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: spatial size {size} becomes {out} (kernel {kernel}, stride {stride}, padding {padding})",
+    summary: "A convolution, pooling, padding or interpolation gives an output size torch rejects",
     messages: <OutputSizeTooSmall as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "reshape-size-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: shape {target} is invalid for input {input} of {numel} elements",
+    summary: "A view, reshape or unflatten does not keep the number of elements",
     messages: <ReshapeSizeMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

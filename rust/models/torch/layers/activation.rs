@@ -161,7 +161,7 @@ pub(super) fn glu_dim(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Option<
 fn glu(cx: &mut dyn ModelCtx, st: State, t: &Tensor, d: i128, what: &str, span: Span) -> Vals {
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    if !cx.check_v(&st, span, Tri::from_bool(rank == 0), |_| (LayerInputRankMismatch::NoZeroD { op: what.into() }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(rank == 0), |_| (LayerInputRankMismatch::NoZeroD { op: what.into() }, Vec::new())) {
         return Vec::new();
     }
     let i = match check_dim(cx, &st, &s, d, span, what) {
@@ -171,7 +171,7 @@ fn glu(cx: &mut dyn ModelCtx, st: State, t: &Tensor, d: i128, what: &str, span: 
     };
     let Some(size) = s.dims[i].as_const() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
-    if !cx.check_v(&st, span, Tri::from_bool(size % 2 != 0), |_| (InvalidShapeArgument::GluOdd { op: what.into(), dim: d.to_string(), input: shown, size: size.to_string() }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(size % 2 != 0), |_| (InvalidShapeArgument::GluOdd { op: what.into(), dim: d.to_string(), input: shown, size: size.to_string() }, Vec::new())) {
         return Vec::new();
     }
     let mut dims = s.dims.clone();
@@ -191,7 +191,7 @@ pub(super) fn prelu(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, l: &Layer,
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     if n != 1 {
-        if !cx.check_v(&st, span, Tri::from_bool(rank == 0), |_| (LayerInputRankMismatch::ZeroD { layer: format!("{who}PReLU({n})") }, Vec::new())) {
+        if !cx.check(&st, span, Tri::from_bool(rank == 0), |_| (LayerInputRankMismatch::ZeroD { layer: format!("{who}PReLU({n})") }, Vec::new())) {
             return Vec::new();
         }
         let c = if rank >= 2 { s.dims[1].clone() } else { Dim::konst(1) };
@@ -240,14 +240,14 @@ fn unflatten(cx: &mut dyn ModelCtx, st: State, t: &Tensor, d: i128, sizes: &Valu
     };
     let holes = sizes.iter().filter(|x| **x == -1).count();
     if holes > 1 || sizes.iter().any(|x| *x < -1) {
-        cx.check_v(&st, span, Tri::True, |_| (InvalidShapeArgument::UnflattenSizes { op: what.into(), sizes: format!("{sizes:?}") }, Vec::new()));
+        cx.check(&st, span, Tri::True, |_| (InvalidShapeArgument::UnflattenSizes { op: what.into(), sizes: format!("{sizes:?}") }, Vec::new()));
         return Vec::new();
     }
     let Some(size) = s.dims[i].as_const() else { return vec![(st, Value::Unknown)] };
     let known: i128 = sizes.iter().filter(|x| **x != -1).product();
     let shown = cx.show_shape(&st, &s);
     let bad = if holes == 1 { known == 0 || size % known != 0 } else { known != size };
-    if !cx.check_v(&st, span, Tri::from_bool(bad), |_| {
+    if !cx.check(&st, span, Tri::from_bool(bad), |_| {
         (ReshapeSizeMismatch::Unflatten { op: what.into(), sizes: format!("{sizes:?}"), size: size.to_string(), dim: d.to_string(), input: shown }, Vec::new())
     }) {
         return Vec::new();

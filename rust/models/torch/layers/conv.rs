@@ -65,7 +65,7 @@ fn check_nonnegative(cx: &mut dyn ModelCtx, st: &State, out: &[Option<Poly>], in
         let os = o.display(cx.syms());
         let ins: Vec<String> = inp.iter().map(|d| cx.show_dim(d)).collect();
         let ins = ins.join("x");
-        if !cx.check_v(st, span, violated, |_| (OutputSizeTooSmall::Negative { op: what.into(), input: ins, output: os }, Vec::new())) {
+        if !cx.check(st, span, violated, |_| (OutputSizeTooSmall::Negative { op: what.into(), input: ins, output: os }, Vec::new())) {
             return false;
         }
     }
@@ -139,7 +139,7 @@ pub(in crate::models::torch) fn check_divisible<V: Violation>(cx: &mut dyn Model
         None => Formula::cmp(&rem, Rel::Ne, &Poly::constant(0)),
     };
     let (x, y) = (a.display(cx.syms()), b.display(cx.syms()));
-    cx.check_v(st, span, violated, |_| (v(x, y), Vec::new()))
+    cx.check(st, span, violated, |_| (v(x, y), Vec::new()))
 }
 
 /// Construction-time checks of a conv layer: channels divisible by groups, `'same'` padding
@@ -157,7 +157,7 @@ pub(super) fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, n:
     if !transposed && matches!(amap.get("padding"), Some(Value::Str(Some(p))) if &**p == "same")
         && let Some(s) = ntuple(amap.get("stride"), n, 1) {
             let strided = s.iter().any(|x| x.as_const().is_some_and(|c| c != 1));
-            if !cx.check_v(st, span, Tri::from_bool(strided), |_| (InvalidShapeArgument::SameStrided { op: kind.into() }, Vec::new())) {
+            if !cx.check(st, span, Tri::from_bool(strided), |_| (InvalidShapeArgument::SameStrided { op: kind.into() }, Vec::new())) {
                 return false;
             }
         }
@@ -178,7 +178,7 @@ fn conv_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, cfg: &ConvCfg, n: usi
         // output_padding must be smaller than either stride or dilation
         for i in 0..n {
             let (Some(o), Some(sv), Some(dv)) = (op[i].as_const(), s[i].as_const(), d[i].as_const()) else { continue };
-            if !cx.check_v(&st, span, Tri::from_bool(o >= sv.max(dv)), |_| {
+            if !cx.check(&st, span, Tri::from_bool(o >= sv.max(dv)), |_| {
                 (InvalidShapeArgument::OutputPadding { op: what.into(), output_padding: o.to_string(), stride: sv.to_string(), dilation: dv.to_string() }, Vec::new())
             }) {
                 return Vec::new();
@@ -236,7 +236,7 @@ pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize,
     let ws = st.resolve(&w.shape);
     if ws.rank() != Some(n + 2) {
         let bad = Tri::from_bool(ws.rank().is_some());
-        cx.check_v(&st, span, bad, |_| (LayerInputRankMismatch::WeightRank { op: what.into(), rank: (n + 2).to_string() }, Vec::new()));
+        cx.check(&st, span, bad, |_| (LayerInputRankMismatch::WeightRank { op: what.into(), rank: (n + 2).to_string() }, Vec::new()));
         return if bad == Tri::True { Vec::new() } else { vec![(st, Value::Unknown)] };
     }
     let groups = match b.get("groups") {
@@ -255,7 +255,7 @@ pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize,
     }
     if same {
         let strided = s.iter().any(|x| x.as_const().is_some_and(|c| c != 1));
-        if !cx.check_v(&st, span, Tri::from_bool(strided), |_| (InvalidShapeArgument::SameStrided { op: what.into() }, Vec::new())) {
+        if !cx.check(&st, span, Tri::from_bool(strided), |_| (InvalidShapeArgument::SameStrided { op: what.into() }, Vec::new())) {
             return Vec::new();
         }
     }
