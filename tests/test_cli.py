@@ -20,7 +20,9 @@ RULES = [
     {"code": "SHP001", "name": "internal-error", "summary": "s", "doc": "## What it does\nInternal.\n",
      "default_enabled": True, "status": "stable"},
     {"code": "SHP101", "name": "matmul-shape-mismatch", "summary": "s",
-     "doc": "## What it does\nChecks matmul.\n", "default_enabled": True, "status": "stable"},
+     "doc": "## What it does\nChecks matmul.\n", "default_enabled": True, "status": "stable",
+     "messages": ["{op}: {lhs} @ {rhs}: inner dimensions differ ({da} vs {db})",
+                  "torch.bmm: {lhs} @ {rhs}: batch sizes differ"]},
     {"code": "SHP102", "name": "broadcast-mismatch", "summary": "s", "doc": "## What it does\nB.\n",
      "default_enabled": True, "status": "stable"},
     {"code": "SHP201", "name": "device-mismatch", "summary": "s", "doc": "## What it does\nD.\n",
@@ -188,6 +190,34 @@ def test_version_and_rule(engine, capsys):
     assert json.loads(out)["name"] == "matmul-shape-mismatch"
     code, _, err = run(capsys, "rule", "SHP999")
     assert code == 2 and "SHP999" in err
+
+
+def test_rule_lists_its_message_templates_after_the_doc(engine, capsys):
+    code, out, _ = run(capsys, "rule", "SHP101")
+    assert code == 0
+    assert out == (
+        "# matmul-shape-mismatch (SHP101)\n\n## What it does\nChecks matmul.\n"
+        "\n## Messages\n"
+        "- `{op}: {lhs} @ {rhs}: inner dimensions differ ({da} vs {db})`\n"
+        "- `torch.bmm: {lhs} @ {rhs}: batch sizes differ`\n"
+    )
+    # a rule without templates has no Messages section
+    code, out, _ = run(capsys, "rule", "SHP102")
+    assert code == 0 and "## Messages" not in out
+    code, out, _ = run(capsys, "rule", "--all")
+    assert out.count("## Messages") == 1
+
+
+def test_rule_messages_are_the_registry_templates(capsys):
+    rules = {r["code"]: r for r in cli._rules()}
+    assert all(r["messages"] for r in rules.values())
+    code, out, _ = run(capsys, "rule", "SHP101")
+    assert code == 0
+    doc, messages = out.split("\n## Messages\n")
+    assert doc.rstrip("\n").endswith(rules["SHP101"]["doc"].rstrip("\n"))
+    assert messages.splitlines() == [f"- `{m}`" for m in rules["SHP101"]["messages"]]
+    linear = "{who}input {input} does not fit Linear(in_features={in_features}): last dim {last}"
+    assert f"- `{linear} != {{in_features}}`" in messages.splitlines()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -528,8 +528,14 @@ def _cmd_version(stdout: TextIO) -> int:
 
 
 def _rule_markdown(r: Mapping[str, Any]) -> str:
+    """A rule's documentation, then the templates of the messages it renders (``{field}``
+    placeholders are what each finding fills in)."""
     doc = str(r["doc"]).rstrip("\n")
-    return f"# {r['name']} ({r['code']})\n\n{doc}\n"
+    out = f"# {r['name']} ({r['code']})\n\n{doc}\n"
+    messages = list(r.get("messages") or [])
+    if messages:
+        out += "\n## Messages\n" + "".join(f"- `{m}`\n" for m in messages)
+    return out
 
 
 def _cmd_rule(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:

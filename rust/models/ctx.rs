@@ -46,8 +46,10 @@ pub trait ModelCtx {
 
     // ----- checks -------------------------------------------------------------------------
 
-    /// Record a precondition check at `site`: `violated` is whether torch raises. Returns false
-    /// when the path ends here (torch raises). Use [`ModelCtxExt::check`].
+    /// Record a precondition check at `site`: `violated` is whether torch raises; `msg` renders
+    /// the message of a violation of `rule` and its trace. Returns false when the path ends here
+    /// (torch raises). The object-safe primitive: models use [`ModelCtxExt::check`], whose
+    /// message is a typed violation (`rules::violation`).
     fn check_with(&mut self, st: &State, site: Span, violated: Formula, rule: &'static Rule, msg: Msg) -> bool;
     /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path.
     fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String);
@@ -134,37 +136,32 @@ pub trait ModelCtx {
 
 /// The generic conveniences over [`ModelCtx`] (a trait object cannot have generic methods).
 pub trait ModelCtxExt: ModelCtx {
-    /// Record a precondition check whose violation is the typed `V` (its rule is `V::RULE`):
-    /// `msg` builds the violation and its trace, only when the check is reported or exported.
-    /// Returns false when the path ends here (torch raises).
-    fn check_v<V: Violation>(&mut self, st: &State, site: Span, violated: impl Into<Formula>, msg: impl FnOnce(&dyn ModelCtx) -> (V, Vec<String>)) -> bool {
-        self.check(st, site, violated, V::RULE, |cx| {
-            let (v, trace) = msg(cx);
+    /// Record a precondition check whose violation is the typed `V` (its rule is `V::RULE`,
+    /// its message `V::message`, one of the rule's templates). `violated` is whether torch
+    /// raises: a decided `Tri`, or a `Formula` the facts decide. `msg` builds the violation
+    /// and its trace, only when the check is reported or exported. Returns false when the path
+    /// ends here (torch raises).
+    fn check<V: Violation>(&mut self, st: &State, site: Span, violated: impl Into<Formula>, msg: impl FnOnce(&dyn ModelCtx) -> (V, Vec<String>)) -> bool {
+        let mut msg = Some(msg);
+        self.check_with(st, site, violated.into(), V::RULE, &mut |cx| {
+            let (v, trace) = (msg.take().expect("a check renders its message once"))(cx);
             (v.message(), trace)
         })
     }
 
-    /// Record a precondition check. `violated` is whether torch raises: a decided `Tri`, or a
-    /// `Formula` the facts decide. Returns false when the path ends here (torch raises).
-    fn check(&mut self, st: &State, site: Span, violated: impl Into<Formula>, rule: &'static Rule, msg: impl FnOnce(&dyn ModelCtx) -> (String, Vec<String>)) -> bool {
-        let mut msg = Some(msg);
-        self.check_with(st, site, violated.into(), rule, &mut |cx| (msg.take().expect("a check renders its message once"))(cx))
-    }
-
-    /// Check that a layer's input dim `got` is the size `want` the layer expects. `message`
-    /// gets the input shape, `got` and `want` as text; the trace says where `got` came from,
-    /// then `extra` lines. Returns false when the path ends here (torch raises).
+    /// Check that a layer's input dim `got` is the size `want` the layer expects. `v` builds the
+    /// violation from the input shape, `got` and `want` as text; the trace says where `got` came
+    /// from, then `extra` lines. Returns false when the path ends here (torch raises).
     #[allow(clippy::too_many_arguments)]
-    fn expect_dim(
+    fn expect_dim<V: Violation>(
         &mut self,
         st: &State,
         site: Span,
-        rule: &'static Rule,
         input: &Shape,
         got: &Dim,
         want: &Poly,
         extra: Vec<String>,
-        message: impl FnOnce(&str, &str, &str) -> String,
+        v: impl FnOnce(String, String, String) -> V,
     ) -> bool {
         let eq = self.dim_eq_f(got, &Dim::known(want.clone(), None));
         let shown = self.show_shape(st, input);
@@ -174,7 +171,7 @@ pub trait ModelCtxExt: ModelCtx {
             trace.push(format!("{gs} came from {w}"));
         }
         trace.extend(extra);
-        self.check(st, site, eq.not(), rule, |_| (message(&shown, &gs, &ws), trace))
+        self.check(st, site, eq.not(), |_| (v(shown, gs, ws), trace))
     }
 }
 

@@ -41,7 +41,7 @@ pub struct Rule {
     pub name: &'static str,
     pub family: Family,
     pub status: RuleStatus,
-    /// The one-line message template; `{name}` placeholders are filled by the checker.
+    /// A one-line plain description of the rule (SARIF `shortDescription`, the README table).
     pub summary: &'static str,
     /// The templates of the messages its typed violation renders (`violation::Violation`).
     pub messages: &'static [&'static str],
@@ -99,6 +99,18 @@ mod tests {
             for section in ["## What it does", "## Why is this bad?", "## Example"] {
                 assert!(r.doc.contains(section), "{} doc lacks {section}", r.code);
             }
+        }
+    }
+
+    #[test]
+    fn every_rule_renders_a_message_template_and_describes_itself_plainly() {
+        for r in ALL {
+            assert!(!r.messages.is_empty(), "{} has no message template (declare its violation with violation!)", r.code);
+            for m in r.messages {
+                assert!(!m.trim().is_empty(), "{} has an empty message template", r.code);
+            }
+            assert!(!r.summary.trim().is_empty(), "{} has no summary", r.code);
+            assert!(!r.summary.contains('{'), "{}'s summary is a template, not a description: {}", r.code, r.summary);
         }
     }
 }

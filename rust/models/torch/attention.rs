@@ -10,7 +10,8 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::Span;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument, LayerChannelMismatch, LayerInputRankMismatch, MatmulShapeMismatch};
+use crate::rules::violation::Violation;
 use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
 
@@ -67,8 +68,8 @@ pub fn heads_check(cx: &mut dyn ModelCtx, st: &State, kind: &str, amap: &BTreeMa
     let ev = amap.get(e).and_then(|v| v.as_int()).and_then(|p| p.as_const());
     let hv = amap.get(h).and_then(|v| v.as_int()).and_then(|p| p.as_const());
     match (ev, hv) {
-        (Some(a), Some(b)) if b > 0 => cx.check(st, span, Tri::from_bool(a % b != 0), &r::invalid_shape_argument::RULE, |_| {
-            (format!("{kind}: {e}={a} must be divisible by {h}={b}"), Vec::new())
+        (Some(a), Some(b)) if b > 0 => cx.check(st, span, Tri::from_bool(a % b != 0), |_| {
+            (InvalidShapeArgument::NotDivisible { op: kind.into(), param: e.into(), value: a.to_string(), by_param: h.into(), by: b.to_string() }, Vec::new())
         }),
         _ => true,
     }
@@ -104,17 +105,16 @@ fn flag(l: &Layer, k: &str) -> Option<bool> {
     }
 }
 
-/// `d == want`, reported under `rule` with `msg` (given the dim's text) when it fails.
-#[allow(clippy::too_many_arguments)]
-fn expect_eq(cx: &mut dyn ModelCtx, st: &State, span: Span, d: &Dim, want: &Dim, rule: &'static crate::rules::Rule, msg: impl FnOnce(String, String) -> String) -> bool {
+/// `d == want`; when it fails, the violation `v` builds from the texts of `d` and `want`.
+fn expect_eq<V: Violation>(cx: &mut dyn ModelCtx, st: &State, span: Span, d: &Dim, want: &Dim, v: impl FnOnce(String, String) -> V) -> bool {
     let eq = cx.dim_eq_f(d, want);
     let (ds, ws) = (cx.show_dim_in(st, d), cx.show_dim_in(st, want));
-    cx.check(st, span, eq.not(), rule, |_| (msg(ds, ws), Vec::new()))
+    cx.check(st, span, eq.not(), |_| (v(ds, ws), Vec::new()))
 }
 
 /// A rank check: false (torch raises) when `ok` is false.
-fn expect_rank(cx: &mut dyn ModelCtx, st: &State, span: Span, ok: bool, msg: impl FnOnce() -> String) -> bool {
-    cx.check(st, span, Tri::from_bool(!ok), &r::layer_input_rank_mismatch::RULE, |_| (msg(), Vec::new()))
+fn expect_rank(cx: &mut dyn ModelCtx, st: &State, span: Span, ok: bool, v: impl FnOnce() -> LayerInputRankMismatch) -> bool {
+    cx.check(st, span, Tri::from_bool(!ok), |_| (v(), Vec::new()))
 }
 
 /// The (seq, batch) positions of a batched sequence tensor.
@@ -145,10 +145,10 @@ pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -
     let what = format!("{}MultiheadAttention", layer_name(l));
     let (qs, ks, vs) = (cx.show_shape(&st, &q), cx.show_shape(&st, &k), cx.show_shape(&st, &v));
     let qr = q.dims.len();
-    if !expect_rank(cx, &st, span, qr == 2 || qr == 3, || format!("{what}: query should be unbatched 2-D or batched 3-D, got {qs}")) {
+    if !expect_rank(cx, &st, span, qr == 2 || qr == 3, || LayerInputRankMismatch::Unbatched { op: what.clone(), name: "query".into(), shape: qs.clone() }) {
         return Vec::new();
     }
-    if !expect_rank(cx, &st, span, k.dims.len() == qr && v.dims.len() == qr, || format!("{what}: for a {qr}-D query, key and value must be {qr}-D, got {ks} and {vs}")) {
+    if !expect_rank(cx, &st, span, k.dims.len() == qr && v.dims.len() == qr, || LayerInputRankMismatch::KeyValueRank { op: what.clone(), rank: qr.to_string(), key: ks.clone(), value: vs.clone() }) {
         return Vec::new();
     }
     let batched = qr == 3;
@@ -163,26 +163,26 @@ pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -
     let (qn, kn, vn) = (norm(&q), norm(&k), norm(&v));
     let last = qr - 1;
     let e_dim = Dim::known(e.clone(), None);
-    if !expect_eq(cx, &st, span, &qn[last], &e_dim, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(embed_dim={w}) got query {qs} whose last dim is {d}")) {
+    if !expect_eq(cx, &st, span, &qn[last], &e_dim, |last, want| LayerChannelMismatch::LastDim { layer: what.clone(), param: "embed_dim".into(), want, name: "query".into(), shape: qs.clone(), last }) {
         return Vec::new();
     }
     let same = kdim == e && vdim == e;
     // key and value agree: the whole shape when the projections are packed, else all but the last dim
     let upto = if same { qr } else { last };
     for i in 0..upto {
-        if !expect_eq(cx, &st, span, &kn[i], &vn[i], &r::invalid_shape_argument::RULE, |_, _| format!("{what}: key {ks} does not match value {vs}")) {
+        if !expect_eq(cx, &st, span, &kn[i], &vn[i], |_, _| InvalidShapeArgument::KeyValue { op: what.clone(), key: ks.clone(), value: vs.clone() }) {
             return Vec::new();
         }
     }
     let kd = Dim::known(kdim.clone(), None);
-    if !expect_eq(cx, &st, span, &kn[last], &kd, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(kdim={w}) got key {ks} whose last dim is {d}")) {
+    if !expect_eq(cx, &st, span, &kn[last], &kd, |last, want| LayerChannelMismatch::LastDim { layer: what.clone(), param: "kdim".into(), want, name: "key".into(), shape: ks.clone(), last }) {
         return Vec::new();
     }
     let vd = Dim::known(vdim.clone(), None);
-    if !expect_eq(cx, &st, span, &vn[last], &vd, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(vdim={w}) got value {vs} whose last dim is {d}")) {
+    if !expect_eq(cx, &st, span, &vn[last], &vd, |last, want| LayerChannelMismatch::LastDim { layer: what.clone(), param: "vdim".into(), want, name: "value".into(), shape: vs.clone(), last }) {
         return Vec::new();
     }
-    if batched && !expect_eq(cx, &st, span, &kn[1], &qn[1], &r::invalid_shape_argument::RULE, |d, w| format!("{what}: key batch size {d} does not match query batch size {w} (query {qs}, key {ks})")) {
+    if batched && !expect_eq(cx, &st, span, &kn[1], &qn[1], |key_batch, query_batch| InvalidShapeArgument::KeyBatch { op: what.clone(), key_batch, query_batch, query: qs.clone(), key: ks.clone() }) {
         return Vec::new();
     }
     let (lq, s_len) = (qn[0].clone(), kn[0].clone());
@@ -199,12 +199,12 @@ pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -
             _ => None,
         };
         let Some(want) = want else {
-            cx.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| (format!("{what}: attn_mask {ms} must be 2-D or 3-D"), Vec::new()));
+            cx.check(&st, span, Tri::True, |_| (InvalidShapeArgument::MaskRank { op: what.clone(), mask: ms }, Vec::new()));
             return Vec::new();
         };
         let wshown = cx.show_shape(&st, &Shape::known(want.clone()));
         for (a, w) in m.dims.iter().zip(&want) {
-            if !expect_eq(cx, &st, span, a, w, &r::invalid_shape_argument::RULE, |_, _| format!("{what}: attn_mask {ms} should have shape {wshown}")) {
+            if !expect_eq(cx, &st, span, a, w, |_, _| InvalidShapeArgument::MaskShape { op: what.clone(), name: "attn_mask".into(), mask: ms.clone(), want: wshown.clone() }) {
                 return Vec::new();
             }
         }
@@ -215,11 +215,11 @@ pub fn mha(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -
         let ms = cx.show_shape(&st, &m);
         let want = if batched { vec![kn[1].clone(), s_len.clone()] } else { vec![s_len.clone()] };
         let wshown = cx.show_shape(&st, &Shape::known(want.clone()));
-        if !expect_rank(cx, &st, span, m.dims.len() == want.len(), || format!("{what}: key_padding_mask {ms} should have shape {wshown}")) {
+        if !expect_rank(cx, &st, span, m.dims.len() == want.len(), || LayerInputRankMismatch::MaskShape { op: what.clone(), name: "key_padding_mask".into(), mask: ms.clone(), want: wshown.clone() }) {
             return Vec::new();
         }
         for (a, w) in m.dims.iter().zip(&want) {
-            if !expect_eq(cx, &st, span, a, w, &r::invalid_shape_argument::RULE, |_, _| format!("{what}: key_padding_mask {ms} should have shape {wshown}")) {
+            if !expect_eq(cx, &st, span, a, w, |_, _| InvalidShapeArgument::MaskShape { op: what.clone(), name: "key_padding_mask".into(), mask: ms.clone(), want: wshown.clone() }) {
                 return Vec::new();
             }
         }
@@ -264,11 +264,11 @@ pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, spa
     let Some(s) = shape_of(&st, b.get("src")) else { return vec![(st, Value::Unknown)] };
     let what = format!("{}{}", layer_name(l), l.kind);
     let shown = cx.show_shape(&st, &s);
-    if !expect_rank(cx, &st, span, matches!(s.dims.len(), 2 | 3), || format!("{what}: src should be unbatched 2-D or batched 3-D, got {shown}")) {
+    if !expect_rank(cx, &st, span, matches!(s.dims.len(), 2 | 3), || LayerInputRankMismatch::Unbatched { op: what.clone(), name: "src".into(), shape: shown.clone() }) {
         return Vec::new();
     }
     let last = s.dims.last().unwrap().clone();
-    if !expect_eq(cx, &st, span, &last, &Dim::known(e, None), &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(d_model={w}) got input {shown} whose last dim is {d}")) {
+    if !expect_eq(cx, &st, span, &last, &Dim::known(e, None), |last, want| LayerChannelMismatch::LastDim { layer: what.clone(), param: "d_model".into(), want, name: "input".into(), shape: shown.clone(), last }) {
         return Vec::new();
     }
     vec![(st, tensor_value(s, t.dtype))]
@@ -280,21 +280,23 @@ fn decoder_inputs(cx: &mut dyn ModelCtx, st: &State, e: &Poly, bf: bool, tgt: &S
     let (ts, ms) = (cx.show_shape(st, tgt), cx.show_shape(st, mem));
     let (tn, mn) = names;
     let tr = tgt.dims.len();
-    if !expect_rank(cx, st, span, matches!(tr, 2 | 3), || format!("{what}: {tn} should be unbatched 2-D or batched 3-D, got {ts}")) {
+    if !expect_rank(cx, st, span, matches!(tr, 2 | 3), || LayerInputRankMismatch::Unbatched { op: what.into(), name: tn.into(), shape: ts.clone() }) {
         return false;
     }
-    if !expect_rank(cx, st, span, mem.dims.len() == tr, || format!("{what}: {tn} {ts} and {mn} {ms} must have the same number of dims")) {
+    if !expect_rank(cx, st, span, mem.dims.len() == tr, || LayerInputRankMismatch::SameRank { op: what.into(), first_name: tn.into(), first: ts.clone(), second_name: mn.into(), second: ms.clone() }) {
         return false;
     }
     let ed = Dim::known(e.clone(), None);
     for (s, name, shown) in [(tgt, tn, &ts), (mem, mn, &ms)] {
-        if !expect_eq(cx, st, span, s.dims.last().unwrap(), &ed, &r::layer_channel_mismatch::RULE, |d, w| format!("{what}(d_model={w}) got {name} {shown} whose last dim is {d}")) {
+        if !expect_eq(cx, st, span, s.dims.last().unwrap(), &ed, |last, want| LayerChannelMismatch::LastDim { layer: what.into(), param: "d_model".into(), want, name: name.into(), shape: shown.clone(), last }) {
             return false;
         }
     }
     if tr == 3 {
         let (_, bi) = seq_batch(bf);
-        if !expect_eq(cx, st, span, &mem.dims[bi], &tgt.dims[bi], &r::invalid_shape_argument::RULE, |d, w| format!("{what}: batch size of {mn} {ms} ({d}) does not match {tn} {ts} ({w})")) {
+        if !expect_eq(cx, st, span, &mem.dims[bi], &tgt.dims[bi], |second_batch, first_batch| {
+            InvalidShapeArgument::DecoderBatch { op: what.into(), second_name: mn.into(), second: ms.clone(), second_batch, first_name: tn.into(), first: ts.clone(), first_batch }
+        }) {
             return false;
         }
     }
@@ -344,18 +346,18 @@ pub fn sdpa(cx: &mut dyn ModelCtx, st: State, b: &Bound, span: Span) -> Vals {
     };
     let what = "F.scaled_dot_product_attention";
     let (qs, ks, vs) = (cx.show_shape(&st, &q), cx.show_shape(&st, &k), cx.show_shape(&st, &v));
-    if !expect_rank(cx, &st, span, q.dims.len() >= 2 && k.dims.len() >= 2 && v.dims.len() >= 2, || format!("{what}: query {qs}, key {ks} and value {vs} must be at least 2-D")) {
+    if !expect_rank(cx, &st, span, q.dims.len() >= 2 && k.dims.len() >= 2 && v.dims.len() >= 2, || LayerInputRankMismatch::AttentionRank { op: what.into(), query: qs.clone(), key: ks.clone(), value: vs.clone() }) {
         return Vec::new();
     }
     let (qr, kr, vr) = (q.dims.len(), k.dims.len(), v.dims.len());
-    if !expect_eq(cx, &st, span, &k.dims[kr - 1], &q.dims[qr - 1], &r::matmul_shape_mismatch::RULE, |d, w| format!("{what}: key {ks} has embedding size {d}, query {qs} has {w}")) {
+    if !expect_eq(cx, &st, span, &k.dims[kr - 1], &q.dims[qr - 1], |key_size, query_size| MatmulShapeMismatch::KeyEmbedding { op: what.into(), key: ks.clone(), key_size, query: qs.clone(), query_size }) {
         return Vec::new();
     }
     let qb = Shape::known(q.dims[..qr - 2].to_vec());
     let kb = Shape::known(k.dims[..kr - 2].to_vec());
     let vb = Shape::known(v.dims[..vr - 2].to_vec());
     let Some(batch) = broadcast(cx, &st, &qb, &kb, span, what) else { return Vec::new() };
-    if !expect_eq(cx, &st, span, &v.dims[vr - 2], &k.dims[kr - 2], &r::matmul_shape_mismatch::RULE, |d, w| format!("{what}: value {vs} has sequence length {d}, key {ks} has {w}")) {
+    if !expect_eq(cx, &st, span, &v.dims[vr - 2], &k.dims[kr - 2], |value_len, key_len| MatmulShapeMismatch::ValueLength { op: what.into(), value: vs.clone(), value_len, key: ks.clone(), key_len }) {
         return Vec::new();
     }
     let Some(batch) = broadcast(cx, &st, &batch, &vb, span, what) else { return Vec::new() };

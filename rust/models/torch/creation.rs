@@ -7,7 +7,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument};
 use crate::shape::Tri;
 
 /// `torch.` functions modelled here; `Err(st)` gives the state back when `f` is not one of them.
@@ -83,7 +83,7 @@ fn linspace(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &
     let b = bind(&["start", "end", "steps"], args, kwargs);
     let Some(n) = b.get("steps").and_then(dim_of) else { return vec![(st, Value::Unknown)] };
     let bad = n.as_const().map(|c| c < 0).map(Tri::from_bool).unwrap_or(Tri::Unknown);
-    if !cx.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("torch.{f}: the number of steps must be non-negative"), Vec::new())) {
+    if !cx.check(&st, span, bad, |_| (InvalidShapeArgument::NegativeSteps { op: format!("torch.{f}") }, Vec::new())) {
         return Vec::new();
     }
     vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Float))))]
@@ -104,9 +104,7 @@ fn arange(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Val
         _ => None,
     };
     let is_float = args.iter().any(|a| matches!(a, Value::Float(_)));
-    if !cx.check(&st, span, Tri::from_bool(n.is_some_and(|n| n < 0)), &r::invalid_shape_argument::RULE, |_| {
-        ("torch.arange: the end is before the start for a positive step (the range would have a negative length)".to_string(), Vec::new())
-    }) {
+    if !cx.check(&st, span, Tri::from_bool(n.is_some_and(|n| n < 0)), |_| (InvalidShapeArgument::ArangeNegative {}, Vec::new())) {
         return Vec::new();
     }
     let dim = match (n, args) {

@@ -8,7 +8,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, IndexOutOfRange, InvalidShapeArgument};
 use crate::shape::{Formula, Poly, Tri};
 
 /// `torch.` functions modelled here; `Err(st)` gives the state back when `f` is not one of them.
@@ -83,9 +83,7 @@ fn index_select(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, arg
     let is = st.resolve(&idx.shape);
     let Some(ir) = is.rank() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &is);
-    if !cx.check(&st, span, Tri::from_bool(ir > 1), &r::invalid_shape_argument::RULE, |_| {
-        (format!("index_select: the index {shown} must be a vector (1-D), it is {ir}-D"), Vec::new())
-    }) {
+    if !cx.check(&st, span, Tri::from_bool(ir > 1), |_| (InvalidShapeArgument::IndexSelectRank { index: shown, rank: ir.to_string() }, Vec::new())) {
         return Vec::new();
     }
     let Some(i) = check_dim(cx, &st, &s, d, span, "index_select") else { return vec![(st, Value::Unknown)] };
@@ -115,9 +113,7 @@ fn narrow(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[V
     let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &end);
     let shown = cx.show_shape(&st, &s);
     let (es, ns) = (end.display(cx.syms()), n.display(cx.syms()));
-    if !cx.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
-        (format!("narrow: start + length = {es} exceeds dimension {i} of size {ns} (tensor {shown})"), Vec::new())
-    }) {
+    if !cx.check(&st, span, violated, |_| (IndexOutOfRange::Narrow { end: es, dim: i.to_string(), size: ns, shape: shown }, Vec::new())) {
         return Vec::new();
     }
     let mut dims = s.dims.clone();
@@ -158,8 +154,8 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         .map(|v| mask_rank(v).unwrap_or(1))
         .sum();
     let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(consumed > rank), &r::index_out_of_range::RULE, |_| {
-        (format!("too many indices for tensor {shown}: {consumed} indices for {rank} dimensions"), Vec::new())
+    if !cx.check(&st, span, Tri::from_bool(consumed > rank), |_| {
+        (IndexOutOfRange::TooManyIndices { shape: shown.clone(), count: consumed.to_string(), rank: rank.to_string() }, Vec::new())
     }) {
         return Vec::new();
     }
@@ -206,8 +202,8 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
                 if let (Some(n), Some(c)) = (d.as_const(), it.as_const_int()) {
                     let shown = cx.show_shape(&st, &s);
                     let kk = k;
-                    if !cx.check(&st, span, Tri::from_bool(c >= n || c < -n), &r::index_out_of_range::RULE, |_| {
-                        (format!("index {c} is out of bounds for dimension {kk} with size {n} (tensor {shown})"), Vec::new())
+                    if !cx.check(&st, span, Tri::from_bool(c >= n || c < -n), |_| {
+                        (IndexOutOfRange::Subscript { index: c.to_string(), dim: kk.to_string(), size: n.to_string(), shape: shown }, Vec::new())
                     }) {
                         return Vec::new();
                     }

@@ -9,7 +9,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, ConcatShapeMismatch, InvalidShapeArgument};
 use crate::shape::{Formula, Poly, Tri};
 
 /// `torch.` functions modelled here; `Err(st)` gives the state back when `f` is not one of them.
@@ -66,8 +66,8 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
             let a = cx.show_shape(&st, &shapes[0]);
             let bsh = cx.show_shape(&st, s);
             let n = s.dims.len();
-            cx.check(&st, span, Tri::True, &r::concat_shape_mismatch::RULE, |_| {
-                (format!("{name}: tensors must have the same number of dimensions: tensor 0 is {rank0}-D {a}, tensor {k} is {n}-D {bsh}"), Vec::new())
+            cx.check(&st, span, Tri::True, |_| {
+                (ConcatShapeMismatch::Rank { op: name.into(), first_rank: rank0.to_string(), first: a, index: k.to_string(), rank: n.to_string(), other: bsh }, Vec::new())
             });
             return Vec::new();
         }
@@ -88,9 +88,10 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
             let eq = cx.dim_eq(&st, x, y);
             let a = cx.show_shape(&st, &shapes[0]);
             let bsh = cx.show_shape(&st, s);
-            if !cx.check(&st, span, cx.dim_eq_f(x, y).not(), &r::concat_shape_mismatch::RULE, |_| {
-                let what = if stack { "stack expects each tensor to be equal size" } else { "sizes of tensors must match except in the concatenated dimension" };
-                (format!("{name}: {what}: tensor 0 is {a}, tensor {k} is {bsh} (dim {j})"), Vec::new())
+            if !cx.check(&st, span, cx.dim_eq_f(x, y).not(), |_| {
+                let (op, first, index, other, dim) = (name.to_string(), a, k.to_string(), bsh, j.to_string());
+                let v = if stack { ConcatShapeMismatch::Stack { op, first, index, other, dim } } else { ConcatShapeMismatch::Cat { op, first, index, other, dim } };
+                (v, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -232,8 +233,8 @@ fn split(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[V
                                     let shown = cx.show_shape(&st, &s);
                                     // the dim as given when leading dims are unknown
                                     let shown_dim = if prefix.is_some() { d.to_string() } else { i.to_string() };
-                                    if !cx.check(&st, span, eq.not(), &r::invalid_shape_argument::RULE, |_| {
-                                        (format!("split: section sizes sum to {ts} but dimension {shown_dim} of {shown} has size {ns}"), Vec::new())
+                                    if !cx.check(&st, span, eq.not(), |_| {
+                                        (InvalidShapeArgument::SplitSizes { total: ts, dim: shown_dim, shape: shown, size: ns }, Vec::new())
                                     }) {
                                         return Vec::new();
                                     }

@@ -6,7 +6,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::{Api, Decl};
 use crate::value::*;
 use crate::ir::Span;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, LossTargetMismatch};
 use crate::rules::Rule;
 use crate::shape::{Formula, Tri};
 
@@ -201,20 +201,21 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
             if is_index || (!is_float && ry + 1 == rx) {
                 if rx == 1 {
                     let bad = Tri::from_bool(ry != 0);
-                    if !cx.check(&st, span, bad, &r::loss_target_mismatch::RULE, |_| {
-                        (format!("{what}: unbatched input {sxs} expects a 0-D class-index target, got {sys}"), Vec::new())
-                    }) {
+                    if !cx.check(&st, span, bad, |_| (LossTargetMismatch::UnbatchedTarget { loss: what.into(), input: sxs, target: sys }, Vec::new())) {
                         return Vec::new();
                     }
                     return scalar(st, Shape::known(Vec::new()));
                 }
                 if ry + 1 != rx {
-                    let msg = if rx == 2 && ry >= 2 {
-                        format!("{what}: class-index target {sys} must be 1-D for input {sxs} (0D or 1D target tensor expected, multi-target not supported)")
-                    } else {
-                        format!("{what}: class-index target {sys} must have {} dims for input {sxs}", rx - 1)
-                    };
-                    if !cx.check(&st, span, Tri::from_bool(is_index), &r::loss_target_mismatch::RULE, |_| (msg, Vec::new())) {
+                    if !cx.check(&st, span, Tri::from_bool(is_index), |_| {
+                        let (loss, target, input) = (what.to_string(), sys, sxs);
+                        let v = if rx == 2 && ry >= 2 {
+                            LossTargetMismatch::MultiTarget { loss, target, input }
+                        } else {
+                            LossTargetMismatch::TargetRank { loss, target, rank: (rx - 1).to_string(), input }
+                        };
+                        (v, Vec::new())
+                    }) {
                         return Vec::new();
                     }
                     return vec![(st, Value::Unknown)];
@@ -224,9 +225,14 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
                 for (k, (a, b)) in expect.iter().zip(sy.dims.iter()).enumerate() {
                     let eq = cx.dim_eq_f(a, b);
                     let (da, db) = (cx.show_dim(a), cx.show_dim(b));
-                    let detail = if k == 0 { format!("input batch size {da} does not match target batch size {db}") } else { format!("dim {k}: {da} vs {db}") };
-                    if !cx.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
-                        (format!("{what}: {detail} (input {sxs}, target {sys})"), Vec::new())
+                    if !cx.check(&st, span, eq.not(), |_| {
+                        let (loss, input, target) = (what.to_string(), sxs.clone(), sys.clone());
+                        let v = if k == 0 {
+                            LossTargetMismatch::BatchSize { loss, input_batch: da, target_batch: db, input, target }
+                        } else {
+                            LossTargetMismatch::TargetDim { loss, dim: k.to_string(), input_size: da, target_size: db, input, target }
+                        };
+                        (v, Vec::new())
                     }) {
                         return Vec::new();
                     }
@@ -237,8 +243,8 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
                 // class probabilities: same shape
                 for (a, b) in sx.dims.iter().zip(sy.dims.iter()) {
                     let eq = cx.dim_eq_f(a, b);
-                    if !cx.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| {
-                        (format!("{what}: probability target {sys} must have the input's shape {sxs}"), Vec::new())
+                    if !cx.check(&st, span, eq.not(), |_| {
+                        (LossTargetMismatch::ProbabilityShape { loss: what.into(), target: sys.clone(), input: sxs.clone() }, Vec::new())
                     }) {
                         return Vec::new();
                     }
@@ -260,9 +266,7 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
             } else {
                 Formula::Or(sx.dims.iter().zip(sy.dims.iter()).map(|(a, b)| cx.dim_eq_f(a, b).not()).collect())
             };
-            if !cx.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
-                (format!("{what}: target size {sys} must be the same as input size {sxs}"), Vec::new())
-            }) {
+            if !cx.check(&st, span, violated, |_| (LossTargetMismatch::SameSize { loss: what.into(), target: sys, input: sxs }, Vec::new())) {
                 return Vec::new();
             }
             scalar(st, sx)
@@ -281,9 +285,7 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
                     }
                 }
             }
-            if !cx.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| {
-                (format!("{what}: target {sys} broadcasts input {sxs} to a larger shape"), Vec::new())
-            }) {
+            if !cx.check(&st, span, violated, |_| (LossTargetMismatch::Broadcasts { loss: what.into(), target: sys, input: sxs }, Vec::new())) {
                 return Vec::new();
             }
             scalar(st, sx)
@@ -324,18 +326,20 @@ fn three_way(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: 
     let Some((sh, dtype)) = shapes(&st, vals) else { return vec![(st, Value::Unknown)] };
     let shown: Vec<String> = sh.iter().map(|s| cx.show_shape(&st, s)).collect();
     let ranks: Vec<usize> = sh.iter().map(|s| s.dims.len()).collect();
-    let fail = |cx: &mut dyn ModelCtx, st: &State, msg: String| {
-        cx.check(st, span, Tri::True, &r::loss_target_mismatch::RULE, |_| (msg, Vec::new()));
+    let fail = |cx: &mut dyn ModelCtx, st: &State, v: LossTargetMismatch| {
+        cx.check(st, span, Tri::True, |_| (v, Vec::new()));
         Vec::new()
     };
+    let loss = || what.to_string();
     let per: Shape = match kind {
         Loss::CosineEmbedding => {
             let rt = ranks[2];
             if rt > 1 {
-                return fail(cx, &st, format!("{what}: 0-D or 1-D target expected, got {}", shown[2]));
+                return fail(cx, &st, LossTargetMismatch::CosineTarget { loss: loss(), target: shown[2].clone() });
             }
             if ranks[0] != rt + 1 || ranks[1] != rt + 1 {
-                return fail(cx, &st, format!("{what}: a {rt}-D target expects {}-D inputs, got {} and {}", rt + 1, shown[0], shown[1]));
+                let (rank, input_rank, x1, x2) = (rt.to_string(), (rt + 1).to_string(), shown[0].clone(), shown[1].clone());
+                return fail(cx, &st, LossTargetMismatch::CosineInputs { loss: loss(), rank, input_rank, x1, x2 });
             }
             let Some(x) = broadcast(cx, &st, &sh[0], &sh[1], span, what) else { return Vec::new() };
             let sim = Shape::known(x.dims[..x.dims.len() - 1].to_vec());
@@ -344,7 +348,8 @@ fn three_way(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: 
         }
         Loss::MarginRanking => {
             if ranks[0] != ranks[1] || ranks[1] != ranks[2] {
-                return fail(cx, &st, format!("{what}: all inputs should have the same number of dims, got {}, {} and {}", shown[0], shown[1], shown[2]));
+                let (x1, x2, target) = (shown[0].clone(), shown[1].clone(), shown[2].clone());
+                return fail(cx, &st, LossTargetMismatch::RankingRanks { loss: loss(), x1, x2, target });
             }
             let Some(x) = broadcast(cx, &st, &sh[0], &sh[1], span, what) else { return Vec::new() };
             let Some(out) = broadcast(cx, &st, &x, &sh[2], span, what) else { return Vec::new() };
@@ -352,7 +357,8 @@ fn three_way(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: 
         }
         _ => {
             if ranks[0] != ranks[1] || ranks[1] != ranks[2] {
-                return fail(cx, &st, format!("{what}: anchor {}, positive {} and negative {} should have the same number of dims", shown[0], shown[1], shown[2]));
+                let (anchor, positive, negative) = (shown[0].clone(), shown[1].clone(), shown[2].clone());
+                return fail(cx, &st, LossTargetMismatch::TripletRanks { loss: loss(), anchor, positive, negative });
             }
             if ranks[0] == 0 {
                 return vec![(st, Value::Unknown)];
@@ -376,8 +382,8 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
     let (lp, tg) = (&sh[0], &sh[1]);
     let (ls, ts) = (cx.show_shape(&st, lp), cx.show_shape(&st, tg));
     let bad_rank = !matches!(lp.dims.len(), 2 | 3) || !matches!(tg.dims.len(), 1 | 2);
-    if !cx.check(&st, span, Tri::from_bool(bad_rank), &r::loss_target_mismatch::RULE, |_| {
-        (format!("{what}: expected log_probs [T, N, C] or [T, C] and 1-D or 2-D targets, got {ls} and {ts}"), Vec::new())
+    if !cx.check(&st, span, Tri::from_bool(bad_rank), |_| {
+        (LossTargetMismatch::CtcRanks { loss: what.into(), log_probs: ls.clone(), targets: ts.clone() }, Vec::new())
     }) {
         return Vec::new();
     }
@@ -386,7 +392,7 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
         let n = lp.dims[1].clone();
         if tg.dims.len() == 2 {
             let eq = cx.dim_eq(&st, &tg.dims[0], &n);
-            if !cx.check(&st, span, eq.not(), &r::loss_target_mismatch::RULE, |_| (format!("{what}: targets {ts} do not have the batch size of log_probs {ls}"), Vec::new())) {
+            if !cx.check(&st, span, eq.not(), |_| (LossTargetMismatch::CtcBatch { loss: what.into(), targets: ts.clone(), log_probs: ls.clone() }, Vec::new())) {
                 return Vec::new();
             }
         }
@@ -396,7 +402,7 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
             let Some(r) = s.rank() else { continue };
             let shown = cx.show_shape(&st, &s);
             let violated = if r != 1 { Tri::True } else { cx.dim_eq(&st, &s.dims[0], &n).not() };
-            if !cx.check(&st, span, violated, &r::loss_target_mismatch::RULE, |_| (format!("{what}: {name} {shown} must be of size batch_size (log_probs {ls})"), Vec::new())) {
+            if !cx.check(&st, span, violated, |_| (LossTargetMismatch::CtcLengths { loss: what.into(), name: name.into(), shape: shown, log_probs: ls.clone() }, Vec::new())) {
                 return Vec::new();
             }
         }

@@ -8,7 +8,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::Span;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument, MatmulShapeMismatch};
 use crate::shape::Tri;
 
 /// `torch.` functions modelled here; `Err(st)` gives the state back when `f` is not one of them.
@@ -69,8 +69,8 @@ fn einsum(cx: &mut dyn ModelCtx, st: State, args: &[Value], span: Span) -> Vals 
         let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
         let shown = cx.show_shape(&st, &s);
         let n = term.chars().count();
-        if !cx.check(&st, span, Tri::from_bool(n != rank), &r::invalid_shape_argument::RULE, |_| {
-            (format!("einsum: subscripts '{term}' name {n} dims but operand {k} is {rank}-D {shown}"), Vec::new())
+        if !cx.check(&st, span, Tri::from_bool(n != rank), |_| {
+            (InvalidShapeArgument::EinsumRank { term: term.to_string(), count: n.to_string(), operand: k.to_string(), rank: rank.to_string(), shape: shown }, Vec::new())
         }) {
             return Vec::new();
         }
@@ -83,8 +83,8 @@ fn einsum(cx: &mut dyn ModelCtx, st: State, args: &[Value], span: Span) -> Vals 
                     let d1 = cx.dim_eq(&st, d, &Dim::konst(1));
                     let violated = if eqv == Tri::False && p1 == Tri::False && d1 == Tri::False { Tri::True } else if eqv == Tri::True || d1 == Tri::True { Tri::False } else { Tri::Unknown };
                     let (a, b) = (cx.show_dim(prev), cx.show_dim(d));
-                    if !cx.check(&st, span, violated, &r::matmul_shape_mismatch::RULE, |_| {
-                        (format!("einsum '{eq}': subscript {c} has size {b} for operand {k} but size {a} before"), Vec::new())
+                    if !cx.check(&st, span, violated, |_| {
+                        (MatmulShapeMismatch::Einsum { equation: eq.to_string(), subscript: c.to_string(), size: b, operand: k.to_string(), before: a }, Vec::new())
                     }) {
                         return Vec::new();
                     }
@@ -140,9 +140,7 @@ pub fn matmul(cx: &mut dyn ModelCtx, st: State, f: &str, a: Value, b: Value, spa
         trace.push(format!("{db} came from {w}"));
     }
     let op = if f == "matmul" { "@".to_string() } else { format!("torch.{f}") };
-    if !cx.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
-        (format!("{op}: {shown_a} @ {shown_b}: inner dimensions differ ({da} vs {db})"), trace)
-    }) {
+    if !cx.check(&st, span, eq.not(), |_| (MatmulShapeMismatch::Inner { op: op.clone(), lhs: shown_a, rhs: shown_b, da, db }, trace)) {
         return Vec::new();
     }
     // result shape

@@ -12,7 +12,7 @@ use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
 use crate::models::registry::Decl;
 use crate::rules::Rule;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, BroadcastShapeMismatch};
 use crate::shape::Tri;
 
 /// The pointwise ops, one table per family. For each op: its name, the parameters after the
@@ -392,9 +392,7 @@ fn fits_in_place(cx: &mut dyn ModelCtx, st: &State, target: &Shape, out: &Shape,
         _ => Tri::Unknown,
     };
     let (ts, os) = (cx.show_shape(st, &t), cx.show_shape(st, &o));
-    cx.check(st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
-        (format!("{what}: the in-place result must keep the shape {ts} of the tensor written to, but broadcasting gives {os}"), Vec::new())
-    })
+    cx.check(st, span, violated, |_| (BroadcastShapeMismatch::InPlace { op: what.into(), target: ts, result: os }, Vec::new()))
 }
 
 /// A binary op on two values, at least one a tensor: broadcast the shapes, promote the dtypes;

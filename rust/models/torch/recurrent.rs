@@ -10,7 +10,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::Span;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument, LayerChannelMismatch};
 use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
 
@@ -55,14 +55,12 @@ pub fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, which: Rn
     if p == 0 {
         return true;
     }
-    if !cx.check(st, span, Tri::from_bool(which != Rnn::Lstm), &r::invalid_shape_argument::RULE, |_| {
-        (format!("{kind}: proj_size is only supported for LSTM"), Vec::new())
-    }) {
+    if !cx.check(st, span, Tri::from_bool(which != Rnn::Lstm), |_| (InvalidShapeArgument::ProjSizeNotLstm { op: kind.into() }, Vec::new())) {
         return false;
     }
     let Some(h) = amap.get("hidden_size").and_then(|v| v.as_const_int()) else { return true };
-    cx.check(st, span, Tri::from_bool(p >= h || p < 0), &r::invalid_shape_argument::RULE, |_| {
-        (format!("{kind}: proj_size={p} has to be smaller than hidden_size={h}"), Vec::new())
+    cx.check(st, span, Tri::from_bool(p >= h || p < 0), |_| {
+        (InvalidShapeArgument::ProjSizeTooLarge { op: kind.into(), proj_size: p.to_string(), hidden_size: h.to_string() }, Vec::new())
     })
 }
 
@@ -87,7 +85,7 @@ fn check_state(cx: &mut dyn ModelCtx, st: &State, v: &Value, want: &[Dim], what:
             }
         }
     }
-    cx.check(st, span, violated, &r::invalid_shape_argument::RULE, |_| (format!("{what}: expected shape {wshown}, got {shown}"), Vec::new()))
+    cx.check(st, span, violated, |_| (InvalidShapeArgument::StateShape { op: what.into(), want: wshown, shape: shown }, Vec::new()))
 }
 
 /// `nn.RNN/GRU/LSTM`: input `[L, N, H_in]` (`[N, L, H_in]` with batch_first) or unbatched
@@ -165,8 +163,8 @@ pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn, 
 /// The input's last dim is the layer's `input_size` (SHP107). False: torch raises (recorded).
 fn input_size_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, input_size: &Poly, who: &str, kind: &str, span: Span) -> bool {
     let feat = s.dims[s.dims.len() - 1].clone();
-    cx.expect_dim(st, span, &r::layer_channel_mismatch::RULE, s, &feat, input_size, Vec::new(), |shown, fs, is| {
-        format!("{who}{kind}(input_size={is}) got input {shown} whose last dim is {fs}")
+    cx.expect_dim(st, span, s, &feat, input_size, Vec::new(), |shape, last, want| {
+        LayerChannelMismatch::LastDim { layer: format!("{who}{kind}"), param: "input_size".into(), want, name: "input".into(), shape, last }
     })
 }
 

@@ -9,7 +9,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, IndexOutOfRange};
 use crate::shape::{Formula, Poly};
 
 /// Tensor methods modelled here; `Err(st)` gives the state back when `name` is not one of them.
@@ -74,9 +74,7 @@ fn topk_sort(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: 
             let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &k);
             let shown = cx.show_shape(&st, &s);
             let (ks, ns) = (k.display(cx.syms()), n.display(cx.syms()));
-            if !cx.check(&st, span, violated, &r::index_out_of_range::RULE, |_| {
-                (format!("topk: k={ks} is larger than dimension {i} of {shown} (size {ns})"), Vec::new())
-            }) {
+            if !cx.check(&st, span, violated, |_| (IndexOutOfRange::TopK { k: ks, dim: i.to_string(), shape: shown, size: ns }, Vec::new())) {
                 return Vec::new();
             }
         }
@@ -175,7 +173,7 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[
             let n = s.dims.get(*i).and_then(|d| d.v.clone()).unwrap_or(Poly::constant(1));
             let bad = cx.poly_cmp(&st, &n, crate::shape::Rel::Lt, k).or(cx.poly_cmp(&st, k, crate::shape::Rel::Lt, &Poly::constant(1)));
             let (shown, ks) = (cx.show_shape(&st, &s), k.display(cx.syms()));
-            if !cx.check(&st, span, bad, &r::index_out_of_range::RULE, |_| (format!("kthvalue: k={ks} is out of range for {shown} along dim {i}"), Vec::new())) {
+            if !cx.check(&st, span, bad, |_| (IndexOutOfRange::KthValue { k: ks, shape: shown, dim: i.to_string() }, Vec::new())) {
                 return Vec::new();
             }
         }

@@ -7,7 +7,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::Span;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument, LayerInputRankMismatch, OutputSizeTooSmall};
 use crate::rules::Rule;
 use crate::shape::{Poly, Rel, Tri};
 
@@ -106,13 +106,13 @@ fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, wha
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(!p.len().is_multiple_of(2)), &r::invalid_shape_argument::RULE, |_| (format!("{what}: padding length {} must be divisible by 2", p.len()), Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(!p.len().is_multiple_of(2)), |_| (InvalidShapeArgument::PadOdd { op: what.into(), len: p.len().to_string() }, Vec::new())) {
         return Vec::new();
     }
     let k = p.len() / 2;
     if mode == "constant" {
-        if !cx.check(&st, span, Tri::from_bool(k > rank), &r::layer_input_rank_mismatch::RULE, |_| {
-            (format!("{what}: padding length {} is too large for input {shown} ({rank}-D)", p.len()), Vec::new())
+        if !cx.check(&st, span, Tri::from_bool(k > rank), |_| {
+            (LayerInputRankMismatch::PadTooLong { op: what.into(), len: p.len().to_string(), input: shown.clone(), rank: rank.to_string() }, Vec::new())
         }) {
             return Vec::new();
         }
@@ -121,8 +121,9 @@ fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, wha
             return vec![(st, Value::Unknown)];
         }
         let ok = (1..=3).contains(&k) && (rank == k + 1 || rank == k + 2);
-        if !cx.check(&st, span, Tri::from_bool(!ok), &r::layer_input_rank_mismatch::RULE, |_| {
-            (format!("{what}: {mode} padding of {k} dim(s) needs a {}-D or {}-D input, got {shown}", k + 1, k + 2), Vec::new())
+        if !cx.check(&st, span, Tri::from_bool(!ok), |_| {
+            let (dims, lo, hi) = (k.to_string(), (k + 1).to_string(), (k + 2).to_string());
+            (LayerInputRankMismatch::PadRank { op: what.into(), mode: mode.into(), dims, lo, hi, input: shown.clone() }, Vec::new())
         }) {
             return Vec::new();
         }
@@ -135,17 +136,18 @@ fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, wha
         let d = &mut dims[rank - 1 - i];
         if let Some(size) = d.v.clone() {
             for side in pair {
-                let bound = match mode {
-                    "reflect" => Some((Rel::Le, "less than")),
-                    "circular" => Some((Rel::Lt, "at most")),
-                    _ => None,
+                let rel = match mode {
+                    "reflect" => Rel::Le,
+                    "circular" => Rel::Lt,
+                    _ => continue,
                 };
-                let Some((rel, words)) = bound else { continue };
                 // violated: size <= pad (reflect), size < pad (circular)
                 let bad = cx.poly_cmp(&st, &size, rel, &Poly::constant(*side));
                 let ss = size.display(cx.syms());
-                if !cx.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| {
-                    (format!("{what}: {mode} padding {side} must be {words} the size {ss} of dim {} of input {shown}", rank - 1 - i), Vec::new())
+                if !cx.check(&st, span, bad, |_| {
+                    let (op, pad, size, dim, input) = (what.to_string(), side.to_string(), ss, (rank - 1 - i).to_string(), shown.clone());
+                    let v = if mode == "reflect" { InvalidShapeArgument::ReflectPad { op, pad, size, dim, input } } else { InvalidShapeArgument::CircularPad { op, pad, size, dim, input } };
+                    (v, Vec::new())
                 }) {
                     return Vec::new();
                 }
@@ -153,7 +155,9 @@ fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, wha
         }
         let new = d.v.as_ref().and_then(|v| v.add_const(pair[0] + pair[1]));
         if let Some(c) = new.as_ref().and_then(|v| v.as_const())
-            && !cx.check(&st, span, Tri::from_bool(c < 0), &r::output_size_too_small::RULE, |_| (format!("{what}: padding {p:?} makes dim {} of input {shown} negative", rank - 1 - i), Vec::new())) {
+            && !cx.check(&st, span, Tri::from_bool(c < 0), |_| {
+                (OutputSizeTooSmall::PadNegative { op: what.into(), pad: format!("{p:?}"), dim: (rank - 1 - i).to_string(), input: shown.clone() }, Vec::new())
+            }) {
                 return Vec::new();
             }
         *d = Dim { v: new, why: None };
@@ -189,7 +193,7 @@ fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, u
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(rank < 3), &r::layer_input_rank_mismatch::RULE, |_| (format!("{what}: expected at least 3-D input, got {shown}"), Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(rank < 3), |_| (LayerInputRankMismatch::AtLeast { op: what.into(), rank: "3".into(), shape: shown.clone() }, Vec::new())) {
         return Vec::new();
     }
     let (c, h, w) = (&s.dims[rank - 3], &s.dims[rank - 2], &s.dims[rank - 1]);
@@ -197,8 +201,8 @@ fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, u
     if unshuffle {
         for (d, name) in [(h, "height"), (w, "width")] {
             let Some(v) = d.as_const() else { continue };
-            if !cx.check(&st, span, Tri::from_bool(v % f != 0), &r::invalid_shape_argument::RULE, |_| {
-                (format!("{what}: {name} {v} of input {shown} is not divisible by downscale_factor={f}"), Vec::new())
+            if !cx.check(&st, span, Tri::from_bool(v % f != 0), |_| {
+                (InvalidShapeArgument::Unshuffle { op: what.into(), name: name.into(), size: v.to_string(), input: shown.clone(), factor: f.to_string() }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -209,8 +213,8 @@ fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, u
         dims.push(div(w));
     } else {
         if let Some(v) = c.as_const()
-            && !cx.check(&st, span, Tri::from_bool(v % (f * f) != 0), &r::invalid_shape_argument::RULE, |_| {
-                (format!("{what}: {v} channels of input {shown} are not divisible by upscale_factor^2={}", f * f), Vec::new())
+            && !cx.check(&st, span, Tri::from_bool(v % (f * f) != 0), |_| {
+                (InvalidShapeArgument::Shuffle { op: what.into(), channels: v.to_string(), input: shown.clone(), factor2: (f * f).to_string() }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -244,14 +248,12 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(size.is_some() == scale.is_some()), &r::invalid_shape_argument::RULE, |_| {
-        (format!("{what}: exactly one of size or scale_factor should be given"), Vec::new())
-    }) {
+    if !cx.check(&st, span, Tri::from_bool(size.is_some() == scale.is_some()), |_| (InvalidShapeArgument::SizeOrScale { op: what.into() }, Vec::new())) {
         return Vec::new();
     }
     let ok = (3..=5).contains(&rank) && need.is_none_or(|n| n == rank);
-    if !cx.check(&st, span, Tri::from_bool(!ok), &r::layer_input_rank_mismatch::RULE, |_| {
-        (format!("{what}: mode '{mode}' does not support {rank}-D input {shown}"), Vec::new())
+    if !cx.check(&st, span, Tri::from_bool(!ok), |_| {
+        (LayerInputRankMismatch::InterpolateMode { op: what.into(), mode: mode.clone(), rank: rank.to_string(), input: shown.clone() }, Vec::new())
     }) {
         return Vec::new();
     }
@@ -261,8 +263,8 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value
         let v: Option<Vec<Option<Poly>>> = match sz {
             Value::Int(p) => Some(vec![Some(p.clone()); n]),
             Value::Tuple(items) => {
-                if !cx.check(&st, span, Tri::from_bool(items.len() != n), &r::invalid_shape_argument::RULE, |_| {
-                    (format!("{what}: size has {} values but input {shown} has {n} spatial dims", items.len()), Vec::new())
+                if !cx.check(&st, span, Tri::from_bool(items.len() != n), |_| {
+                    (InvalidShapeArgument::SpatialCount { op: what.into(), arg: "size".into(), count: items.len().to_string(), input: shown.clone(), spatial: n.to_string() }, Vec::new())
                 }) {
                     return Vec::new();
                 }
@@ -279,8 +281,8 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value
         };
         let factors: Option<Vec<f64>> = match sc {
             Value::Tuple(items) => {
-                if !cx.check(&st, span, Tri::from_bool(items.len() != n), &r::invalid_shape_argument::RULE, |_| {
-                    (format!("{what}: scale_factor has {} values but input {shown} has {n} spatial dims", items.len()), Vec::new())
+                if !cx.check(&st, span, Tri::from_bool(items.len() != n), |_| {
+                    (InvalidShapeArgument::SpatialCount { op: what.into(), arg: "scale_factor".into(), count: items.len().to_string(), input: shown.clone(), spatial: n.to_string() }, Vec::new())
                 }) {
                     return Vec::new();
                 }
@@ -293,8 +295,8 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value
             let v = match (d.as_const(), f.fract() == 0.0) {
                 (Some(c), _) => {
                     let o = ((c as f64) * f).floor() as i128;
-                    if !cx.check(&st, span, Tri::from_bool(o < 1), &r::output_size_too_small::RULE, |_| {
-                        (format!("{what}: input size {c} scaled by {f} gives output size {o}"), Vec::new())
+                    if !cx.check(&st, span, Tri::from_bool(o < 1), |_| {
+                        (OutputSizeTooSmall::Scaled { op: what.into(), size: c.to_string(), factor: f.to_string(), output: o.to_string() }, Vec::new())
                     }) {
                         return Vec::new();
                     }

@@ -9,7 +9,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, BroadcastShapeMismatch, DimOutOfRange, InvalidShapeArgument, ReshapeSizeMismatch};
 use crate::shape::{Formula, Poly, Tri};
 
 /// Tensor methods modelled here; `Err(st)` gives the state back when `name` is not one of them.
@@ -62,7 +62,7 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
     let s = st.resolve(&t.shape);
     let minus: Vec<usize> = target.iter().enumerate().filter(|(_, d)| d.as_const() == Some(-1)).map(|(i, _)| i).collect();
     if minus.len() > 1 {
-        cx.check(&st, span, Tri::True, &r::reshape_size_mismatch::RULE, |_| (format!("{name}: only one dimension can be inferred (-1)"), Vec::new()));
+        cx.check(&st, span, Tri::True, |_| (ReshapeSizeMismatch::InferTwice { op: name.into() }, Vec::new()));
         return Vec::new();
     }
     let total = if s.prefix.is_none() { numel(&s.dims) } else { None };
@@ -76,8 +76,8 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
         if minus.is_empty() {
             let eq = Formula::cmp(total, crate::shape::Rel::Eq, pk);
             let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
-            if !cx.check(&st, span, eq.not(), &r::reshape_size_mismatch::RULE, |_| {
-                (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements, the new shape has {pp})"), Vec::new())
+            if !cx.check(&st, span, eq.not(), |_| {
+                (ReshapeSizeMismatch::Numel { op: name.into(), target: tshow.clone(), input: shown.clone(), numel: tt, new: pp }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -92,8 +92,8 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
             };
             let violated = if pk.as_const() == Some(0) { Formula::Const(true) } else { violated };
             let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
-            if !cx.check(&st, span, violated, &r::reshape_size_mismatch::RULE, |_| {
-                (format!("{name}: shape {tshow} is invalid for input of shape {shown} ({tt} elements are not divisible by {pp})"), Vec::new())
+            if !cx.check(&st, span, violated, |_| {
+                (ReshapeSizeMismatch::NotDivisible { op: name.into(), target: tshow.clone(), input: shown.clone(), numel: tt, known: pp }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -169,8 +169,8 @@ fn permute(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[
     let Some(perm) = perm else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
     let n = perm.len();
-    if !cx.check(&st, span, Tri::from_bool(n != rank), &r::dim_out_of_range::RULE, |_| {
-        (format!("permute: the permutation has {n} dims but the tensor {shown} has {rank}"), Vec::new())
+    if !cx.check(&st, span, Tri::from_bool(n != rank), |_| {
+        (DimOutOfRange::PermuteLength { len: n.to_string(), shape: shown, rank: rank.to_string() }, Vec::new())
     }) {
         return Vec::new();
     }
@@ -182,7 +182,7 @@ fn permute(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[
             return Vec::new();
         }
         if seen[i] {
-            cx.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("permute: dim {p} appears more than once"), Vec::new()));
+            cx.check(&st, span, Tri::True, |_| (DimOutOfRange::PermuteRepeat { dim: p.to_string() }, Vec::new()));
             return Vec::new();
         }
         seen[i] = true;
@@ -198,9 +198,10 @@ fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, na
     let shown = cx.show_shape(&st, &s);
     let n = target.len();
     if n < rank {
-        let what = if name == "repeat" { "the number of repeat dims" } else { "the number of sizes" };
-        cx.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| {
-            (format!("{name}: {what} ({n}) is smaller than the number of dims of {shown} ({rank})"), Vec::new())
+        cx.check(&st, span, Tri::True, |_| {
+            let (count, shape, rank) = (n.to_string(), shown, rank.to_string());
+            let v = if name == "repeat" { InvalidShapeArgument::TooFewRepeats { count, shape, rank } } else { InvalidShapeArgument::TooFewSizes { op: name.into(), count, shape, rank } };
+            (v, Vec::new())
         });
         return Vec::new();
     }
@@ -220,8 +221,8 @@ fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, na
                 } else {
                     let violated = Formula::And(vec![cx.dim_eq_f(sd, td).not(), cx.dim_eq_f(sd, &Dim::konst(1)).not()]);
                     let (a, b2) = (cx.show_dim(sd), cx.show_dim(td));
-                    if !cx.check(&st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
-                        (format!("expand: the expanded size {b2} must match the existing size {a} of {shown} (or the existing size must be 1)"), Vec::new())
+                    if !cx.check(&st, span, violated, |_| {
+                        (BroadcastShapeMismatch::Expand { size: b2, existing: a, shape: shown.clone() }, Vec::new())
                     }) {
                         return Vec::new();
                     }
@@ -285,7 +286,7 @@ pub fn flatten(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, sd: i128, ed: i
     }
     let (Some(i), Some(j)) = (i, j) else { return vec![(st, Value::Unknown)] };
     if i > j {
-        cx.check(&st, span, Tri::True, &r::dim_out_of_range::RULE, |_| (format!("{what}: start_dim {sd} comes after end_dim {ed}"), Vec::new()));
+        cx.check(&st, span, Tri::True, |_| (DimOutOfRange::FlattenOrder { op: what.into(), start: sd.to_string(), end: ed.to_string() }, Vec::new()));
         return Vec::new();
     }
     let mut dims = s.dims[..i].to_vec();

@@ -14,7 +14,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, IndexOutOfRange, InvalidShapeArgument, LayerInputRankMismatch, MatmulShapeMismatch};
 use crate::shape::{Poly, Rel, Tri};
 
 /// Check that `s` has a rank `ok` accepts (`expect` says which, for the message). `Some(true)`:
@@ -22,8 +22,8 @@ use crate::shape::{Poly, Rel, Tri};
 pub fn check_rank(cx: &mut dyn ModelCtx, st: &State, s: &Shape, ok: impl Fn(usize) -> bool, expect: &str, what: &str, span: Span) -> Option<bool> {
     let rank = s.rank()?;
     let shown = cx.show_shape(st, s);
-    Some(cx.check(st, span, Tri::from_bool(!ok(rank)), &r::layer_input_rank_mismatch::RULE, |_| {
-        (format!("{what} expects a {expect} tensor, got a {rank}-D tensor {shown}"), Vec::new())
+    Some(cx.check(st, span, Tri::from_bool(!ok(rank)), |_| {
+        (LayerInputRankMismatch::Expects { op: what.into(), expect: expect.into(), rank: rank.to_string(), shape: shown }, Vec::new())
     }))
 }
 
@@ -279,9 +279,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
                 // batch sizes must be equal: no broadcasting
                 let eq = cx.dim_eq(&st, &s.dims[0], &os.dims[0]);
                 let (a, b2) = (cx.show_shape(&st, &s), cx.show_shape(&st, &os));
-                if !cx.check(&st, span, eq.not(), &r::matmul_shape_mismatch::RULE, |_| {
-                    (format!("torch.bmm: {a} @ {b2}: batch sizes differ"), Vec::new())
-                }) {
+                if !cx.check(&st, span, eq.not(), |_| (MatmulShapeMismatch::BatchSizes { lhs: a, rhs: b2 }, Vec::new())) {
                     return Ok(Vec::new());
                 }
             }
@@ -348,8 +346,8 @@ fn index_in_range(cx: &mut dyn ModelCtx, st: &State, s: &Shape, i: usize, k: i12
     let kp = Poly::constant(k);
     let violated = if k >= 0 { cx.poly_cmp(st, &n, Rel::Le, &kp) } else { cx.poly_cmp(st, &n, Rel::Lt, &Poly::constant(-k)) };
     let (shown, ns) = (cx.show_shape(st, s), n.display(cx.syms()));
-    cx.check(st, span, violated, &r::index_out_of_range::RULE, |_| {
-        (format!("{what}: index {k} is out of range for dimension {i} of {shown} (size {ns})"), Vec::new())
+    cx.check(st, span, violated, |_| {
+        (IndexOutOfRange::Select { op: what.into(), index: k.to_string(), dim: i.to_string(), shape: shown, size: ns }, Vec::new())
     })
 }
 
@@ -360,8 +358,8 @@ fn index_in_range(cx: &mut dyn ModelCtx, st: &State, s: &Shape, i: usize, k: i12
 fn index_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, is: &Shape, src: Option<&Shape>, d: i128, span: Span, what: &str) -> bool {
     let (Some(rank), Some(ir)) = (s.rank(), is.rank()) else { return true };
     let (shown, ishown) = (cx.show_shape(st, s), cx.show_shape(st, is));
-    if !cx.check(st, span, Tri::from_bool(rank.max(1) != ir.max(1)), &r::invalid_shape_argument::RULE, |_| {
-        (format!("{what}: the index {ishown} must have as many dims as the input {shown}"), Vec::new())
+    if !cx.check(st, span, Tri::from_bool(rank.max(1) != ir.max(1)), |_| {
+        (InvalidShapeArgument::IndexRank { op: what.into(), index: ishown.clone(), input: shown.clone() }, Vec::new())
     }) {
         return false;
     }
@@ -393,8 +391,8 @@ fn index_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, is: &Shape, src: Opt
             }
         }
     }
-    cx.check(st, span, violated, &r::invalid_shape_argument::RULE, |_| {
-        (format!("{what}: the index {ishown} is larger than the input {shown} outside dimension {d}"), Vec::new())
+    cx.check(st, span, violated, |_| {
+        (InvalidShapeArgument::IndexLarger { op: what.into(), index: ishown, input: shown, dim: d.to_string() }, Vec::new())
     })
 }
 

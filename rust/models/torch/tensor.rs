@@ -9,7 +9,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::{self, Decl};
 use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, BroadcastShapeMismatch, DimOutOfRange};
 use crate::shape::{Formula, Tri};
 
 use super::{creation, indexing, join, matmul, pointwise, reduce, reshape, shape_ops};
@@ -81,10 +81,10 @@ pub fn check_dim(cx: &mut dyn ModelCtx, st: &State, s: &Shape, d: i128, span: Sp
     let ok = norm_dim(d, rank).filter(|i| *i < rank.max(1));
     let violated = Tri::from_bool(ok.is_none());
     let shown = cx.show_shape(st, s);
-    if !cx.check(st, span, violated, &r::dim_out_of_range::RULE, |_| {
+    if !cx.check(st, span, violated, |_| {
         let lo = -(rank.max(1) as i128);
         let hi = rank.max(1) as i128 - 1;
-        (format!("{what}: dim {d} is out of range for a {rank}-D tensor {shown} (expected a dim in [{lo}, {hi}])"), Vec::new())
+        (DimOutOfRange::Dim { op: what.into(), dim: d.to_string(), rank: rank.to_string(), shape: shown, lo: lo.to_string(), hi: hi.to_string() }, Vec::new())
     }) {
         return Some(usize::MAX);
     }
@@ -281,8 +281,8 @@ pub fn broadcast(cx: &mut dyn ModelCtx, st: &State, a: &Shape, b: &Shape, span: 
                 let (sa, sb) = (cx.show_shape(st, &a), cx.show_shape(st, &b));
                 let (dx, dy) = (cx.show_dim(x), cx.show_dim(y));
                 let pos = -(i as i64) - 1;
-                if !cx.check(st, span, violated, &r::broadcast_shape_mismatch::RULE, |_| {
-                    (format!("{what}: shapes {sa} and {sb} cannot be broadcast: {dx} vs {dy} at dim {pos}"), Vec::new())
+                if !cx.check(st, span, violated, |_| {
+                    (BroadcastShapeMismatch::Shapes { op: what.into(), lhs: sa, rhs: sb, da: dx, db: dy, dim: pos.to_string() }, Vec::new())
                 }) {
                     return None;
                 }

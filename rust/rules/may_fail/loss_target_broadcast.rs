@@ -13,7 +13,7 @@ pub const RULE: Rule = Rule {
     name: "loss-target-broadcast",
     family: Family::MayFail,
     status: RuleStatus::Preview,
-    summary: "{loss}: target {target} and input {input} differ in shape and are broadcast",
+    summary: "A regression loss broadcasts its target against an input of another shape (torch only warns)",
     messages: <LossTargetBroadcast as Violation>::MESSAGES,
     default_enabled: false,
     doc: r#"## What it does

@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "internal-error",
     family: Family::Meta,
     status: RuleStatus::Stable,
-    summary: "shape-lint internal error: {reason}",
+    summary: "The analyzer failed on this file (a bug in shape-lint); the file was not checked",
     messages: <InternalError as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does

@@ -1,3 +1,4 @@
+use crate::rules::violation::Violation;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP102
@@ -6,8 +7,8 @@ pub const RULE: Rule = Rule {
     name: "broadcast-shape-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: shapes {lhs} and {rhs} cannot be broadcast together",
-    messages: &[],
+    summary: "Two tensor shapes cannot be broadcast together",
+    messages: <BroadcastShapeMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
 Checks that the operands of an elementwise operation can be broadcast together: arithmetic
@@ -42,3 +43,15 @@ x = x * mask.unsqueeze(-1)          # [batch, seq, 64] * [batch, seq, 1]
 - [In-place semantics](https://pytorch.org/docs/stable/notes/broadcasting.html#in-place-semantics)
 "#,
 };
+
+crate::violation! {
+    /// Two shapes that do not broadcast.
+    pub enum BroadcastShapeMismatch for RULE {
+        /// Aligned from the right, the dims at `dim` (negative) differ and neither is 1.
+        Shapes { op, lhs, rhs, da, db, dim } => "{op}: shapes {lhs} and {rhs} cannot be broadcast: {da} vs {db} at dim {dim}",
+        /// An in-place op (`x += y`, `x.add_(y)`) whose broadcast result is larger than `x`.
+        InPlace { op, target, result } => "{op}: the in-place result must keep the shape {target} of the tensor written to, but broadcasting gives {result}",
+        /// `expand`/`expand_as`/`broadcast_to`: a size differs from an existing size other than 1.
+        Expand { size, existing, shape } => "expand: the expanded size {size} must match the existing size {existing} of {shape} (or the existing size must be 1)",
+    }
+}

@@ -1,3 +1,4 @@
+use crate::rules::violation::Violation;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP104
@@ -6,8 +7,8 @@ pub const RULE: Rule = Rule {
     name: "concat-shape-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: tensor {index} has shape {shape}, which does not fit {expected}",
-    messages: &[],
+    summary: "Tensors joined by cat or stack differ in rank or in a dimension that must match",
+    messages: <ConcatShapeMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
 Checks the tensors joined by `torch.cat` (`concat`, `concatenate`), `torch.stack`, `hstack`,
@@ -38,3 +39,15 @@ fused = torch.cat([img_feat, meta_feat], dim=1)    # [batch, 144]
 - [`torch.stack`](https://pytorch.org/docs/stable/generated/torch.stack.html)
 "#,
 };
+
+crate::violation! {
+    /// Tensors that cannot be joined: `first` is tensor 0, `other` is tensor `index`.
+    pub enum ConcatShapeMismatch for RULE {
+        /// `cat`/`stack`: the tensors differ in rank.
+        Rank { op, first_rank, first, index, rank, other } => "{op}: tensors must have the same number of dimensions: tensor 0 is {first_rank}-D {first}, tensor {index} is {rank}-D {other}",
+        /// `stack`: the tensors differ in size at `dim`.
+        Stack { op, first, index, other, dim } => "{op}: stack expects each tensor to be equal size: tensor 0 is {first}, tensor {index} is {other} (dim {dim})",
+        /// `cat`: the tensors differ in size at `dim`, which is not the concatenated dim.
+        Cat { op, first, index, other, dim } => "{op}: sizes of tensors must match except in the concatenated dimension: tensor 0 is {first}, tensor {index} is {other} (dim {dim})",
+    }
+}

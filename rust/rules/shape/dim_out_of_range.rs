@@ -1,3 +1,4 @@
+use crate::rules::violation::Violation;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP105
@@ -6,8 +7,8 @@ pub const RULE: Rule = Rule {
     name: "dim-out-of-range",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: dim {dim} is out of range for a {rank}-D tensor {shape}",
-    messages: &[],
+    summary: "A dim argument does not name a dim of the tensor (out of range, repeated or out of order)",
+    messages: <DimOutOfRange as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
 Checks that a dimension argument names a dimension the tensor has (from `-rank` to
@@ -43,3 +44,17 @@ scores = q @ k.transpose(-2, -1)    # [batch, seq, seq]
 - [`torch.nn.functional.softmax`](https://pytorch.org/docs/stable/generated/torch.nn.functional.softmax.html)
 "#,
 };
+
+crate::violation! {
+    /// A dim argument that does not name a dim of the tensor.
+    pub enum DimOutOfRange for RULE {
+        /// `dim` is outside `[lo, hi]` for a `rank`-D tensor.
+        Dim { op, dim, rank, shape, lo, hi } => "{op}: dim {dim} is out of range for a {rank}-D tensor {shape} (expected a dim in [{lo}, {hi}])",
+        /// `permute` with another number of dims than the tensor has.
+        PermuteLength { len, shape, rank } => "permute: the permutation has {len} dims but the tensor {shape} has {rank}",
+        /// `permute` naming a dim twice.
+        PermuteRepeat { dim } => "permute: dim {dim} appears more than once",
+        /// `flatten`/`nn.Flatten` with `start_dim` after `end_dim`.
+        FlattenOrder { op, start, end } => "{op}: start_dim {start} comes after end_dim {end}",
+    }
+}

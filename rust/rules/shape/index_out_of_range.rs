@@ -1,3 +1,4 @@
+use crate::rules::violation::Violation;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP110
@@ -6,8 +7,8 @@ pub const RULE: Rule = Rule {
     name: "index-out-of-range",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: index {index} is out of range for dim {dim} of size {size}",
-    messages: &[],
+    summary: "A constant index (or the k of topk/kthvalue) is out of range for its dimension",
+    messages: <IndexOutOfRange as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
 Checks constant indices into dimensions of known size: subscripts (`x[2]`, `x[:, -5]`),
@@ -41,3 +42,21 @@ last = h_n[-1]                        # the last layer's final hidden state
 - [`torch.nn.LSTM`](https://pytorch.org/docs/stable/generated/torch.nn.LSTM.html)
 "#,
 };
+
+crate::violation! {
+    /// A constant index or count outside the size of the dim it indexes.
+    pub enum IndexOutOfRange for RULE {
+        /// `topk` with `k` larger than the dim.
+        TopK { k, dim, shape, size } => "topk: k={k} is larger than dimension {dim} of {shape} (size {size})",
+        /// `kthvalue` with `k` outside `[1, size]`.
+        KthValue { k, shape, dim } => "kthvalue: k={k} is out of range for {shape} along dim {dim}",
+        /// `narrow` past the end of the dim.
+        Narrow { end, dim, size, shape } => "narrow: start + length = {end} exceeds dimension {dim} of size {size} (tensor {shape})",
+        /// `x[...]` with more indices than dims.
+        TooManyIndices { shape, count, rank } => "too many indices for tensor {shape}: {count} indices for {rank} dimensions",
+        /// `x[i]` with a constant `i` outside the dim.
+        Subscript { index, dim, size, shape } => "index {index} is out of bounds for dimension {dim} with size {size} (tensor {shape})",
+        /// `select` with an index outside the dim.
+        Select { op, index, dim, shape, size } => "{op}: index {index} is out of range for dimension {dim} of {shape} (size {size})",
+    }
+}

@@ -1,3 +1,4 @@
+use crate::rules::violation::Violation;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP107
@@ -6,8 +7,8 @@ pub const RULE: Rule = Rule {
     name: "layer-channel-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{layer} expects {expected} {what}, got input {shape}",
-    messages: &[],
+    summary: "A layer's configured channels or features do not match its input",
+    messages: <LayerChannelMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
 Checks that the channel or feature dimension of a layer's input matches what the layer was
@@ -45,3 +46,25 @@ self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
 - [`torch.nn.MultiheadAttention`](https://pytorch.org/docs/stable/generated/torch.nn.MultiheadAttention.html)
 "#,
 };
+
+crate::violation! {
+    /// A layer's configured size (`param`, e.g. `in_channels`, `num_features`, `input_size`,
+    /// `embed_dim`, `d_model`) does not match its input. `layer` is the layer's label and
+    /// class (`conv1 (line 4): Conv2d`) or the functional form (`F.group_norm`).
+    pub enum LayerChannelMismatch for RULE {
+        /// The channel dim (dim 1, or the one before the spatial dims) is not `want`.
+        Channels { layer, param, want, input, channels } => "{layer}({param}={want}) got input {input} with {channels} channels",
+        /// `nn.InstanceNorm*(affine=True)`: the channel dim is not `num_features`.
+        AffineChannels { layer, num_features, input, channels } => "{layer}(num_features={num_features}, affine=True) got input {input} with {channels} channels",
+        /// The last dim of `name` (input, query, key, ...) is not `want`.
+        LastDim { layer, param, want, name, shape, last } => "{layer}({param}={want}) got {name} {shape} whose last dim is {last}",
+        /// `F.batch_norm`: a statistics or affine tensor (`key`) of another size than the channels.
+        BatchNormStats { key, size, input, channels } => "F.batch_norm: {key} has {size} elements but input {input} has {channels} channels",
+        /// `nn.LayerNorm`/`F.layer_norm`: the input has fewer dims than `normalized_shape`.
+        NormalizedRank { layer, normalized, input } => "{layer}(normalized_shape=[{normalized}]): input {input} has fewer dims than normalized_shape",
+        /// `nn.LayerNorm`/`F.layer_norm`: the input's trailing dims are not `normalized_shape`.
+        NormalizedShape { layer, normalized, input } => "{layer}(normalized_shape=[{normalized}]) got input {input}",
+        /// `nn.GroupNorm`/`F.group_norm`: the channels are not divisible by `num_groups`.
+        Groups { layer, channels, input, groups } => "{layer}: {channels} channels of input {input} are not divisible by num_groups={groups}",
+    }
+}

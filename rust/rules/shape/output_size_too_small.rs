@@ -1,3 +1,4 @@
+use crate::rules::violation::Violation;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP109
@@ -6,8 +7,8 @@ pub const RULE: Rule = Rule {
     name: "output-size-too-small",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: spatial size {size} becomes {out} (kernel {kernel}, stride {stride}, padding {padding})",
-    messages: &[],
+    summary: "A convolution, pooling, padding or interpolation gives an output size torch rejects",
+    messages: <OutputSizeTooSmall as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
 Checks that the spatial output size of convolutions, pooling layers and `unfold` stays
@@ -45,3 +46,20 @@ for c_out in [32, 64, 128, 256, 512]:        # five stages: 32x32 -> 1x1
 - [`torch.nn.Unfold`](https://pytorch.org/docs/stable/generated/torch.nn.Unfold.html)
 "#,
 };
+
+crate::violation! {
+    /// An output size (of a conv, pool, pad or interpolation) below what torch accepts.
+    /// Sizes of several spatial dims are joined with `x` (`5x5`).
+    pub enum OutputSizeTooSmall for RULE {
+        /// Conv or pool: an output size below 1.
+        TooSmall { op, input, output, size } => "{op}: input size {input} gives output size {output}, which is too small ({size} < 1)",
+        /// Transposed conv: a negative output size.
+        Negative { op, input, output } => "{op}: input size {input} gives a negative output size {output}",
+        /// `avg_pool3d`: an input smaller than the kernel.
+        Kernel { op, input } => "{op}: input {input} is smaller than the kernel size",
+        /// `F.pad` with negative padding that makes a dim negative (`pad` is the list as given).
+        PadNegative { op, pad, dim, input } => "{op}: padding {pad} makes dim {dim} of input {input} negative",
+        /// `F.interpolate`/`nn.Upsample`: a scale factor that gives an output size below 1.
+        Scaled { op, size, factor, output } => "{op}: input size {size} scaled by {factor} gives output size {output}",
+    }
+}

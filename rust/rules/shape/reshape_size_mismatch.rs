@@ -1,3 +1,4 @@
+use crate::rules::violation::Violation;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP103
@@ -6,8 +7,8 @@ pub const RULE: Rule = Rule {
     name: "reshape-size-mismatch",
     family: Family::Shape,
     status: RuleStatus::Stable,
-    summary: "{op}: shape {target} is invalid for input {input} of {numel} elements",
-    messages: &[],
+    summary: "A view, reshape or unflatten does not keep the number of elements",
+    messages: <ReshapeSizeMismatch as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
 Checks that `view`, `reshape`, `torch.reshape`, `view_as`-like targets and `unflatten` keep
@@ -41,3 +42,17 @@ x = x.view(x.size(0), 16 * 5 * 5)   # or: torch.flatten(x, 1)
 - [`torch.unflatten`](https://pytorch.org/docs/stable/generated/torch.unflatten.html)
 "#,
 };
+
+crate::violation! {
+    /// A new shape that does not hold the tensor's elements.
+    pub enum ReshapeSizeMismatch for RULE {
+        /// `view`/`reshape` with more than one `-1`.
+        InferTwice { op } => "{op}: only one dimension can be inferred (-1)",
+        /// `view`/`reshape`: the new shape has another number of elements.
+        Numel { op, target, input, numel, new } => "{op}: shape {target} is invalid for input of shape {input} ({numel} elements, the new shape has {new})",
+        /// `view`/`reshape` with a `-1`: the known sizes do not divide the number of elements.
+        NotDivisible { op, target, input, numel, known } => "{op}: shape {target} is invalid for input of shape {input} ({numel} elements are not divisible by {known})",
+        /// `unflatten`/`nn.Unflatten`: the sizes' product is not the dim's size.
+        Unflatten { op, sizes, size, dim, input } => "{op}: sizes {sizes} don't multiply up to the size {size} of dim {dim} of input {input}",
+    }
+}

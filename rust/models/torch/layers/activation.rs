@@ -8,7 +8,7 @@ use crate::ir::Span;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::models::torch::tensor::{check_dim, flatten, tensor_value};
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument, LayerChannelMismatch, LayerInputRankMismatch, ReshapeSizeMismatch};
 use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
 use crate::value::*;
@@ -161,7 +161,7 @@ pub(super) fn glu_dim(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Option<
 fn glu(cx: &mut dyn ModelCtx, st: State, t: &Tensor, d: i128, what: &str, span: Span) -> Vals {
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    if !cx.check(&st, span, Tri::from_bool(rank == 0), &r::layer_input_rank_mismatch::RULE, |_| (format!("{what} does not support 0-D input"), Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(rank == 0), |_| (LayerInputRankMismatch::NoZeroD { op: what.into() }, Vec::new())) {
         return Vec::new();
     }
     let i = match check_dim(cx, &st, &s, d, span, what) {
@@ -171,7 +171,7 @@ fn glu(cx: &mut dyn ModelCtx, st: State, t: &Tensor, d: i128, what: &str, span: 
     };
     let Some(size) = s.dims[i].as_const() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(size % 2 != 0), &r::invalid_shape_argument::RULE, |_| (format!("{what}: halving dim {d} of input {shown} needs an even size, got {size}"), Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(size % 2 != 0), |_| (InvalidShapeArgument::GluOdd { op: what.into(), dim: d.to_string(), input: shown, size: size.to_string() }, Vec::new())) {
         return Vec::new();
     }
     let mut dims = s.dims.clone();
@@ -191,13 +191,12 @@ pub(super) fn prelu(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, l: &Layer,
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     if n != 1 {
-        let shown = cx.show_shape(&st, &s);
-        if !cx.check(&st, span, Tri::from_bool(rank == 0), &r::layer_input_rank_mismatch::RULE, |_| (format!("{who}PReLU({n}) got a 0-D input"), Vec::new())) {
+        if !cx.check(&st, span, Tri::from_bool(rank == 0), |_| (LayerInputRankMismatch::ZeroD { layer: format!("{who}PReLU({n})") }, Vec::new())) {
             return Vec::new();
         }
         let c = if rank >= 2 { s.dims[1].clone() } else { Dim::konst(1) };
-        if !cx.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &c, &Poly::constant(n), Vec::new(), |_, cs, ns| {
-            format!("{who}PReLU(num_parameters={ns}) got input {shown} with {cs} channels")
+        if !cx.expect_dim(&st, span, &s, &c, &Poly::constant(n), Vec::new(), |input, channels, want| {
+            LayerChannelMismatch::Channels { layer: format!("{who}PReLU"), param: "num_parameters".into(), want, input, channels }
         }) {
             return Vec::new();
         }
@@ -241,15 +240,15 @@ fn unflatten(cx: &mut dyn ModelCtx, st: State, t: &Tensor, d: i128, sizes: &Valu
     };
     let holes = sizes.iter().filter(|x| **x == -1).count();
     if holes > 1 || sizes.iter().any(|x| *x < -1) {
-        cx.check(&st, span, Tri::True, &r::invalid_shape_argument::RULE, |_| (format!("{what}: sizes {sizes:?} may contain at most one -1"), Vec::new()));
+        cx.check(&st, span, Tri::True, |_| (InvalidShapeArgument::UnflattenSizes { op: what.into(), sizes: format!("{sizes:?}") }, Vec::new()));
         return Vec::new();
     }
     let Some(size) = s.dims[i].as_const() else { return vec![(st, Value::Unknown)] };
     let known: i128 = sizes.iter().filter(|x| **x != -1).product();
     let shown = cx.show_shape(&st, &s);
     let bad = if holes == 1 { known == 0 || size % known != 0 } else { known != size };
-    if !cx.check(&st, span, Tri::from_bool(bad), &r::reshape_size_mismatch::RULE, |_| {
-        (format!("{what}: sizes {sizes:?} don't multiply up to the size {size} of dim {d} of input {shown}"), Vec::new())
+    if !cx.check(&st, span, Tri::from_bool(bad), |_| {
+        (ReshapeSizeMismatch::Unflatten { op: what.into(), sizes: format!("{sizes:?}"), size: size.to_string(), dim: d.to_string(), input: shown }, Vec::new())
     }) {
         return Vec::new();
     }

@@ -8,7 +8,8 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::ir::Span;
 use crate::models::registry::Decl;
 use crate::models::torch::tensor::tensor_value;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument, LayerChannelMismatch, LayerInputRankMismatch, OutputSizeTooSmall};
+use crate::rules::violation::Violation;
 use crate::rules::Rule;
 use crate::shape::{Formula, Poly, Rel, Tri};
 use crate::value::*;
@@ -64,7 +65,7 @@ fn check_nonnegative(cx: &mut dyn ModelCtx, st: &State, out: &[Option<Poly>], in
         let os = o.display(cx.syms());
         let ins: Vec<String> = inp.iter().map(|d| cx.show_dim(d)).collect();
         let ins = ins.join("x");
-        if !cx.check(st, span, violated, &r::output_size_too_small::RULE, |_| (format!("{what}: input size {ins} gives a negative output size {os}"), Vec::new())) {
+        if !cx.check(st, span, violated, |_| (OutputSizeTooSmall::Negative { op: what.into(), input: ins, output: os }, Vec::new())) {
             return false;
         }
     }
@@ -125,9 +126,9 @@ fn conv_padding(v: Option<&Value>, n: usize) -> Option<(bool, Vec<Poly>)> {
     }
 }
 
-/// Check `a % b == 0` for constant ints; false when the path ends (torch raises).
-#[allow(clippy::too_many_arguments)]
-pub(in crate::models::torch) fn check_divisible(cx: &mut dyn ModelCtx, st: &State, span: Span, a: &Poly, b: &Poly, rule: &'static Rule, msg: impl FnOnce(String, String) -> String) -> bool {
+/// Check `a % b == 0` for constant ints; false when the path ends (torch raises). `v` builds the
+/// violation from `a` and `b` as text.
+pub(in crate::models::torch) fn check_divisible<V: Violation>(cx: &mut dyn ModelCtx, st: &State, span: Span, a: &Poly, b: &Poly, v: impl FnOnce(String, String) -> V) -> bool {
     if b.as_const().is_some_and(|y| y <= 0) {
         return true;
     }
@@ -138,7 +139,7 @@ pub(in crate::models::torch) fn check_divisible(cx: &mut dyn ModelCtx, st: &Stat
         None => Formula::cmp(&rem, Rel::Ne, &Poly::constant(0)),
     };
     let (x, y) = (a.display(cx.syms()), b.display(cx.syms()));
-    cx.check(st, span, violated, rule, |_| (msg(x, y), Vec::new()))
+    cx.check(st, span, violated, |_| (v(x, y), Vec::new()))
 }
 
 /// Construction-time checks of a conv layer: channels divisible by groups, `'same'` padding
@@ -148,7 +149,7 @@ pub(super) fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, n:
     if let Some(g) = int("groups") {
         for key in ["in_channels", "out_channels"] {
             if let Some(c) = int(key)
-                && !check_divisible(cx, st, span, &c, &g, &r::invalid_shape_argument::RULE, |c, g| format!("{kind}: {key}={c} must be divisible by groups={g}")) {
+                && !check_divisible(cx, st, span, &c, &g, |value, by| InvalidShapeArgument::NotDivisible { op: kind.into(), param: key.into(), value, by_param: "groups".into(), by }) {
                     return false;
                 }
         }
@@ -156,9 +157,7 @@ pub(super) fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, n:
     if !transposed && matches!(amap.get("padding"), Some(Value::Str(Some(p))) if &**p == "same")
         && let Some(s) = ntuple(amap.get("stride"), n, 1) {
             let strided = s.iter().any(|x| x.as_const().is_some_and(|c| c != 1));
-            if !cx.check(st, span, Tri::from_bool(strided), &r::invalid_shape_argument::RULE, |_| {
-                (format!("{kind}: padding='same' is not supported for strided convolutions"), Vec::new())
-            }) {
+            if !cx.check(st, span, Tri::from_bool(strided), |_| (InvalidShapeArgument::SameStrided { op: kind.into() }, Vec::new())) {
                 return false;
             }
         }
@@ -179,8 +178,8 @@ fn conv_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, cfg: &ConvCfg, n: usi
         // output_padding must be smaller than either stride or dilation
         for i in 0..n {
             let (Some(o), Some(sv), Some(dv)) = (op[i].as_const(), s[i].as_const(), d[i].as_const()) else { continue };
-            if !cx.check(&st, span, Tri::from_bool(o >= sv.max(dv)), &r::invalid_shape_argument::RULE, |_| {
-                (format!("{what}: output_padding={o} must be smaller than either stride={sv} or dilation={dv}"), Vec::new())
+            if !cx.check(&st, span, Tri::from_bool(o >= sv.max(dv)), |_| {
+                (InvalidShapeArgument::OutputPadding { op: what.into(), output_padding: o.to_string(), stride: sv.to_string(), dilation: dv.to_string() }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -191,8 +190,8 @@ fn conv_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, cfg: &ConvCfg, n: usi
     for (st, sh) in require_rank(cx, st, t, &[n + 1, n + 2], spatial_names(n), &fixed, span, &format!("{what}: ")) {
         let r = sh.dims.len();
         let c = sh.dims[r - n - 1].clone();
-        if !cx.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &sh, &c, ic, Vec::new(), |shown, cs, is| {
-            format!("{what}(in_channels={is}) got input {shown} with {cs} channels")
+        if !cx.expect_dim(&st, span, &sh, &c, ic, Vec::new(), |input, channels, want| {
+            LayerChannelMismatch::Channels { layer: what.into(), param: "in_channels".into(), want, input, channels }
         }) {
             continue;
         }
@@ -237,7 +236,7 @@ pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize,
     let ws = st.resolve(&w.shape);
     if ws.rank() != Some(n + 2) {
         let bad = Tri::from_bool(ws.rank().is_some());
-        cx.check(&st, span, bad, &r::layer_input_rank_mismatch::RULE, |_| (format!("{what}: weight must be {}-D", n + 2), Vec::new()));
+        cx.check(&st, span, bad, |_| (LayerInputRankMismatch::WeightRank { op: what.into(), rank: (n + 2).to_string() }, Vec::new()));
         return if bad == Tri::True { Vec::new() } else { vec![(st, Value::Unknown)] };
     }
     let groups = match b.get("groups") {
@@ -256,9 +255,7 @@ pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize,
     }
     if same {
         let strided = s.iter().any(|x| x.as_const().is_some_and(|c| c != 1));
-        if !cx.check(&st, span, Tri::from_bool(strided), &r::invalid_shape_argument::RULE, |_| {
-            (format!("{what}: padding='same' is not supported for strided convolutions"), Vec::new())
-        }) {
+        if !cx.check(&st, span, Tri::from_bool(strided), |_| (InvalidShapeArgument::SameStrided { op: what.into() }, Vec::new())) {
             return Vec::new();
         }
     }
@@ -271,7 +268,7 @@ pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize,
     if !bias_ok {
         return vec![(st, Value::Unknown)];
     }
-    if !check_divisible(cx, &st, span, &w0, &groups, &r::invalid_shape_argument::RULE, |a, g| format!("{what}: weight dim 0 ({a}) must be divisible by groups={g}")) {
+    if !check_divisible(cx, &st, span, &w0, &groups, |size, groups| InvalidShapeArgument::WeightGroups { op: what.into(), size, groups }) {
         return Vec::new();
     }
     let cfg = ConvCfg { ic, oc, k, s, p, d, op, same, transposed, why: None };

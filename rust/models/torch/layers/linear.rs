@@ -8,7 +8,7 @@ use crate::ir::Span;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::models::torch::tensor::{broadcast, tensor_value};
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument, LayerInputRankMismatch, MatmulShapeMismatch};
 use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
 use crate::value::*;
@@ -122,7 +122,7 @@ fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option
             }
             None => {
                 let who = layer_name(l);
-                cx.check(&st, span, Tri::True, &r::layer_input_rank_mismatch::RULE, |_| (format!("{who}Linear got a 0-D input"), Vec::new()));
+                cx.check(&st, span, Tri::True, |_| (LayerInputRankMismatch::ZeroD { layer: format!("{who}Linear") }, Vec::new()));
                 return Vec::new();
             }
         }
@@ -130,9 +130,7 @@ fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option
     let last = s.dims.last().unwrap().clone();
     let who = layer_name(l);
     let extra = l.label.iter().map(|lbl| format!("{lbl} expects in_features={}", inf.display(cx.syms()))).collect();
-    if !cx.expect_dim(&st, span, &r::matmul_shape_mismatch::RULE, &s, &last, inf, extra, |shown, ls, is| {
-        format!("{who}input {shown} does not fit Linear(in_features={is}): last dim {ls} != {is}")
-    }) {
+    if !cx.expect_dim(&st, span, &s, &last, inf, extra, |input, last, in_features| MatmulShapeMismatch::Linear { who, input, last, in_features }) {
         return Vec::new();
     }
     let mut dims = s.dims.clone();
@@ -170,20 +168,20 @@ fn bilinear(cx: &mut dyn ModelCtx, st: State, x1: &Tensor, x2: &Tensor, i1: &Pol
     let (a, b) = (st.resolve(&x1.shape), st.resolve(&x2.shape));
     let (Some(ra), Some(rb)) = (a.rank(), b.rank()) else { return vec![(st, Value::Unknown)] };
     let (sa, sb) = (cx.show_shape(&st, &a), cx.show_shape(&st, &b));
-    if !cx.check(&st, span, Tri::from_bool(ra != rb || ra == 0), &r::layer_input_rank_mismatch::RULE, |_| {
-        (format!("{what}: inputs {sa} and {sb} must have the same number of dims (at least 1)"), Vec::new())
+    if !cx.check(&st, span, Tri::from_bool(ra != rb || ra == 0), |_| {
+        (LayerInputRankMismatch::BilinearRanks { op: what.into(), lhs: sa.clone(), rhs: sb.clone() }, Vec::new())
     }) {
         return Vec::new();
     }
     for k in 0..ra - 1 {
         let eq = cx.dim_eq_f(&a.dims[k], &b.dims[k]);
-        if !cx.check(&st, span, eq.not(), &r::invalid_shape_argument::RULE, |_| (format!("{what}: batch dims of {sa} and {sb} do not match at dim {k}"), Vec::new())) {
+        if !cx.check(&st, span, eq.not(), |_| (InvalidShapeArgument::BilinearBatch { op: what.into(), lhs: sa.clone(), rhs: sb.clone(), dim: k.to_string() }, Vec::new())) {
             return Vec::new();
         }
     }
-    for (s, want, shown, n) in [(&a, i1, &sa, "in1_features"), (&b, i2, &sb, "in2_features")] {
+    for (s, want, n) in [(&a, i1, "in1_features"), (&b, i2, "in2_features")] {
         let last = s.dims[ra - 1].clone();
-        if !cx.expect_dim(&st, span, &r::matmul_shape_mismatch::RULE, s, &last, want, Vec::new(), |_, ls, ws| format!("{what}({n}={ws}) got input {shown} whose last dim is {ls}")) {
+        if !cx.expect_dim(&st, span, s, &last, want, Vec::new(), |input, last, want| MatmulShapeMismatch::Bilinear { op: what.into(), param: n.into(), want, input, last }) {
             return Vec::new();
         }
     }
@@ -196,7 +194,7 @@ fn bilinear(cx: &mut dyn ModelCtx, st: State, x1: &Tensor, x2: &Tensor, i1: &Pol
 fn check_index_dtype(cx: &mut dyn ModelCtx, st: &State, t: &Tensor, what: &str, span: Span) -> bool {
     let bad = Tri::from_bool(t.dtype.is_some_and(|d| !matches!(d, DType::Long | DType::Int)));
     let shown = cx.show_shape(st, &t.shape);
-    cx.check(st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("{what}: indices {shown} must be a Long or Int tensor"), Vec::new()))
+    cx.check(st, span, bad, |_| (InvalidShapeArgument::IndexDtype { op: what.into(), indices: shown }, Vec::new()))
 }
 
 /// The embedding dim of an `nn.Embedding`/`nn.EmbeddingBag` layer, with where it came from.
@@ -257,9 +255,7 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(rank != 2), &r::layer_input_rank_mismatch::RULE, |_| {
-        (format!("{what}: without offsets the input must be 2-D (one bag per row), got {shown}"), Vec::new())
-    }) {
+    if !cx.check(&st, span, Tri::from_bool(rank != 2), |_| (LayerInputRankMismatch::BagRank { op: what.into(), input: shown }, Vec::new())) {
         return Vec::new();
     }
     vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), dim]), dtype))]
@@ -269,7 +265,7 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
 pub(super) fn one_hot(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
     let shown = cx.show_shape(&st, &t.shape);
     let bad = Tri::from_bool(t.dtype.is_some_and(|d| d != DType::Long));
-    if !cx.check(&st, span, bad, &r::invalid_shape_argument::RULE, |_| (format!("F.one_hot: input {shown} must be a LongTensor of class indices"), Vec::new())) {
+    if !cx.check(&st, span, bad, |_| (InvalidShapeArgument::OneHotDtype { input: shown }, Vec::new())) {
         return Vec::new();
     }
     let k = match b.get("num_classes") {

@@ -31,10 +31,10 @@ use rustc_hash::FxHashMap;
 use super::losses::Loss;
 use super::recurrent::Rnn;
 use super::{attention, losses, recurrent, resample};
+use crate::rules::shape::{LayerInputRankMismatch, OutputSizeTooSmall};
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::{self, Api, Decl, Param, ParamKind};
-use crate::rules::shape as r;
 use crate::shape::{Formula, Poly, Rel, Tri};
 use crate::value::*;
 
@@ -381,9 +381,7 @@ fn check_spatial(cx: &mut dyn ModelCtx, st: &State, out: &[Option<Poly>], inp: &
         let ins: Vec<String> = inp.iter().map(|d| cx.show_dim(d)).collect();
         let outs: Vec<String> = out.iter().map(|o| o.as_ref().map(|p| p.display(cx.syms())).unwrap_or("?".into())).collect();
         let (ins, outs) = (ins.join("x"), outs.join("x"));
-        if !cx.check(st, span, violated, &r::output_size_too_small::RULE, |_| {
-            (format!("{what}: input size {ins} gives output size {outs}, which is too small ({os} < 1)"), Vec::new())
-        }) {
+        if !cx.check(st, span, violated, |_| (OutputSizeTooSmall::TooSmall { op: what.into(), input: ins, output: outs, size: os }, Vec::new())) {
             return false;
         }
     }
@@ -392,17 +390,18 @@ fn check_spatial(cx: &mut dyn ModelCtx, st: &State, out: &[Option<Poly>], inp: &
 
 /// Make sure a tensor's rank is one of `ranks`, refining an unknown-rank input by this first
 /// use: each allowed rank becomes a path (an opaque choice when there are several), with the
-/// dims `fixed` (aligned right) set to what the layer expects and the others fresh.
+/// dims `fixed` (aligned right) set to what the layer expects and the others fresh. `prefix`
+/// starts the message (`"conv1 (line 4): Conv2d: "`).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn require_rank(cx: &mut dyn ModelCtx, st: State, t: &Tensor, ranks: &[usize], names: &[&str], fixed: &[(usize, Option<Poly>)], span: Span, rule_msg: &str) -> Vec<(State, Shape)> {
+pub(super) fn require_rank(cx: &mut dyn ModelCtx, st: State, t: &Tensor, ranks: &[usize], names: &[&str], fixed: &[(usize, Option<Poly>)], span: Span, prefix: &str) -> Vec<(State, Shape)> {
     let s = st.resolve(&t.shape);
     match s.rank() {
         Some(r) => {
             let shown = cx.show_shape(&st, &s);
             let want: Vec<String> = ranks.iter().map(|r| format!("{r}-D")).collect();
             let want = want.join(" or ");
-            if !cx.check(&st, span, Tri::from_bool(!ranks.contains(&r)), &r::layer_input_rank_mismatch::RULE, |_| {
-                (format!("{rule_msg}expected {want} input, got {r}-D input {shown}"), Vec::new())
+            if !cx.check(&st, span, Tri::from_bool(!ranks.contains(&r)), |_| {
+                (LayerInputRankMismatch::Expected { prefix: prefix.into(), want, rank: r.to_string(), shape: shown }, Vec::new())
             }) {
                 return Vec::new();
             }

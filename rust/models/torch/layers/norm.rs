@@ -9,7 +9,7 @@ use crate::ir::Span;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::models::torch::tensor::tensor_value;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument, LayerChannelMismatch, LayerInputRankMismatch};
 use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
 use crate::value::*;
@@ -79,18 +79,14 @@ fn batch_stats_check(cx: &mut dyn ModelCtx, st: &State, s: &Shape, span: Span, w
     dims.extend(s.dims.get(2..).unwrap_or(&[]).iter().cloned());
     let Some(p) = const_product(&dims) else { return true };
     let shown = cx.show_shape(st, s);
-    cx.check(st, span, Tri::from_bool(p == 1), &r::invalid_shape_argument::RULE, |_| {
-        (format!("{what}: expected more than 1 value per channel when training, got input {shown}"), Vec::new())
-    })
+    cx.check(st, span, Tri::from_bool(p == 1), |_| (InvalidShapeArgument::BatchStats { op: what.into(), input: shown }, Vec::new()))
 }
 
 /// Instance statistics need more than one spatial element.
 fn spatial_stats_check(cx: &mut dyn ModelCtx, st: &State, spatial: &[Dim], s: &Shape, span: Span, what: &str) -> bool {
     let Some(p) = const_product(spatial) else { return true };
     let shown = cx.show_shape(st, s);
-    cx.check(st, span, Tri::from_bool(p == 1), &r::invalid_shape_argument::RULE, |_| {
-        (format!("{what}: expected more than 1 spatial element when training, got input {shown}"), Vec::new())
-    })
+    cx.check(st, span, Tri::from_bool(p == 1), |_| (InvalidShapeArgument::InstanceStats { op: what.into(), input: shown }, Vec::new()))
 }
 
 /// Calling an `nn.BatchNorm{n}d` layer: channels at dim 1, batch statistics in training.
@@ -113,8 +109,8 @@ pub(super) fn call_batch_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &
     for (st, s) in require_rank(cx, st, t, ranks, &["N", "C", "D", "H", "W"][5 - ranks.iter().copied().max().unwrap_or(2).min(5)..], &[], span, &format!("{who}{kind}: ")) {
         // channels at dim 1; refine the fresh channel dim by this first use
         let c = s.dims[1].clone();
-        if !cx.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &c, &nf, Vec::new(), |shown, cs, ns| {
-            format!("{who}{kind}(num_features={ns}) got input {shown} with {cs} channels")
+        if !cx.expect_dim(&st, span, &s, &c, &nf, Vec::new(), |input, channels, want| {
+            LayerChannelMismatch::Channels { layer: format!("{who}{kind}"), param: "num_features".into(), want, input, channels }
         }) {
             continue;
         }
@@ -138,8 +134,8 @@ pub(super) fn call_instance_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l
         let r = s.dims.len();
         if affine {
             let (Some(nf), c) = (nf.as_ref(), s.dims[r - n - 1].clone()) else { continue };
-            if !cx.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &c, nf, Vec::new(), |shown, cs, ns| {
-                format!("{who}{kind}(num_features={ns}, affine=True) got input {shown} with {cs} channels")
+            if !cx.expect_dim(&st, span, &s, &c, nf, Vec::new(), |input, channels, num_features| {
+                LayerChannelMismatch::AffineChannels { layer: format!("{who}{kind}"), num_features, input, channels }
             }) {
                 continue;
             }
@@ -165,8 +161,8 @@ pub(super) fn functional_batch_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor
         if ms.rank() != Some(1) {
             continue;
         }
-        if !cx.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &s.dims[1].clone(), &match ms.dims[0].v.clone() { Some(v) => v, None => continue }, Vec::new(), |shown, cs, ns| {
-            format!("F.batch_norm: {key} has {ns} elements but input {shown} has {cs} channels")
+        if !cx.expect_dim(&st, span, &s, &s.dims[1].clone(), &match ms.dims[0].v.clone() { Some(v) => v, None => continue }, Vec::new(), |input, channels, size| {
+            LayerChannelMismatch::BatchNormStats { key: key.into(), size, input, channels }
         }) {
             return Vec::new();
         }
@@ -251,16 +247,14 @@ fn layer_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, ns: &[Poly], who: &s
     let nshow = nshow.join(", ");
     if s.dims.len() < ns.len() {
         let shown = cx.show_shape(&st, &s);
-        cx.check(&st, span, Tri::True, &r::layer_channel_mismatch::RULE, |_| (format!("{who}(normalized_shape=[{nshow}]): input {shown} has fewer dims than normalized_shape"), Vec::new()));
+        cx.check(&st, span, Tri::True, |_| (LayerChannelMismatch::NormalizedRank { layer: who.into(), normalized: nshow, input: shown }, Vec::new()));
         return Vec::new();
     }
     let tail = &s.dims[s.dims.len() - ns.len()..];
     for (d, n) in tail.iter().zip(ns.iter()) {
         let eq = cx.dim_eq_f(d, &Dim::known(n.clone(), None));
         let shown = cx.show_shape(&st, &s);
-        if !cx.check(&st, span, eq.not(), &r::layer_channel_mismatch::RULE, |_| {
-            (format!("{who}(normalized_shape=[{nshow}]) got input {shown}"), Vec::new())
-        }) {
+        if !cx.check(&st, span, eq.not(), |_| (LayerChannelMismatch::NormalizedShape { layer: who.into(), normalized: nshow.clone(), input: shown }, Vec::new())) {
             return Vec::new();
         }
     }
@@ -272,8 +266,8 @@ pub(super) fn group_norm_construct_checks(cx: &mut dyn ModelCtx, st: &State, ama
     let g = amap.get("num_groups").and_then(|v| v.as_const_int());
     let c = amap.get("num_channels").and_then(|v| v.as_const_int());
     match (g, c) {
-        (Some(g), Some(c)) if g > 0 => cx.check(st, span, Tri::from_bool(c % g != 0), &r::invalid_shape_argument::RULE, |_| {
-            (format!("GroupNorm: num_channels ({c}) must be divisible by num_groups ({g})"), Vec::new())
+        (Some(g), Some(c)) if g > 0 => cx.check(st, span, Tri::from_bool(c % g != 0), |_| {
+            (InvalidShapeArgument::GroupNormChannels { channels: c.to_string(), groups: g.to_string() }, Vec::new())
         }),
         _ => true,
     }
@@ -310,12 +304,12 @@ fn group_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, g: &Poly, c: Option<
     let s = st.resolve(&t.shape);
     let Some(r) = s.rank() else { return vec![(st, Value::Unknown)] };
     let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(r < 2), &r::layer_input_rank_mismatch::RULE, |_| (format!("{what}: expected at least 2-D input, got {shown}"), Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(r < 2), |_| (LayerInputRankMismatch::AtLeast { op: what.into(), rank: "2".into(), shape: shown.clone() }, Vec::new())) {
         return Vec::new();
     }
     let got = s.dims[1].clone();
     if let Some(c) = c
-        && !cx.expect_dim(&st, span, &r::layer_channel_mismatch::RULE, &s, &got, c, Vec::new(), |shown, ds, cs| format!("{what}(num_channels={cs}) got input {shown} with {ds} channels")) {
+        && !cx.expect_dim(&st, span, &s, &got, c, Vec::new(), |input, channels, want| LayerChannelMismatch::Channels { layer: what.into(), param: "num_channels".into(), want, input, channels }) {
             return Vec::new();
         }
     if let (Some(n), Some(ch), Some(gc)) = (s.dims[0].as_const(), got.as_const(), g.as_const())
@@ -323,10 +317,12 @@ fn group_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, g: &Poly, c: Option<
             let mut dims = vec![Dim::konst(n * ch / gc)];
             dims.extend(s.dims[2..].iter().cloned());
             if let Some(p) = const_product(&dims)
-                && !cx.check(&st, span, Tri::from_bool(p == 1), &r::invalid_shape_argument::RULE, |_| (format!("{what}: expected more than 1 value per group, got input {shown}"), Vec::new())) {
+                && !cx.check(&st, span, Tri::from_bool(p == 1), |_| (InvalidShapeArgument::GroupStats { op: what.into(), input: shown.clone() }, Vec::new())) {
                     return Vec::new();
                 }
-            if !cx.check(&st, span, Tri::from_bool(ch % gc != 0), &r::layer_channel_mismatch::RULE, |_| (format!("{what}: {ch} channels of input {shown} are not divisible by num_groups={gc}"), Vec::new())) {
+            if !cx.check(&st, span, Tri::from_bool(ch % gc != 0), |_| {
+                (LayerChannelMismatch::Groups { layer: what.into(), channels: ch.to_string(), input: shown.clone(), groups: gc.to_string() }, Vec::new())
+            }) {
                 return Vec::new();
             }
         }

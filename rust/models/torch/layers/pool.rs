@@ -6,7 +6,7 @@ use crate::ir::Span;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::models::torch::tensor::tensor_value;
-use crate::rules::shape as r;
+use crate::rules::shape::{self as r, InvalidShapeArgument, LayerInputRankMismatch, OutputSizeTooSmall};
 use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
 use crate::value::*;
@@ -103,8 +103,8 @@ fn pool_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bool, 
     // padding at most half the kernel size
     for i in 0..n {
         let (Some(kc), Some(pc)) = (k[i].as_const(), p[i].as_const()) else { continue };
-        if !cx.check(&st, span, Tri::from_bool(pc > kc / 2), &r::invalid_shape_argument::RULE, |_| {
-            (format!("{what}: padding={pc} should be at most half of kernel_size={kc}"), Vec::new())
+        if !cx.check(&st, span, Tri::from_bool(pc > kc / 2), |_| {
+            (InvalidShapeArgument::PoolPadding { op: what.into(), padding: pc.to_string(), kernel_size: kc.to_string() }, Vec::new())
         }) {
             return Vec::new();
         }
@@ -117,7 +117,7 @@ fn pool_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bool, 
             // avg_pool3d: each input size at least the kernel size (padding aside)
             let small = spatial.iter().zip(&k).any(|(d, kk)| d.as_const().zip(kk.as_const()).is_some_and(|(a, b)| a < b));
             let shown = cx.show_shape(&st, &sh);
-            if !cx.check(&st, span, Tri::from_bool(small), &r::output_size_too_small::RULE, |_| (format!("{what}: input {shown} is smaller than the kernel size"), Vec::new())) {
+            if !cx.check(&st, span, Tri::from_bool(small), |_| (OutputSizeTooSmall::Kernel { op: what.into(), input: shown }, Vec::new())) {
                 continue;
             }
         }
@@ -181,8 +181,8 @@ fn adaptive_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bo
     if tuple
         && let Some(r) = rank {
             let shown = cx.show_shape(&st, &s);
-            if !cx.check(&st, span, Tri::from_bool(r <= n), &r::layer_input_rank_mismatch::RULE, |_| {
-                (format!("{what}: input {shown} should have at least {} dims", n + 1), Vec::new())
+            if !cx.check(&st, span, Tri::from_bool(r <= n), |_| {
+                (LayerInputRankMismatch::AdaptiveRank { op: what.into(), input: shown, rank: (n + 1).to_string() }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -191,9 +191,7 @@ fn adaptive_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bo
     if !max && ones && n > 1 {
         let Some(r) = rank else { return vec![(st, Value::Unknown)] };
         let shown = cx.show_shape(&st, &s);
-        if !cx.check(&st, span, Tri::from_bool(r < n), &r::layer_input_rank_mismatch::RULE, |_| {
-            (format!("{what}: input {shown} has fewer than {n} dims"), Vec::new())
-        }) {
+        if !cx.check(&st, span, Tri::from_bool(r < n), |_| (LayerInputRankMismatch::FewerDims { op: what.into(), input: shown, rank: n.to_string() }, Vec::new())) {
             return Vec::new();
         }
         let mut dims = s.dims[..r - n].to_vec();
