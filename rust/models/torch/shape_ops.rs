@@ -1,11 +1,11 @@
 //! More shape ops, as Tensor methods (the `torch.` function forms reach them with the tensor
 //! as receiver): `movedim`, `select`, `tile`, `unflatten`, `scatter`, `diag`/`diagonal`/`trace`,
 //! `repeat_interleave`, `unfold` (sliding windows), `new_*`, `*_as`, `T`/`mT`, `fliplr`/`flipud`,
-//! `tril`/`triu`, the rank
-//! requirements of `mm`/`bmm`/`mv`/`dot`/`outer`, `addmm`/`baddbmm`, and `torch.tensor`.
+//! `tril`/`triu`, the rank requirements of `mm`/`bmm`/`mv`/`dot`/`outer`, `addmm`/`baddbmm`,
+//! and `torch.tensor`.
 //!
-//! `method` gives the state back (`Err`) when it does not handle the name, so the caller falls
-//! back to the older models in tensor.rs.
+//! `method` gives the state back (`Err`) when it does not handle the name; for a name this
+//! family declares, the dispatcher (`tensor::method`) then answers Unknown.
 
 use std::rc::Rc;
 
