@@ -409,6 +409,74 @@ def _f_pad(r):
     return f"F.pad(x, {pad!r}, mode={mode!r})", {"x": T(*x)}
 
 
+# ---- sliding blocks: Unfold (im2col) and Fold (col2im) -------------------------------------
+
+def _pair_arg(r, lo, hi, bad=None):
+    """An int or a pair in [lo, hi]; now and then `bad` (a non-positive value or a 3-tuple)."""
+    if bad is not None and r.random() < 0.06:
+        return bad
+    if r.random() < 0.6:
+        return r.randint(lo, hi)
+    return (r.randint(lo, hi), r.randint(lo, hi))
+
+
+def _blocks_kw(r):
+    """Keyword arguments of a fold/unfold, sometimes invalid (zero stride/dilation, negative padding, a 3-tuple)."""
+    ranges = {"dilation": (1, 2, 0), "padding": (0, 2, -1), "stride": (1, 3, 0)}
+    kw = {}
+    for n, (lo, hi, bad) in ranges.items():
+        if r.random() < 0.5:
+            kw[n] = _pair_arg(r, lo, hi, r.choice([bad, (1, 1, 1)]))
+    return kw
+
+
+def _two(v):
+    return v if isinstance(v, tuple) else (v, v)
+
+
+def _args(*positional, **kw):
+    return ", ".join([repr(p) for p in positional] + [f"{k}={v!r}" for k, v in kw.items()])
+
+
+def _unfold(functional=False):
+    def gen(r):
+        k = _pair_arg(r, 1, 4, r.choice([0, -1, (2, 2, 2)]))
+        rank = r.choice([4, 4, 4, 3, 3, 2, 5])
+        x = shape(r, rank, 1, 8)
+        if rank >= 3 and r.random() < 0.05:
+            x = x[:-3] + (0,) + x[-2:]  # a zero-size channel dim
+        args = _args(k, **_blocks_kw(r))
+        return (f"F.unfold(x, {args})" if functional else f"nn.Unfold({args})(x)"), {"x": T(*x)}
+    return gen
+
+
+def _fold(functional=False):
+    def gen(r):
+        k = _pair_arg(r, 1, 3, r.choice([0, (2, 2, 2)]))
+        out = _pair_arg(r, 1, 7, r.choice([0, -1, (4, 4, 4)]))
+        kw = _blocks_kw(r)
+        pairs = [k, out, *kw.values()]
+        c = r.randint(1, 3)
+        if all(isinstance(v, int) or len(v) == 2 for v in pairs):
+            (kh, kw_), (oh, ow) = _two(k), _two(out)
+            (dh, dw), (ph, pw), (sh, sw) = (_two(kw.get(n, dv)) for n, dv in (("dilation", 1), ("padding", 0), ("stride", 1)))
+            blocks = 1
+            for size, kk, d, p, s in ((oh, kh, dh, ph, sh), (ow, kw_, dw, pw, sw)):
+                blocks *= (size + 2 * p - d * (kk - 1) - 1) // s + 1 if s > 0 else 1
+            cin = c * kh * kw_
+        else:
+            blocks, cin = r.randint(1, 16), r.randint(1, 12)
+        if r.random() < 0.2:
+            cin += r.choice([-1, 1, 2])  # not divisible by the kernel's size
+        if r.random() < 0.2 or blocks < 1:
+            blocks = max(1, blocks + r.choice([-1, 1, 3]))  # not the number of blocks
+        x = ([r.randint(1, 3)] if r.random() < 0.7 else []) + [max(cin, 1), blocks]
+        if r.random() < 0.06:
+            x = [2] + x if len(x) == 3 else x[-1:]  # wrong rank
+        args = _args(out, k, **kw)
+        return (f"F.fold(x, {args})" if functional else f"nn.Fold({args})(x)"), {"x": T(*x)}
+    return gen
+
 # ---- activations --------------------------------------------------------------------------
 
 def _elementwise(expr):
@@ -471,6 +539,10 @@ SPECS = [
     *[Spec(f"F.{k}_pool{n}d", "function", _pool(n, k, True)) for k in ("max", "avg") for n in (1, 2, 3)],
     *[Spec(f"nn.Adaptive{k.title()}Pool{n}d", "module", _adaptive(n, k)) for k in ("max", "avg") for n in (1, 2, 3)],
     *[Spec(f"F.adaptive_{k}_pool{n}d", "function", _adaptive(n, k, True)) for k in ("avg",) for n in (1, 2, 3)],
+    Spec("nn.Unfold", "module", _unfold()),
+    Spec("F.unfold", "function", _unfold(True)),
+    Spec("nn.Fold", "module", _fold()),
+    Spec("F.fold", "function", _fold(True)),
     *[Spec(f"nn.BatchNorm{n}d", "module", _batchnorm(n)) for n in (1, 2, 3)],
     Spec("F.batch_norm", "function", _batchnorm(1, True)),
     Spec("nn.LayerNorm", "module", _layernorm),

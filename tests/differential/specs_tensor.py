@@ -311,6 +311,18 @@ def index_gen(r):
     return f"x[{', '.join(parts)}]", {"x": T(*s)}
 
 
+def unfold_gen(r: random.Random):
+    """`x.unfold(dimension, size, step)`: sizes up to a bit past the dim, now and then a negative size or a step <= 0."""
+    x = rank_shape(r, 0, 3, 1, 6)
+    d = dim_arg(r, len(x))
+    n = x[d] if x and -len(x) <= d < len(x) else 1
+    size = r.randint(0, n + 1) if r.random() < 0.9 else -1
+    step = r.randint(1, 3) if r.random() < 0.85 else r.choice([0, -1])
+    if r.random() < 0.3:
+        return f"x.unfold(dimension={d}, size={size}, step={step})", {"x": T(*x)}
+    return f"x.unfold({d}, {size}, {step})", {"x": T(*x)}
+
+
 SPECS: list[Spec] = []
 for _n in UNARY:
     SPECS.append(Spec(f"torch.{_n}", "function", unary_fn(_n), cases=12))
@@ -394,6 +406,7 @@ SPECS += [
     Spec("torch.unbind", "function", split_gen("torch.unbind(x, {d})[0]")),
     Spec("Tensor.unbind", "method", split_gen("x.unbind({d})[{i}]")),
     Spec("torch.tensor_split", "function", split_gen("torch.tensor_split(x, {k}, dim={d})[0]")),
+    Spec("Tensor.unfold", "method", unfold_gen, cases=50),
     Spec("Tensor.unflatten", "method", lambda r: (f"x.unflatten({r.randint(-1, 1)}, ({r.choice([2, 3, -1])}, {r.choice([2, 3])}))", {"x": T(*shape(r, 2, 1, 6))})),
     Spec("Tensor.__getitem__", "method", index_gen, cases=60),
     Spec("Tensor.masked_fill", "method", lambda r: ("a.masked_fill(m, 0.0)", {"a": T(*broadcast_pair(r)[0]), "m": B(*rank_shape(r, 0, 3, 1, 3))})),

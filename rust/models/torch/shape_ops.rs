@@ -1,10 +1,11 @@
 //! More shape ops, as Tensor methods (the `torch.` function forms reach them with the tensor
 //! as receiver): `movedim`, `select`, `tile`, `unflatten`, `scatter`, `diag`/`diagonal`/`trace`,
-//! `repeat_interleave`, `new_*`, `*_as`, `T`/`mT`, `fliplr`/`flipud`, `tril`/`triu`, the rank
-//! requirements of `mm`/`bmm`/`mv`/`dot`/`outer`, `addmm`/`baddbmm`, and `torch.tensor`.
+//! `repeat_interleave`, `unfold` (sliding windows), `new_*`, `*_as`, `T`/`mT`, `fliplr`/`flipud`,
+//! `tril`/`triu`, the rank requirements of `mm`/`bmm`/`mv`/`dot`/`outer`, `addmm`/`baddbmm`,
+//! and `torch.tensor`.
 //!
-//! `method` gives the state back (`Err`) when it does not handle the name, so the caller falls
-//! back to the older models in tensor.rs.
+//! `method` gives the state back (`Err`) when it does not handle the name; for a name this
+//! family declares, the dispatcher (`tensor::method`) then answers Unknown.
 
 use std::rc::Rc;
 
@@ -14,8 +15,38 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::rules::shape::{self as r, IndexOutOfRange, InvalidShapeArgument, LayerInputRankMismatch, MatmulShapeMismatch};
-use crate::shape::{Poly, Rel, Tri};
+use crate::rules::shape::{self as r, IndexOutOfRange, InvalidShapeArgument, LayerInputRankMismatch, MatmulShapeMismatch, OutputSizeTooSmall};
+use crate::shape::{Formula, Poly, Rel, Tri};
+
+/// `x.unfold(dimension, size, step)`: dim `dimension` becomes the number of windows,
+/// `(dim - size) // step + 1`, and a last dim of `size` is added (a 0-D tensor is one window:
+/// `[size]`). Torch checks the dim, then `size <= dim`, `size >= 0` and `step > 0`.
+#[allow(clippy::too_many_arguments)]
+fn unfold(cx: &mut dyn ModelCtx, st: State, t: &Tensor, s: &Shape, d: i128, size: &Poly, step: &Poly, span: Span) -> Vals {
+    let Some(i) = check_dim(cx, &st, s, d, span, "unfold") else { return unknown(st) };
+    if i == usize::MAX {
+        return Vec::new();
+    }
+    let len = s.dims.get(i).cloned().unwrap_or(Dim::konst(1));
+    let Some(lv) = len.v.clone() else { return unknown(st) };
+    let (shown, ls, zs) = (cx.show_shape(&st, s), lv.display(cx.syms()), size.display(cx.syms()));
+    if !cx.check(&st, span, Formula::cmp(&lv, Rel::Lt, size), |_| (OutputSizeTooSmall::Window { op: "unfold".into(), size: zs.clone(), dim: d.to_string(), input: shown, len: ls }, Vec::new())) {
+        return Vec::new();
+    }
+    if !cx.check(&st, span, Formula::cmp(size, Rel::Lt, &Poly::constant(0)), |_| (InvalidShapeArgument::Negative { op: "unfold".into(), name: "size".into(), value: zs }, Vec::new())) {
+        return Vec::new();
+    }
+    let ss = step.display(cx.syms());
+    if !cx.check(&st, span, Formula::cmp(step, Rel::Lt, &Poly::constant(1)), |_| (InvalidShapeArgument::NotPositive { op: "unfold".into(), name: "step".into(), value: ss }, Vec::new())) {
+        return Vec::new();
+    }
+    let mut dims = s.dims.clone();
+    if let Some(di) = dims.get_mut(i) {
+        *di = Dim { v: lv.sub(size).and_then(|x| x.floordiv(step)).and_then(|x| x.add_const(1)), why: None };
+    }
+    dims.push(Dim::known(size.clone(), None));
+    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
 
 /// Check that `s` has a rank `ok` accepts (`expect` says which, for the message). `Some(true)`:
 /// it does; `Some(false)`: torch raises (recorded, the path ends); `None`: rank unknown.
@@ -239,6 +270,11 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
                     out(st, dims, t.dtype)
                 }
             }
+        }
+        "unfold" => {
+            let b = bind(&["dimension", "size", "step"], args, kwargs);
+            let (Some(d), Some(Value::Int(size)), Some(Value::Int(step))) = (const_arg(&b, "dimension"), b.get("size"), b.get("step")) else { return Ok(unknown(st)) };
+            return Ok(unfold(cx, st, t, &s, d, size, step, span));
         }
         "new_zeros" | "new_ones" | "new_empty" | "new_full" => {
             let size_arg: Vec<Value> = match (name, args) {
@@ -526,6 +562,8 @@ pub const APIS: &[Decl] = &[
     Decl::function("torch.repeat_interleave", "input, repeats, dim=None").checks(DIM),
     Decl::method("torch.Tensor.repeat_interleave", "repeats, dim=None").checks(DIM),
     // `new_zeros(2, 3)` or `new_zeros((2, 3))`; the fill value gives the values only
+    // `torch.unfold` does not exist
+    Decl::method("torch.Tensor.unfold", "dimension, size, step").checks(&[&r::dim_out_of_range::RULE, &r::output_size_too_small::RULE, &r::invalid_shape_argument::RULE]),
     Decl::method("torch.Tensor.new_zeros", "*size, dtype=None, ~device=None, ~requires_grad=False, ~layout=torch.strided, ~pin_memory=False"),
     Decl::method("torch.Tensor.new_ones", "*size, dtype=None, ~device=None, ~requires_grad=False, ~layout=torch.strided, ~pin_memory=False"),
     Decl::method("torch.Tensor.new_empty", "*size, dtype=None, ~device=None, ~requires_grad=False, ~layout=torch.strided, ~pin_memory=False"),

@@ -125,5 +125,17 @@ crate::violation! {
         NegativeSteps { op } => "{op}: the number of steps must be non-negative",
         /// `arange` whose end is before its start.
         ArangeNegative {} => "torch.arange: the end is before the start for a positive step (the range would have a negative length)",
+        /// Unfold/Fold: an argument that is neither an int nor a pair.
+        PairArg { op, name, n } => "{op}: {name} must be an int or a pair of ints, got a {n}-tuple",
+        /// Unfold/Fold: kernel, dilation, stride at least 1, padding at least 0, output size positive.
+        ArgMust { op, name, value, should } => "{op}: {name}={value} must {should}",
+        /// Fold: the channel dim is not a multiple of the kernel's elements.
+        FoldChannels { op, channels, input, kernel } => "{op}: channel dim {channels} of input {input} is not divisible by kernel_size's {kernel} elements",
+        /// Fold: the last dim is not the number of blocks the sizes give.
+        FoldBlocks { op, want, input, got } => "{op}: expected {want} blocks in the last dim of input {input}, got {got}",
+        /// `Tensor.unfold`: a negative window size.
+        Negative { op, name, value } => "{op}: {name} {value} must not be negative",
+        /// `Tensor.unfold`: a step below 1.
+        NotPositive { op, name, value } => "{op}: {name} {value} must be positive",
     }
 }

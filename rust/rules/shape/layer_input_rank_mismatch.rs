@@ -83,5 +83,7 @@ crate::violation! {
         SameRank { op, first_name, first, second_name, second } => "{op}: {first_name} {first} and {second_name} {second} must have the same number of dims",
         /// `F.scaled_dot_product_attention`: an input with fewer than 2 dims.
         AttentionRank { op, query, key, value } => "{op}: query {query}, key {key} and value {value} must be at least 2-D",
+        /// Unfold/Fold: a zero-size dim other than the batch.
+        ZeroSize { op, input } => "{op}: input {input} has a zero-size dim (only the batch dim may be 0)",
     }
 }

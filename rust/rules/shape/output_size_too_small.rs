@@ -61,5 +61,9 @@ crate::violation! {
         PadNegative { op, pad, dim, input } => "{op}: padding {pad} makes dim {dim} of input {input} negative",
         /// `F.interpolate`/`nn.Upsample`: a scale factor that gives an output size below 1.
         Scaled { op, size, factor, output } => "{op}: input size {size} scaled by {factor} gives output size {output}",
+        /// Unfold/Fold: fewer than one block along a dim.
+        Blocks { op, from, blocks, size } => "{op}: {from} gives {blocks} blocks, which is too small ({size} < 1)",
+        /// `Tensor.unfold`: a window larger than the dim.
+        Window { op, size, dim, input, len } => "{op}: size {size} is larger than dim {dim} of {input} (of size {len})",
     }
 }

@@ -5,7 +5,7 @@
 //! functional twin, the rules of the preconditions it checks) and how it is modelled, a
 //! [`Module`] or a [`Function`] with what tells the variants apart as data
 //! (`Module::Conv { dims: 2, transposed: false }`). The entries live in the family files
-//! (`container.rs`, `linear.rs`, `conv.rs`, `pool.rs`, `norm.rs`, `activation.rs` here, and
+//! (`container.rs`, `linear.rs`, `conv.rs`, `pool.rs`, `fold.rs`, `norm.rs`, `activation.rs` here, and
 //! `losses.rs`, `recurrent.rs`, `attention.rs`, `resample.rs` beside this module); [`APIS`]
 //! collects their declarations for the registry.
 //!
@@ -18,6 +18,7 @@
 mod activation;
 mod container;
 mod conv;
+mod fold;
 mod linear;
 mod norm;
 mod pool;
@@ -52,6 +53,8 @@ pub enum Module {
     Conv { dims: usize, transposed: bool },
     Pool { dims: usize, max: bool },
     AdaptivePool { dims: usize, max: bool },
+    Unfold,
+    Fold,
     BatchNorm { dims: usize },
     InstanceNorm { dims: usize },
     /// `LayerNorm`, `RMSNorm`.
@@ -100,6 +103,8 @@ pub enum Function {
     Conv { dims: usize, transposed: bool },
     Pool { dims: usize, max: bool },
     AdaptivePool { dims: usize, max: bool },
+    Unfold,
+    Fold,
     BatchNorm,
     InstanceNorm,
     LayerNorm,
@@ -134,7 +139,7 @@ impl Nn {
 }
 
 /// Every family's entries.
-const TABLES: &[&[Nn]] = &[container::NN, linear::NN, conv::NN, pool::NN, norm::NN, activation::NN, resample::NN, losses::NN, recurrent::NN, attention::NN];
+const TABLES: &[&[Nn]] = &[container::NN, linear::NN, conv::NN, pool::NN, fold::NN, norm::NN, activation::NN, resample::NN, losses::NN, recurrent::NN, attention::NN];
 
 const fn count(tables: &[&[Nn]]) -> usize {
     let (mut n, mut i) = (0, 0);
@@ -260,6 +265,8 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
         Module::Conv { dims, transposed } => conv::call(cx, st, &t, l, dims, transposed, span),
         Module::Pool { dims, max } => pool::call(cx, st, &t, l, dims, max, span),
         Module::AdaptivePool { dims, max } => pool::call_adaptive(cx, st, &t, l, dims, max, span),
+        Module::Unfold => fold::call(cx, st, &t, l, false, span),
+        Module::Fold => fold::call(cx, st, &t, l, true, span),
         Module::BatchNorm { dims } => norm::call_batch_norm(cx, st, &t, l, dims, span),
         Module::InstanceNorm { dims } => norm::call_instance_norm(cx, st, &t, l, dims, span),
         Module::LayerNorm => norm::call_layer_norm(cx, st, &t, l, span),
@@ -312,6 +319,8 @@ pub fn functional(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
         Function::Conv { dims, transposed } => conv::functional(cx, st, &t, dims, transposed, &b, &what, span),
         Function::Pool { dims, max } => pool::functional(cx, st, &t, dims, max, &b, &format!("{what} ({})", twin_name(api)), span),
         Function::AdaptivePool { dims, max } => pool::functional_adaptive(cx, st, &t, dims, max, &b, &what, span),
+        Function::Unfold => fold::functional(cx, st, &t, false, &b, &what, span),
+        Function::Fold => fold::functional(cx, st, &t, true, &b, &what, span),
         Function::BatchNorm => norm::functional_batch_norm(cx, st, &t, &b, span),
         Function::InstanceNorm => norm::functional_instance_norm(cx, st, &t, &b, span),
         Function::LayerNorm => norm::functional_layer_norm(cx, st, &t, &b, span),
