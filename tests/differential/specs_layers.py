@@ -578,7 +578,16 @@ ACTIVATIONS = ["ReLU", "ReLU6", "GELU", "Tanh", "Sigmoid", "LeakyReLU", "ELU", "
 F_ACTIVATIONS = ["relu", "relu6", "gelu", "silu", "elu", "selu", "leaky_relu", "sigmoid", "tanh", "hardswish", "mish",
                  "softplus", "hardtanh", "logsigmoid", "dropout", "hardsigmoid", "softsign", "tanhshrink", "celu",
                  "normalize", "alpha_dropout", "relu_", "elu_", "leaky_relu_", "hardtanh_", "hardshrink", "softshrink",
-                 "rrelu", "feature_alpha_dropout"]
+                 "rrelu"]
+
+
+def _feature_alpha_dropout(r):
+    """Out of training (the default) any input; in training at least 2 dims."""
+    x = shape(r, r.randint(0, 4), 1, 4)
+    make = D if r.random() < 0.3 else T
+    if r.random() < 0.3:
+        return f"F.feature_alpha_dropout(x, 0.5, {r.choice(['True', 'False'])})", {"x": make(*x)}
+    return "F.feature_alpha_dropout(x)", {"x": make(*x)}
 
 
 def _dropout_nd(n, functional=False):
@@ -651,6 +660,8 @@ SPECS = [
     Spec("nn.ModuleList", "module", _module_list),
     Spec("nn.ModuleDict", "module", _module_dict),
     Spec("nn.DataParallel", "module", _data_parallel),
+    Spec("nn.Parameter", "function", _parameter),
+    Spec("F.feature_alpha_dropout", "function", _feature_alpha_dropout),
     *[Spec(f"nn.{m}", "module", _softmax(f"nn.{m}(dim={{d}})(x)")) for m in ("Softmax", "LogSoftmax", "Softmin")],
     *[Spec(f"F.{m}", "function", _softmax(f"F.{m}(x, dim={{d}})")) for m in ("softmax", "log_softmax", "softmin")],
     Spec("nn.GLU", "module", _glu("nn.GLU({d})(x)")),
