@@ -40,6 +40,7 @@ MODELS = {
     "vgg11": ("classifier[6]", 4096, "features[0]"),
     "vgg11_bn": ("classifier[6]", 4096, "features[0]"),
     "vgg13": ("classifier[6]", 4096, "features[0]"),
+    "vgg13_bn": ("classifier[6]", 4096, "features[0]"),
     "vgg16": ("classifier[6]", 4096, "features[0]"),
     "vgg16_bn": ("classifier[6]", 4096, "features[0]"),
     "vgg19": ("classifier[6]", 4096, "features[0]"),
@@ -49,11 +50,14 @@ MODELS = {
     "squeezenet1_0": (None, None, "features[0]"),
     "squeezenet1_1": (None, None, "features[0]"),
     "densenet121": ("classifier", 1024, None),
+    "densenet161": ("classifier", 2208, None),
+    "densenet169": ("classifier", 1664, None),
+    "densenet201": ("classifier", 1920, None),
     "mobilenet_v3_small": ("classifier[3]", 1024, "features[0][0]"),
     "mobilenet_v3_large": ("classifier[3]", 1280, "features[0][0]"),
     "efficientnet_b0": ("classifier[1]", 1280, "features[0][0]"),
 }
-HEAVY = {"resnet101", "resnet152", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn", "densenet121"}
+HEAVY = {"resnet101", "resnet152", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn", "vgg13_bn", "densenet121", "densenet161", "densenet169", "densenet201"}
 
 
 def cases(name, rng, n):

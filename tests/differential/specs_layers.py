@@ -6,7 +6,7 @@ Elementwise activations have no invalid shapes: their generators vary rank and d
 """
 from __future__ import annotations
 
-from .harness import D, L, Spec, T, near, shape
+from .harness import B, D, L, Spec, T, near, shape
 
 
 
@@ -151,7 +151,7 @@ def _batchnorm(n, functional=False):
     return gen
 
 
-def _layernorm(r, functional=False):
+def _layernorm(r, functional=False, module="LayerNorm"):
     ns = shape(r, r.randint(1, 2), 1, 4)
     x = list(shape(r, r.randint(0, 2), 1, 3)) + [near(r, d) for d in ns]
     if r.random() < 0.1:
@@ -159,7 +159,7 @@ def _layernorm(r, functional=False):
     if functional:
         return f"F.layer_norm(x, {list(ns)})", {"x": T(*x)}
     arg = ns[0] if len(ns) == 1 and r.random() < 0.5 else list(ns)
-    return f"nn.LayerNorm({arg})(x)", {"x": T(*x)}
+    return f"nn.{module}({arg})(x)", {"x": T(*x)}
 
 
 def _groupnorm(r, functional=False):
@@ -202,6 +202,22 @@ def _embedding_bag(r, functional=False):
         ins["w"] = T(n, d)
         return "F.embedding_bag(i, w)", ins
     return f"nn.EmbeddingBag({n}, {d}, mode={r.choice(['mean', 'sum', 'max'])!r})(i)", ins
+
+
+def _f_embedding_bag(r):
+    """Without offsets (a 2-D input: one bag per row) and, now and then, with them (a 1-D input)."""
+    n, d = r.randint(2, 6), r.randint(1, 5)
+    w = (D if r.random() < 0.2 else T)(n, d)
+    if r.random() < 0.25:
+        x = shape(r, r.choice([1, 1, 2]), 2, 6)
+        offsets = r.choice(["torch.tensor([0])", "torch.tensor([0, 1])", "torch.tensor([0, 2, 2])", "torch.tensor([[0, 1]])"])
+        mode = r.choice(["mean", "sum", "max"])
+        return f"F.embedding_bag(i, w, {offsets}, mode={mode!r})", {"i": L(*x, high=n), "w": w}
+    x = shape(r, r.choice([2, 2, 2, 1, 3]), 1, 4)
+    i = L(*x, high=n) if r.random() < 0.9 else T(*x)
+    if r.random() < 0.3:
+        return f"F.embedding_bag(i, w, mode={r.choice(['mean', 'sum', 'max'])!r})", {"i": i, "w": w}
+    return "F.embedding_bag(i, w)", {"i": i, "w": w}
 
 
 def _one_hot(r):
@@ -355,9 +371,57 @@ def _transformer(r):
             f"dim_feedforward=8, dropout=0.0, batch_first={bf})(s, t)"), ins
 
 
+# ---- containers and pass-throughs ---------------------------------------------------------
+
+def _mlp(r):
+    """Modules for a container, the input they take, and the output size (for a second Linear)."""
+    i, h, o = r.randint(1, 5), r.randint(1, 5), r.randint(1, 5)
+    mods = [f"nn.Linear({i}, {h})", r.choice(["nn.ReLU()", "nn.Tanh()", "nn.Identity()"]), f"nn.Linear({near(r, h)}, {o})"]
+    x = shape(r, r.randint(0, 2), 1, 3) + (near(r, i),)
+    return mods, {"x": T(*x)}
+
+
+def _sequential(r):
+    mods, ins = _mlp(r)
+    if r.random() < 0.2:
+        mods = mods[:r.randint(0, 2)]  # an empty Sequential is the identity
+    if r.random() < 0.1:
+        keyed = ", ".join(f"{k!r}: {m}" for k, m in zip("abc", mods))
+        return f"nn.Sequential({{{keyed}}})(x)", ins  # a plain dict is not a module
+    return f"nn.Sequential({', '.join(mods)})(x)", ins
+
+
+def _module_list(r):
+    mods, ins = _mlp(r)
+    k = r.choice([0, 0, 1, -1, -3])
+    return f"nn.ModuleList([{', '.join(mods)}])[{k}](x)", ins
+
+
+def _module_dict(r):
+    mods, ins = _mlp(r)
+    keyed = ", ".join(f"{k!r}: {m}" for k, m in zip("abc", mods))
+    return f"nn.ModuleDict({{{keyed}}})[{r.choice(['a', 'a', 'b', 'c'])!r}](x)", ins
+
+
+def _data_parallel(r):
+    if r.random() < 0.5:
+        mods, ins = _mlp(r)
+        return f"nn.DataParallel({mods[0]})(x)", ins
+    expr, ins = _conv(2)(r)
+    return f"nn.DataParallel({expr[:-3]})(x)", ins
+
+
+def _parameter(r):
+    x = shape(r, r.randint(0, 3), 1, 4)
+    make = r.choice([T, T, D, L, B])
+    if r.random() < 0.3:
+        return "nn.Parameter(x, requires_grad=False)", {"x": make(*x)}
+    return "nn.Parameter(x)", {"x": make(*x)}
+
+
 # ---- resampling and padding ---------------------------------------------------------------
 
-def _upsample(r, functional=False):
+def _upsample(r, functional=False, fname="F.interpolate"):
     rank = r.choice([3, 4, 5, 4, 2])
     x = shape(r, rank, 1, 4)
     n = max(rank - 2, 1)
@@ -366,7 +430,7 @@ def _upsample(r, functional=False):
     else:
         arg = f"scale_factor={r.choice([1, 2, 3, 0.5, 1.5, 2.0])}"
     if functional:
-        return f"F.interpolate(x, {arg})", {"x": T(*x)}
+        return f"{fname}(x, {arg})", {"x": T(*x)}
     return f"nn.Upsample({arg})(x)", {"x": T(*x)}
 
 
@@ -510,10 +574,20 @@ def _prelu(r):
 
 ACTIVATIONS = ["ReLU", "ReLU6", "GELU", "Tanh", "Sigmoid", "LeakyReLU", "ELU", "SELU", "SiLU", "Mish", "Hardswish",
                "Hardsigmoid", "Softplus", "Hardtanh", "LogSigmoid", "Tanhshrink", "Softsign", "CELU", "Hardshrink",
-               "Softshrink", "Dropout", "AlphaDropout"]
+               "Softshrink", "Dropout", "AlphaDropout", "RReLU"]
 F_ACTIVATIONS = ["relu", "relu6", "gelu", "silu", "elu", "selu", "leaky_relu", "sigmoid", "tanh", "hardswish", "mish",
                  "softplus", "hardtanh", "logsigmoid", "dropout", "hardsigmoid", "softsign", "tanhshrink", "celu",
-                 "normalize", "alpha_dropout"]
+                 "normalize", "alpha_dropout", "relu_", "elu_", "leaky_relu_", "hardtanh_", "hardshrink", "softshrink",
+                 "rrelu"]
+
+
+def _feature_alpha_dropout(r):
+    """Out of training (the default) any input; in training at least 2 dims."""
+    x = shape(r, r.randint(0, 4), 1, 4)
+    make = D if r.random() < 0.3 else T
+    if r.random() < 0.3:
+        return f"F.feature_alpha_dropout(x, 0.5, {r.choice(['True', 'False'])})", {"x": make(*x)}
+    return "F.feature_alpha_dropout(x)", {"x": make(*x)}
 
 
 def _dropout_nd(n, functional=False):
@@ -538,7 +612,7 @@ SPECS = [
     *[Spec(f"nn.{k.title()}Pool{n}d", "module", _pool(n, k)) for k in ("max", "avg") for n in (1, 2, 3)],
     *[Spec(f"F.{k}_pool{n}d", "function", _pool(n, k, True)) for k in ("max", "avg") for n in (1, 2, 3)],
     *[Spec(f"nn.Adaptive{k.title()}Pool{n}d", "module", _adaptive(n, k)) for k in ("max", "avg") for n in (1, 2, 3)],
-    *[Spec(f"F.adaptive_{k}_pool{n}d", "function", _adaptive(n, k, True)) for k in ("avg",) for n in (1, 2, 3)],
+    *[Spec(f"F.adaptive_{k}_pool{n}d", "function", _adaptive(n, k, True)) for k in ("avg", "max") for n in (1, 2, 3)],
     Spec("nn.Unfold", "module", _unfold()),
     Spec("F.unfold", "function", _unfold(True)),
     Spec("nn.Fold", "module", _fold()),
@@ -546,6 +620,7 @@ SPECS = [
     *[Spec(f"nn.BatchNorm{n}d", "module", _batchnorm(n)) for n in (1, 2, 3)],
     Spec("F.batch_norm", "function", _batchnorm(1, True)),
     Spec("nn.LayerNorm", "module", _layernorm),
+    Spec("nn.RMSNorm", "module", lambda r: _layernorm(r, module="RMSNorm")),
     Spec("F.layer_norm", "function", lambda r: _layernorm(r, True)),
     Spec("nn.GroupNorm", "module", _groupnorm),
     Spec("F.group_norm", "function", lambda r: _groupnorm(r, True)),
@@ -554,6 +629,7 @@ SPECS = [
     Spec("nn.Embedding", "module", _embedding),
     Spec("F.embedding", "function", lambda r: _embedding(r, True)),
     Spec("nn.EmbeddingBag", "module", _embedding_bag),
+    Spec("F.embedding_bag", "function", _f_embedding_bag),
     Spec("F.one_hot", "function", _one_hot),
     *[Spec(f"nn.{k}", "module", _rnn(k)) for k in ("RNN", "LSTM", "GRU")],
     *[Spec(f"nn.{k}", "module", _cell(k)) for k in ("RNNCell", "LSTMCell", "GRUCell")],
@@ -566,17 +642,26 @@ SPECS = [
     Spec("nn.Transformer", "module", _transformer),
     Spec("nn.Upsample", "module", _upsample),
     Spec("F.interpolate", "function", lambda r: _upsample(r, True)),
+    Spec("F.upsample", "function", lambda r: _upsample(r, True, "F.upsample")),
     Spec("nn.PixelShuffle", "module", _pixel_shuffle(False)),
     Spec("nn.PixelUnshuffle", "module", _pixel_shuffle(True)),
     Spec("F.pixel_shuffle", "function", _pixel_shuffle(False, True)),
     Spec("F.pixel_unshuffle", "function", _pixel_shuffle(True, True)),
-    *[Spec(f"nn.{k}{n}d", "module", _pad_module(k, n)) for k in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad") for n in (1, 2, 3)],
+    *[Spec(f"nn.{k}{n}d", "module", _pad_module(k, n)) for k in ("ZeroPad", "ConstantPad", "ReflectionPad", "ReplicationPad", "CircularPad") for n in (1, 2, 3)],
     Spec("F.pad", "function", _f_pad),
     *[Spec(f"nn.{a}", "module", _elementwise(f"nn.{a}()(x)")) for a in ACTIVATIONS],
     *[Spec(f"F.{a}", "function", _elementwise(f"F.{a}(x)")) for a in F_ACTIVATIONS],
     *[Spec(f"nn.Dropout{n}d", "module", _dropout_nd(n)) for n in (1, 2, 3)],
     *[Spec(f"F.dropout{n}d", "function", _dropout_nd(n, True)) for n in (1, 2, 3)],
     Spec("nn.PReLU", "module", _prelu),
+    Spec("nn.Threshold", "module", _elementwise("nn.Threshold(0.1, 20.0)(x)")),
+    Spec("F.threshold", "function", _elementwise("F.threshold(x, 0.1, 20.0)")),
+    Spec("nn.Sequential", "module", _sequential),
+    Spec("nn.ModuleList", "module", _module_list),
+    Spec("nn.ModuleDict", "module", _module_dict),
+    Spec("nn.DataParallel", "module", _data_parallel),
+    Spec("nn.Parameter", "function", _parameter),
+    Spec("F.feature_alpha_dropout", "function", _feature_alpha_dropout),
     *[Spec(f"nn.{m}", "module", _softmax(f"nn.{m}(dim={{d}})(x)")) for m in ("Softmax", "LogSoftmax", "Softmin")],
     *[Spec(f"F.{m}", "function", _softmax(f"F.{m}(x, dim={{d}})")) for m in ("softmax", "log_softmax", "softmin")],
     Spec("nn.GLU", "module", _glu("nn.GLU({d})(x)")),

@@ -59,7 +59,7 @@ pub(super) const NN: &[Nn] = &[
     same("torch.nn.Dropout2d", "~p=0.5, ~inplace=False", "torch.nn.functional.dropout2d"),
     same("torch.nn.Dropout3d", "~p=0.5, ~inplace=False", "torch.nn.functional.dropout3d"),
     same("torch.nn.AlphaDropout", "~p=0.5, ~inplace=False", "torch.nn.functional.alpha_dropout"),
-    same("torch.nn.FeatureAlphaDropout", "~p=0.5, ~inplace=False", "torch.nn.functional.feature_alpha_dropout"),
+    // no `nn.FeatureAlphaDropout`: in training (a module's default) it needs at least 2 dims
     Nn::module(Decl::module("torch.nn.Dropout1d", "~p=0.5, ~inplace=False", "input").twin("torch.nn.functional.dropout1d").checks(DROPOUT1D_CHECKS), Module::Dropout1d),
     Nn::module(Decl::module("torch.nn.Softmax", "dim=None", "input").twin("torch.nn.functional.softmax").checks(DIM_CHECKS), Module::Softmax),
     Nn::module(Decl::module("torch.nn.LogSoftmax", "dim=None", "input").twin("torch.nn.functional.log_softmax").checks(DIM_CHECKS), Module::Softmax),
@@ -104,7 +104,8 @@ pub(super) const NN: &[Nn] = &[
     f_same("torch.nn.functional.dropout2d", "input, ~p=0.5, ~training=True, ~inplace=False", "torch.nn.Dropout2d"),
     f_same("torch.nn.functional.dropout3d", "input, ~p=0.5, ~training=True, ~inplace=False", "torch.nn.Dropout3d"),
     f_same("torch.nn.functional.alpha_dropout", "input, ~p=0.5, ~training=False, ~inplace=False", "torch.nn.AlphaDropout"),
-    f_same("torch.nn.functional.feature_alpha_dropout", "input, ~p=0.5, ~training=False, ~inplace=False", "torch.nn.FeatureAlphaDropout"),
+    // `training` is not declared: with it, torch needs at least 2 dims (a call that passes it is Unknown)
+    Nn::function(Decl::function("torch.nn.functional.feature_alpha_dropout", "input, ~p=0.5"), Function::Elementwise),
     Nn::function(Decl::function("torch.nn.functional.dropout1d", "input, ~p=0.5, ~training=True, ~inplace=False").twin("torch.nn.Dropout1d").checks(DROPOUT1D_CHECKS), Function::Dropout1d),
     // `_stacklevel` only places a warning; `dtype` (not declared) would change the result's dtype
     Nn::function(Decl::function("torch.nn.functional.softmax", "input, dim=None, ~_stacklevel=3").twin("torch.nn.Softmax").checks(DIM_CHECKS), Function::Softmax),

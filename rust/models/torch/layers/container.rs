@@ -16,8 +16,9 @@ pub(super) const NN: &[Nn] = &[
     // ModuleList and ModuleDict have no forward
     Nn::module(Decl::module("torch.nn.ModuleList", "modules=None", ""), Module::Container(ContainerKind::ModuleList)),
     Nn::module(Decl::module("torch.nn.ModuleDict", "modules=None", ""), Module::Container(ContainerKind::ModuleDict)),
-    // a tensor, not a module: `nn.Parameter(t)` is `t`
-    Nn::module(Decl::function("torch.nn.Parameter", "data=None, ~requires_grad=True"), Module::Parameter),
+    // a tensor, not a module: `nn.Parameter(t)` is `t` (`requires_grad` is read: torch raises
+    // for an integer tensor that requires grad)
+    Nn::module(Decl::function("torch.nn.Parameter", "data=None, requires_grad=True"), Module::Parameter),
     // `nn.DataParallel(m)` is `m` (its calls are the module's): the devices and the scatter dim
     // split the batch and gather it back
     Nn::module(Decl::module("torch.nn.DataParallel", "module, ~device_ids=None, ~output_device=None, ~dim=0", "*inputs, **kwargs"), Module::Wrapper),
