@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 
-from .harness import B, L, Spec, T, shape
+from .harness import B, D, L, Spec, T, shape
 
 # ---------------------------------------------------------------- generators
 
@@ -223,6 +223,8 @@ def expand_gen(method):
         sizes = [r.choice([-1, 1, 2, 3]) for _ in range(r.randint(max(1, len(s)), 4))]
         if method == "broadcast_to":
             return f"torch.broadcast_to(x, ({fmt_shape(sizes)},))", {"x": T(*s)}
+        if method == "Tensor.broadcast_to":
+            return f"x.broadcast_to(({fmt_shape(sizes)},))", {"x": T(*s)}
         return f"x.{method}({fmt_shape(sizes)})", {"x": T(*s)}
     return gen
 
@@ -467,3 +469,220 @@ SPECS += [
     Spec("torch.ravel", "function", lambda r: ("torch.ravel(x)", {"x": T(*rank_shape(r))}), cases=12),
     Spec("Tensor.ravel", "method", lambda r: ("x.ravel()", {"x": T(*rank_shape(r))}), cases=12),
 ]
+
+# ---------------------------------------------------------------- aliases and in-place forms
+# (the pointwise tables of rust/models/torch/pointwise.rs: each alias and in-place form proven
+# on its own)
+
+UNARY_ALIASES = ["absolute", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "atanh",
+                 "erfinv", "fix", "i0", "isneginf", "isposinf", "isreal", "logit", "negative", "sinc", "conj",
+                 "resolve_conj", "resolve_neg", "clone", "detach"]
+UNARY_ALIAS_METHODS = [n for n in UNARY_ALIASES if n not in ("clone", "detach")] + ["positive", "share_memory_"]
+# floating unary ops in place: an integer `self` cannot hold the float result (torch raises
+# "result type Float can't be cast to the desired output type Long")
+INPLACE_FLOATING_METHODS = ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "asin",
+                            "asinh", "atan", "atanh", "cos", "cosh", "deg2rad", "digamma", "erf", "erfc", "erfinv",
+                            "exp2", "expm1", "i0", "lgamma", "log10", "log1p", "log2", "logit", "rad2deg",
+                            "reciprocal", "rsqrt", "sin", "sinc", "sinh", "tan"]
+INPLACE_FLOATING_FNS = ["acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "asin",
+                        "asinh", "atan", "atanh", "cos", "cosh", "deg2rad", "erf", "erfc", "exp", "exp2", "expm1",
+                        "i0", "log", "log10", "log1p", "log2", "logit", "rad2deg", "reciprocal", "rsqrt", "sigmoid",
+                        "sin", "sinc", "sinh", "sqrt", "tan", "tanh"]
+# unary ops that keep the dtype in place (`logical_not_` writes bools into `self`'s dtype)
+INPLACE_SAME_METHODS = ["absolute", "ceil", "detach", "fix", "floor", "frac", "nan_to_num", "negative", "round",
+                        "sgn", "sign", "square", "trunc", "logical_not"]
+INPLACE_SAME_FNS = ["abs", "ceil", "detach", "fix", "floor", "frac", "nan_to_num", "neg", "negative", "relu", "round",
+                    "square", "trunc", "zero"]
+
+
+def inplace_unary(call: str, floating: bool):
+    """`x.f_()` / `torch.f_(x)`: the result is `self`, its shape and dtype; a floating op on an
+    integer `self` raises."""
+    def gen(r):
+        s = rank_shape(r)
+        kind = r.choice(["float", "float", "double", "long"] if floating else ["float", "double"])
+        mk = {"float": T, "double": D, "long": lambda *d: L(*d, high=3)}[kind]
+        return call, {"x": mk(*s)}
+    return gen
+
+
+def alias_method(name):
+    return lambda r: (f"x.{name}()", {"x": T(*rank_shape(r))})
+
+
+for _n in UNARY_ALIASES:
+    SPECS.append(Spec(f"torch.{_n}", "function", unary_fn(_n), cases=12))
+for _n in UNARY_ALIAS_METHODS:
+    SPECS.append(Spec(f"Tensor.{_n}", "method", alias_method(_n), cases=12))
+for _n in INPLACE_FLOATING_METHODS:
+    SPECS.append(Spec(f"Tensor.{_n}_", "method", inplace_unary(f"x.{_n}_()", True), cases=16))
+for _n in INPLACE_FLOATING_FNS:
+    SPECS.append(Spec(f"torch.{_n}_", "function", inplace_unary(f"torch.{_n}_(x)", True), cases=16))
+for _n in INPLACE_SAME_METHODS:
+    SPECS.append(Spec(f"Tensor.{_n}_", "method", inplace_unary(f"x.{_n}_()", False), cases=12))
+for _n in INPLACE_SAME_FNS:
+    SPECS.append(Spec(f"torch.{_n}_", "function", inplace_unary(f"torch.{_n}_(x)", False), cases=12))
+
+_MK = {"float": T, "double": D, "long": lambda *d: L(*d, high=3), "bool": B}
+
+BINARY_ALIASES = ["arctan2", "bitwise_and", "bitwise_or", "bitwise_xor", "clamp_max", "clamp_min"]
+INPLACE_BINARY = ["arctan2_", "atan2_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "clamp_max_", "copysign_",
+                  "divide_", "eq_", "floor_divide_", "fmod_", "ge_", "greater_", "greater_equal_", "gt_", "hypot_",
+                  "le_", "less_", "less_equal_", "logical_and_", "logical_or_", "logical_xor_", "lt_", "multiply_",
+                  "ne_", "not_equal_", "remainder_", "subtract_", "true_divide_", "xlogy_"]
+
+
+def binary_kinds(name: str) -> list[str]:
+    """The operand dtypes to draw from: bitwise ops take integers and bools (floats raise)."""
+    if name.startswith("bitwise"):
+        return ["long", "long", "long", "bool", "float"]
+    if name.startswith("logical"):
+        return ["float", "long", "bool"]
+    if name.startswith(("remainder", "fmod", "floor_divide")):
+        # an integer divisor can be 0, and torch raises ZeroDivisionError on the values: floats only
+        return ["float"]
+    return ["float", "float", "long"]
+
+
+def binary_dtypes(call: str, name: str):
+    """`call` with `a` and `b` of broadcasting shapes (about half the time) and mixed dtypes; in
+    place, `self` must keep its shape and hold the result's dtype."""
+    def gen(r):
+        a, b = broadcast_pair(r)
+        kinds = binary_kinds(name)
+        return call, {"a": _MK[r.choice(kinds)](*a), "b": _MK[r.choice(kinds)](*b)}
+    return gen
+
+
+def ternary_gen(call: str):
+    def gen(r):
+        a, b = broadcast_pair(r)
+        return call, {"a": T(*a), "b": T(*b)}
+    return gen
+
+
+for _n in BINARY_ALIASES:
+    SPECS.append(Spec(f"torch.{_n}", "function", binary_dtypes(f"torch.{_n}(a, b)", _n), cases=30))
+    SPECS.append(Spec(f"Tensor.{_n}", "method", binary_dtypes(f"a.{_n}(b)", _n), cases=30))
+SPECS.append(Spec("torch.rsub", "function", binary_dtypes("torch.rsub(a, b)", "rsub"), cases=30))
+for _n in INPLACE_BINARY:
+    SPECS.append(Spec(f"Tensor.{_n}", "method", binary_dtypes(f"a.{_n}(b)", _n), cases=30))
+for _n in ("clamp_max_", "clamp_min_", "xlogy_"):
+    SPECS.append(Spec(f"torch.{_n}", "function", binary_dtypes(f"torch.{_n}(a, b)", _n), cases=30))
+for _n in ("lerp", "lerp_"):
+    SPECS.append(Spec(f"Tensor.{_n}", "method", ternary_gen(f"a.{_n}(b, 0.5)" if _n == "lerp" else "a.lerp_(b, b)"), cases=30))
+for _n in ("addcmul", "addcmul_", "addcdiv", "addcdiv_"):
+    SPECS.append(Spec(f"Tensor.{_n}", "method", ternary_gen(f"a.{_n}(b, b)"), cases=30))
+SPECS += [
+    Spec("Tensor.clamp_", "method", lambda r: (r.choice(["x.clamp_(min=0.0)", "x.clamp_(-1.0, 1.0)", "x.clamp_(max=0.5)"]), {"x": T(*rank_shape(r))}), cases=12),
+    Spec("torch.clamp_", "function", lambda r: (r.choice(["torch.clamp_(x, min=0.0)", "torch.clamp_(x, -1.0, 1.0)"]), {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.clip_", "method", lambda r: (r.choice(["x.clip_(min=0.0)", "x.clip_(-1.0, 1.0)"]), {"x": T(*rank_shape(r))}), cases=12),
+    Spec("torch.clip_", "function", lambda r: (r.choice(["torch.clip_(x, max=0.0)", "torch.clip_(x, -1.0, 1.0)"]), {"x": T(*rank_shape(r))}), cases=12),
+    Spec("torch.fill_", "function", lambda r: ("torch.fill_(x, 0.5)", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.bernoulli_", "method", lambda r: (r.choice(["x.bernoulli_()", "x.bernoulli_(0.3)"]), {"x": T(*rank_shape(r))}), cases=12),
+    Spec("torch.bernoulli", "function", lambda r: ("torch.bernoulli(x.sigmoid())", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.cauchy_", "method", lambda r: ("x.cauchy_()", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.log_normal_", "method", lambda r: ("x.log_normal_()", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.geometric_", "method", lambda r: ("x.geometric_(0.5)", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.random_", "method", lambda r: (r.choice(["x.random_()", "x.random_(0, 5)", "x.random_(3)"]), {"x": T(*rank_shape(r))}), cases=12),
+]
+
+
+# ---------------------------------------------------------------- matrix, shape and indexing forms
+
+
+def scatter_gen(call: str):
+    """`scatter`-like calls on a 2-d `x`: an index of rank 1..3 (rank mismatches raise), a `src`
+    as large as the index or smaller, a dim out of range now and then."""
+    def gen(r):
+        return call.format(d=dim_arg(r, 2)), {"x": T(*shape(r, 2, 2, 4)), "i": L(*shape(r, r.choice([1, 2, 2, 2, 3]), 1, 2), high=2),
+                                              "s": T(*shape(r, 2, 1, 3))}
+    return gen
+
+
+def fliplr_gen(call: str):
+    return lambda r: (call, {"x": T(*rank_shape(r, 0, 3))})
+
+
+SPECS += [
+    Spec("Tensor.addmm", "method", mat3_gen("c.addmm(a, b)", (2, 2))),
+    Spec("Tensor.baddbmm", "method", mat3_gen("c.baddbmm(a, b)", (3, 3))),
+    Spec("Tensor.mv", "method", matmul_gen("a.mv(b)", (1, 2))),
+    Spec("Tensor.dot", "method", matmul_gen("a.dot(b)", (1,))),
+    Spec("Tensor.vdot", "method", matmul_gen("a.vdot(b)", (1,))),
+    Spec("torch.vdot", "function", matmul_gen("torch.vdot(a, b)", (1,))),
+    Spec("Tensor.outer", "method", lambda r: ("a.outer(b)", {"a": T(*rank_shape(r, 1, 2)), "b": T(*rank_shape(r, 1, 2))})),
+    Spec("Tensor.ger", "method", lambda r: ("a.ger(b)", {"a": T(*rank_shape(r, 1, 2)), "b": T(*rank_shape(r, 1, 2))})),
+    Spec("torch.ger", "function", lambda r: ("torch.ger(a, b)", {"a": T(*rank_shape(r, 1, 2)), "b": T(*rank_shape(r, 1, 2))})),
+    Spec("Tensor.diag", "method", lambda r: ("x.diag()", {"x": T(*rank_shape(r, 0, 3))}), cases=20),
+    Spec("Tensor.diagonal", "method", lambda r: ("x.diagonal()", {"x": T(*rank_shape(r, 1, 4))}), cases=20),
+    Spec("Tensor.trace", "method", lambda r: ("x.trace()", {"x": T(*rank_shape(r, 1, 3))}), cases=20),
+    Spec("Tensor.fliplr", "method", fliplr_gen("x.fliplr()")),
+    Spec("Tensor.flipud", "method", fliplr_gen("x.flipud()")),
+    Spec("Tensor.mH", "method", lambda r: ("x.mH", {"x": T(*rank_shape(r, 0, 4))})),
+    Spec("Tensor.tril_", "method", lambda r: (r.choice(["x.tril_()", "x.tril_(1)"]), {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("Tensor.triu_", "method", lambda r: (r.choice(["x.triu_()", "x.triu_(-1)"]), {"x": T(*rank_shape(r, 0, 3))})),
+    Spec("Tensor.broadcast_to", "method", expand_gen("Tensor.broadcast_to")),
+    Spec("Tensor.moveaxis", "method", two_dims_gen("x.moveaxis({a}, {b})")),
+    Spec("Tensor.swapdims", "method", two_dims_gen("x.swapdims({a}, {b})")),
+    Spec("torch.swapdims", "function", two_dims_gen("torch.swapdims(x, {a}, {b})")),
+    Spec("torch.swapaxes", "function", two_dims_gen("torch.swapaxes(x, {a}, {b})")),
+    Spec("Tensor.tensor_split", "method", split_gen("x.tensor_split({k}, dim={d})[0]")),
+    Spec("Tensor.repeat_interleave", "method", lambda r: (f"x.repeat_interleave({r.randint(1, 3)}, dim={dim_arg(r, 2)})", {"x": T(*rank_shape(r, 1, 3))})),
+    Spec("torch.unflatten", "function", lambda r: (f"torch.unflatten(x, {r.randint(-1, 1)}, ({r.choice([2, 3, -1])}, {r.choice([2, 3])}))", {"x": T(*shape(r, 2, 1, 6))})),
+    Spec("torch.row_stack", "function", cat_gen("row_stack")),
+    Spec("Tensor.masked_fill_", "method", lambda r: ("a.masked_fill_(m, 0.0)", {"a": T(*broadcast_pair(r)[0]), "m": B(*rank_shape(r, 0, 3, 1, 3))})),
+    Spec("torch.masked_fill", "function", lambda r: ("torch.masked_fill(a, m, 0.0)", {"a": T(*broadcast_pair(r)[0]), "m": B(*rank_shape(r, 0, 3, 1, 3))})),
+    Spec("torch.scatter", "function", scatter_gen("torch.scatter(x, {d}, i, s)")),
+    Spec("torch.scatter_add", "function", scatter_gen("torch.scatter_add(x, {d}, i, s)")),
+    Spec("torch.scatter_reduce", "function", scatter_gen("torch.scatter_reduce(x, {d}, i, s, 'sum')")),
+    Spec("Tensor.scatter_", "method", scatter_gen("x.scatter_({d}, i, s)")),
+    Spec("Tensor.scatter_add_", "method", scatter_gen("x.scatter_add_({d}, i, s)")),
+    Spec("Tensor.scatter_reduce", "method", scatter_gen("x.scatter_reduce({d}, i, s, 'amax')")),
+    Spec("Tensor.scatter_reduce_", "method", scatter_gen("x.scatter_reduce_({d}, i, s, 'prod')")),
+]
+
+# ---------------------------------------------------------------- creation, conversion and sizes
+
+
+def nested(r: random.Random) -> str:
+    """A nested list literal of floats: ragged now and then (torch raises)."""
+    s = rank_shape(r, 1, 3, 1, 3)
+
+    def build(dims):
+        if not dims:
+            return str(round(r.random(), 2))
+        items = [build(dims[1:]) for _ in range(dims[0])]
+        return "[" + ", ".join(items) + "]"
+    lit = build(list(s))
+    if len(s) >= 2 and r.random() < 0.2:
+        lit = lit[:-1] + ", [0.5]]"
+    return lit
+
+
+SPECS += [
+    Spec("torch.tensor", "function", lambda r: (r.choice(["torch.tensor({})", "torch.tensor({}, dtype=torch.float64)"]).format(nested(r)), {}), cases=20),
+    Spec("torch.as_tensor", "function", lambda r: r.choice([(f"torch.as_tensor({nested(r)})", {}), ("torch.as_tensor(x)", {"x": T(*rank_shape(r))})]), cases=20),
+    Spec("torch.logspace", "function", lambda r: (f"torch.logspace(0, 1, {r.randint(0, 6)})", {}), cases=12),
+    Spec("torch.numel", "function", lambda r: ("torch.zeros(torch.numel(x))", {"x": T(*rank_shape(r, 0, 3))}), cases=12),
+    Spec("Tensor.nelement", "method", lambda r: ("torch.zeros(x.nelement())", {"x": T(*rank_shape(r, 0, 3))}), cases=12),
+    Spec("Tensor.ndimension", "method", lambda r: ("torch.zeros(x.ndimension())", {"x": T(*rank_shape(r, 0, 4))}), cases=12),
+    Spec("Tensor.ndim", "method", lambda r: ("torch.zeros(x.ndim)", {"x": T(*rank_shape(r, 0, 4))}), cases=12),
+    Spec("torch.dropout", "function", lambda r: (r.choice(["torch.dropout(x, 0.5, True)", "torch.dropout(x, 0.1, False)"]), {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.bfloat16", "method", lambda r: ("x.bfloat16()", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.type", "method", lambda r: (r.choice(["x.type(torch.float64)", "x.type(torch.long)", "x.type(dtype=torch.int32)"]), {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.data", "method", lambda r: ("x.data", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.real", "method", lambda r: ("x.real", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("torch.is_tensor", "function", lambda r: ("torch.zeros(2) if torch.is_tensor(x) else torch.zeros(3)", {"x": T(*rank_shape(r))}), cases=12),
+]
+
+# Declared, and no spec can express them (the harness compares a tensor `y`):
+# - they return no tensor or only act by side effects: `Tensor.backward`, `Tensor.retain_grad`
+#   (None), `Tensor.item` (a Python number the core does not know: `torch.zeros(int(x.item()))`
+#   is always silent), `torch.manual_seed` (a Generator), `torch.save`, `torch.set_default_dtype`,
+#   `torch.set_grad_enabled`, `torch.set_num_threads`, `torch.set_printoptions`;
+# - they need an accelerator, and torch raises on this CPU-only build: `Tensor.cuda`,
+#   `Tensor.pin_memory`;
+# - `torch.concat`, `torch.concatenate`: aliases the core rewrites to `torch.cat` before the
+#   lookup (`canon_path`), so a spec of them proves `torch.cat`'s entry (the `torch.concat` spec
+#   above) and their own entries are never consulted.

@@ -67,8 +67,10 @@ fn masked_fill(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, arg
             let m = m.clone();
             match broadcast(cx, &st, &t.shape, &m.shape, span, name) {
                 Some(sh) if name == "masked_fill" => vec![(st, tensor_value(sh, t.dtype))],
-                Some(_) => same(st),
-                None => Vec::new(),
+                // in place: the broadcast shape must be `self`'s (torch raises "output with shape []
+                // doesn't match the broadcast shape [2, 3]")
+                Some(sh) if super::pointwise::fits_in_place(cx, &st, &t.shape, &sh, span, name) => same(st),
+                _ => Vec::new(),
             }
         }
         _ => same(st),

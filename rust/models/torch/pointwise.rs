@@ -371,7 +371,7 @@ fn shape_of(v: &Value) -> Option<Shape> {
 
 /// An in-place op writes the broadcast result into `target`: the broadcast shape must be
 /// `target`'s shape. False: torch raises (recorded).
-fn fits_in_place(cx: &mut dyn ModelCtx, st: &State, target: &Shape, out: &Shape, span: Span, what: &str) -> bool {
+pub(super) fn fits_in_place(cx: &mut dyn ModelCtx, st: &State, target: &Shape, out: &Shape, span: Span, what: &str) -> bool {
     let (t, o) = (st.resolve(target), st.resolve(out));
     let violated = match (t.rank(), o.rank()) {
         (Some(rt), Some(ro)) if ro > rt => Tri::True,
@@ -403,13 +403,28 @@ fn apply_binary(cx: &mut dyn ModelCtx, st: State, kind: Binary, a: &Value, b: &V
         return vec![(st, Value::Unknown)];
     };
     let Some(out) = broadcast(cx, &st, &sa, &sb, span, what) else { return Vec::new() };
+    let dtype = result_dtype(kind, oa, ob);
+    // a bitwise op on floating operands: torch raises ("not implemented for 'Float'"), not
+    // modelled (Unknown)
+    if kind == Binary::Bitwise && dtype.is_none() && promote(oa, ob).is_some_and(|d| category(d) == 2) {
+        return vec![(st, Value::Unknown)];
+    }
     if in_place {
         if !fits_in_place(cx, &st, &sa, &out, span, what) {
             return Vec::new();
         }
+        // `self` must hold the result's dtype: a float result into an integer `self` raises
+        // ("result type Float can't be cast to the desired output type Long"), not modelled
+        // (Unknown). A comparison writes bools, which any dtype holds.
+        if kind != Binary::ToBool
+            && let (Operand::Tensor(Some(sd), _), Some(rd)) = (oa, dtype)
+            && category(sd) != 3
+            && category(rd) > category(sd)
+        {
+            return vec![(st, Value::Unknown)];
+        }
         return vec![(st, a.clone())];
     }
-    let dtype = result_dtype(kind, oa, ob);
     vec![(st, tensor_value(out, dtype))]
 }
 
@@ -429,7 +444,7 @@ pub fn comparison(cx: &mut dyn ModelCtx, st: State, a: Value, b: Value, span: Sp
 /// first of `args`). Call only when [`handles`] says so.
 pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span, method: bool) -> Vals {
     let what = if method { format!("Tensor.{name}") } else { format!("torch.{name}") };
-    let base = name.strip_suffix('_').filter(|b| unary(name).is_none() && binary(name).is_none() && (unary(b).is_some() || binary(b).is_some()));
+    let base = name.strip_suffix('_').filter(|b| unary(name).is_none() && binary(name).is_none() && (unary(b).is_some() || binary(b).is_some() || TERNARY.contains(b)));
     let (op, in_place) = match base {
         Some(b) => (b, true),
         None => (name, false),
@@ -449,6 +464,11 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs
             return vec![(st, Value::Unknown)];
         }
         if in_place {
+            // a floating op on an integer or bool `self`: torch raises "result type Float can't
+            // be cast to the desired output type Long" (not modelled: Unknown)
+            if kind == Unary::Floating && t.dtype.is_some_and(|d| category(d) != 2) {
+                return vec![(st, Value::Unknown)];
+            }
             return vec![(st, first.clone())];
         }
         let dtype = match (kind, t.dtype) {
