@@ -135,7 +135,7 @@ fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs:
 /// model reads every argument of the call; otherwise Unknown.
 pub fn tensor_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     match registry::lookup_in("torch.Tensor", name) {
-        Some(api) if api.accepts(&args, &kwargs) => method(cx, st, recv, name, args, kwargs, span),
+        Some(api) if api.accepts(&args, &kwargs) => method_of(cx, st, recv, name, Some(api.family), args, kwargs, span),
         _ => vec![(st, Value::Unknown)],
     }
 }
@@ -144,13 +144,19 @@ pub fn tensor_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
 /// `torch.f(x, ...)` reaches it once `torch.f`'s own declaration accepted the call: no registry
 /// check.
 pub fn method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    // the family that declared the method (or, for `torch.f(x, ...)`, the function) models it
+    let family = registry::lookup_in("torch.Tensor", name).or_else(|| registry::lookup_in("torch", name)).map(|a| a.family);
+    method_of(cx, st, recv, name, family, args, kwargs, span)
+}
+
+/// `method` once the declaring family is known (`tensor_method` has the entry already).
+#[allow(clippy::too_many_arguments)]
+fn method_of(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, family: Option<&'static str>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let Value::Tensor(t) = &recv else { return vec![(st, Value::Unknown)] };
     let t = t.clone();
     let s = st.resolve(&t.shape);
     let same = |st: State| vec![(st, Value::Tensor(t.clone()))];
-    // the family that declared the method (or, for `torch.f(x, ...)`, the function) models it:
     // each name is declared once, so no family shadows another
-    let family = registry::lookup_in("torch.Tensor", name).or_else(|| registry::lookup_in("torch", name)).map(|a| a.family);
     let handled = match family {
         Some("pointwise") => {
             let mut all = Vec::with_capacity(args.len() + 1);
