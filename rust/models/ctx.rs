@@ -164,14 +164,17 @@ pub trait ModelCtxExt: ModelCtx {
         v: impl FnOnce(String, String, String) -> V,
     ) -> bool {
         let eq = self.dim_eq_f(got, &Dim::known(want.clone(), None));
-        let shown = self.show_shape(st, input);
-        let (gs, ws) = (self.show_dim_in(st, got), want.display(self.syms()));
-        let mut trace = Vec::new();
-        if let Some(w) = &got.why {
-            trace.push(format!("{gs} came from {w}"));
-        }
-        trace.extend(extra);
-        self.check(st, site, eq.not(), |_| (v(shown, gs, ws), trace))
+        // rendered only when the check is reported or exported
+        self.check(st, site, eq.not(), |cx| {
+            let shown = cx.show_shape(st, input);
+            let (gs, ws) = (cx.show_dim_in(st, got), want.display(cx.syms()));
+            let mut trace = Vec::new();
+            if let Some(w) = &got.why {
+                trace.push(format!("{gs} came from {w}"));
+            }
+            trace.extend(extra);
+            (v(shown, gs, ws), trace)
+        })
     }
 }
 

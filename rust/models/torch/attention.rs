@@ -108,8 +108,10 @@ fn flag(l: &Layer, k: &str) -> Option<bool> {
 /// `d == want`; when it fails, the violation `v` builds from the texts of `d` and `want`.
 fn expect_eq<V: Violation>(cx: &mut dyn ModelCtx, st: &State, span: Span, d: &Dim, want: &Dim, v: impl FnOnce(String, String) -> V) -> bool {
     let eq = cx.dim_eq_f(d, want);
-    let (ds, ws) = (cx.show_dim_in(st, d), cx.show_dim_in(st, want));
-    cx.check(st, span, eq.not(), |_| (v(ds, ws), Vec::new()))
+    cx.check(st, span, eq.not(), |cx| {
+        let (ds, ws) = (cx.show_dim_in(st, d), cx.show_dim_in(st, want));
+        (v(ds, ws), Vec::new())
+    })
 }
 
 /// A rank check: false (torch raises) when `ok` is false.

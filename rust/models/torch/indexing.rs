@@ -84,8 +84,10 @@ fn index_select(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, arg
     };
     let is = st.resolve(&idx.shape);
     let Some(ir) = is.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = cx.show_shape(&st, &is);
-    if !cx.check(&st, span, Tri::from_bool(ir > 1), |_| (InvalidShapeArgument::IndexSelectRank { index: shown, rank: ir.to_string() }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(ir > 1), |cx| {
+        let shown = cx.show_shape(&st, &is);
+        (InvalidShapeArgument::IndexSelectRank { index: shown, rank: ir.to_string() }, Vec::new())
+    }) {
         return Vec::new();
     }
     let Some(i) = check_dim(cx, &st, &s, d, span, "index_select") else { return vec![(st, Value::Unknown)] };
@@ -113,9 +115,11 @@ fn narrow(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[V
     let end = start.add(len);
     let Some(end) = end else { return vec![(st, Value::Unknown)] };
     let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &end);
-    let shown = cx.show_shape(&st, &s);
-    let (es, ns) = (end.display(cx.syms()), n.display(cx.syms()));
-    if !cx.check(&st, span, violated, |_| (IndexOutOfRange::Narrow { end: es, dim: i.to_string(), size: ns, shape: shown }, Vec::new())) {
+    if !cx.check(&st, span, violated, |cx| {
+        let shown = cx.show_shape(&st, &s);
+        let (es, ns) = (end.display(cx.syms()), n.display(cx.syms()));
+        (IndexOutOfRange::Narrow { end: es, dim: i.to_string(), size: ns, shape: shown }, Vec::new())
+    }) {
         return Vec::new();
     }
     let mut dims = s.dims.clone();
@@ -155,8 +159,8 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         .filter(|v| !matches!(v, Value::None) && v.as_str() != Some("<ellipsis>"))
         .map(|v| mask_rank(v).unwrap_or(1))
         .sum();
-    let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(consumed > rank), |_| {
+    if !cx.check(&st, span, Tri::from_bool(consumed > rank), |cx| {
+        let shown = cx.show_shape(&st, &s);
         (IndexOutOfRange::TooManyIndices { shape: shown.clone(), count: consumed.to_string(), rank: rank.to_string() }, Vec::new())
     }) {
         return Vec::new();
@@ -202,9 +206,9 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
             Value::Int(_) | Value::Bool(_) => {
                 let d = &s.dims[k];
                 if let (Some(n), Some(c)) = (d.as_const(), it.as_const_int()) {
-                    let shown = cx.show_shape(&st, &s);
                     let kk = k;
-                    if !cx.check(&st, span, Tri::from_bool(c >= n || c < -n), |_| {
+                    if !cx.check(&st, span, Tri::from_bool(c >= n || c < -n), |cx| {
+                        let shown = cx.show_shape(&st, &s);
                         (IndexOutOfRange::Subscript { index: c.to_string(), dim: kk.to_string(), size: n.to_string(), shape: shown }, Vec::new())
                     }) {
                         return Vec::new();

@@ -63,10 +63,10 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
     // ranks must agree
     for (k, s) in shapes.iter().enumerate() {
         if s.dims.len() != rank0 {
-            let a = cx.show_shape(&st, &shapes[0]);
-            let bsh = cx.show_shape(&st, s);
             let n = s.dims.len();
-            cx.check(&st, span, Tri::True, |_| {
+            cx.check(&st, span, Tri::True, |cx| {
+                let a = cx.show_shape(&st, &shapes[0]);
+                let bsh = cx.show_shape(&st, s);
                 (ConcatShapeMismatch::Rank { op: name.into(), first_rank: rank0.to_string(), first: a, index: k.to_string(), rank: n.to_string(), other: bsh }, Vec::new())
             });
             return Vec::new();
@@ -86,9 +86,9 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
                 continue;
             }
             let eq = cx.dim_eq(&st, x, y);
-            let a = cx.show_shape(&st, &shapes[0]);
-            let bsh = cx.show_shape(&st, s);
-            if !cx.check(&st, span, cx.dim_eq_f(x, y).not(), |_| {
+            if !cx.check(&st, span, cx.dim_eq_f(x, y).not(), |cx| {
+                let a = cx.show_shape(&st, &shapes[0]);
+                let bsh = cx.show_shape(&st, s);
                 let (op, first, index, other, dim) = (name.to_string(), a, k.to_string(), bsh, j.to_string());
                 let v = if stack { ConcatShapeMismatch::Stack { op, first, index, other, dim } } else { ConcatShapeMismatch::Cat { op, first, index, other, dim } };
                 (v, Vec::new())

@@ -224,8 +224,8 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
                 expect.extend(sx.dims[2..].iter().cloned());
                 for (k, (a, b)) in expect.iter().zip(sy.dims.iter()).enumerate() {
                     let eq = cx.dim_eq_f(a, b);
-                    let (da, db) = (cx.show_dim(a), cx.show_dim(b));
-                    if !cx.check(&st, span, eq.not(), |_| {
+                    if !cx.check(&st, span, eq.not(), |cx| {
+                        let (da, db) = (cx.show_dim(a), cx.show_dim(b));
                         let (loss, input, target) = (what.to_string(), sxs.clone(), sys.clone());
                         let v = if k == 0 {
                             LossTargetMismatch::BatchSize { loss, input_batch: da, target_batch: db, input, target }
@@ -380,9 +380,9 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let Some((sh, dtype)) = shapes(&st, &vals[..2]) else { return vec![(st, Value::Unknown)] };
     let (lp, tg) = (&sh[0], &sh[1]);
-    let (ls, ts) = (cx.show_shape(&st, lp), cx.show_shape(&st, tg));
     let bad_rank = !matches!(lp.dims.len(), 2 | 3) || !matches!(tg.dims.len(), 1 | 2);
-    if !cx.check(&st, span, Tri::from_bool(bad_rank), |_| {
+    if !cx.check(&st, span, Tri::from_bool(bad_rank), |cx| {
+        let (ls, ts) = (cx.show_shape(&st, lp), cx.show_shape(&st, tg));
         (LossTargetMismatch::CtcRanks { loss: what.into(), log_probs: ls.clone(), targets: ts.clone() }, Vec::new())
     }) {
         return Vec::new();
@@ -392,7 +392,10 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
         let n = lp.dims[1].clone();
         if tg.dims.len() == 2 {
             let eq = cx.dim_eq(&st, &tg.dims[0], &n);
-            if !cx.check(&st, span, eq.not(), |_| (LossTargetMismatch::CtcBatch { loss: what.into(), targets: ts.clone(), log_probs: ls.clone() }, Vec::new())) {
+            if !cx.check(&st, span, eq.not(), |cx| {
+                let (ls, ts) = (cx.show_shape(&st, lp), cx.show_shape(&st, tg));
+                (LossTargetMismatch::CtcBatch { loss: what.into(), targets: ts, log_probs: ls }, Vec::new())
+            }) {
                 return Vec::new();
             }
         }
@@ -400,9 +403,12 @@ fn ctc(cx: &mut dyn ModelCtx, st: State, vals: &[Value], red: Option<&Value>, wh
             let Value::Tensor(t) = v else { continue };
             let s = st.resolve(&t.shape);
             let Some(r) = s.rank() else { continue };
-            let shown = cx.show_shape(&st, &s);
             let violated = if r != 1 { Tri::True } else { cx.dim_eq(&st, &s.dims[0], &n).not() };
-            if !cx.check(&st, span, violated, |_| (LossTargetMismatch::CtcLengths { loss: what.into(), name: name.into(), shape: shown, log_probs: ls.clone() }, Vec::new())) {
+            if !cx.check(&st, span, violated, |cx| {
+                let shown = cx.show_shape(&st, &s);
+                let ls = cx.show_shape(&st, lp);
+                (LossTargetMismatch::CtcLengths { loss: what.into(), name: name.into(), shape: shown, log_probs: ls.clone() }, Vec::new())
+            }) {
                 return Vec::new();
             }
         }

@@ -67,9 +67,9 @@ fn einsum(cx: &mut dyn ModelCtx, st: State, args: &[Value], span: Span) -> Vals 
         dtype = t.dtype;
         let s = st.resolve(&t.shape);
         let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-        let shown = cx.show_shape(&st, &s);
         let n = term.chars().count();
-        if !cx.check(&st, span, Tri::from_bool(n != rank), |_| {
+        if !cx.check(&st, span, Tri::from_bool(n != rank), |cx| {
+            let shown = cx.show_shape(&st, &s);
             (InvalidShapeArgument::EinsumRank { term: term.to_string(), count: n.to_string(), operand: k.to_string(), rank: rank.to_string(), shape: shown }, Vec::new())
         }) {
             return Vec::new();
@@ -82,8 +82,8 @@ fn einsum(cx: &mut dyn ModelCtx, st: State, args: &[Value], span: Span) -> Vals 
                     let p1 = cx.dim_eq(&st, prev, &Dim::konst(1));
                     let d1 = cx.dim_eq(&st, d, &Dim::konst(1));
                     let violated = if eqv == Tri::False && p1 == Tri::False && d1 == Tri::False { Tri::True } else if eqv == Tri::True || d1 == Tri::True { Tri::False } else { Tri::Unknown };
-                    let (a, b) = (cx.show_dim(prev), cx.show_dim(d));
-                    if !cx.check(&st, span, violated, |_| {
+                    if !cx.check(&st, span, violated, |cx| {
+                        let (a, b) = (cx.show_dim(prev), cx.show_dim(d));
                         (MatmulShapeMismatch::Einsum { equation: eq.to_string(), subscript: c.to_string(), size: b, operand: k.to_string(), before: a }, Vec::new())
                     }) {
                         return Vec::new();

@@ -391,8 +391,10 @@ pub(super) fn fits_in_place(cx: &mut dyn ModelCtx, st: &State, target: &Shape, o
         }
         _ => Tri::Unknown,
     };
-    let (ts, os) = (cx.show_shape(st, &t), cx.show_shape(st, &o));
-    cx.check(st, span, violated, |_| (BroadcastShapeMismatch::InPlace { op: what.into(), target: ts, result: os }, Vec::new()))
+    cx.check(st, span, violated, |cx| {
+        let (ts, os) = (cx.show_shape(st, &t), cx.show_shape(st, &o));
+        (BroadcastShapeMismatch::InPlace { op: what.into(), target: ts, result: os }, Vec::new())
+    })
 }
 
 /// A binary op on two values, at least one a tensor: broadcast the shapes, promote the dtypes;

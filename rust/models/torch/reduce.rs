@@ -72,9 +72,11 @@ fn topk_sort(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: 
         let Some(k) = b.get("k").and_then(|v| v.as_int()).cloned() else { return vec![(st, Value::Unknown)] };
         if let Some(n) = dims[i].v.clone() {
             let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &k);
-            let shown = cx.show_shape(&st, &s);
-            let (ks, ns) = (k.display(cx.syms()), n.display(cx.syms()));
-            if !cx.check(&st, span, violated, |_| (IndexOutOfRange::TopK { k: ks, dim: i.to_string(), shape: shown, size: ns }, Vec::new())) {
+            if !cx.check(&st, span, violated, |cx| {
+                let shown = cx.show_shape(&st, &s);
+                let (ks, ns) = (k.display(cx.syms()), n.display(cx.syms()));
+                (IndexOutOfRange::TopK { k: ks, dim: i.to_string(), shape: shown, size: ns }, Vec::new())
+            }) {
                 return Vec::new();
             }
         }
@@ -172,8 +174,10 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[
         if let (Some(Value::Int(k)), [i]) = (b.get("k"), idx.as_slice()) {
             let n = s.dims.get(*i).and_then(|d| d.v.clone()).unwrap_or(Poly::constant(1));
             let bad = cx.poly_cmp(&st, &n, crate::shape::Rel::Lt, k).or(cx.poly_cmp(&st, k, crate::shape::Rel::Lt, &Poly::constant(1)));
-            let (shown, ks) = (cx.show_shape(&st, &s), k.display(cx.syms()));
-            if !cx.check(&st, span, bad, |_| (IndexOutOfRange::KthValue { k: ks, shape: shown, dim: i.to_string() }, Vec::new())) {
+            if !cx.check(&st, span, bad, |cx| {
+                let (shown, ks) = (cx.show_shape(&st, &s), k.display(cx.syms()));
+                (IndexOutOfRange::KthValue { k: ks, shape: shown, dim: i.to_string() }, Vec::new())
+            }) {
                 return Vec::new();
             }
         }

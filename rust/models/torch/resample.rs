@@ -105,14 +105,15 @@ fn module_padding(v: Option<&Value>, n: usize) -> Option<Vec<i128>> {
 fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, what: &str, span: Span) -> Vals {
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(!p.len().is_multiple_of(2)), |_| (InvalidShapeArgument::PadOdd { op: what.into(), len: p.len().to_string() }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(!p.len().is_multiple_of(2)), |_| {
+        (InvalidShapeArgument::PadOdd { op: what.into(), len: p.len().to_string() }, Vec::new())
+    }) {
         return Vec::new();
     }
     let k = p.len() / 2;
     if mode == "constant" {
-        if !cx.check(&st, span, Tri::from_bool(k > rank), |_| {
-            (LayerInputRankMismatch::PadTooLong { op: what.into(), len: p.len().to_string(), input: shown.clone(), rank: rank.to_string() }, Vec::new())
+        if !cx.check(&st, span, Tri::from_bool(k > rank), |cx| {
+            (LayerInputRankMismatch::PadTooLong { op: what.into(), len: p.len().to_string(), input: cx.show_shape(&st, &s), rank: rank.to_string() }, Vec::new())
         }) {
             return Vec::new();
         }
@@ -121,9 +122,9 @@ fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, wha
             return vec![(st, Value::Unknown)];
         }
         let ok = (1..=3).contains(&k) && (rank == k + 1 || rank == k + 2);
-        if !cx.check(&st, span, Tri::from_bool(!ok), |_| {
+        if !cx.check(&st, span, Tri::from_bool(!ok), |cx| {
             let (dims, lo, hi) = (k.to_string(), (k + 1).to_string(), (k + 2).to_string());
-            (LayerInputRankMismatch::PadRank { op: what.into(), mode: mode.into(), dims, lo, hi, input: shown.clone() }, Vec::new())
+            (LayerInputRankMismatch::PadRank { op: what.into(), mode: mode.into(), dims, lo, hi, input: cx.show_shape(&st, &s) }, Vec::new())
         }) {
             return Vec::new();
         }
@@ -143,9 +144,9 @@ fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, wha
                 };
                 // violated: size <= pad (reflect), size < pad (circular)
                 let bad = cx.poly_cmp(&st, &size, rel, &Poly::constant(*side));
-                let ss = size.display(cx.syms());
-                if !cx.check(&st, span, bad, |_| {
-                    let (op, pad, size, dim, input) = (what.to_string(), side.to_string(), ss, (rank - 1 - i).to_string(), shown.clone());
+                if !cx.check(&st, span, bad, |cx| {
+                    let ss = size.display(cx.syms());
+                    let (op, pad, size, dim, input) = (what.to_string(), side.to_string(), ss, (rank - 1 - i).to_string(), cx.show_shape(&st, &s));
                     let v = if mode == "reflect" { InvalidShapeArgument::ReflectPad { op, pad, size, dim, input } } else { InvalidShapeArgument::CircularPad { op, pad, size, dim, input } };
                     (v, Vec::new())
                 }) {
@@ -155,8 +156,8 @@ fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, wha
         }
         let new = d.v.as_ref().and_then(|v| v.add_const(pair[0] + pair[1]));
         if let Some(c) = new.as_ref().and_then(|v| v.as_const())
-            && !cx.check(&st, span, Tri::from_bool(c < 0), |_| {
-                (OutputSizeTooSmall::PadNegative { op: what.into(), pad: format!("{p:?}"), dim: (rank - 1 - i).to_string(), input: shown.clone() }, Vec::new())
+            && !cx.check(&st, span, Tri::from_bool(c < 0), |cx| {
+                (OutputSizeTooSmall::PadNegative { op: what.into(), pad: format!("{p:?}"), dim: (rank - 1 - i).to_string(), input: cx.show_shape(&st, &s) }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -192,8 +193,10 @@ fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, u
     let Some(f) = factor.as_const_int().filter(|f| *f > 0) else { return vec![(st, Value::Unknown)] };
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(rank < 3), |_| (LayerInputRankMismatch::AtLeast { op: what.into(), rank: "3".into(), shape: shown.clone() }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(rank < 3), |cx| {
+        let shown = cx.show_shape(&st, &s);
+        (LayerInputRankMismatch::AtLeast { op: what.into(), rank: "3".into(), shape: shown.clone() }, Vec::new())
+    }) {
         return Vec::new();
     }
     let (c, h, w) = (&s.dims[rank - 3], &s.dims[rank - 2], &s.dims[rank - 1]);
@@ -201,8 +204,8 @@ fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, u
     if unshuffle {
         for (d, name) in [(h, "height"), (w, "width")] {
             let Some(v) = d.as_const() else { continue };
-            if !cx.check(&st, span, Tri::from_bool(v % f != 0), |_| {
-                (InvalidShapeArgument::Unshuffle { op: what.into(), name: name.into(), size: v.to_string(), input: shown.clone(), factor: f.to_string() }, Vec::new())
+            if !cx.check(&st, span, Tri::from_bool(v % f != 0), |cx| {
+                (InvalidShapeArgument::Unshuffle { op: what.into(), name: name.into(), size: v.to_string(), input: cx.show_shape(&st, &s), factor: f.to_string() }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -213,8 +216,8 @@ fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, u
         dims.push(div(w));
     } else {
         if let Some(v) = c.as_const()
-            && !cx.check(&st, span, Tri::from_bool(v % (f * f) != 0), |_| {
-                (InvalidShapeArgument::Shuffle { op: what.into(), channels: v.to_string(), input: shown.clone(), factor2: (f * f).to_string() }, Vec::new())
+            && !cx.check(&st, span, Tri::from_bool(v % (f * f) != 0), |cx| {
+                (InvalidShapeArgument::Shuffle { op: what.into(), channels: v.to_string(), input: cx.show_shape(&st, &s), factor2: (f * f).to_string() }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -247,13 +250,14 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value
     };
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(size.is_some() == scale.is_some()), |_| (InvalidShapeArgument::SizeOrScale { op: what.into() }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(size.is_some() == scale.is_some()), |_| {
+        (InvalidShapeArgument::SizeOrScale { op: what.into() }, Vec::new())
+    }) {
         return Vec::new();
     }
     let ok = (3..=5).contains(&rank) && need.is_none_or(|n| n == rank);
-    if !cx.check(&st, span, Tri::from_bool(!ok), |_| {
-        (LayerInputRankMismatch::InterpolateMode { op: what.into(), mode: mode.clone(), rank: rank.to_string(), input: shown.clone() }, Vec::new())
+    if !cx.check(&st, span, Tri::from_bool(!ok), |cx| {
+        (LayerInputRankMismatch::InterpolateMode { op: what.into(), mode: mode.clone(), rank: rank.to_string(), input: cx.show_shape(&st, &s) }, Vec::new())
     }) {
         return Vec::new();
     }
@@ -263,8 +267,8 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value
         let v: Option<Vec<Option<Poly>>> = match sz {
             Value::Int(p) => Some(vec![Some(p.clone()); n]),
             Value::Tuple(items) => {
-                if !cx.check(&st, span, Tri::from_bool(items.len() != n), |_| {
-                    (InvalidShapeArgument::SpatialCount { op: what.into(), arg: "size".into(), count: items.len().to_string(), input: shown.clone(), spatial: n.to_string() }, Vec::new())
+                if !cx.check(&st, span, Tri::from_bool(items.len() != n), |cx| {
+                    (InvalidShapeArgument::SpatialCount { op: what.into(), arg: "size".into(), count: items.len().to_string(), input: cx.show_shape(&st, &s), spatial: n.to_string() }, Vec::new())
                 }) {
                     return Vec::new();
                 }
@@ -281,8 +285,8 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value
         };
         let factors: Option<Vec<f64>> = match sc {
             Value::Tuple(items) => {
-                if !cx.check(&st, span, Tri::from_bool(items.len() != n), |_| {
-                    (InvalidShapeArgument::SpatialCount { op: what.into(), arg: "scale_factor".into(), count: items.len().to_string(), input: shown.clone(), spatial: n.to_string() }, Vec::new())
+                if !cx.check(&st, span, Tri::from_bool(items.len() != n), |cx| {
+                    (InvalidShapeArgument::SpatialCount { op: what.into(), arg: "scale_factor".into(), count: items.len().to_string(), input: cx.show_shape(&st, &s), spatial: n.to_string() }, Vec::new())
                 }) {
                     return Vec::new();
                 }

@@ -75,8 +75,8 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
         let tshow = format!("[{}]", tshow.join(", "));
         if minus.is_empty() {
             let eq = Formula::cmp(total, crate::shape::Rel::Eq, pk);
-            let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
-            if !cx.check(&st, span, eq.not(), |_| {
+            if !cx.check(&st, span, eq.not(), |cx| {
+                let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
                 (ReshapeSizeMismatch::Numel { op: name.into(), target: tshow.clone(), input: shown.clone(), numel: tt, new: pp }, Vec::new())
             }) {
                 return Vec::new();
@@ -91,8 +91,8 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
                 (None, None) => Formula::Opaque,
             };
             let violated = if pk.as_const() == Some(0) { Formula::Const(true) } else { violated };
-            let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
-            if !cx.check(&st, span, violated, |_| {
+            if !cx.check(&st, span, violated, |cx| {
+                let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
                 (ReshapeSizeMismatch::NotDivisible { op: name.into(), target: tshow.clone(), input: shown.clone(), numel: tt, known: pp }, Vec::new())
             }) {
                 return Vec::new();
@@ -167,9 +167,9 @@ fn permute(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     let perm: Option<Vec<i128>> = dims_arg.iter().map(|v| v.as_const_int()).collect();
     let Some(perm) = perm else { return vec![(st, Value::Unknown)] };
-    let shown = cx.show_shape(&st, &s);
     let n = perm.len();
-    if !cx.check(&st, span, Tri::from_bool(n != rank), |_| {
+    if !cx.check(&st, span, Tri::from_bool(n != rank), |cx| {
+        let shown = cx.show_shape(&st, &s);
         (DimOutOfRange::PermuteLength { len: n.to_string(), shape: shown, rank: rank.to_string() }, Vec::new())
     }) {
         return Vec::new();
@@ -220,8 +220,8 @@ fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, na
                     sd.clone()
                 } else {
                     let violated = Formula::And(vec![cx.dim_eq_f(sd, td).not(), cx.dim_eq_f(sd, &Dim::konst(1)).not()]);
-                    let (a, b2) = (cx.show_dim(sd), cx.show_dim(td));
-                    if !cx.check(&st, span, violated, |_| {
+                    if !cx.check(&st, span, violated, |cx| {
+                        let (a, b2) = (cx.show_dim(sd), cx.show_dim(td));
                         (BroadcastShapeMismatch::Expand { size: b2, existing: a, shape: shown.clone() }, Vec::new())
                     }) {
                         return Vec::new();

@@ -29,15 +29,19 @@ fn unfold(cx: &mut dyn ModelCtx, st: State, t: &Tensor, s: &Shape, d: i128, size
     }
     let len = s.dims.get(i).cloned().unwrap_or(Dim::konst(1));
     let Some(lv) = len.v.clone() else { return unknown(st) };
-    let (shown, ls, zs) = (cx.show_shape(&st, s), lv.display(cx.syms()), size.display(cx.syms()));
-    if !cx.check(&st, span, Formula::cmp(&lv, Rel::Lt, size), |_| (OutputSizeTooSmall::Window { op: "unfold".into(), size: zs.clone(), dim: d.to_string(), input: shown, len: ls }, Vec::new())) {
+    if !cx.check(&st, span, Formula::cmp(&lv, Rel::Lt, size), |cx| {
+        let (shown, ls, zs) = (cx.show_shape(&st, s), lv.display(cx.syms()), size.display(cx.syms()));
+        (OutputSizeTooSmall::Window { op: "unfold".into(), size: zs.clone(), dim: d.to_string(), input: shown, len: ls }, Vec::new())
+    }) {
         return Vec::new();
     }
-    if !cx.check(&st, span, Formula::cmp(size, Rel::Lt, &Poly::constant(0)), |_| (InvalidShapeArgument::Negative { op: "unfold".into(), name: "size".into(), value: zs }, Vec::new())) {
+    if !cx.check(&st, span, Formula::cmp(size, Rel::Lt, &Poly::constant(0)), |cx| (InvalidShapeArgument::Negative { op: "unfold".into(), name: "size".into(), value: size.display(cx.syms()) }, Vec::new())) {
         return Vec::new();
     }
-    let ss = step.display(cx.syms());
-    if !cx.check(&st, span, Formula::cmp(step, Rel::Lt, &Poly::constant(1)), |_| (InvalidShapeArgument::NotPositive { op: "unfold".into(), name: "step".into(), value: ss }, Vec::new())) {
+    if !cx.check(&st, span, Formula::cmp(step, Rel::Lt, &Poly::constant(1)), |cx| {
+        let ss = step.display(cx.syms());
+        (InvalidShapeArgument::NotPositive { op: "unfold".into(), name: "step".into(), value: ss }, Vec::new())
+    }) {
         return Vec::new();
     }
     let mut dims = s.dims.clone();
@@ -52,8 +56,8 @@ fn unfold(cx: &mut dyn ModelCtx, st: State, t: &Tensor, s: &Shape, d: i128, size
 /// it does; `Some(false)`: torch raises (recorded, the path ends); `None`: rank unknown.
 pub fn check_rank(cx: &mut dyn ModelCtx, st: &State, s: &Shape, ok: impl Fn(usize) -> bool, expect: &str, what: &str, span: Span) -> Option<bool> {
     let rank = s.rank()?;
-    let shown = cx.show_shape(st, s);
-    Some(cx.check(st, span, Tri::from_bool(!ok(rank)), |_| {
+    Some(cx.check(st, span, Tri::from_bool(!ok(rank)), |cx| {
+        let shown = cx.show_shape(st, s);
         (LayerInputRankMismatch::Expects { op: what.into(), expect: expect.into(), rank: rank.to_string(), shape: shown }, Vec::new())
     }))
 }
@@ -314,8 +318,10 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             if name == "bmm" {
                 // batch sizes must be equal: no broadcasting
                 let eq = cx.dim_eq(&st, &s.dims[0], &os.dims[0]);
-                let (a, b2) = (cx.show_shape(&st, &s), cx.show_shape(&st, &os));
-                if !cx.check(&st, span, eq.not(), |_| (MatmulShapeMismatch::BatchSizes { lhs: a, rhs: b2 }, Vec::new())) {
+                if !cx.check(&st, span, eq.not(), |cx| {
+                    let (a, b2) = (cx.show_shape(&st, &s), cx.show_shape(&st, &os));
+                    (MatmulShapeMismatch::BatchSizes { lhs: a, rhs: b2 }, Vec::new())
+                }) {
                     return Ok(Vec::new());
                 }
             }
@@ -381,8 +387,8 @@ fn index_in_range(cx: &mut dyn ModelCtx, st: &State, s: &Shape, i: usize, k: i12
     let Some(n) = s.dims.get(i).and_then(|d| d.v.clone()) else { return true };
     let kp = Poly::constant(k);
     let violated = if k >= 0 { cx.poly_cmp(st, &n, Rel::Le, &kp) } else { cx.poly_cmp(st, &n, Rel::Lt, &Poly::constant(-k)) };
-    let (shown, ns) = (cx.show_shape(st, s), n.display(cx.syms()));
-    cx.check(st, span, violated, |_| {
+    cx.check(st, span, violated, |cx| {
+        let (shown, ns) = (cx.show_shape(st, s), n.display(cx.syms()));
         (IndexOutOfRange::Select { op: what.into(), index: k.to_string(), dim: i.to_string(), shape: shown, size: ns }, Vec::new())
     })
 }
@@ -393,8 +399,8 @@ fn index_in_range(cx: &mut dyn ModelCtx, st: &State, s: &Shape, i: usize, k: i12
 #[allow(clippy::too_many_arguments)]
 fn index_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, is: &Shape, src: Option<&Shape>, d: i128, span: Span, what: &str) -> bool {
     let (Some(rank), Some(ir)) = (s.rank(), is.rank()) else { return true };
-    let (shown, ishown) = (cx.show_shape(st, s), cx.show_shape(st, is));
-    if !cx.check(st, span, Tri::from_bool(rank.max(1) != ir.max(1)), |_| {
+    if !cx.check(st, span, Tri::from_bool(rank.max(1) != ir.max(1)), |cx| {
+        let (shown, ishown) = (cx.show_shape(st, s), cx.show_shape(st, is));
         (InvalidShapeArgument::IndexRank { op: what.into(), index: ishown.clone(), input: shown.clone() }, Vec::new())
     }) {
         return false;
@@ -427,7 +433,8 @@ fn index_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, is: &Shape, src: Opt
             }
         }
     }
-    cx.check(st, span, violated, |_| {
+    cx.check(st, span, violated, |cx| {
+        let (shown, ishown) = (cx.show_shape(st, s), cx.show_shape(st, is));
         (InvalidShapeArgument::IndexLarger { op: what.into(), index: ishown, input: shown, dim: d.to_string() }, Vec::new())
     })
 }

@@ -80,8 +80,8 @@ pub fn check_dim(cx: &mut dyn ModelCtx, st: &State, s: &Shape, d: i128, span: Sp
     };
     let ok = norm_dim(d, rank).filter(|i| *i < rank.max(1));
     let violated = Tri::from_bool(ok.is_none());
-    let shown = cx.show_shape(st, s);
-    if !cx.check(st, span, violated, |_| {
+    if !cx.check(st, span, violated, |cx| {
+        let shown = cx.show_shape(st, s);
         let lo = -(rank.max(1) as i128);
         let hi = rank.max(1) as i128 - 1;
         (DimOutOfRange::Dim { op: what.into(), dim: d.to_string(), rank: rank.to_string(), shape: shown, lo: lo.to_string(), hi: hi.to_string() }, Vec::new())
@@ -284,10 +284,10 @@ pub fn broadcast(cx: &mut dyn ModelCtx, st: &State, a: &Shape, b: &Shape, span: 
                 let y1 = cx.dim_eq(st, y, &one);
                 // torch raises when the sizes differ and neither is 1
                 let violated = Formula::And(vec![cx.dim_eq_f(x, y).not(), cx.dim_eq_f(x, &one).not(), cx.dim_eq_f(y, &one).not()]);
-                let (sa, sb) = (cx.show_shape(st, &a), cx.show_shape(st, &b));
-                let (dx, dy) = (cx.show_dim(x), cx.show_dim(y));
                 let pos = -(i as i64) - 1;
-                if !cx.check(st, span, violated, |_| {
+                if !cx.check(st, span, violated, |cx| {
+                    let (sa, sb) = (cx.show_shape(st, &a), cx.show_shape(st, &b));
+                    let (dx, dy) = (cx.show_dim(x), cx.show_dim(y));
                     (BroadcastShapeMismatch::Shapes { op: what.into(), lhs: sa, rhs: sb, da: dx, db: dy, dim: pos.to_string() }, Vec::new())
                 }) {
                     return None;

@@ -171,8 +171,10 @@ fn glu(cx: &mut dyn ModelCtx, st: State, t: &Tensor, d: i128, what: &str, span: 
         None => return vec![(st, Value::Unknown)],
     };
     let Some(size) = s.dims[i].as_const() else { return vec![(st, Value::Unknown)] };
-    let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(size % 2 != 0), |_| (InvalidShapeArgument::GluOdd { op: what.into(), dim: d.to_string(), input: shown, size: size.to_string() }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(size % 2 != 0), |cx| {
+        let shown = cx.show_shape(&st, &s);
+        (InvalidShapeArgument::GluOdd { op: what.into(), dim: d.to_string(), input: shown, size: size.to_string() }, Vec::new())
+    }) {
         return Vec::new();
     }
     let mut dims = s.dims.clone();
@@ -246,9 +248,9 @@ fn unflatten(cx: &mut dyn ModelCtx, st: State, t: &Tensor, d: i128, sizes: &Valu
     }
     let Some(size) = s.dims[i].as_const() else { return vec![(st, Value::Unknown)] };
     let known: i128 = sizes.iter().filter(|x| **x != -1).product();
-    let shown = cx.show_shape(&st, &s);
     let bad = if holes == 1 { known == 0 || size % known != 0 } else { known != size };
-    if !cx.check(&st, span, Tri::from_bool(bad), |_| {
+    if !cx.check(&st, span, Tri::from_bool(bad), |cx| {
+        let shown = cx.show_shape(&st, &s);
         (ReshapeSizeMismatch::Unflatten { op: what.into(), sizes: format!("{sizes:?}"), size: size.to_string(), dim: d.to_string(), input: shown }, Vec::new())
     }) {
         return Vec::new();

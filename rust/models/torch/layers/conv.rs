@@ -62,10 +62,12 @@ fn conv_transpose_out(size: &Poly, k: &Poly, s: &Poly, p: &Poly, d: &Poly, op: &
 fn check_nonnegative(cx: &mut dyn ModelCtx, st: &State, out: &[Option<Poly>], inp: &[Dim], what: &str, span: Span) -> bool {
     for o in out.iter().flatten() {
         let violated = Formula::cmp(o, Rel::Lt, &Poly::constant(0));
-        let os = o.display(cx.syms());
-        let ins: Vec<String> = inp.iter().map(|d| cx.show_dim(d)).collect();
-        let ins = ins.join("x");
-        if !cx.check(st, span, violated, |_| (OutputSizeTooSmall::Negative { op: what.into(), input: ins, output: os }, Vec::new())) {
+        if !cx.check(st, span, violated, |cx| {
+            let os = o.display(cx.syms());
+            let ins: Vec<String> = inp.iter().map(|d| cx.show_dim(d)).collect();
+            let ins = ins.join("x");
+            (OutputSizeTooSmall::Negative { op: what.into(), input: ins, output: os }, Vec::new())
+        }) {
             return false;
         }
     }
@@ -138,8 +140,10 @@ pub(in crate::models::torch) fn check_divisible<V: Violation>(cx: &mut dyn Model
         Some(c) => Formula::Const(c != 0),
         None => Formula::cmp(&rem, Rel::Ne, &Poly::constant(0)),
     };
-    let (x, y) = (a.display(cx.syms()), b.display(cx.syms()));
-    cx.check(st, span, violated, |_| (v(x, y), Vec::new()))
+    cx.check(st, span, violated, |cx| {
+        let (x, y) = (a.display(cx.syms()), b.display(cx.syms()));
+        (v(x, y), Vec::new())
+    })
 }
 
 /// Construction-time checks of a conv layer: channels divisible by groups, `'same'` padding

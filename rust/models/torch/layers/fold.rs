@@ -108,8 +108,10 @@ fn blocks(cx: &mut dyn ModelCtx, st: &State, fold: bool, get: impl Fn(&str) -> O
     // kernel, dilation and stride at least 1, padding at least 0
     for (name, v, lo, should) in [("kernel_size", &k, 1, "be positive"), ("dilation", &d, 1, "be positive"), ("padding", &p, 0, "not be negative"), ("stride", &s, 1, "be positive")] {
         let violated = Formula::Or(v.iter().map(|x| Formula::cmp(x, Rel::Lt, &Poly::constant(lo))).collect());
-        let sv = show_pair(cx, v);
-        if !cx.check(st, span, violated, |_| (InvalidShapeArgument::ArgMust { op: what.clone(), name: name.into(), value: sv, should: should.into() }, Vec::new())) {
+        if !cx.check(st, span, violated, |cx| {
+            let sv = show_pair(cx, v);
+            (InvalidShapeArgument::ArgMust { op: what.clone(), name: name.into(), value: sv, should: should.into() }, Vec::new())
+        }) {
             return Err(false);
         }
     }
@@ -127,8 +129,8 @@ fn check_blocks(cx: &mut dyn ModelCtx, st: &State, nb: &[Option<Poly>; 2], from:
     let shown: Vec<String> = nb.iter().map(|o| o.as_ref().map(|p| p.display(cx.syms())).unwrap_or("?".into())).collect();
     let shown = shown.join("x");
     for o in nb.iter().flatten() {
-        let os = o.display(cx.syms());
-        if !cx.check(st, span, Formula::cmp(o, Rel::Lt, &Poly::constant(1)), |_| {
+        if !cx.check(st, span, Formula::cmp(o, Rel::Lt, &Poly::constant(1)), |cx| {
+            let os = o.display(cx.syms());
             (OutputSizeTooSmall::Blocks { op: what.into(), from: from.into(), blocks: shown.clone(), size: os }, Vec::new())
         }) {
             return false;
@@ -219,17 +221,19 @@ fn fold(cx: &mut dyn ModelCtx, st: State, t: &Tensor, get: impl Fn(&str) -> Opti
         if let [Some(a), Some(bb)] = &nb
             && let Some(total) = a.mul(bb)
         {
-            let (ts, ls) = (format!("{} * {} = {}", a.display(cx.syms()), bb.display(cx.syms()), total.display(cx.syms())), cx.show_dim(l));
-            let ts = if a.as_const().is_some() && bb.as_const().is_some() { ts } else { total.display(cx.syms()) };
-            if !cx.check(&st, span, cx.dim_eq_f(l, &Dim::known(total, None)).not(), |_| {
+            if !cx.check(&st, span, cx.dim_eq_f(l, &Dim::known(total.clone(), None)).not(), |cx| {
+                let (ts, ls) = (format!("{} * {} = {}", a.display(cx.syms()), bb.display(cx.syms()), total.display(cx.syms())), cx.show_dim(l));
+                let ts = if a.as_const().is_some() && bb.as_const().is_some() { ts } else { total.display(cx.syms()) };
                 (InvalidShapeArgument::FoldBlocks { op: b.what.clone(), want: ts, input: shown.clone(), got: ls }, Vec::new())
             }) {
                 continue;
             }
         }
         let violated = Formula::Or(o.iter().map(|x| Formula::cmp(x, Rel::Lt, &Poly::constant(1))).collect());
-        let os = show_pair(cx, &o);
-        if !cx.check(&st, span, violated, |_| (InvalidShapeArgument::ArgMust { op: b.what.clone(), name: "output_size".into(), value: os, should: "be positive".into() }, Vec::new())) {
+        if !cx.check(&st, span, violated, |cx| {
+            let os = show_pair(cx, &o);
+            (InvalidShapeArgument::ArgMust { op: b.what.clone(), name: "output_size".into(), value: os, should: "be positive".into() }, Vec::new())
+        }) {
             continue;
         }
         let mut dims = sh.dims[..r - 2].to_vec();

@@ -167,15 +167,18 @@ pub(super) fn functional_bilinear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, 
 fn bilinear(cx: &mut dyn ModelCtx, st: State, x1: &Tensor, x2: &Tensor, i1: &Poly, i2: &Poly, o: Option<Poly>, what: &str, span: Span) -> Vals {
     let (a, b) = (st.resolve(&x1.shape), st.resolve(&x2.shape));
     let (Some(ra), Some(rb)) = (a.rank(), b.rank()) else { return vec![(st, Value::Unknown)] };
-    let (sa, sb) = (cx.show_shape(&st, &a), cx.show_shape(&st, &b));
-    if !cx.check(&st, span, Tri::from_bool(ra != rb || ra == 0), |_| {
+    if !cx.check(&st, span, Tri::from_bool(ra != rb || ra == 0), |cx| {
+        let (sa, sb) = (cx.show_shape(&st, &a), cx.show_shape(&st, &b));
         (LayerInputRankMismatch::BilinearRanks { op: what.into(), lhs: sa.clone(), rhs: sb.clone() }, Vec::new())
     }) {
         return Vec::new();
     }
     for k in 0..ra - 1 {
         let eq = cx.dim_eq_f(&a.dims[k], &b.dims[k]);
-        if !cx.check(&st, span, eq.not(), |_| (InvalidShapeArgument::BilinearBatch { op: what.into(), lhs: sa.clone(), rhs: sb.clone(), dim: k.to_string() }, Vec::new())) {
+        if !cx.check(&st, span, eq.not(), |cx| {
+            let (sa, sb) = (cx.show_shape(&st, &a), cx.show_shape(&st, &b));
+            (InvalidShapeArgument::BilinearBatch { op: what.into(), lhs: sa, rhs: sb, dim: k.to_string() }, Vec::new())
+        }) {
             return Vec::new();
         }
     }
@@ -193,8 +196,10 @@ fn bilinear(cx: &mut dyn ModelCtx, st: State, x1: &Tensor, x2: &Tensor, i1: &Pol
 /// Indices of an embedding lookup must be integers.
 fn check_index_dtype(cx: &mut dyn ModelCtx, st: &State, t: &Tensor, what: &str, span: Span) -> bool {
     let bad = Tri::from_bool(t.dtype.is_some_and(|d| !matches!(d, DType::Long | DType::Int)));
-    let shown = cx.show_shape(st, &t.shape);
-    cx.check(st, span, bad, |_| (InvalidShapeArgument::IndexDtype { op: what.into(), indices: shown }, Vec::new()))
+    cx.check(st, span, bad, |cx| {
+        let shown = cx.show_shape(st, &t.shape);
+        (InvalidShapeArgument::IndexDtype { op: what.into(), indices: shown }, Vec::new())
+    })
 }
 
 /// The embedding dim of an `nn.Embedding`/`nn.EmbeddingBag` layer, with where it came from.
@@ -254,8 +259,10 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
     }
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(rank != 2), |_| (LayerInputRankMismatch::BagRank { op: what.into(), input: shown }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(rank != 2), |cx| {
+        let shown = cx.show_shape(&st, &s);
+        (LayerInputRankMismatch::BagRank { op: what.into(), input: shown }, Vec::new())
+    }) {
         return Vec::new();
     }
     vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), dim]), dtype))]
@@ -263,9 +270,11 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
 
 /// `F.one_hot(tensor, num_classes)`: class indices get a trailing dim of `num_classes`.
 pub(super) fn one_hot(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
-    let shown = cx.show_shape(&st, &t.shape);
     let bad = Tri::from_bool(t.dtype.is_some_and(|d| d != DType::Long));
-    if !cx.check(&st, span, bad, |_| (InvalidShapeArgument::OneHotDtype { input: shown }, Vec::new())) {
+    if !cx.check(&st, span, bad, |cx| {
+        let shown = cx.show_shape(&st, &t.shape);
+        (InvalidShapeArgument::OneHotDtype { input: shown }, Vec::new())
+    }) {
         return Vec::new();
     }
     let k = match b.get("num_classes") {

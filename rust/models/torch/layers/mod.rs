@@ -392,11 +392,13 @@ fn check_spatial(cx: &mut dyn ModelCtx, st: &State, out: &[Option<Poly>], inp: &
     for o in out {
         let Some(o) = o else { continue };
         let violated = Formula::cmp(o, Rel::Lt, &Poly::constant(1));
-        let os = o.display(cx.syms());
-        let ins: Vec<String> = inp.iter().map(|d| cx.show_dim(d)).collect();
-        let outs: Vec<String> = out.iter().map(|o| o.as_ref().map(|p| p.display(cx.syms())).unwrap_or("?".into())).collect();
-        let (ins, outs) = (ins.join("x"), outs.join("x"));
-        if !cx.check(st, span, violated, |_| (OutputSizeTooSmall::TooSmall { op: what.into(), input: ins, output: outs, size: os }, Vec::new())) {
+        if !cx.check(st, span, violated, |cx| {
+            let os = o.display(cx.syms());
+            let ins: Vec<String> = inp.iter().map(|d| cx.show_dim(d)).collect();
+            let outs: Vec<String> = out.iter().map(|o| o.as_ref().map(|p| p.display(cx.syms())).unwrap_or("?".into())).collect();
+            let (ins, outs) = (ins.join("x"), outs.join("x"));
+            (OutputSizeTooSmall::TooSmall { op: what.into(), input: ins, output: outs, size: os }, Vec::new())
+        }) {
             return false;
         }
     }
@@ -412,10 +414,10 @@ pub(super) fn require_rank(cx: &mut dyn ModelCtx, st: State, t: &Tensor, ranks: 
     let s = st.resolve(&t.shape);
     match s.rank() {
         Some(r) => {
-            let shown = cx.show_shape(&st, &s);
             let want: Vec<String> = ranks.iter().map(|r| format!("{r}-D")).collect();
             let want = want.join(" or ");
-            if !cx.check(&st, span, Tri::from_bool(!ranks.contains(&r)), |_| {
+            if !cx.check(&st, span, Tri::from_bool(!ranks.contains(&r)), |cx| {
+                let shown = cx.show_shape(&st, &s);
                 (LayerInputRankMismatch::Expected { prefix: prefix.into(), want, rank: r.to_string(), shape: shown }, Vec::new())
             }) {
                 return Vec::new();

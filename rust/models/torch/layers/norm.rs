@@ -78,15 +78,19 @@ fn batch_stats_check(cx: &mut dyn ModelCtx, st: &State, s: &Shape, span: Span, w
     let mut dims = vec![s.dims[0].clone()];
     dims.extend(s.dims.get(2..).unwrap_or(&[]).iter().cloned());
     let Some(p) = const_product(&dims) else { return true };
-    let shown = cx.show_shape(st, s);
-    cx.check(st, span, Tri::from_bool(p == 1), |_| (InvalidShapeArgument::BatchStats { op: what.into(), input: shown }, Vec::new()))
+    cx.check(st, span, Tri::from_bool(p == 1), |cx| {
+        let shown = cx.show_shape(st, s);
+        (InvalidShapeArgument::BatchStats { op: what.into(), input: shown }, Vec::new())
+    })
 }
 
 /// Instance statistics need more than one spatial element.
 fn spatial_stats_check(cx: &mut dyn ModelCtx, st: &State, spatial: &[Dim], s: &Shape, span: Span, what: &str) -> bool {
     let Some(p) = const_product(spatial) else { return true };
-    let shown = cx.show_shape(st, s);
-    cx.check(st, span, Tri::from_bool(p == 1), |_| (InvalidShapeArgument::InstanceStats { op: what.into(), input: shown }, Vec::new()))
+    cx.check(st, span, Tri::from_bool(p == 1), |cx| {
+        let shown = cx.show_shape(st, s);
+        (InvalidShapeArgument::InstanceStats { op: what.into(), input: shown }, Vec::new())
+    })
 }
 
 /// Calling an `nn.BatchNorm{n}d` layer: channels at dim 1, batch statistics in training.
@@ -246,15 +250,19 @@ fn layer_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, ns: &[Poly], who: &s
     let nshow: Vec<String> = ns.iter().map(|p| p.display(cx.syms())).collect();
     let nshow = nshow.join(", ");
     if s.dims.len() < ns.len() {
-        let shown = cx.show_shape(&st, &s);
-        cx.check(&st, span, Tri::True, |_| (LayerChannelMismatch::NormalizedRank { layer: who.into(), normalized: nshow, input: shown }, Vec::new()));
+        cx.check(&st, span, Tri::True, |cx| {
+            let shown = cx.show_shape(&st, &s);
+            (LayerChannelMismatch::NormalizedRank { layer: who.into(), normalized: nshow, input: shown }, Vec::new())
+        });
         return Vec::new();
     }
     let tail = &s.dims[s.dims.len() - ns.len()..];
     for (d, n) in tail.iter().zip(ns.iter()) {
         let eq = cx.dim_eq_f(d, &Dim::known(n.clone(), None));
-        let shown = cx.show_shape(&st, &s);
-        if !cx.check(&st, span, eq.not(), |_| (LayerChannelMismatch::NormalizedShape { layer: who.into(), normalized: nshow.clone(), input: shown }, Vec::new())) {
+        if !cx.check(&st, span, eq.not(), |cx| {
+            let shown = cx.show_shape(&st, &s);
+            (LayerChannelMismatch::NormalizedShape { layer: who.into(), normalized: nshow.clone(), input: shown }, Vec::new())
+        }) {
             return Vec::new();
         }
     }
@@ -303,8 +311,10 @@ pub(super) fn functional_group_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor
 fn group_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, g: &Poly, c: Option<&Poly>, what: &str, span: Span) -> Vals {
     let s = st.resolve(&t.shape);
     let Some(r) = s.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = cx.show_shape(&st, &s);
-    if !cx.check(&st, span, Tri::from_bool(r < 2), |_| (LayerInputRankMismatch::AtLeast { op: what.into(), rank: "2".into(), shape: shown.clone() }, Vec::new())) {
+    if !cx.check(&st, span, Tri::from_bool(r < 2), |cx| {
+        let shown = cx.show_shape(&st, &s);
+        (LayerInputRankMismatch::AtLeast { op: what.into(), rank: "2".into(), shape: shown.clone() }, Vec::new())
+    }) {
         return Vec::new();
     }
     let got = s.dims[1].clone();
@@ -317,11 +327,11 @@ fn group_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, g: &Poly, c: Option<
             let mut dims = vec![Dim::konst(n * ch / gc)];
             dims.extend(s.dims[2..].iter().cloned());
             if let Some(p) = const_product(&dims)
-                && !cx.check(&st, span, Tri::from_bool(p == 1), |_| (InvalidShapeArgument::GroupStats { op: what.into(), input: shown.clone() }, Vec::new())) {
+                && !cx.check(&st, span, Tri::from_bool(p == 1), |cx| (InvalidShapeArgument::GroupStats { op: what.into(), input: cx.show_shape(&st, &s) }, Vec::new())) {
                     return Vec::new();
                 }
-            if !cx.check(&st, span, Tri::from_bool(ch % gc != 0), |_| {
-                (LayerChannelMismatch::Groups { layer: what.into(), channels: ch.to_string(), input: shown.clone(), groups: gc.to_string() }, Vec::new())
+            if !cx.check(&st, span, Tri::from_bool(ch % gc != 0), |cx| {
+                (LayerChannelMismatch::Groups { layer: what.into(), channels: ch.to_string(), input: cx.show_shape(&st, &s), groups: gc.to_string() }, Vec::new())
             }) {
                 return Vec::new();
             }

@@ -116,8 +116,10 @@ fn pool_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bool, 
         if n == 3 && !max {
             // avg_pool3d: each input size at least the kernel size (padding aside)
             let small = spatial.iter().zip(&k).any(|(d, kk)| d.as_const().zip(kk.as_const()).is_some_and(|(a, b)| a < b));
-            let shown = cx.show_shape(&st, &sh);
-            if !cx.check(&st, span, Tri::from_bool(small), |_| (OutputSizeTooSmall::Kernel { op: what.into(), input: shown }, Vec::new())) {
+            if !cx.check(&st, span, Tri::from_bool(small), |cx| {
+                let shown = cx.show_shape(&st, &sh);
+                (OutputSizeTooSmall::Kernel { op: what.into(), input: shown }, Vec::new())
+            }) {
                 continue;
             }
         }
@@ -180,8 +182,8 @@ fn adaptive_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bo
     let rank = s.rank();
     if tuple
         && let Some(r) = rank {
-            let shown = cx.show_shape(&st, &s);
-            if !cx.check(&st, span, Tri::from_bool(r <= n), |_| {
+            if !cx.check(&st, span, Tri::from_bool(r <= n), |cx| {
+                let shown = cx.show_shape(&st, &s);
                 (LayerInputRankMismatch::AdaptiveRank { op: what.into(), input: shown, rank: (n + 1).to_string() }, Vec::new())
             }) {
                 return Vec::new();
@@ -190,8 +192,10 @@ fn adaptive_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bo
     let ones = sizes.iter().all(|o| o.as_ref().is_some_and(|p| p.as_const() == Some(1)));
     if !max && ones && n > 1 {
         let Some(r) = rank else { return vec![(st, Value::Unknown)] };
-        let shown = cx.show_shape(&st, &s);
-        if !cx.check(&st, span, Tri::from_bool(r < n), |_| (LayerInputRankMismatch::FewerDims { op: what.into(), input: shown, rank: n.to_string() }, Vec::new())) {
+        if !cx.check(&st, span, Tri::from_bool(r < n), |cx| {
+            let shown = cx.show_shape(&st, &s);
+            (LayerInputRankMismatch::FewerDims { op: what.into(), input: shown, rank: n.to_string() }, Vec::new())
+        }) {
             return Vec::new();
         }
         let mut dims = s.dims[..r - n].to_vec();
