@@ -1,5 +1,6 @@
 //! Abstract values, the heap, and the per-path state.
 
+pub mod gc;
 pub mod reads;
 
 use std::cell::RefCell;

@@ -358,6 +358,7 @@ impl<'a> Interp<'a> {
     fn run_closure_body(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, first_yield: bool) -> Vals {
         let def = c.def.clone();
         let mut st = st;
+        let before = st.heap.clone();
         let scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: Some(c.scope) });
         // bind parameters
         let mut vars: BTreeMap<Name, Value> = BTreeMap::new();
@@ -448,6 +449,12 @@ impl<'a> Interp<'a> {
             };
             if !first_yield && self.wants(EventKind::FunctionExit) {
                 self.emit(&Event::FunctionExit { function: &def.name, returned: &v, span: def.span }, &st, def.span);
+            }
+            let mut st = st;
+            if self.settings.prune {
+                // the frame and the temporaries only it saw are dead: paths that differ only
+                // in them merge
+                st.collect_dead(&before, &v);
             }
             out.push((st, v));
         }
