@@ -311,7 +311,10 @@ pub fn broadcast(cx: &mut dyn ModelCtx, st: &State, a: &Shape, b: &Shape, span: 
     } else {
         None
     };
-    let prefix = if a.prefix.is_some() && b.prefix.is_some() && a.prefix != b.prefix { Some(u32::MAX) } else { prefix };
+    // a prefix stays the result's only when the other side adds no dims in front of the
+    // prefixed side's known suffix (`[*p, 64] * [?, 1]` has rank max(rank, 2): `[*q, ?, 64]`)
+    let extends = |x: &Shape, y: &Shape| x.prefix.is_some() && y.dims.len() > x.dims.len();
+    let prefix = if (a.prefix.is_some() && b.prefix.is_some() && a.prefix != b.prefix) || extends(&a, &b) || extends(&b, &a) { Some(u32::MAX) } else { prefix };
     Some(Shape { prefix: prefix.map(|p| if p == u32::MAX { interp_fresh(cx) } else { p }), dims: out })
 }
 
