@@ -23,6 +23,25 @@ impl ModelCtx for Interp<'_> {
         Interp::fresh_shape_var(self)
     }
 
+    fn derived_var(&mut self, key: &[u32]) -> u32 {
+        if let Some(v) = self.refined_vars.get(key) {
+            return *v;
+        }
+        let v = Interp::fresh_shape_var(self);
+        self.refined_vars.insert(key.to_vec(), v);
+        v
+    }
+
+    fn refine_dim(&mut self, parent: u32, slot: usize, name: &str) -> Dim {
+        let key = (parent, slot, Rc::from(name));
+        if let Some(p) = self.refined_dims.get(&key) {
+            return Dim::known(p.clone(), None);
+        }
+        let p = self.syms.fresh(name, 1);
+        self.refined_dims.insert(key, p.clone());
+        Dim::known(p, None)
+    }
+
     fn line(&self, span: Span) -> usize {
         Interp::line(self, span)
     }

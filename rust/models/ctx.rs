@@ -34,6 +34,20 @@ pub trait ModelCtx {
     fn fresh_sym(&mut self, name: &str, lo: i128) -> Poly;
     /// A fresh shape variable: an unknown list of dims, refined by its first use.
     fn fresh_shape_var(&mut self) -> u32;
+    /// The shape variable for the dims a first use leaves unknown when it binds `parent`
+    /// (`[*parent]` becomes `[*rest, 120]`). A path binds `parent` at most once, and paths
+    /// are disjoint executions, so every path gets the same `rest`: paths that refined the
+    /// same input at different calls end in equal states and merge.
+    fn refine_var(&mut self, parent: u32) -> u32 {
+        self.derived_var(&[0, parent])
+    }
+    /// The shape variable for dims that are a function of the dims behind other shape
+    /// variables and of numbers (`key`: a tag, then the variables and numbers it depends on):
+    /// one variable per key, on every path and within a path.
+    fn derived_var(&mut self, key: &[u32]) -> u32;
+    /// A positive dim named `name` at position `slot` of what a first use binds `parent` to:
+    /// the same symbol on every path (see `refine_var`).
+    fn refine_dim(&mut self, parent: u32, slot: usize, name: &str) -> Dim;
 
     // ----- where and what -----------------------------------------------------------------
 

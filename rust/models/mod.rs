@@ -96,7 +96,7 @@ pub fn unpack(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, n: usize) -> Opt
             let names = ["B", "T", "C", "D", "E", "F", "G", "H"];
             let mut dims = Vec::new();
             for k in 0..(n - s.dims.len()) {
-                dims.push(cx.fresh_dim(names[k.min(7)]));
+                dims.push(cx.refine_dim(var, k, names[k.min(7)]));
             }
             st.bind_shape(var, Shape::known(dims));
             let s = st.resolve(&t.shape);

@@ -143,6 +143,10 @@ pub struct Interp<'a> {
     pub shape_log: Option<BTreeMap<usize, std::collections::BTreeSet<String>>>,
     /// Summaries of side-effect-free calls (`super::memo`).
     pub memo: super::memo::Memo,
+    /// The unknowns a first use introduces when it refines a shape variable, by variable
+    /// (and position and name): the same on every path (`ModelCtx::refine_var`).
+    pub refined_vars: std::collections::HashMap<Vec<u32>, u32>,
+    pub refined_dims: std::collections::HashMap<(u32, usize, Rc<str>), crate::shape::Poly>,
     /// Calls cut short (depth, recursion): a call that contains one is not summarised.
     pub cuts: u64,
     /// Violated or undecided verdicts recorded so far: a call that adds one is not summarised.
@@ -209,6 +213,8 @@ impl<'a> Interp<'a> {
             shape_log: None,
             gen_frames: Vec::new(),
             memo: Default::default(),
+            refined_vars: Default::default(),
+            refined_dims: Default::default(),
             cuts: 0,
             flagged: 0,
             user_site: None,

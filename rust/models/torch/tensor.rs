@@ -315,11 +315,10 @@ pub fn broadcast(cx: &mut dyn ModelCtx, st: &State, a: &Shape, b: &Shape, span: 
     // prefixed side's known suffix (`[*p, 64] * [?, 1]` has rank max(rank, 2): `[*q, ?, 64]`)
     let extends = |x: &Shape, y: &Shape| x.prefix.is_some() && y.dims.len() > x.dims.len();
     let prefix = if (a.prefix.is_some() && b.prefix.is_some() && a.prefix != b.prefix) || extends(&a, &b) || extends(&b, &a) { Some(u32::MAX) } else { prefix };
-    Some(Shape { prefix: prefix.map(|p| if p == u32::MAX { interp_fresh(cx) } else { p }), dims: out })
-}
-
-fn interp_fresh(cx: &mut dyn ModelCtx) -> u32 {
-    cx.fresh_shape_var()
+    // the leading dims of the result are a function of the operands' prefixes and the
+    // lengths of their known suffixes: one variable for each such pair
+    let key = [1, a.prefix.unwrap_or(u32::MAX), a.dims.len() as u32, b.prefix.unwrap_or(u32::MAX), b.dims.len() as u32];
+    Some(Shape { prefix: prefix.map(|p| if p == u32::MAX { cx.derived_var(&key) } else { p }), dims: out })
 }
 
 pub fn binop(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
@@ -355,11 +354,11 @@ pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: 
     if d >= 0 && s.dims.is_empty() {
         // first use: the tensor has at least d+1 dims
         let var = s.prefix.unwrap();
-        let rest = cx.fresh_shape_var();
+        let rest = cx.refine_var(var);
         let names = ["B", "d1", "d2", "d3", "d4", "d5", "d6", "d7"];
         let mut dims = Vec::new();
         for k in 0..=(d as usize).min(7) {
-            dims.push(cx.fresh_dim(names[k]));
+            dims.push(cx.refine_dim(var, k, names[k]));
         }
         let v = dims[d as usize].v.clone();
         st.bind_shape(var, Shape { prefix: Some(rest), dims });

@@ -116,7 +116,7 @@ fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option
         match s.prefix {
             Some(var) => {
                 // first use: the input's last dim is in_features
-                let rest = cx.fresh_shape_var();
+                let rest = cx.refine_var(var);
                 st.bind_shape(var, Shape { prefix: Some(rest), dims: vec![Dim::known(inf.clone(), None)] });
                 s = st.resolve(&t.shape);
             }

@@ -441,7 +441,7 @@ pub(super) fn require_rank(cx: &mut dyn ModelCtx, st: State, t: &Tensor, ranks: 
                     let name = names.len().checked_sub(from_right).map(|k| names[k]).unwrap_or("L");
                     dims.push(match fixed_v {
                         Some(v) => Dim::known(v, None),
-                        None => cx.fresh_dim(name),
+                        None => cx.refine_dim(var, i, name),
                     });
                 }
                 st2.bind_shape(var, Shape::known(dims));

@@ -242,7 +242,7 @@ fn layer_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, ns: &[Poly], who: &s
     if s.prefix.is_some() && s.dims.len() < ns.len() {
         // first use: the trailing dims are the normalized shape
         let var = s.prefix.unwrap();
-        let rest = cx.fresh_shape_var();
+        let rest = cx.refine_var(var);
         let dims: Vec<Dim> = ns[..ns.len() - s.dims.len()].iter().map(|p| Dim::known(p.clone(), None)).collect();
         st.bind_shape(var, Shape { prefix: Some(rest), dims });
         s = st.resolve(&t.shape);
