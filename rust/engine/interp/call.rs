@@ -27,7 +27,8 @@ impl<'a> Interp<'a> {
                 };
             }
         }
-        let label = self.assign_label.take();
+        let (label, label_at) = (self.assign_label.clone(), self.label_set_at);
+        self.set_label(None);
         let mut out = Vec::new();
         for (st, f) in self.eval(func, st, ctx) {
             // arguments
@@ -85,9 +86,11 @@ impl<'a> Interp<'a> {
                     out.push((st, Value::Unknown));
                     continue;
                 }
+                // the call sees the label of the statement it is in, as it was set
                 self.assign_label = label.clone();
+                self.label_set_at = label_at;
                 out.extend(self.call(f.clone(), pos, kw, st, span));
-                self.assign_label = None;
+                self.set_label(None);
             }
         }
         out
@@ -188,6 +191,25 @@ impl<'a> Interp<'a> {
             if !models::is_subclassable(&base) {
                 return vec![(st, Value::Unknown)];
             }
+        }
+        if self.settings.memo
+            && let Some((_, Value::Func(init))) = self.class_lookup(&st, class, "__init__")
+            && init.kind == FuncKind::Plain
+        {
+            // building an instance writes only the new object: summarise the whole
+            // construction (100 equal blocks are built once). The key is `__init__` with the
+            // arguments and a marker no Python call can pass (a keyword that is no identifier).
+            let mut key_kwargs = kwargs.clone();
+            key_kwargs.push((Name::from("<new>"), Value::Ref(class)));
+            let key_args = args.clone();
+            let init2 = init.clone();
+            return self.memoised(&init, key_args, key_kwargs, st, move |me, mut st| {
+                let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
+                let this = Value::Ref(obj);
+                let mut a = vec![this.clone()];
+                a.extend(args);
+                me.call_closure(&init2, a, kwargs, st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
+            });
         }
         let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
         let me = Value::Ref(obj);
@@ -297,6 +319,14 @@ impl<'a> Interp<'a> {
         if !self.settings.memo || first_yield {
             return self.run_closure_body(c, args, kwargs, st, span, first_yield);
         }
+        let (key_args, key_kwargs) = (args.clone(), kwargs.clone());
+        self.memoised(c, key_args, key_kwargs, st, move |me, st| me.run_closure_body(c, args, kwargs, st, span, false))
+    }
+
+    /// Run `body` on `st` through the call summaries (`engine::memo`): replay the stored
+    /// summary of `c` called with the key arguments when one matches, else run it and store
+    /// its summary when the run qualifies.
+    fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, body: impl FnOnce(&mut Self, State) -> Vals) -> Vals {
         // a summarised call: replay it
         let entry = memo::EntryFacts::of(&st);
         let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry);
@@ -314,12 +344,16 @@ impl<'a> Interp<'a> {
             return out;
         }
         // run it, and summarise it if it qualifies (see `engine::memo`)
-        let counters = (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged, self.outcomes.len(), self.label_reads);
+        let counters = (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged, self.outcomes.len(), self.label_serial);
+        let outer_reads = std::mem::replace(&mut self.oldest_label_read, u64::MAX);
         let entry_state = st.clone();
-        let (saved_args, saved_kwargs) = (args.clone(), kwargs.clone());
+        let (saved_args, saved_kwargs) = (args, kwargs);
         memo::begin_reads();
-        let out = self.run_closure_body(c, args, kwargs, st, span, false);
+        let out = body(self, st);
         let reads = memo::end_reads();
+        // a label set before the call started is the caller's
+        let read_callers_label = self.oldest_label_read <= counters.5;
+        self.oldest_label_read = self.oldest_label_read.min(outer_reads);
         let l0 = entry_state.heap.len();
         let qualifies = !self.abandoned
             && counters.0 == self.syms.infos.len()
@@ -327,7 +361,7 @@ impl<'a> Interp<'a> {
             && counters.2 == self.cuts
             && counters.3 == self.flagged
             && self.outcomes.len() >= counters.4
-            && counters.5 == self.label_reads;
+            && !read_callers_label;
         if !qualifies {
             return out;
         }

@@ -133,8 +133,13 @@ pub struct Interp<'a> {
     pub call_depth: usize,
     /// Names of the variables being assigned, for labels ("fc2"); read through `label`.
     pub assign_label: Option<Rc<str>>,
-    /// How often `label` was read: a call that reads its caller's label is not summarised.
-    pub label_reads: u64,
+    /// When `assign_label` got its value: a serial number, increased by every write, so a
+    /// call can tell its own labels (set after it started) from its caller's.
+    pub label_serial: u64,
+    pub label_set_at: u64,
+    /// The oldest `label_set_at` a `label` read saw in the innermost summarised call: a call
+    /// that read a label set before it started (its caller's) is not summarised.
+    pub oldest_label_read: u64,
     pub stack: Vec<u32>,
     pub paths_high_water: usize,
     /// For each active call, whether it runs a generator for its first element.
@@ -207,7 +212,9 @@ impl<'a> Interp<'a> {
             next_shape_var: 0,
             call_depth: 0,
             assign_label: None,
-            label_reads: 0,
+            label_serial: 0,
+            label_set_at: 0,
+            oldest_label_read: u64::MAX,
             stack: Vec::new(),
             paths_high_water: 0,
             shape_log: None,
@@ -223,8 +230,15 @@ impl<'a> Interp<'a> {
 
     /// The name of the variable being assigned, for a layer's label.
     pub fn label(&mut self) -> Option<Rc<str>> {
-        self.label_reads += 1;
+        self.oldest_label_read = self.oldest_label_read.min(self.label_set_at);
         self.assign_label.clone()
+    }
+
+    /// Set the pending assignment label (the current frame's own).
+    pub fn set_label(&mut self, label: Option<Rc<str>>) {
+        self.label_serial += 1;
+        self.label_set_at = self.label_serial;
+        self.assign_label = label;
     }
 
     pub fn fresh_shape_var(&mut self) -> u32 {

@@ -23,12 +23,12 @@ impl<'a> Interp<'a> {
             }
             StmtKind::Expr(e) => Self::normal(self.eval(e, st, ctx)),
             StmtKind::Assign { targets, value } => {
-                self.assign_label = match targets.first() {
+                self.set_label(match targets.first() {
                     Some(Target::Name(n, _)) | Some(Target::Attr(_, n, _)) => Some(n.clone()),
                     _ => None,
-                };
+                });
                 let vals = self.eval(value, st, ctx);
-                self.assign_label = None;
+                self.set_label(None);
                 let mut out = Vec::new();
                 for (st, v) in vals {
                     let mut states = vec![st];
