@@ -37,11 +37,15 @@ impl<'a> Interp<'a> {
                             // inside the zoo: at the innermost user call, like the outcome
                             let site = self.user_span(site);
                             self.undecided.push(Pending { site, rule, message, trace, condition, query });
+                            // a call summary would not replay the export
+                            self.flagged += 1;
                         }
                     }
                     // the path goes on with the executions where the precondition held
                     if violated.expressible() {
                         Rc::make_mut(&mut st.assumed.borrow_mut()).push(violated.not());
+                        // nor the assumption (`State::assumed` is not part of a summary)
+                        self.flagged += 1;
                     }
                 }
                 true

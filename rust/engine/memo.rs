@@ -26,9 +26,11 @@
 //! - it created no fresh symbol or shape variable (a replay would alias two unknowns);
 //! - no budget, depth or recursion cut happened inside (the result is the full one);
 //! - it did not read the caller's assignment label (`Interp::label`);
-//! - its checks recorded no violation and no undecided verdict, so a replay never hides a
-//!   report; its `Holds` outcomes are replayed under the caller's branches, so a site's
-//!   "every path fails" test sees the same paths as without the cache.
+//! - its checks recorded no violation, and no undecided verdict that left a trace besides its
+//!   outcome (a check exported to the solver, a precondition assumed for later checks), so a
+//!   replay never hides a report; its `Holds` and undecided outcomes are replayed under the
+//!   caller's branches, so a site's "every path fails" test sees the same paths as without
+//!   the cache.
 //!
 //! The result is the set of (return value, new objects, facts, branch suffix, taint)
 //! outcomes, merged like equal states (`State::absorb`): when every internal path produces
@@ -51,6 +53,10 @@ pub use crate::value::reads::{Read, begin_reads, end_reads, note, note_read, not
 
 // ----- summaries ----------------------------------------------------------------------------
 
+/// An outcome a summary replays: site, branches after the caller's, taint, suppressed, and
+/// whether the check was undecided (else it held).
+pub type Replayed = (Span, Vec<Branch>, bool, bool, bool);
+
 /// What one call with a given key produced.
 pub struct Summary {
     // the key
@@ -64,8 +70,8 @@ pub struct Summary {
     pub entry: EntryFacts,
     // the result
     results: Vec<CallResult>,
-    /// `Holds` outcomes: site, branches after the caller's, taint, suppressed.
-    outcomes: Vec<(Span, Vec<Branch>, bool, bool)>,
+    /// `Holds` and undecided outcomes.
+    outcomes: Vec<Replayed>,
 }
 
 /// The parts of the caller's path (and of the interpreter) a call can depend on besides the
@@ -124,7 +130,7 @@ pub struct Recorded<'a> {
     pub entry: EntryFacts,
     pub reads: Vec<Read>,
     pub results: &'a [(State, Value)],
-    pub outcomes: Vec<(Span, Vec<Branch>, bool, bool)>,
+    pub outcomes: Vec<Replayed>,
 }
 
 impl Memo {
@@ -226,8 +232,8 @@ impl Hit {
         Some(out)
     }
 
-    /// The `Holds` outcomes to record for the call on a path with these branches.
-    pub fn outcomes(&self) -> &[(Span, Vec<Branch>, bool, bool)] {
+    /// The outcomes to record for the call on a path with these branches.
+    pub fn outcomes(&self) -> &[Replayed] {
         &self.summary.outcomes
     }
 }

@@ -52,7 +52,7 @@ impl<'a> Interp<'a> {
         }
         let site = self.user_span(site);
         let violated = matches!(verdict, Verdict::Violated(_));
-        if !matches!(verdict, Verdict::Holds) {
+        if violated {
             self.flagged += 1;
         }
         // Only a violation's path condition is ever shown.

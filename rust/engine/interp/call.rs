@@ -336,10 +336,11 @@ impl<'a> Interp<'a> {
         if let Some(hit) = hit
             && let Some(out) = hit.replay(&st)
         {
-            for (site, suffix, tainted, suppressed) in hit.outcomes() {
+            for (site, suffix, tainted, suppressed, undecided) in hit.outcomes() {
                 let mut branches = st.branches.clone();
                 branches.extend(suffix.iter().cloned());
-                self.outcomes.push(Outcome { site: *site, branches, verdict: Verdict::Holds, tainted: *tainted, suppressed: *suppressed, condition: None });
+                let verdict = if *undecided { Verdict::Undecided } else { Verdict::Holds };
+                self.outcomes.push(Outcome { site: *site, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
             }
             return out;
         }
@@ -371,7 +372,7 @@ impl<'a> Interp<'a> {
         let outcomes = self.outcomes[counters.4..]
             .iter()
             .filter(|o| o.branches.len() >= n && o.branches[..n] == entry_state.branches[..])
-            .map(|o| (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed))
+            .map(|o| (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided)))
             .collect::<Vec<_>>();
         if outcomes.len() == self.outcomes.len() - counters.4 {
             self.memo.store(memo::Recorded {

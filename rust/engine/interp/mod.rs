@@ -154,7 +154,8 @@ pub struct Interp<'a> {
     pub refined_dims: std::collections::HashMap<(u32, usize, Rc<str>), crate::shape::Poly>,
     /// Calls cut short (depth, recursion): a call that contains one is not summarised.
     pub cuts: u64,
-    /// Violated or undecided verdicts recorded so far: a call that adds one is not summarised.
+    /// Violated verdicts, and undecided ones exported or assumed, recorded so far: a call
+    /// that adds one is not summarised (`engine::memo`).
     pub flagged: u64,
     /// The innermost call in the user's file: checks inside embedded library code (the
     /// torchvision zoo) report there.
