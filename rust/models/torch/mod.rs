@@ -13,6 +13,7 @@ pub mod losses;
 pub mod matmul;
 pub mod pointwise;
 pub mod shape_ops;
+pub mod spectral;
 pub mod recurrent;
 pub mod reduce;
 pub mod reshape;
@@ -35,6 +36,7 @@ pub fn families() -> Vec<(&'static str, &'static [Decl])> {
         ("matmul", matmul::APIS),
         ("shape_ops", shape_ops::APIS),
         ("pointwise", pointwise::APIS),
+        ("spectral", spectral::APIS),
         ("nn", layers::APIS),
         ("data", data::APIS),
         ("zoo", zoo::APIS),
