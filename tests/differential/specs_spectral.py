@@ -5,7 +5,7 @@ non-floating dtype, an out-of-range dim, `n < 1`, an unknown `norm` string, a to
 """
 from __future__ import annotations
 
-from .harness import Spec
+from .harness import D, L, Spec, T
 
 WINDOWS = ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window")
 _DTYPES = ("torch.float32", "torch.float64", "torch.float16", "torch.bfloat16", "torch.int64", "torch.int32", "torch.bool", "None")
@@ -28,6 +28,77 @@ def _window(name):
     return gen
 
 
+_NORMS = ("None", "'forward'", "'backward'", "'ortho'", "'bad'")
+
+
+def _signal(r, max_rank=3):
+    rank = r.choice([1, 1, 2, 2, 3][:max_rank + 2]) if r.random() < 0.95 else 0
+    x = tuple(r.choice([1, 2, 3, 4, 5, 8, 0]) if r.random() < 0.1 else r.randint(2, 9) for _ in range(rank))
+    return r.choice([T, T, T, D, L])(*x)
+
+
+def _fft1(name):
+    def gen(r):
+        x = _signal(r)
+        args = []
+        if r.random() < 0.5:
+            n = r.choice([1, 2, 4, 5, 8, 0, -1])
+            args.append(f"n={n}" if r.random() < 0.5 else str(n))
+        if r.random() < 0.5:
+            d = r.randint(-3, 2)
+            args.append(f"dim={d}" if (r.random() < 0.5 or not args or args[-1].startswith("n=")) else str(d))
+        if r.random() < 0.3:
+            args.append(f"norm={r.choice(_NORMS)}")
+        inner = "torch.fft.fft(x)" if r.random() < 0.05 else "x"
+        return f"torch.fft.{name}({', '.join([inner] + args)})", {"x": x}
+    return gen
+
+
+def _fftn(name):
+    two = name.endswith("2")
+    def gen(r):
+        x = _signal(r)
+        args = []
+        k = 2 if two else r.randint(1, 3)
+        if r.random() < 0.5:
+            s = tuple(r.choice([2, 3, 4, 6, 8, -1, 0]) if r.random() < 0.15 else r.randint(1, 8) for _ in range(k if r.random() < 0.85 else r.randint(1, 3)))
+            args.append(f"s={s}")
+        if r.random() < 0.5 or (not two and r.random() < 0.3):
+            dims = tuple(r.randint(-3, 2) for _ in range(k))
+            args.append(f"dim={dims if r.random() < 0.85 else dims[0]}")
+        if r.random() < 0.3:
+            args.append(f"norm={r.choice(_NORMS)}")
+        return f"torch.fft.{name}({', '.join(['x'] + args)})", {"x": x}
+    return gen
+
+
+def _shift(name):
+    def gen(r):
+        x = _signal(r)
+        args = ["x"]
+        if r.random() < 0.6:
+            dims = tuple(r.randint(-3, 2) for _ in range(r.randint(1, 2)))
+            args.append(f"dim={dims if r.random() < 0.5 else dims[0]}")
+        return f"torch.fft.{name}({', '.join(args)})", {"x": x}
+    return gen
+
+
+def _freq(name):
+    def gen(r):
+        n = r.choice([0, 1, 2, 5, 8, 9, -1, -2])
+        args = [str(n)]
+        if r.random() < 0.4:
+            args.append(r.choice(["0.5", "d=2.0", "1"]))
+        if r.random() < 0.4:
+            args.append(f"dtype={r.choice(_DTYPES)}")
+        return f"torch.fft.{name}({', '.join(args)})", {}
+    return gen
+
+
 SPECS = [
+    *[Spec(f"torch.fft.{f}", "function", _fft1(f), cases=80) for f in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")],
+    *[Spec(f"torch.fft.{f}", "function", _fftn(f), cases=80) for f in ("fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn")],
+    *[Spec(f"torch.fft.{f}", "function", _shift(f)) for f in ("fftshift", "ifftshift")],
+    *[Spec(f"torch.fft.{f}", "function", _freq(f)) for f in ("fftfreq", "rfftfreq")],
     *[Spec(f"torch.{w}", "function", _window(w)) for w in WINDOWS],
 ]

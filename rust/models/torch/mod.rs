@@ -6,6 +6,7 @@
 pub mod attention;
 pub mod creation;
 pub mod data;
+pub mod fft;
 pub mod indexing;
 pub mod join;
 pub mod layers;
@@ -37,6 +38,7 @@ pub fn families() -> Vec<(&'static str, &'static [Decl])> {
         ("shape_ops", shape_ops::APIS),
         ("pointwise", pointwise::APIS),
         ("spectral", spectral::APIS),
+        ("fft", fft::APIS),
         ("nn", layers::APIS),
         ("data", data::APIS),
         ("zoo", zoo::APIS),
