@@ -95,7 +95,44 @@ def _freq(name):
     return gen
 
 
+def _stft(method):
+    def gen(r):
+        n_fft = r.choice([4, 8, 16, 16, 32, 5, 1, 0, 64])
+        rank = r.choice([1, 1, 2, 2, 3])
+        length = r.choice([8, 9, 16, 20, 50, 100, 3, 33])
+        x = tuple(r.randint(1, 3) for _ in range(rank - 1)) + (length,)
+        make = r.choice([T, T, T, D, L]) if r.random() < 0.9 else T
+        args = [str(n_fft)]
+        if r.random() < 0.4:
+            args.append(f"hop_length={r.choice([1, 2, 4, 5, 0, -1])}")
+        win = None
+        if r.random() < 0.3:
+            win = r.choice([n_fft, max(n_fft // 2, 1), n_fft + 1, 0])
+            args.append(f"win_length={win}")
+        if r.random() < 0.3:
+            wl = r.choice([win or n_fft, win or n_fft, (win or n_fft) + 1])
+            args.append(f"window=torch.hann_window({max(wl, 0)}{', dtype=torch.float64' if r.random() < 0.2 else ''})")
+        if r.random() < 0.3:
+            args.append(f"center={r.choice([True, False])}")
+        if r.random() < 0.2:
+            args.append(f"pad_mode={r.choice(['constant', 'reflect'])!r}")
+        if r.random() < 0.2:
+            args.append(f"normalized={r.choice([True, False])}")
+        if r.random() < 0.3:
+            args.append(f"onesided={r.choice([True, False])}")
+        if r.random() < 0.9:
+            args.append(f"return_complex={r.choice([True, True, True, False])}")
+        if r.random() < 0.05:
+            args.append("align_to_window=True")
+        if method:
+            return f"x.stft({', '.join(args)})", {"x": make(*x)}
+        return f"torch.stft({', '.join(['x'] + args)})", {"x": make(*x)}
+    return gen
+
+
 SPECS = [
+    Spec("torch.stft", "function", _stft(False), cases=200),
+    Spec("Tensor.stft", "method", _stft(True), cases=100),
     *[Spec(f"torch.fft.{f}", "function", _fft1(f), cases=80) for f in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")],
     *[Spec(f"torch.fft.{f}", "function", _fftn(f), cases=80) for f in ("fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn")],
     *[Spec(f"torch.fft.{f}", "function", _shift(f)) for f in ("fftshift", "ifftshift")],

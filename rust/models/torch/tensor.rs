@@ -171,6 +171,7 @@ fn method_of(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, family: 
         Some("join") => join::method(cx, st, &t, name, &args, &kwargs, span),
         Some("indexing") => indexing::method(cx, st, &t, &s, name, &args, &kwargs, span),
         Some("matmul") => matmul::method(cx, st, &t, name, &args, span),
+        Some("spectral") => spectral::method(cx, st, &t, name, &args, &kwargs, span),
         _ => Err(st),
     };
     let mut st = match (handled, family) {
