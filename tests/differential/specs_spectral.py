@@ -134,7 +134,7 @@ SPECS = [
     Spec("torch.stft", "function", _stft(False), cases=200),
     Spec("Tensor.stft", "method", _stft(True), cases=100),
     *[Spec(f"torch.fft.{f}", "function", _fft1(f), cases=80) for f in ("fft", "ifft", "rfft", "irfft", "hfft", "ihfft")],
-    *[Spec(f"torch.fft.{f}", "function", _fftn(f), cases=80) for f in ("fft2", "ifft2", "rfft2", "irfft2", "fftn", "ifftn", "rfftn", "irfftn")],
+    *[Spec(f"torch.fft.{f}", "function", _fftn(f), cases=80) for f in ("fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn", "ihfftn")],
     *[Spec(f"torch.fft.{f}", "function", _shift(f)) for f in ("fftshift", "ifftshift")],
     *[Spec(f"torch.fft.{f}", "function", _freq(f)) for f in ("fftfreq", "rfftfreq")],
     *[Spec(f"torch.{w}", "function", _window(w)) for w in WINDOWS],

@@ -1,8 +1,8 @@
 //! `torch.fft`: the discrete Fourier transforms (`fft`, `ifft`, `rfft`, `irfft`, `hfft`,
-//! `ihfft`, their `2`/`n` forms), `fftshift`/`ifftshift` and `fftfreq`/`rfftfreq`.
+//! `ihfft`, and their `2`/`n` forms), `fftshift`/`ifftshift` and `fftfreq`/`rfftfreq`.
 //!
 //! The value model has no complex dtype, so a complex result has an unknown dtype, and a
-//! transform that needs a real input (`rfft`, `ihfft`, `rfft2`, `rfftn`) is modelled only when
+//! transform that needs a real input (`rfft`, `ihfft` and their `2`/`n` forms) is modelled only when
 //! the input's dtype is known (and real). Half and bfloat16 inputs (unsupported on CPU) are
 //! Unknown.
 
@@ -35,8 +35,8 @@ fn kind_of(f: &str) -> Option<(Kind, bool)> {
         "rfft" | "ihfft" => (Kind::R2C, true),
         "irfft" | "hfft" => (Kind::C2R, true),
         "fft2" | "ifft2" | "fftn" | "ifftn" => (Kind::C2C, false),
-        "rfft2" | "rfftn" => (Kind::R2C, false),
-        "irfft2" | "irfftn" => (Kind::C2R, false),
+        "rfft2" | "rfftn" | "ihfft2" | "ihfftn" => (Kind::R2C, false),
+        "irfft2" | "irfftn" | "hfft2" | "hfftn" => (Kind::C2R, false),
         _ => return None,
     })
 }
@@ -343,6 +343,10 @@ pub const APIS: &[Decl] = &[
     Decl::function("torch.fft.ifftn", FFTN).checks(FFT_CHECKS),
     Decl::function("torch.fft.rfftn", FFTN).checks(FFT_CHECKS),
     Decl::function("torch.fft.irfftn", FFTN).checks(FFT_CHECKS),
+    Decl::function("torch.fft.hfft2", FFT2).checks(FFT_CHECKS),
+    Decl::function("torch.fft.ihfft2", FFT2).checks(FFT_CHECKS),
+    Decl::function("torch.fft.hfftn", FFTN).checks(FFT_CHECKS),
+    Decl::function("torch.fft.ihfftn", FFTN).checks(FFT_CHECKS),
     Decl::function("torch.fft.fftshift", "input, dim=None").checks(&[&r::dim_out_of_range::RULE]),
     Decl::function("torch.fft.ifftshift", "input, dim=None").checks(&[&r::dim_out_of_range::RULE]),
     Decl::function("torch.fft.fftfreq", FREQ).checks(FREQ_CHECKS),
