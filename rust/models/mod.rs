@@ -152,6 +152,9 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     if stdlib::handles(path) {
         return stdlib::call(cx, st, path, args, kwargs, span);
     }
+    if let Some(f) = path.strip_prefix("torch.fft.") {
+        return torch::fft::call(cx, st, f, args, kwargs, span);
+    }
     if let Some(f) = path.strip_prefix("torch.") {
         return torch::tensor::torch_function(cx, st, f, args, kwargs, span);
     }

@@ -425,13 +425,47 @@ def _upsample(r, functional=False, fname="F.interpolate"):
     rank = r.choice([3, 4, 5, 4, 2])
     x = shape(r, rank, 1, 4)
     n = max(rank - 2, 1)
+    args = []
     if r.random() < 0.5:
-        arg = f"size={r.randint(1, 6) if r.random() < 0.5 else tuple(r.randint(1, 6) for _ in range(n))}"
+        size = True
+        args.append(f"size={r.randint(1, 6) if r.random() < 0.5 else tuple(r.randint(1, 6) for _ in range(n))}")
     else:
-        arg = f"scale_factor={r.choice([1, 2, 3, 0.5, 1.5, 2.0])}"
+        size = False
+        args.append(f"scale_factor={r.choice([1, 2, 3, 0.5, 1.5, 2.0])}")
+    # mode, align_corners (only the interpolating modes take one), recompute_scale_factor and
+    # antialias (bilinear/bicubic on 4-D only): each torch check provoked now and then
+    if r.random() < 0.6:
+        mode = r.choice(["nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact"])
+        mode = {3: "linear", 4: r.choice(["bilinear", "bicubic"]), 5: "trilinear"}.get(rank, mode) if r.random() < 0.6 else mode
+        args.append(f"mode={mode!r}")
+        if r.random() < 0.6:
+            args.append(f"align_corners={r.choice([True, False, False, None])}")
+    elif r.random() < 0.3:
+        args.append(f"align_corners={r.choice([True, False, None])}")
+    if fname == "F.upsample":
+        pass
+    elif r.random() < 0.25:
+        args.append(f"recompute_scale_factor={r.choice([True, False, None]) if not size else r.choice([True, False])}")
+    elif functional and r.random() < 0.25:
+        args.append(f"antialias={r.choice([True, False])}")
+    arg = ", ".join(args)
     if functional:
         return f"{fname}(x, {arg})", {"x": T(*x)}
     return f"nn.Upsample({arg})(x)", {"x": T(*x)}
+
+
+def _upsampling_2d(kind):
+    def gen(r):
+        rank = r.choice([4, 4, 4, 3, 5])
+        x = shape(r, rank, 1, 4)
+        if r.random() < 0.5:
+            arg = f"size={r.randint(1, 6) if r.random() < 0.5 else tuple(r.randint(1, 6) for _ in range(r.choice([2, 2, 1, 3])))}"
+        else:
+            arg = f"scale_factor={r.choice([1, 2, 3, 0.5, 1.5, 2.0, (2, 2), (1.5, 2)])}"
+        if r.random() < 0.05:
+            arg = ""
+        return f"nn.Upsampling{kind}2d({arg})(x)", {"x": T(*x)}
+    return gen
 
 
 def _pixel_shuffle(unshuffle, functional=False):
@@ -640,9 +674,11 @@ SPECS = [
     Spec("nn.TransformerDecoderLayer", "module", _tdl),
     Spec("nn.TransformerDecoder", "module", _td),
     Spec("nn.Transformer", "module", _transformer),
-    Spec("nn.Upsample", "module", _upsample),
-    Spec("F.interpolate", "function", lambda r: _upsample(r, True)),
+    Spec("nn.Upsample", "module", _upsample, cases=80),
+    Spec("F.interpolate", "function", lambda r: _upsample(r, True), cases=80),
     Spec("F.upsample", "function", lambda r: _upsample(r, True, "F.upsample")),
+    Spec("nn.UpsamplingNearest2d", "module", _upsampling_2d("Nearest")),
+    Spec("nn.UpsamplingBilinear2d", "module", _upsampling_2d("Bilinear")),
     Spec("nn.PixelShuffle", "module", _pixel_shuffle(False)),
     Spec("nn.PixelUnshuffle", "module", _pixel_shuffle(True)),
     Spec("F.pixel_shuffle", "function", _pixel_shuffle(False, True)),

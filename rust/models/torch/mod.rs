@@ -6,6 +6,7 @@
 pub mod attention;
 pub mod creation;
 pub mod data;
+pub mod fft;
 pub mod indexing;
 pub mod join;
 pub mod layers;
@@ -13,6 +14,7 @@ pub mod losses;
 pub mod matmul;
 pub mod pointwise;
 pub mod shape_ops;
+pub mod spectral;
 pub mod recurrent;
 pub mod reduce;
 pub mod reshape;
@@ -35,6 +37,8 @@ pub fn families() -> Vec<(&'static str, &'static [Decl])> {
         ("matmul", matmul::APIS),
         ("shape_ops", shape_ops::APIS),
         ("pointwise", pointwise::APIS),
+        ("spectral", spectral::APIS),
+        ("fft", fft::APIS),
         ("nn", layers::APIS),
         ("data", data::APIS),
         ("zoo", zoo::APIS),

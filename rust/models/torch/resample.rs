@@ -10,12 +10,15 @@ use crate::ir::Span;
 use crate::rules::shape::{self as r, InvalidShapeArgument, LayerInputRankMismatch, OutputSizeTooSmall};
 use crate::rules::Rule;
 use crate::shape::{Poly, Rel, Tri};
+use std::rc::Rc;
 
 const PAD_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE, &r::output_size_too_small::RULE];
 const PIXEL_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::invalid_shape_argument::RULE];
-// `align_corners` is read: modelled only when absent
-const UPSAMPLE: &str = "size=None, scale_factor=None, mode=\"nearest\", align_corners=None";
-const INTERPOLATE: &str = "input, size=None, scale_factor=None, mode=\"nearest\", align_corners=None";
+const UPSAMPLE: &str = "size=None, scale_factor=None, mode=\"nearest\", align_corners=None, recompute_scale_factor=None";
+const INTERPOLATE: &str = "input, size=None, scale_factor=None, mode=\"nearest\", align_corners=None, recompute_scale_factor=None, antialias=False";
+const UPSAMPLE_DEPRECATED: &str = "input, size=None, scale_factor=None, mode=\"nearest\", align_corners=None";
+// nn.UpsamplingNearest2d / UpsamplingBilinear2d: F.interpolate with a fixed mode (bilinear: align_corners=True)
+const UPSAMPLING_2D: &str = "size=None, scale_factor=None";
 
 /// A padding module with `dims` padded dims and F.pad's `mode`.
 const fn pad_module(name: &'static str, dims: usize, mode: &'static str) -> Nn {
@@ -48,10 +51,11 @@ pub const NN: &[Nn] = &[
     Nn::module(Decl::module("torch.nn.PixelUnshuffle", "downscale_factor", "input").twin("torch.nn.functional.pixel_unshuffle").checks(PIXEL_CHECKS), Module::PixelShuffle { unshuffle: true }),
     Nn::function(Decl::function("torch.nn.functional.pixel_shuffle", "input, upscale_factor").twin("torch.nn.PixelShuffle").checks(PIXEL_CHECKS), Function::PixelShuffle { unshuffle: false }),
     Nn::function(Decl::function("torch.nn.functional.pixel_unshuffle", "input, downscale_factor").twin("torch.nn.PixelUnshuffle").checks(PIXEL_CHECKS), Function::PixelShuffle { unshuffle: true }),
-    Nn::module(Decl::module("torch.nn.Upsample", UPSAMPLE, "input").twin("torch.nn.functional.interpolate").checks(PAD_CHECKS), Module::Upsample),
-    // `recompute_scale_factor` and `antialias` are not modelled
+    Nn::module(Decl::module("torch.nn.Upsample", UPSAMPLE, "input").twin("torch.nn.functional.interpolate").checks(PAD_CHECKS), Module::Upsample { mode: None }),
+    Nn::module(Decl::module("torch.nn.UpsamplingNearest2d", UPSAMPLING_2D, "input").twin("torch.nn.functional.interpolate").checks(PAD_CHECKS), Module::Upsample { mode: Some("nearest") }),
+    Nn::module(Decl::module("torch.nn.UpsamplingBilinear2d", UPSAMPLING_2D, "input").twin("torch.nn.functional.interpolate").checks(PAD_CHECKS), Module::Upsample { mode: Some("bilinear") }),
     Nn::function(Decl::function("torch.nn.functional.interpolate", INTERPOLATE).twin("torch.nn.Upsample").checks(PAD_CHECKS), Function::Interpolate),
-    Nn::function(Decl::function("torch.nn.functional.upsample", INTERPOLATE).checks(PAD_CHECKS), Function::Interpolate),
+    Nn::function(Decl::function("torch.nn.functional.upsample", UPSAMPLE_DEPRECATED).checks(PAD_CHECKS), Function::Interpolate),
 ];
 
 /// Calling a padding module (`nn.ReflectionPad2d(p)`): `dims` padded dims, F.pad's `mode`.
@@ -74,20 +78,22 @@ pub fn functional_pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, un
     pixel_shuffle(cx, st, t, &f, unshuffle, what, span)
 }
 
-/// Calling an `nn.Upsample` layer.
-pub fn call_upsample(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
-    if l.args.contains_key("align_corners") {
-        return vec![(st, Value::Unknown)];
-    }
-    interpolate(cx, st, t, l.args.get("size"), l.args.get("scale_factor"), l.args.get("mode"), &format!("{}Upsample", layer_name(l)), span)
+/// Calling an `nn.Upsample` layer, or (`fixed` mode) `nn.UpsamplingNearest2d`/`UpsamplingBilinear2d`.
+pub fn call_upsample(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, fixed: Option<&'static str>, span: Span) -> Vals {
+    let (mode, align) = match fixed {
+        Some(m) => (Some(Value::Str(Some(Rc::from(m)))), if m == "bilinear" { Some(Value::Bool(true)) } else { None }),
+        None => (l.args.get("mode").cloned(), l.args.get("align_corners").cloned()),
+    };
+    let kind = fixed.map(|m| if m == "nearest" { "UpsamplingNearest2d" } else { "UpsamplingBilinear2d" }).unwrap_or("Upsample");
+    let a = InterpolateArgs { size: l.args.get("size"), scale: l.args.get("scale_factor"), mode: mode.as_ref(), align: align.as_ref(), recompute: l.args.get("recompute_scale_factor"), antialias: None };
+    interpolate(cx, st, t, a, &format!("{}{kind}", layer_name(l)), span)
 }
 
-/// `F.interpolate(input, size, scale_factor, mode)` (and the deprecated `F.upsample`).
+/// `F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)`
+/// (and the deprecated `F.upsample`).
 pub fn functional_interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, what: &str, span: Span) -> Vals {
-    if b.contains_key("align_corners") {
-        return vec![(st, Value::Unknown)];
-    }
-    interpolate(cx, st, t, b.get("size"), b.get("scale_factor"), b.get("mode"), what, span)
+    let a = InterpolateArgs { size: b.get("size"), scale: b.get("scale_factor"), mode: b.get("mode"), align: b.get("align_corners"), recompute: b.get("recompute_scale_factor"), antialias: b.get("antialias") };
+    interpolate(cx, st, t, a, what, span)
 }
 
 /// The padding of a `*Pad{n}d` module: an int (all sides) or a tuple of `2n` ints.
@@ -228,13 +234,35 @@ fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, u
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
 }
 
-/// `F.interpolate(x, size, scale_factor, mode)` / `nn.Upsample`: a 3-D to 5-D input whose
-/// spatial dims become `size`, or `floor(size * scale)` (which must stay positive).
-#[allow(clippy::too_many_arguments)]
-fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value>, scale: Option<&Value>, mode: Option<&Value>, what: &str, span: Span) -> Vals {
-    let size = size.filter(|v| !matches!(v, Value::None));
-    let scale = scale.filter(|v| !matches!(v, Value::None));
-    let mode = match mode {
+/// The arguments of `F.interpolate` that the model reads (absent: the default).
+struct InterpolateArgs<'a> {
+    size: Option<&'a Value>,
+    scale: Option<&'a Value>,
+    mode: Option<&'a Value>,
+    align: Option<&'a Value>,
+    recompute: Option<&'a Value>,
+    antialias: Option<&'a Value>,
+}
+
+/// A flag argument's truth (`None` or absent: false); None when not known.
+fn truthy(v: Option<&Value>) -> Option<bool> {
+    match v {
+        None | Some(Value::None) => Some(false),
+        Some(Value::Bool(b)) => Some(*b),
+        Some(v) => v.as_const_int().map(|c| c != 0),
+    }
+}
+
+/// `F.interpolate(x, size, scale_factor, mode, ...)` / `nn.Upsample`: a 3-D to 5-D input whose
+/// spatial dims become `size`, or `floor(size * scale)` (which must stay positive). Torch's
+/// checks, in its order: `align_corners` set (not None) only for the interpolating modes; exactly
+/// one of size and scale_factor, with one value per spatial dim; `recompute_scale_factor` not
+/// true with a size; `antialias` only for bilinear/bicubic on a 4-D input; the mode's rank.
+/// `align_corners`, `recompute_scale_factor` and `antialias` do not change the output's shape.
+fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, a: InterpolateArgs, what: &str, span: Span) -> Vals {
+    let size = a.size.filter(|v| !matches!(v, Value::None));
+    let scale = a.scale.filter(|v| !matches!(v, Value::None));
+    let mode = match a.mode {
         None | Some(Value::None) => "nearest".to_string(),
         Some(v) => match v.as_str() {
             Some(m) => m.to_string(),
@@ -248,10 +276,34 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, size: Option<&Value
         "trilinear" => Some(5),
         _ => return vec![(st, Value::Unknown)],
     };
+    let align_set = match a.align {
+        None | Some(Value::None) => false,
+        Some(Value::Bool(_)) => true,
+        Some(v) if v.as_const_int().is_some() => true,
+        Some(_) => return vec![(st, Value::Unknown)],
+    };
+    let (Some(recompute), Some(antialias)) = (truthy(a.recompute), truthy(a.antialias)) else { return vec![(st, Value::Unknown)] };
+    if !cx.check(&st, span, Tri::from_bool(align_set && need.is_none()), |_| {
+        let value = match a.align { Some(Value::Bool(b)) => if *b { "True".into() } else { "False".into() }, Some(v) => v.as_const_int().map(|c| c.to_string()).unwrap_or_default(), None => String::new() };
+        (InvalidShapeArgument::ArgMust { op: what.into(), name: "align_corners".into(), value, should: format!("be None with mode='{mode}' (only linear, bilinear, bicubic and trilinear use it)") }, Vec::new())
+    }) {
+        return Vec::new();
+    }
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
     if !cx.check(&st, span, Tri::from_bool(size.is_some() == scale.is_some()), |_| {
         (InvalidShapeArgument::SizeOrScale { op: what.into() }, Vec::new())
+    }) {
+        return Vec::new();
+    }
+    if !cx.check(&st, span, Tri::from_bool(recompute && size.is_some()), |_| {
+        (InvalidShapeArgument::ArgMust { op: what.into(), name: "recompute_scale_factor".into(), value: "True".into(), should: "not be given with an explicit size".into() }, Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let aa_ok = matches!(mode.as_str(), "bilinear" | "bicubic") && rank == 4;
+    if !cx.check(&st, span, Tri::from_bool(antialias && !aa_ok), |_| {
+        (InvalidShapeArgument::ArgMust { op: what.into(), name: "antialias".into(), value: "True".into(), should: format!("go with mode='bilinear' or 'bicubic' and a 4-D input (mode='{mode}', {rank}-D input)") }, Vec::new())
     }) {
         return Vec::new();
     }

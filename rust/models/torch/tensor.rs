@@ -12,7 +12,7 @@ use crate::ir::{BinOp, Name, Span};
 use crate::rules::shape::{self as r, BroadcastShapeMismatch, DimOutOfRange};
 use crate::shape::{Formula, Tri};
 
-use super::{creation, indexing, join, matmul, pointwise, reduce, reshape, shape_ops};
+use super::{creation, indexing, join, matmul, pointwise, reduce, reshape, shape_ops, spectral};
 
 pub use super::indexing::index;
 pub use super::matmul::matmul;
@@ -118,6 +118,7 @@ fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs:
     let st = or_next!(join::function(cx, st, f, &args, &kwargs, span));
     let st = or_next!(indexing::function(cx, st, f, &args, span));
     let st = or_next!(matmul::function(cx, st, f, &args, span));
+    let st = or_next!(spectral::function(cx, st, f, &args, &kwargs, span));
     match f {
         "manual_seed" | "set_grad_enabled" | "set_num_threads" | "save" | "set_default_dtype" | "set_printoptions" => return vec![(st, Value::None)],
         "no_grad" | "enable_grad" | "inference_mode" | "device" | "Size" => return vec![(st, Value::Unknown)],
@@ -170,6 +171,7 @@ fn method_of(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, family: 
         Some("join") => join::method(cx, st, &t, name, &args, &kwargs, span),
         Some("indexing") => indexing::method(cx, st, &t, &s, name, &args, &kwargs, span),
         Some("matmul") => matmul::method(cx, st, &t, name, &args, span),
+        Some("spectral") => spectral::method(cx, st, &t, name, &args, &kwargs, span),
         _ => Err(st),
     };
     let mut st = match (handled, family) {

@@ -83,7 +83,8 @@ pub enum Module {
     Transformer,
     /// `TransformerEncoder`, `TransformerDecoder`: their layer's output.
     TransformerStack,
-    Upsample,
+    /// `Upsample`; `UpsamplingNearest2d`/`UpsamplingBilinear2d` with their fixed mode.
+    Upsample { mode: Option<&'static str> },
 }
 
 /// How a `torch.nn.functional.x` is modelled.
@@ -283,7 +284,7 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
         Module::Unflatten => activation::call_unflatten(cx, st, &t, l, span),
         Module::Pad { dims, mode } => resample::call_pad(cx, st, &t, l, dims, mode, span),
         Module::PixelShuffle { unshuffle } => resample::call_pixel_shuffle(cx, st, &t, l, unshuffle, span),
-        Module::Upsample => resample::call_upsample(cx, st, &t, l, span),
+        Module::Upsample { mode } => resample::call_upsample(cx, st, &t, l, mode, span),
         Module::PReLU => activation::prelu(cx, st, &t, l, span),
         Module::Glu => activation::glu_dim(cx, st, &t, l.args.get("dim"), &format!("{}GLU", layer_name(l)), span),
         Module::Softmax => activation::softmax(cx, st, &t, l.args.get("dim"), &l.kind, span),
