@@ -91,6 +91,14 @@ pub fn check_dim(cx: &mut dyn ModelCtx, st: &State, s: &Shape, d: i128, span: Sp
     ok
 }
 
+/// A dim list (`flip`, a reduction over several dims) names each dim once: torch raises "dim d
+/// appears multiple times in the list of dims" (SHP105). `idx` are the normalized dims; false
+/// when the check failed.
+pub fn check_distinct_dims(cx: &mut dyn ModelCtx, st: &State, idx: &[usize], span: Span, what: &str) -> bool {
+    let Some(d) = idx.iter().enumerate().find(|(k, i)| idx[..*k].contains(i)).map(|(_, i)| *i) else { return true };
+    cx.check(st, span, Tri::True, |_| (DimOutOfRange::Repeated { op: what.into(), dim: d.to_string() }, Vec::new()))
+}
+
 /// The state of a family's dispatcher that did not handle the name, or the caller's return.
 macro_rules! or_next {
     ($e:expr) => {
@@ -249,10 +257,17 @@ fn method_of(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, family: 
             };
             let Some(ds) = ds else { return same(st) };
             if s.rank().is_some() {
+                let mut idx = Vec::new();
                 for d in ds {
-                    if check_dim(cx, &st, &s, d, span, name) == Some(usize::MAX) {
-                        return Vec::new();
+                    match check_dim(cx, &st, &s, d, span, name) {
+                        Some(usize::MAX) => return Vec::new(),
+                        Some(i) => idx.push(i),
+                        None => {}
                     }
+                }
+                // roll takes a dim twice (each shift applies); flip does not
+                if name == "flip" && !check_distinct_dims(cx, &st, &idx, span, name) {
+                    return Vec::new();
                 }
             }
             same(st)
