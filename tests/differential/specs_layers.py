@@ -6,6 +6,8 @@ Elementwise activations have no invalid shapes: their generators vary rank and d
 """
 from __future__ import annotations
 
+import dataclasses
+
 from .harness import B, D, L, Spec, T, near, shape
 
 
@@ -667,3 +669,24 @@ SPECS = [
     Spec("nn.GLU", "module", _glu("nn.GLU({d})(x)")),
     Spec("F.glu", "function", _glu("F.glu(x, {d})")),
 ]
+
+
+# ---- provoked errors (issue 9, item 3) --------------------------------------------------------
+# Fixed cases per API, each making torch raise one error of its catalogue (with valid cases
+# beside them); the generated cases above stay as they were.
+
+def _modes(call: str) -> tuple:
+    """interpolate's mode against the input's rank: linear needs 3-D, bilinear/bicubic 4-D,
+    trilinear 5-D ("Got 4D input, but linear mode needs 3D input"); nearest/area take 3-D to 5-D."""
+    shapes = {3: (1, 2, 4), 4: (1, 2, 3, 4), 5: (1, 2, 2, 3, 2)}
+    return tuple((call.format(mode=m), {"x": T(*shapes[rank])})
+                 for m in ("linear", "bilinear", "bicubic", "trilinear", "nearest", "area") for rank in (3, 4, 5))
+
+
+PROVOKE: dict[str, tuple] = {
+    "nn.Upsample": _modes("nn.Upsample(scale_factor=2, mode='{mode}')(x)"),
+    "F.interpolate": _modes("F.interpolate(x, scale_factor=2, mode='{mode}')"),
+    "F.upsample": _modes("F.upsample(x, size=5, mode='{mode}')"),
+}
+
+SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
