@@ -689,4 +689,28 @@ PROVOKE: dict[str, tuple] = {
     "F.upsample": _modes("F.upsample(x, size=5, mode='{mode}')"),
 }
 
+
+def _batch_stats(n: int) -> tuple:
+    """BatchNorm in training mode needs more than one value per channel ("Expected more than 1
+    value per channel when training"); a module built in the expression is in training mode until
+    .eval()/.train(False); without running statistics it uses batch statistics in eval mode too."""
+    one, more = (1, 3) + (1,) * (n if n > 1 else 0), (2, 3) + (1,) * (n if n > 1 else 0)
+    m = f"nn.BatchNorm{n}d(3)"
+    cases = [(f"{m}(x)", one), (f"{m}(x)", more), (f"{m}.eval()(x)", one), (f"{m}.train(False)(x)", one),
+             (f"{m}.train()(x)", one), (f"{m}.eval().train()(x)", one), (f"{m}.train(mode=False)(x)", one),
+             (f"nn.BatchNorm{n}d(3, track_running_stats=False).eval()(x)", one),
+             (f"nn.BatchNorm{n}d(3, track_running_stats=False).eval()(x)", more)]
+    if n == 1:
+        cases += [(f"{m}(x)", (1, 3, 1)), (f"{m}(x)", (1, 3, 2)), (f"{m}.eval()(x)", (1, 3, 1))]
+    return tuple((e, {"x": T(*s)}) for e, s in cases)
+
+
+PROVOKE.update({f"nn.BatchNorm{n}d": _batch_stats(n) for n in (1, 2, 3)})
+PROVOKE["F.batch_norm"] = tuple((f"F.batch_norm(x, m, v, training={tr})", {"x": T(*s), "m": T(3), "v": T(3)})
+                                for tr in (True, False) for s in ((1, 3), (1, 3, 1), (2, 3), (1, 3, 1, 1)))
+PROVOKE["nn.Sequential"] = (("nn.Sequential(nn.BatchNorm1d(3))(x)", {"x": T(1, 3)}),
+                            ("nn.Sequential(nn.BatchNorm1d(3)).eval()(x)", {"x": T(1, 3)}),
+                            ("nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)).eval()(x)", {"x": T(1, 3)}))
+
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

@@ -353,6 +353,12 @@ fn is_fresh(l: &Layer, span: Span) -> bool {
     l.span.start >= span.start && l.span.end <= span.end && l.span != span
 }
 
+/// Is this layer certainly in training mode at this call? Built in the calling expression and
+/// not switched by `.eval()`/`.train(False)` (or a `.train(mode)` of unknown mode) on the way.
+fn is_training(l: &Layer, span: Span) -> bool {
+    is_fresh(l, span) && matches!(l.attrs.get("training"), None | Some(Value::Bool(true)))
+}
+
 /// An optional tensor argument the model does not check itself (`bias`, `weight`): absent or
 /// None, or a tensor that certainly has the shape `want` (torch accepts it). Otherwise the
 /// caller is Unknown.
