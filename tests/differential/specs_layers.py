@@ -713,4 +713,23 @@ PROVOKE["nn.Sequential"] = (("nn.Sequential(nn.BatchNorm1d(3))(x)", {"x": T(1, 3
                             ("nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)).eval()(x)", {"x": T(1, 3)}))
 
 
+def _key_padding() -> tuple:
+    """MultiheadAttention's key_padding_mask: [N, S] for a batched query ([S, N, E], or [N, S, E]
+    with batch_first), [S] for an unbatched one; a bool or float mask."""
+    cases = []
+    for bf, q in ((False, (5, 2, 4)), (True, (2, 5, 4))):
+        m = "nn.MultiheadAttention(4, 2" + (", batch_first=True" if bf else "") + ")"
+        for mask in (B(2, 5), B(3, 5), B(5, 2), B(2, 4), B(2), B(1, 2, 5), T(2, 5), T(5, 2)):
+            cases.append((f"{m}(q, q, q, key_padding_mask=mask)[0]", {"q": T(*q), "mask": mask}))
+    for mask in (B(5), B(4), B(1, 5), B(2, 5)):
+        cases.append(("nn.MultiheadAttention(4, 2)(q, q, q, key_padding_mask=mask)[0]", {"q": T(5, 4), "mask": mask}))
+    # key and value of another length: the mask follows the key
+    for mask in (B(2, 3), B(2, 5)):
+        cases.append(("nn.MultiheadAttention(4, 2)(q, k, k, key_padding_mask=mask)[0]", {"q": T(5, 2, 4), "k": T(3, 2, 4), "mask": mask}))
+    return tuple(cases)
+
+
+PROVOKE["nn.MultiheadAttention"] = _key_padding()
+
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
