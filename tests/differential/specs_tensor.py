@@ -728,4 +728,17 @@ for _api, _fn in (("Tensor.movedim", "x.movedim({a}, {b})"), ("torch.movedim", "
                   ("torch.moveaxis", "torch.moveaxis(x, {a}, {b})"), ("Tensor.moveaxis", "x.moveaxis({a}, {b})")):
     PROVOKE[_api] = _movedim(_fn)
 
+
+def _roll(call: str) -> tuple:
+    """roll: one shift without dims (the flattened tensor), or one shift per dim; anything else
+    raises ("shifts and dimensions must align", "`shifts` required"). A dim may repeat."""
+    x = {"x": T(2, 3, 4)}
+    return tuple((call.format(s=sh, d=d), x) for sh, d in [
+        ("(1, 2)", "(0,)"), ("1", "(0, 1)"), ("(1, 2)", "None"), ("(1, 2)", "0"), ("[]", "0"), ("(1,)", "()"),
+        ("1", "()"), ("(1, 1)", "(0, 0)"), ("(1, -2)", "(0, 2)"), ("(1,)", "None"), ("[1, 2, 3]", "[0, 1]")])
+
+
+PROVOKE["Tensor.roll"] = _roll("x.roll({s}, {d})")
+PROVOKE["torch.roll"] = _roll("torch.roll(x, {s}, dims={d})")
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
