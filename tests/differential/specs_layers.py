@@ -732,4 +732,26 @@ def _key_padding() -> tuple:
 PROVOKE["nn.MultiheadAttention"] = _key_padding()
 
 
+def _output_size(n: int) -> tuple:
+    """ConvTranspose's output_size must lie in [min, min + stride - 1] per spatial dim ("requested
+    an output size of ..., but valid sizes range from ... to ..."), given as the spatial sizes or
+    as every dim; another length raises too."""
+    x, xu = T(1, 2, *(4,) * n), T(2, *(4,) * n)
+    # kernel 3, stride 2: min 9, max 10; padding 1 and dilation 2: min 9, max 10; stride 1: min = max = 6
+    layers = [(f"nn.ConvTranspose{n}d(2, 3, 3, stride=2)", 9, 10), (f"nn.ConvTranspose{n}d(2, 3, 3, stride=2, padding=1, dilation=2)", 9, 10),
+              (f"nn.ConvTranspose{n}d(2, 3, 3)", 6, 6), (f"nn.ConvTranspose{n}d(2, 3, 3, stride=2, output_padding=1)", 9, 10)]
+    cases = []
+    for m, lo, hi in layers:
+        for size in (lo, hi, hi + 1, lo - 1):
+            req = [size] + [lo] * (n - 1)
+            cases.append((f"{m}(x, output_size={req})", {"x": x}))
+        cases.append((f"{m}(x, output_size={[1, 3] + [hi] * n})", {"x": x}))
+        cases.append((f"{m}(x, output_size={[hi] * n})", {"x": xu}))
+        cases.append((f"{m}(x, output_size=({', '.join([str(hi + 1)] * n)},))", {"x": xu}))
+    cases.append((f"nn.ConvTranspose{n}d(2, 3, 3, stride=2)(x, output_size={[9] * (n + 1)})", {"x": x}))
+    return tuple(cases)
+
+
+PROVOKE.update({f"nn.ConvTranspose{n}d": _output_size(n) for n in (1, 2, 3)})
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

@@ -268,7 +268,7 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
     match m {
         Module::Linear => linear::call(cx, st, &t, l, span),
         Module::Bilinear => linear::call_bilinear(cx, st, &t, l, &b, span),
-        Module::Conv { dims, transposed } => conv::call(cx, st, &t, l, dims, transposed, span),
+        Module::Conv { dims, transposed } => conv::call(cx, st, &t, l, dims, transposed, b.get("output_size"), span),
         Module::Pool { dims, max } => pool::call(cx, st, &t, l, dims, max, span),
         Module::AdaptivePool { dims, max } => pool::call_adaptive(cx, st, &t, l, dims, max, span),
         Module::Unfold => fold::call(cx, st, &t, l, false, span),
