@@ -754,4 +754,20 @@ def _output_size(n: int) -> tuple:
 
 PROVOKE.update({f"nn.ConvTranspose{n}d": _output_size(n) for n in (1, 2, 3)})
 
+
+def _feature_dropout(n: int, functional: bool) -> tuple:
+    """Dropout2d/3d only warn about the rank, but their feature dropout raises in training below
+    2 dims ("Feature dropout requires at least 2 dimensions in the input"; Dropout3d first adds a
+    batch dim to an input that is not 5-D, so only a 0-D input fails); p 0 or 1 and an empty
+    input take shortcuts; p outside [0, 1] raises a ValueError."""
+    shapes = [(), (3,), (2, 3), (2, 3, 4), (0,)]
+    calls = ([f"F.dropout{n}d(x)", f"F.dropout{n}d(x, 0.3, training=False)", f"F.dropout{n}d(x, p=0.0)", f"F.dropout{n}d(x, 1.5)", f"F.dropout{n}d(x, 0.2, True)"]
+             if functional else
+             [f"nn.Dropout{n}d()(x)", f"nn.Dropout{n}d(0.3).eval()(x)", f"nn.Dropout{n}d(p=0.0)(x)", f"nn.Dropout{n}d(p=1)(x)", f"nn.Dropout{n}d(0.2).train()(x)"])
+    return tuple((c, {"x": T(*s)}) for c in calls for s in shapes)
+
+
+PROVOKE.update({f"nn.Dropout{n}d": _feature_dropout(n, False) for n in (2, 3)})
+PROVOKE.update({f"F.dropout{n}d": _feature_dropout(n, True) for n in (2, 3)})
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

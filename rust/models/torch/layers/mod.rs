@@ -74,6 +74,8 @@ pub enum Module {
     /// The input's shape: activations, most dropouts, `Identity`.
     Elementwise,
     Dropout1d,
+    /// `Dropout2d` (`dims: 2`), `Dropout3d`.
+    FeatureDropout { dims: usize },
     Loss(Loss),
     Recurrent(Rnn),
     Cell(Rnn),
@@ -92,6 +94,7 @@ pub enum Function {
     /// The input's shape: activations, dropouts.
     Elementwise,
     Dropout1d,
+    FeatureDropout { dims: usize },
     Softmax,
     Normalize,
     Glu,
@@ -289,6 +292,10 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
         Module::Softmax => activation::softmax(cx, st, &t, l.args.get("dim"), &l.kind, span),
         Module::Elementwise => vec![(st, Value::Tensor(t))],
         Module::Dropout1d => activation::dropout1d(cx, st, &t, &format!("{}Dropout1d", layer_name(l)), span),
+        Module::FeatureDropout { dims } => {
+            let training = if is_training(l, span) { Some(true) } else { None };
+            activation::feature_dropout(cx, st, &t, dims, l.args.get("p"), training, &format!("{}{}", layer_name(l), l.kind), span)
+        }
         Module::Loss(kind) => losses::call_module(cx, st, kind, l, api, &b, span),
         Module::Recurrent(which) => recurrent::rnn(cx, st, &t, l, which, &b, span),
         Module::Cell(which) => recurrent::cell(cx, st, &t, l, which, &b, span),
@@ -314,6 +321,14 @@ pub fn functional(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
     match k {
         Function::Elementwise => vec![(st, Value::Tensor(t))],
         Function::Dropout1d => activation::dropout1d(cx, st, &t, &what, span),
+        Function::FeatureDropout { dims } => {
+            let training = match b.get("training") {
+                None => Some(true),
+                Some(Value::Bool(x)) => Some(*x),
+                Some(_) => None,
+            };
+            activation::feature_dropout(cx, st, &t, dims, b.get("p"), training, &what, span)
+        }
         Function::Softmax => activation::softmax(cx, st, &t, b.get("dim"), f, span),
         Function::Normalize => activation::normalize(cx, st, &t, b.get("dim"), span),
         Function::Glu => activation::glu_dim(cx, st, &t, b.get("dim"), &what, span),
