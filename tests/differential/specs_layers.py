@@ -770,4 +770,19 @@ def _feature_dropout(n: int, functional: bool) -> tuple:
 PROVOKE.update({f"nn.Dropout{n}d": _feature_dropout(n, False) for n in (2, 3)})
 PROVOKE.update({f"F.dropout{n}d": _feature_dropout(n, True) for n in (2, 3)})
 
+
+def _src_key_padding() -> tuple:
+    """TransformerEncoderLayer's src_key_padding_mask, in training (a fresh layer): [N, S] for a
+    batched src, [S] unbatched; in eval or with a src_mask the core is silent."""
+    m, mb = "nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0)", "nn.TransformerEncoderLayer(4, 2, 8, 0.0, batch_first=True)"
+    cases = [(f"{m}(x, src_key_padding_mask=k)", {"x": T(5, 2, 4), "k": k}) for k in (B(2, 5), B(5, 2), B(3, 5), B(2, 4), B(2), T(2, 5))]
+    cases += [(f"{mb}(x, src_key_padding_mask=k)", {"x": T(2, 5, 4), "k": k}) for k in (B(2, 5), B(5, 2))]
+    cases += [(f"{m}(x, src_key_padding_mask=k)", {"x": T(5, 4), "k": k}) for k in (B(5), B(4), B(1, 5))]
+    cases += [(f"{m}.eval()(x, src_key_padding_mask=k)", {"x": T(5, 2, 4), "k": B(2, 5)}),
+              (f"{m}(x, None, k)", {"x": T(5, 2, 4), "k": B(3, 5)})]
+    return tuple(cases)
+
+
+PROVOKE["nn.TransformerEncoderLayer"] = _src_key_padding()
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

@@ -370,7 +370,7 @@ fn is_fresh(l: &Layer, span: Span) -> bool {
 
 /// Is this layer certainly in training mode at this call? Built in the calling expression and
 /// not switched by `.eval()`/`.train(False)` (or a `.train(mode)` of unknown mode) on the way.
-fn is_training(l: &Layer, span: Span) -> bool {
+pub(in crate::models::torch) fn is_training(l: &Layer, span: Span) -> bool {
     is_fresh(l, span) && matches!(l.attrs.get("training"), None | Some(Value::Bool(true)))
 }
 
