@@ -137,16 +137,18 @@ pub(super) fn feature_dropout(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, 
         Some(Value::Float(f)) => *f,
         Some(v) => v.as_const_int().map(|i| i as f64),
     };
-    // p outside [0, 1] raises a ValueError (not modelled)
-    let Some(p) = p.filter(|p| (0.0..=1.0).contains(p)) else { return vec![(st, Value::Unknown)] };
+    // p outside [0, 1] raises a ValueError (not modelled); an unknown p is taken for a valid one
+    if p.is_some_and(|p| !(0.0..=1.0).contains(&p)) {
+        return vec![(st, Value::Unknown)];
+    }
     let s = st.resolve(&t.shape);
     let need = if dims == 2 { 2 } else { 1 };
     let Some(rank) = s.rank() else { return vec![(st, Value::Tensor(t.clone()))] };
-    if rank >= need || p == 0.0 || p == 1.0 || training == Some(false) {
+    if rank >= need || p == Some(0.0) || p == Some(1.0) || training == Some(false) {
         return vec![(st, Value::Tensor(t.clone()))];
     }
     let nonempty = s.dims.iter().all(|d| d.as_const().is_some_and(|c| c > 0));
-    if training.is_none() || !nonempty {
+    if training.is_none() || !nonempty || p.is_none() {
         return vec![(st, Value::Unknown)];
     }
     cx.check(&st, span, Tri::True, |cx| (LayerInputRankMismatch::AtLeast { op: what.into(), rank: need.to_string(), shape: cx.show_shape(&st, &s) }, Vec::new()));
