@@ -161,6 +161,28 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     vec![(st, Value::Unknown)]
 }
 
+/// Record the training mode `mode` on a library layer or container and on the layers it holds.
+fn set_training(st: &mut State, id: ObjId, mode: &Value, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    let key: Name = Name::from("training");
+    let children: Vec<ObjId> = match st.get_mut(id) {
+        Obj::Layer(l) => {
+            l.attrs.insert(key, mode.clone());
+            Vec::new()
+        }
+        Obj::Container { items, attrs, .. } => {
+            attrs.insert(key, mode.clone());
+            items.iter().filter_map(|(_, v)| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
+        }
+        _ => Vec::new(),
+    };
+    for c in children {
+        set_training(st, c, mode, depth + 1);
+    }
+}
+
 /// Methods on values: tensors, modules, lists, dicts, strings.
 pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
@@ -202,6 +224,19 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                     cx.set_attr(&mut st, &recv, &attr, v.clone());
                 }
                 return vec![(st, Value::None)];
+            }
+            // `.eval()`/`.train(mode)` of a library layer or container: its mode, and its children's,
+            // so that a layer built in the calling expression and switched to eval is not taken for
+            // one in training mode (the checks of batch statistics)
+            if matches!(name, "eval" | "train") && matches!(st.get(id), Obj::Layer(_) | Obj::Container { .. }) {
+                let mode = match (name, args.first().or(kwargs.iter().find(|(k, _)| &**k == "mode").map(|(_, v)| v))) {
+                    ("eval", _) => Value::Bool(false),
+                    (_, None) => Value::Bool(true),
+                    (_, Some(Value::Bool(b))) => Value::Bool(*b),
+                    _ => Value::Unknown,
+                };
+                set_training(&mut st, id, &mode, 0);
+                return vec![(st, recv.clone())];
             }
             // nn.Module methods that return the module itself
             if matches!(name, "to" | "cuda" | "cpu" | "train" | "eval" | "float" | "double" | "half" | "requires_grad_" | "apply") {

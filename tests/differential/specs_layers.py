@@ -6,6 +6,8 @@ Elementwise activations have no invalid shapes: their generators vary rank and d
 """
 from __future__ import annotations
 
+import dataclasses
+
 from .harness import B, D, L, Spec, T, near, shape
 
 
@@ -703,3 +705,120 @@ SPECS = [
     Spec("nn.GLU", "module", _glu("nn.GLU({d})(x)")),
     Spec("F.glu", "function", _glu("F.glu(x, {d})")),
 ]
+
+
+# ---- provoked errors (issue 9, item 3) --------------------------------------------------------
+# Fixed cases per API, each making torch raise one error of its catalogue (with valid cases
+# beside them); the generated cases above stay as they were.
+
+def _modes(call: str) -> tuple:
+    """interpolate's mode against the input's rank: linear needs 3-D, bilinear/bicubic 4-D,
+    trilinear 5-D ("Got 4D input, but linear mode needs 3D input"); nearest/area take 3-D to 5-D."""
+    shapes = {3: (1, 2, 4), 4: (1, 2, 3, 4), 5: (1, 2, 2, 3, 2)}
+    return tuple((call.format(mode=m), {"x": T(*shapes[rank])})
+                 for m in ("linear", "bilinear", "bicubic", "trilinear", "nearest", "area") for rank in (3, 4, 5))
+
+
+PROVOKE: dict[str, tuple] = {
+    "nn.Upsample": _modes("nn.Upsample(scale_factor=2, mode='{mode}')(x)"),
+    "F.interpolate": _modes("F.interpolate(x, scale_factor=2, mode='{mode}')"),
+    "F.upsample": _modes("F.upsample(x, size=5, mode='{mode}')"),
+}
+
+
+def _batch_stats(n: int) -> tuple:
+    """BatchNorm in training mode needs more than one value per channel ("Expected more than 1
+    value per channel when training"); a module built in the expression is in training mode until
+    .eval()/.train(False); without running statistics it uses batch statistics in eval mode too."""
+    one, more = (1, 3) + (1,) * (n if n > 1 else 0), (2, 3) + (1,) * (n if n > 1 else 0)
+    m = f"nn.BatchNorm{n}d(3)"
+    cases = [(f"{m}(x)", one), (f"{m}(x)", more), (f"{m}.eval()(x)", one), (f"{m}.train(False)(x)", one),
+             (f"{m}.train()(x)", one), (f"{m}.eval().train()(x)", one), (f"{m}.train(mode=False)(x)", one),
+             (f"nn.BatchNorm{n}d(3, track_running_stats=False).eval()(x)", one),
+             (f"nn.BatchNorm{n}d(3, track_running_stats=False).eval()(x)", more)]
+    if n == 1:
+        cases += [(f"{m}(x)", (1, 3, 1)), (f"{m}(x)", (1, 3, 2)), (f"{m}.eval()(x)", (1, 3, 1))]
+    return tuple((e, {"x": T(*s)}) for e, s in cases)
+
+
+PROVOKE.update({f"nn.BatchNorm{n}d": _batch_stats(n) for n in (1, 2, 3)})
+PROVOKE["F.batch_norm"] = tuple((f"F.batch_norm(x, m, v, training={tr})", {"x": T(*s), "m": T(3), "v": T(3)})
+                                for tr in (True, False) for s in ((1, 3), (1, 3, 1), (2, 3), (1, 3, 1, 1)))
+PROVOKE["nn.Sequential"] = (("nn.Sequential(nn.BatchNorm1d(3))(x)", {"x": T(1, 3)}),
+                            ("nn.Sequential(nn.BatchNorm1d(3)).eval()(x)", {"x": T(1, 3)}),
+                            ("nn.Sequential(nn.Linear(3, 3), nn.BatchNorm1d(3)).eval()(x)", {"x": T(1, 3)}))
+
+
+def _key_padding() -> tuple:
+    """MultiheadAttention's key_padding_mask: [N, S] for a batched query ([S, N, E], or [N, S, E]
+    with batch_first), [S] for an unbatched one; a bool or float mask."""
+    cases = []
+    for bf, q in ((False, (5, 2, 4)), (True, (2, 5, 4))):
+        m = "nn.MultiheadAttention(4, 2" + (", batch_first=True" if bf else "") + ")"
+        for mask in (B(2, 5), B(3, 5), B(5, 2), B(2, 4), B(2), B(1, 2, 5), T(2, 5), T(5, 2)):
+            cases.append((f"{m}(q, q, q, key_padding_mask=mask)[0]", {"q": T(*q), "mask": mask}))
+    for mask in (B(5), B(4), B(1, 5), B(2, 5)):
+        cases.append(("nn.MultiheadAttention(4, 2)(q, q, q, key_padding_mask=mask)[0]", {"q": T(5, 4), "mask": mask}))
+    # key and value of another length: the mask follows the key
+    for mask in (B(2, 3), B(2, 5)):
+        cases.append(("nn.MultiheadAttention(4, 2)(q, k, k, key_padding_mask=mask)[0]", {"q": T(5, 2, 4), "k": T(3, 2, 4), "mask": mask}))
+    return tuple(cases)
+
+
+PROVOKE["nn.MultiheadAttention"] = _key_padding()
+
+
+def _output_size(n: int) -> tuple:
+    """ConvTranspose's output_size must lie in [min, min + stride - 1] per spatial dim ("requested
+    an output size of ..., but valid sizes range from ... to ..."), given as the spatial sizes or
+    as every dim; another length raises too."""
+    x, xu = T(1, 2, *(4,) * n), T(2, *(4,) * n)
+    # kernel 3, stride 2: min 9, max 10; padding 1 and dilation 2: min 9, max 10; stride 1: min = max = 6
+    layers = [(f"nn.ConvTranspose{n}d(2, 3, 3, stride=2)", 9, 10), (f"nn.ConvTranspose{n}d(2, 3, 3, stride=2, padding=1, dilation=2)", 9, 10),
+              (f"nn.ConvTranspose{n}d(2, 3, 3)", 6, 6), (f"nn.ConvTranspose{n}d(2, 3, 3, stride=2, output_padding=1)", 9, 10)]
+    cases = []
+    for m, lo, hi in layers:
+        for size in (lo, hi, hi + 1, lo - 1):
+            req = [size] + [lo] * (n - 1)
+            cases.append((f"{m}(x, output_size={req})", {"x": x}))
+        cases.append((f"{m}(x, output_size={[1, 3] + [hi] * n})", {"x": x}))
+        cases.append((f"{m}(x, output_size={[hi] * n})", {"x": xu}))
+        cases.append((f"{m}(x, output_size=({', '.join([str(hi + 1)] * n)},))", {"x": xu}))
+    cases.append((f"nn.ConvTranspose{n}d(2, 3, 3, stride=2)(x, output_size={[9] * (n + 1)})", {"x": x}))
+    return tuple(cases)
+
+
+PROVOKE.update({f"nn.ConvTranspose{n}d": _output_size(n) for n in (1, 2, 3)})
+
+
+def _feature_dropout(n: int, functional: bool) -> tuple:
+    """Dropout2d/3d only warn about the rank, but their feature dropout raises in training below
+    2 dims ("Feature dropout requires at least 2 dimensions in the input"; Dropout3d first adds a
+    batch dim to an input that is not 5-D, so only a 0-D input fails); p 0 or 1 and an empty
+    input take shortcuts; p outside [0, 1] raises a ValueError."""
+    shapes = [(), (3,), (2, 3), (2, 3, 4), (0,)]
+    calls = ([f"F.dropout{n}d(x)", f"F.dropout{n}d(x, 0.3, training=False)", f"F.dropout{n}d(x, p=0.0)", f"F.dropout{n}d(x, 1.5)", f"F.dropout{n}d(x, 0.2, True)"]
+             if functional else
+             [f"nn.Dropout{n}d()(x)", f"nn.Dropout{n}d(0.3).eval()(x)", f"nn.Dropout{n}d(p=0.0)(x)", f"nn.Dropout{n}d(p=1)(x)", f"nn.Dropout{n}d(0.2).train()(x)"])
+    return tuple((c, {"x": T(*s)}) for c in calls for s in shapes)
+
+
+PROVOKE.update({f"nn.Dropout{n}d": _feature_dropout(n, False) for n in (2, 3)})
+PROVOKE.update({f"F.dropout{n}d": _feature_dropout(n, True) for n in (2, 3)})
+
+
+def _src_key_padding() -> tuple:
+    """TransformerEncoderLayer's src_key_padding_mask, in training (a fresh layer): [N, S] for a
+    batched src, [S] unbatched; in eval or with a src_mask the core is silent."""
+    m, mb = "nn.TransformerEncoderLayer(4, 2, dim_feedforward=8, dropout=0.0)", "nn.TransformerEncoderLayer(4, 2, 8, 0.0, batch_first=True)"
+    cases = [(f"{m}(x, src_key_padding_mask=k)", {"x": T(5, 2, 4), "k": k}) for k in (B(2, 5), B(5, 2), B(3, 5), B(2, 4), B(2), T(2, 5))]
+    cases += [(f"{mb}(x, src_key_padding_mask=k)", {"x": T(2, 5, 4), "k": k}) for k in (B(2, 5), B(5, 2))]
+    cases += [(f"{m}(x, src_key_padding_mask=k)", {"x": T(5, 4), "k": k}) for k in (B(5), B(4), B(1, 5))]
+    cases += [(f"{m}.eval()(x, src_key_padding_mask=k)", {"x": T(5, 2, 4), "k": B(2, 5)}),
+              (f"{m}(x, None, k)", {"x": T(5, 2, 4), "k": B(3, 5)})]
+    return tuple(cases)
+
+
+PROVOKE["nn.TransformerEncoderLayer"] = _src_key_padding()
+
+SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

@@ -6,6 +6,8 @@ torch checks that they lie in [0, 1].
 """
 from __future__ import annotations
 
+import dataclasses
+
 from .harness import L, Spec, T, near, shape
 
 
@@ -166,3 +168,49 @@ SPECS = [
     Spec("nn.CTCLoss", "module", _ctc(False)),
     Spec("F.ctc_loss", "function", _ctc(True)),
 ]
+
+
+# ---- provoked errors (issue 9, item 3) --------------------------------------------------------
+# Fixed cases per API, each making torch raise one error of its catalogue (with valid cases
+# beside them); the generated cases above stay as they were.
+
+# reduction strings: valid ones, the deprecated alias, kl_div's 'batchmean' (valid only there)
+# and unknown ones ("... is not a valid value for reduction")
+_REDUCTIONS = ("mean", "sum", "none", "elementwise_mean", "batchmean", "avg", "Mean", "")
+_LOSS_INPUTS = {
+    "CrossEntropyLoss": ("cross_entropy", "x, t", {"x": T(3, 4), "t": L(3, high=1)}),
+    "NLLLoss": ("nll_loss", "x, t", {"x": T(3, 4), "t": L(3, high=1)}),
+    "BCELoss": ("binary_cross_entropy", "x.sigmoid(), t.sigmoid()", {"x": T(3, 4), "t": T(3, 4)}),
+    "BCEWithLogitsLoss": ("binary_cross_entropy_with_logits", "x, t", {"x": T(3, 4), "t": T(3, 4)}),
+    "SoftMarginLoss": ("soft_margin_loss", "x, t", {"x": T(3, 4), "t": T(3, 4)}),
+    "MSELoss": ("mse_loss", "x, t", {"x": T(3, 4), "t": T(3, 4)}),
+    "L1Loss": ("l1_loss", "x, t", {"x": T(3, 4), "t": T(3, 4)}),
+    "SmoothL1Loss": ("smooth_l1_loss", "x, t", {"x": T(3, 4), "t": T(3, 4)}),
+    "HuberLoss": ("huber_loss", "x, t", {"x": T(3, 4), "t": T(3, 4)}),
+    "KLDivLoss": ("kl_div", "x, t", {"x": T(3, 4), "t": T(3, 4)}),
+    "CosineEmbeddingLoss": ("cosine_embedding_loss", "a, b, t", {"a": T(3, 4), "b": T(3, 4), "t": T(3)}),
+    "MarginRankingLoss": ("margin_ranking_loss", "a, b, t", {"a": T(3), "b": T(3), "t": T(3)}),
+    "TripletMarginLoss": ("triplet_margin_loss", "a, p, q", {"a": T(3, 4), "p": T(3, 4), "q": T(3, 4)}),
+    "CTCLoss": ("ctc_loss", "lp.log_softmax(-1), tg + 1, torch.full((2,), 5, dtype=torch.long), torch.full((2,), 2, dtype=torch.long)",
+                {"lp": T(5, 2, 3), "tg": L(2, 2, high=2)}),
+}
+PROVOKE: dict[str, tuple] = {}
+for _m, (_f, _args, _ins) in _LOSS_INPUTS.items():
+    PROVOKE[f"nn.{_m}"] = tuple((f"nn.{_m}(reduction={red!r})({_args})", _ins) for red in _REDUCTIONS)
+    PROVOKE[f"F.{_f}"] = tuple((f"F.{_f}({_args}, reduction={red!r})", _ins) for red in _REDUCTIONS)
+
+# a class weight of CrossEntropyLoss/NLLLoss has one value per class ("weight tensor should be
+# defined either for all 4 classes or no classes"), batched [N, C] or [N, C, d], or unbatched [C]
+_WEIGHTED = [({"x": T(3, 4), "t": L(3, high=1)}, 4), ({"x": T(2, 4, 5), "t": L(2, 5, high=1)}, 4), ({"x": T(4), "t": L(high=1)}, 4)]
+for _m, _f in (("CrossEntropyLoss", "cross_entropy"), ("NLLLoss", "nll_loss")):
+    cases = []
+    for ins, c in _WEIGHTED:
+        for n in (c, c - 1, c + 1):
+            cases.append((f"nn.{_m}(weight=w)(x, t)", {**ins, "w": T(n)}))
+            cases.append((f"F.{_f}(x, t, weight=w)", {**ins, "w": T(n)}))
+    cases.append((f"nn.{_m}(weight=w, reduction='none')(x, t)", {"x": T(3, 4), "t": L(3, high=1), "w": T(5)}))
+    cases.append((f"nn.{_m}(weight=w, reduction='sum')(x, t)", {"x": T(3, 4), "t": L(3, high=1), "w": T(4)}))
+    PROVOKE[f"nn.{_m}"] += tuple(c for c in cases if c[0].startswith("nn."))
+    PROVOKE[f"F.{_f}"] += tuple(c for c in cases if c[0].startswith("F."))
+
+SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

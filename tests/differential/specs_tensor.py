@@ -6,6 +6,7 @@ broadcasting binary ops, reductions) share one generator.
 """
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from .harness import B, D, L, Spec, T, shape
@@ -686,3 +687,58 @@ SPECS += [
 # - `torch.concat`, `torch.concatenate`: aliases the core rewrites to `torch.cat` before the
 #   lookup (`canon_path`), so a spec of them proves `torch.cat`'s entry (the `torch.concat` spec
 #   above) and their own entries are never consulted.
+
+
+# ---------------------------------------------------------------- provoked errors (issue 9, item 3)
+# Fixed cases per API, each making torch raise one error of its catalogue (with a valid case or
+# two beside them); the generated cases above stay as they were.
+
+def _dim_lists(call: str) -> tuple:
+    """A reduction or flip over a dim list: a dim twice ("dim d appears multiple times in the list
+    of dims"), also as d and d - rank, and distinct dims."""
+    x3, x2, x0 = {"x": T(2, 3, 4)}, {"x": T(2, 3)}, {"x": T()}
+    return ((call.format(d="(1, 1)"), x3), (call.format(d="(0, -3)"), x3), (call.format(d="[2, 0, -1]"), x3),
+            (call.format(d="(-1, 1)"), x2), (call.format(d="(0, -1)"), x0), (call.format(d="(0, 2)"), x3))
+
+
+PROVOKE: dict[str, tuple] = {
+    "Tensor.flip": _dim_lists("x.flip({d})"),
+    "torch.flip": _dim_lists("torch.flip(x, {d})"),
+    "Tensor.permute": (("x.permute(0, 0, 1)", {"x": T(2, 3, 4)}), ("x.permute(1, -1)", {"x": T(2, 3)})),
+    "torch.permute": (("torch.permute(x, (1, -2, 0))", {"x": T(2, 3, 4)}),),
+    "torch.prod": (("torch.prod(x, (0, 1))", {"x": T(2, 3)}),),
+    "Tensor.prod": (("x.prod((0, 1))", {"x": T(2, 3)}),),
+}
+for _n in ("sum", "mean", "std", "var", "amax", "amin", "logsumexp", "nansum", "nanmean", "norm", "count_nonzero", "any", "all"):
+    kw = "" if _n == "count_nonzero" else ", keepdim=True"
+    PROVOKE[f"Tensor.{_n}"] = _dim_lists(f"x.{_n}(dim={{d}}{kw})")
+    PROVOKE[f"torch.{_n}"] = _dim_lists(f"torch.{_n}(x, {{d}})" if _n != "norm" else "torch.norm(x, dim={d})")
+
+
+def _movedim(fn: str) -> tuple:
+    """movedim's lists: repeated in source or destination, of different lengths, valid, and an int
+    against a list (a TypeError: no such overload)."""
+    x3, x0 = {"x": T(2, 3, 4)}, {"x": T()}
+    return tuple((fn.format(a=a, b=b), x) for a, b, x in [
+        ("(0, 0)", "(1, 2)", x3), ("(0, 1)", "(2, -1)", x3), ("(0, 1)", "(2,)", x3), ("[0, -1]", "[1, 0]", x3),
+        ("(0, 2)", "(-1, 0)", x3), ("[1]", "[0]", x3), ("0", "(1,)", x3), ("(0, -1)", "(0, 0)", x0), ("(1, 0, 2)", "(0, 1, 2)", x3)])
+
+
+for _api, _fn in (("Tensor.movedim", "x.movedim({a}, {b})"), ("torch.movedim", "torch.movedim(x, {a}, {b})"),
+                  ("torch.moveaxis", "torch.moveaxis(x, {a}, {b})"), ("Tensor.moveaxis", "x.moveaxis({a}, {b})")):
+    PROVOKE[_api] = _movedim(_fn)
+
+
+def _roll(call: str) -> tuple:
+    """roll: one shift without dims (the flattened tensor), or one shift per dim; anything else
+    raises ("shifts and dimensions must align", "`shifts` required"). A dim may repeat."""
+    x = {"x": T(2, 3, 4)}
+    return tuple((call.format(s=sh, d=d), x) for sh, d in [
+        ("(1, 2)", "(0,)"), ("1", "(0, 1)"), ("(1, 2)", "None"), ("(1, 2)", "0"), ("[]", "0"), ("(1,)", "()"),
+        ("1", "()"), ("(1, 1)", "(0, 0)"), ("(1, -2)", "(0, 2)"), ("(1,)", "None"), ("[1, 2, 3]", "[0, 1]")])
+
+
+PROVOKE["Tensor.roll"] = _roll("x.roll({s}, {d})")
+PROVOKE["torch.roll"] = _roll("torch.roll(x, {s}, dims={d})")
+
+SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

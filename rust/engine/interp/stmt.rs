@@ -29,8 +29,14 @@ impl<'a> Interp<'a> {
                 });
                 let vals = self.eval(value, st, ctx);
                 self.set_label(None);
+                let split = split_call(value);
                 let mut out = Vec::new();
                 for (st, v) in vals {
+                    if let (Some(op), Value::Tuple(parts)) = (split, &v) {
+                        if !self.check_unpack(&st, targets, op, parts) {
+                            continue;
+                        }
+                    }
                     let mut states = vec![st];
                     for t in targets {
                         let mut next = Vec::new();
@@ -371,5 +377,39 @@ pub(super) fn collect_globals(body: &[Stmt], out: &mut Vec<Name>) {
             }
             _ => {}
         }
+    }
+}
+
+/// The method of a call that splits a tensor into a tuple of pieces (`x.chunk(2)`,
+/// `torch.split(x, 1)`), whose count the model knows exactly when it returns a tuple of tensors.
+fn split_call(e: &Expr) -> Option<&str> {
+    let ExprKind::Call { func, .. } = &e.kind else { return None };
+    let ExprKind::Attr(_, name) = &func.kind else { return None };
+    const SPLITS: &[&str] = &["chunk", "split", "tensor_split", "unbind", "split_with_sizes", "hsplit", "vsplit", "dsplit", "unsafe_chunk", "unsafe_split"];
+    SPLITS.iter().copied().find(|s| **s == **name)
+}
+
+impl Interp<'_> {
+    /// Unpacking the pieces of a split into a tuple target without a star: Python raises
+    /// `ValueError` when the number of names differs from the number of pieces (SHP110).
+    /// False when the path ends here.
+    fn check_unpack(&mut self, st: &State, targets: &[Target], op: &str, parts: &[Value]) -> bool {
+        if !parts.iter().all(|p| matches!(p, Value::Tensor(_))) {
+            return true;
+        }
+        for t in targets {
+            if let Target::Tuple(items, None, span) = t {
+                if items.len() != parts.len() {
+                    let (count, names) = (parts.len(), items.len());
+                    let rule = <crate::rules::shape::IndexOutOfRange as crate::rules::violation::Violation>::RULE;
+                    self.check(st, *span, crate::shape::Tri::True, rule, |_| {
+                        let v = crate::rules::shape::IndexOutOfRange::Unpack { op: op.into(), count: count.to_string(), names: names.to_string() };
+                        (crate::rules::violation::Violation::message(&v), Vec::new())
+                    });
+                    return false;
+                }
+            }
+        }
+        true
     }
 }

@@ -18,7 +18,7 @@ use crate::shape::{Poly, Tri};
 const CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE, &r::layer_channel_mismatch::RULE];
 // The feed-forward size, dropout, activation, norm placement and bias change values only. An
 // encoder layer's output has its input's shape either way round (`batch_first`).
-const ENCODER_LAYER: &str = "d_model, nhead, ~dim_feedforward=2048, ~dropout=0.1, ~activation=\"relu\", ~layer_norm_eps=1e-05, ~batch_first=False, ~norm_first=False, ~bias=True, ~device=None";
+const ENCODER_LAYER: &str = "d_model, nhead, ~dim_feedforward=2048, ~dropout=0.1, ~activation=\"relu\", ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None";
 const DECODER_LAYER: &str = "d_model, nhead, ~dim_feedforward=2048, ~dropout=0.1, ~activation=\"relu\", ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None";
 
 pub const NN: &[Nn] = &[
@@ -33,8 +33,9 @@ pub const NN: &[Nn] = &[
         .checks(CHECKS),
         Module::MultiheadAttention,
     ),
-    // the masks of the calls are not modelled
-    Nn::module(Decl::module("torch.nn.TransformerEncoderLayer", ENCODER_LAYER, "src").checks(CHECKS), Module::TransformerEncoderLayer),
+    // the encoder layer's src_key_padding_mask is checked in training (`src_mask` is read:
+    // modelled only without it); the decoder layer's masks are not modelled
+    Nn::module(Decl::module("torch.nn.TransformerEncoderLayer", ENCODER_LAYER, "src, src_mask=None, src_key_padding_mask=None").checks(CHECKS), Module::TransformerEncoderLayer),
     Nn::module(Decl::module("torch.nn.TransformerDecoderLayer", DECODER_LAYER, "tgt, memory").checks(CHECKS), Module::TransformerDecoderLayer),
     // `custom_encoder`/`custom_decoder` are read: modelled only without them
     Nn::module(
@@ -272,6 +273,34 @@ pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, spa
     let last = s.dims.last().unwrap().clone();
     if !expect_eq(cx, &st, span, &last, &Dim::known(e, None), |last, want| LayerChannelMismatch::LastDim { layer: what.clone(), param: "d_model".into(), want, name: "input".into(), shape: shown.clone(), last }) {
         return Vec::new();
+    }
+    if !matches!(b.get("src_mask"), None | Some(Value::None)) {
+        return vec![(st, Value::Unknown)];
+    }
+    if let Some(m) = b.get("src_key_padding_mask").filter(|m| !matches!(m, Value::None)) {
+        // in training the mask goes to the self-attention, which checks it ([N, S], or [S]
+        // unbatched); eval's fast path reshapes it instead, so only a layer certainly in
+        // training is checked; a bool or floating mask
+        let (Some(ms), Value::Tensor(mt), Some(bf)) = (shape_of(&st, Some(m)), m, flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
+        let floating = matches!(mt.dtype, Some(DType::Bool | DType::Float | DType::Double | DType::Half | DType::BFloat16));
+        if !super::layers::is_training(l, span) || !floating {
+            return vec![(st, Value::Unknown)];
+        }
+        let want = if s.dims.len() == 3 {
+            let (si, bi) = seq_batch(bf);
+            vec![s.dims[bi].clone(), s.dims[si].clone()]
+        } else {
+            vec![s.dims[0].clone()]
+        };
+        let (mshown, wshown) = (cx.show_shape(&st, &ms), cx.show_shape(&st, &Shape::known(want.clone())));
+        if !expect_rank(cx, &st, span, ms.dims.len() == want.len(), || LayerInputRankMismatch::MaskShape { op: what.clone(), name: "src_key_padding_mask".into(), mask: mshown.clone(), want: wshown.clone() }) {
+            return Vec::new();
+        }
+        for (a, w) in ms.dims.iter().zip(&want) {
+            if !expect_eq(cx, &st, span, a, w, |_, _| InvalidShapeArgument::MaskShape { op: what.clone(), name: "src_key_padding_mask".into(), mask: mshown.clone(), want: wshown.clone() }) {
+                return Vec::new();
+            }
+        }
     }
     vec![(st, tensor_value(s, t.dtype))]
 }

@@ -6,7 +6,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::{Api, Decl};
 use crate::value::*;
 use crate::ir::Span;
-use crate::rules::shape::{self as r, LossTargetMismatch};
+use crate::rules::shape::{self as r, InvalidShapeArgument, LayerChannelMismatch, LossTargetMismatch};
 use crate::rules::Rule;
 use crate::shape::{Formula, Tri};
 
@@ -40,9 +40,10 @@ impl Loss {
     }
 }
 
-const CLASS: &[&Rule] = &[&r::loss_target_mismatch::RULE];
-const BROADCAST: &[&Rule] = &[&r::broadcast_shape_mismatch::RULE, &crate::rules::may_fail::loss_target_broadcast::RULE];
-const MATCHED: &[&Rule] = &[&r::loss_target_mismatch::RULE, &r::broadcast_shape_mismatch::RULE];
+// every loss checks its reduction string (SHP111); CrossEntropyLoss and NLLLoss their class weight (SHP107)
+const CLASS: &[&Rule] = &[&r::loss_target_mismatch::RULE, &r::invalid_shape_argument::RULE, &r::layer_channel_mismatch::RULE];
+const BROADCAST: &[&Rule] = &[&r::broadcast_shape_mismatch::RULE, &crate::rules::may_fail::loss_target_broadcast::RULE, &r::invalid_shape_argument::RULE];
+const MATCHED: &[&Rule] = &[&r::loss_target_mismatch::RULE, &r::broadcast_shape_mismatch::RULE, &r::invalid_shape_argument::RULE];
 
 const fn module(name: &'static str, sig: &'static str, call: &'static str, twin: &'static str, checks: &'static [&'static Rule], loss: Loss) -> Nn {
     Nn::module(Decl::module(name, sig, call).twin(twin).checks(checks), Module::Loss(loss))
@@ -51,8 +52,8 @@ const fn function(name: &'static str, sig: &'static str, twin: &'static str, che
     Nn::function(Decl::function(name, sig).twin(twin).checks(checks), Function::Loss(loss))
 }
 
-// `weight`, `pos_weight` and the legacy `size_average`/`reduce` are read: modelled only when
-// absent (or None). `ignore_index`, `label_smoothing`, `margin`, `beta`, `delta`, `blank`,
+// `weight` (but CrossEntropyLoss's and NLLLoss's), `pos_weight` and the legacy
+// `size_average`/`reduce` are read: modelled only when absent (or None). `ignore_index`, `label_smoothing`, `margin`, `beta`, `delta`, `blank`,
 // ... change the loss's value, not its shape; their only checks are on the value itself.
 pub const NN: &[Nn] = &[
     module("torch.nn.CrossEntropyLoss", "weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\", ~label_smoothing=0.0", "input, target", "torch.nn.functional.cross_entropy", CLASS, Loss::CrossEntropy),
@@ -130,38 +131,50 @@ pub const NN: &[Nn] = &[
 
 /// Without `weight`, `pos_weight` and the legacy `size_average`/`reduce` (or with them None):
 /// the only cases modelled.
-fn plain<'a>(get: impl Fn(&str) -> Option<&'a Value>) -> bool {
-    ["weight", "pos_weight", "size_average", "reduce"].iter().all(|k| matches!(get(k), None | Some(Value::None)))
+/// CrossEntropyLoss and NLLLoss read `weight` (one value per class).
+fn plain<'a>(kind: Loss, get: impl Fn(&str) -> Option<&'a Value>) -> bool {
+    let weighted = matches!(kind, Loss::CrossEntropy | Loss::Nll);
+    ["weight", "pos_weight", "size_average", "reduce"].iter().filter(|k| !(weighted && **k == "weight")).all(|k| matches!(get(k), None | Some(Value::None)))
 }
 
 /// Calling a loss module: the call's tensors (`b`, bound to the call's parameters) and the
 /// constructor's reduction.
 pub fn call_module(cx: &mut dyn ModelCtx, st: State, kind: Loss, l: &Layer, api: &Api, b: &Bound, span: Span) -> Vals {
-    if !plain(|k| l.args.get(k)) {
+    if !plain(kind, |k| l.args.get(k)) {
         return vec![(st, Value::Unknown)];
     }
     let vals: Option<Vec<Value>> = api.call_params.iter().map(|p| b.get(p.name).cloned()).collect();
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
-    run(cx, st, kind, &vals, l.args.get("reduction"), &format!("{}{}", layer_name(l), l.kind), span)
+    run(cx, st, kind, &vals, l.args.get("reduction"), l.args.get("weight"), &format!("{}{}", layer_name(l), l.kind), span)
 }
 
 /// `F.cross_entropy(input, target, ...)` and the other functional losses; `what` names the
 /// call in messages (`F.cross_entropy CrossEntropyLoss`).
 pub fn functional(cx: &mut dyn ModelCtx, st: State, kind: Loss, api: &Api, b: &Bound, what: &str, span: Span) -> Vals {
-    if !plain(|k| b.get(k)) {
+    if !plain(kind, |k| b.get(k)) {
         return vec![(st, Value::Unknown)];
     }
     let vals: Option<Vec<Value>> = api.params[..kind.arity()].iter().map(|p| b.get(p.name).cloned()).collect();
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
-    run(cx, st, kind, &vals, b.get("reduction"), what, span)
+    run(cx, st, kind, &vals, b.get("reduction"), b.get("weight"), what, span)
 }
 
-/// Call a loss with its tensors.
-fn run(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: Option<&Value>, what: &str, span: Span) -> Vals {
+/// Call a loss with its tensors. A reduction string torch does not know raises ValueError
+/// ("... is not a valid value for reduction", SHP111): 'none', 'mean', 'sum' (and the deprecated
+/// 'elementwise_mean'), and 'batchmean' for kl_div.
+#[allow(clippy::too_many_arguments)]
+fn run(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: Option<&Value>, weight: Option<&Value>, what: &str, span: Span) -> Vals {
+    if let Some(Value::Str(Some(r))) = red {
+        let ok = matches!(&**r, "none" | "mean" | "sum" | "elementwise_mean") || (&**r == "batchmean" && kind == Loss::KlDiv);
+        if !cx.check(&st, span, Tri::from_bool(!ok), |_| (InvalidShapeArgument::Reduction { op: what.into(), value: r.to_string() }, Vec::new())) {
+            return Vec::new();
+        }
+    }
+    let weight = weight.filter(|w| !matches!(w, Value::None));
     match kind {
         Loss::CosineEmbedding | Loss::MarginRanking | Loss::TripletMargin => three_way(cx, st, kind, vals, red, what, span),
         Loss::Ctc => ctc(cx, st, vals, red, what, span),
-        _ => call_loss(cx, st, kind, &vals[0], &vals[1], red, what, span),
+        _ => call_loss(cx, st, kind, &vals[0], &vals[1], red, weight, what, span),
     }
 }
 
@@ -179,7 +192,7 @@ fn reduction(v: Option<&Value>) -> Option<&str> {
 
 /// Check `loss(input, target)`; `red` is the reduction argument.
 #[allow(clippy::too_many_arguments)]
-fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target: &Value, red: Option<&Value>, what: &str, span: Span) -> Vals {
+fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target: &Value, red: Option<&Value>, weight: Option<&Value>, what: &str, span: Span) -> Vals {
     let (Value::Tensor(x), Value::Tensor(y)) = (input, target) else { return vec![(st, Value::Unknown)] };
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let sx = st.resolve(&x.shape);
@@ -196,6 +209,22 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
             let is_float = matches!(y.dtype, Some(DType::Float | DType::Double | DType::Half | DType::BFloat16));
             if rx == 0 {
                 return vec![(st, Value::Unknown)];
+            }
+            // a class weight: one value per class (dim 1, or 0 unbatched); modelled for class
+            // indices and a 1-D weight of the input's dtype
+            if let Some(w) = weight {
+                let Value::Tensor(wt) = w else { return vec![(st, Value::Unknown)] };
+                let sw = st.resolve(&wt.shape);
+                if !is_index || sw.rank() != Some(1) || wt.dtype.is_none() || wt.dtype != x.dtype {
+                    return vec![(st, Value::Unknown)];
+                }
+                let c = &sx.dims[if rx == 1 { 0 } else { 1 }];
+                if !cx.check(&st, span, cx.dim_eq_f(&sw.dims[0], c).not(), |cx| {
+                    let (weight, classes) = (cx.show_shape(&st, &sw), cx.show_dim(c));
+                    (LayerChannelMismatch::ClassWeight { loss: what.into(), weight, input: sxs.clone(), classes }, Vec::new())
+                }) {
+                    return Vec::new();
+                }
             }
             // class-index targets have the input's shape without the class dim
             if is_index || (!is_float && ry + 1 == rx) {

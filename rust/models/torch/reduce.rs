@@ -139,6 +139,8 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[
             None => return vec![(st, Value::Unknown)],
         },
         Value::Tensor(_) => return vec![(st, Value::Unknown)],
+        // these take one int dim: a dim list is a TypeError in torch
+        _ if matches!(name, "prod" | "argmax" | "argmin" | "max" | "min" | "median" | "nanmedian" | "mode" | "kthvalue") => return vec![(st, Value::Unknown)],
         other => match cx.iterate(&mut st, other, span) {
             Some(items) => match items.iter().map(|v| v.as_const_int()).collect::<Option<Vec<_>>>() {
                 Some(d) => d,
@@ -147,6 +149,9 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[
             None => return vec![(st, Value::Unknown)],
         },
     };
+    if dims.is_empty() {
+        return vec![(st, Value::Unknown)]; // an empty dim list: torch reduces over every dim (not modelled)
+    }
     if fro && dims.len() > 2 {
         return vec![(st, Value::Unknown)]; // torch raises: a matrix norm takes two dims
     }
@@ -158,6 +163,9 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[
             Some(i) => idx.push(i),
             None => return vec![(st, Value::Unknown)],
         }
+    }
+    if !super::tensor::check_distinct_dims(cx, &st, &idx, span, name) {
+        return Vec::new();
     }
     let mut out = Vec::new();
     for (k, d) in s.dims.iter().enumerate() {

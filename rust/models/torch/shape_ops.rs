@@ -15,7 +15,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::rules::shape::{self as r, IndexOutOfRange, InvalidShapeArgument, LayerInputRankMismatch, MatmulShapeMismatch, OutputSizeTooSmall};
+use crate::rules::shape::{self as r, DimOutOfRange, IndexOutOfRange, InvalidShapeArgument, LayerInputRankMismatch, MatmulShapeMismatch, OutputSizeTooSmall};
 use crate::shape::{Formula, Poly, Rel, Tri};
 
 /// `x.unfold(dimension, size, step)`: dim `dimension` becomes the number of windows,
@@ -84,17 +84,55 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
     Ok(match name {
         "movedim" | "moveaxis" => {
             let b = bind(&["source", "destination"], args, kwargs);
-            let (Some(a), Some(d)) = (const_arg(&b, "source"), const_arg(&b, "destination")) else { return Ok(unknown(st)) };
-            let (Some(i), Some(j)) = (check_dim(cx, &st, &s, a, span, what), check_dim(cx, &st, &s, d, span, what)) else { return Ok(unknown(st)) };
-            if i == usize::MAX || j == usize::MAX {
+            // an int or a sequence of ints each
+            let mut list = |st: &mut State, k: &str| -> Option<Vec<i128>> {
+                match b.get(k)? {
+                    Value::Int(p) => p.as_const().map(|c| vec![c]),
+                    v @ (Value::Ref(_) | Value::Tuple(_)) => cx.iterate(st, v, span)?.iter().map(|x| x.as_const_int()).collect(),
+                    _ => None,
+                }
+            };
+            // both ints or both sequences: torch has no overload for a mix (a TypeError)
+            if matches!(b.get("source"), Some(Value::Int(_))) != matches!(b.get("destination"), Some(Value::Int(_))) {
+                return Ok(unknown(st));
+            }
+            let (Some(src), Some(dst)) = (list(&mut st, "source"), list(&mut st, "destination")) else { return Ok(unknown(st)) };
+            let (mut si, mut di) = (Vec::new(), Vec::new());
+            for (ds, out) in [(&src, &mut si), (&dst, &mut di)] {
+                for d in ds {
+                    match check_dim(cx, &st, &s, *d, span, what) {
+                        None => return Ok(unknown(st)),
+                        Some(usize::MAX) => return Ok(Vec::new()),
+                        Some(i) => out.push(i),
+                    }
+                }
+            }
+            if !cx.check(&st, span, Tri::from_bool(si.len() != di.len()), |_| {
+                let fmt = |v: &[i128]| format!("[{}]", v.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "));
+                (DimOutOfRange::MovedimLength { source: fmt(&src), destination: fmt(&dst) }, Vec::new())
+            }) {
                 return Ok(Vec::new());
             }
-            let mut dims = s.dims.clone();
-            if dims.is_empty() {
+            for (which, idx, raw) in [("source", &si, &src), ("destination", &di, &dst)] {
+                let repeated = idx.iter().enumerate().any(|(k, i)| idx[..k].contains(i));
+                if !cx.check(&st, span, Tri::from_bool(repeated), |_| {
+                    let dims = format!("[{}]", raw.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "));
+                    (DimOutOfRange::MovedimRepeat { which: which.into(), dims }, Vec::new())
+                }) {
+                    return Ok(Vec::new());
+                }
+            }
+            if s.dims.is_empty() {
                 return Ok(vec![(st, recv)]);
             }
-            let x = dims.remove(i);
-            dims.insert(j, x);
+            // out[dst[k]] = in[src[k]]; the other dims keep their order in the other places
+            let n = s.dims.len();
+            let mut outd: Vec<Option<Dim>> = vec![None; n];
+            for (a, d) in si.iter().zip(&di) {
+                outd[*d] = Some(s.dims[*a].clone());
+            }
+            let mut rest = (0..n).filter(|i| !si.contains(i)).map(|i| s.dims[i].clone());
+            let dims: Vec<Dim> = outd.into_iter().map(|d| d.or_else(|| rest.next()).expect("as many places as dims")).collect();
             out(st, dims, t.dtype)
         }
         "select" => {

@@ -9,7 +9,7 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::{self, Decl};
 use crate::value::*;
 use crate::ir::{BinOp, Name, Span};
-use crate::rules::shape::{self as r, BroadcastShapeMismatch, DimOutOfRange};
+use crate::rules::shape::{self as r, BroadcastShapeMismatch, DimOutOfRange, InvalidShapeArgument};
 use crate::shape::{Formula, Tri};
 
 use super::{creation, indexing, join, matmul, pointwise, reduce, reshape, shape_ops, spectral};
@@ -89,6 +89,14 @@ pub fn check_dim(cx: &mut dyn ModelCtx, st: &State, s: &Shape, d: i128, span: Sp
         return Some(usize::MAX);
     }
     ok
+}
+
+/// A dim list (`flip`, a reduction over several dims) names each dim once: torch raises "dim d
+/// appears multiple times in the list of dims" (SHP105). `idx` are the normalized dims; false
+/// when the check failed.
+pub fn check_distinct_dims(cx: &mut dyn ModelCtx, st: &State, idx: &[usize], span: Span, what: &str) -> bool {
+    let Some(d) = idx.iter().enumerate().find(|(k, i)| idx[..*k].contains(i)).map(|(_, i)| *i) else { return true };
+    cx.check(st, span, Tri::True, |_| (DimOutOfRange::Repeated { op: what.into(), dim: d.to_string() }, Vec::new()))
 }
 
 /// The state of a family's dispatcher that did not handle the name, or the caller's return.
@@ -232,16 +240,21 @@ fn method_of(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, family: 
         "flip" | "roll" => {
             let dims_arg = if name == "flip" { args.first().or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) } else { args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) };
             if name == "roll" {
-                // one shift and no dims, or a shift per dim: torch raises otherwise (not modelled)
+                // one shift and no dims, or a shift per dim: torch raises otherwise ("shifts and
+                // dimensions must align", "`shifts` required")
                 let shifts = args.first().or(kwargs.iter().find(|(k, _)| &**k == "shifts").map(|(_, v)| v));
                 let mut count = |v: Option<&Value>| match v {
                     None | Some(Value::None) => Some(0),
                     Some(Value::Int(_)) => Some(1),
+                    Some(Value::Tensor(_)) => None,
                     Some(v) => cx.iterate(&mut st, v, span).map(|xs| xs.len()),
                 };
-                let (n_shifts, n_dims) = (count(shifts), count(dims_arg));
-                if !matches!((n_shifts, n_dims), (Some(1), Some(0))) && !matches!((n_shifts, n_dims), (Some(a), Some(b)) if a == b && b > 0) {
-                    return vec![(st, Value::Unknown)];
+                let (Some(n_shifts), Some(n_dims)) = (count(shifts), count(dims_arg)) else { return vec![(st, Value::Unknown)] };
+                let ok = (n_shifts == 1 && n_dims == 0) || (n_shifts == n_dims && n_dims > 0);
+                if !cx.check(&st, span, Tri::from_bool(!ok), |_| {
+                    (InvalidShapeArgument::RollShifts { shifts: n_shifts.to_string(), dims: n_dims.to_string() }, Vec::new())
+                }) {
+                    return Vec::new();
                 }
             }
             let ds: Option<Vec<i128>> = match dims_arg {
@@ -251,10 +264,17 @@ fn method_of(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, family: 
             };
             let Some(ds) = ds else { return same(st) };
             if s.rank().is_some() {
+                let mut idx = Vec::new();
                 for d in ds {
-                    if check_dim(cx, &st, &s, d, span, name) == Some(usize::MAX) {
-                        return Vec::new();
+                    match check_dim(cx, &st, &s, d, span, name) {
+                        Some(usize::MAX) => return Vec::new(),
+                        Some(i) => idx.push(i),
+                        None => {}
                     }
+                }
+                // roll takes a dim twice (each shift applies); flip does not
+                if name == "flip" && !check_distinct_dims(cx, &st, &idx, span, name) {
+                    return Vec::new();
                 }
             }
             same(st)
@@ -431,8 +451,8 @@ pub const APIS: &[Decl] = &[
     Decl::method("torch.Tensor.backward", "*, ~retain_graph=None, ~create_graph=False, ~inputs=None"),
     Decl::function("torch.flip", "input, dims").checks(&[&r::dim_out_of_range::RULE]),
     Decl::method("torch.Tensor.flip", "dims").checks(&[&r::dim_out_of_range::RULE]),
-    Decl::function("torch.roll", "input, shifts, dims=None").checks(&[&r::dim_out_of_range::RULE]),
-    Decl::method("torch.Tensor.roll", "shifts, dims=None").checks(&[&r::dim_out_of_range::RULE]),
+    Decl::function("torch.roll", "input, shifts, dims=None").checks(&[&r::dim_out_of_range::RULE, &r::invalid_shape_argument::RULE]),
+    Decl::method("torch.Tensor.roll", "shifts, dims=None").checks(&[&r::dim_out_of_range::RULE, &r::invalid_shape_argument::RULE]),
     // attributes (`tensor_attr`)
     Decl::method("torch.Tensor.shape", ""),
     Decl::method("torch.Tensor.ndim", ""),

@@ -54,6 +54,12 @@ crate::violation! {
         PermuteLength { len, shape, rank } => "permute: the permutation has {len} dims but the tensor {shape} has {rank}",
         /// `permute` naming a dim twice.
         PermuteRepeat { dim } => "permute: dim {dim} appears more than once",
+        /// A dim list (`flip`, a reduction over several dims) naming a dim twice.
+        Repeated { op, dim } => "{op}: dim {dim} appears multiple times in the list of dims",
+        /// `movedim` with a dim twice in `source` or `destination`.
+        MovedimRepeat { which, dims } => "movedim: repeated dim in `{which}` ({dims})",
+        /// `movedim` with lists of different lengths.
+        MovedimLength { source, destination } => "movedim: source {source} and destination {destination} must contain the same number of dims",
         /// `flatten`/`nn.Flatten` with `start_dim` after `end_dim`.
         FlattenOrder { op, start, end } => "{op}: start_dim {start} comes after end_dim {end}",
     }

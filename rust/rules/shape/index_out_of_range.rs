@@ -13,8 +13,10 @@ pub const RULE: Rule = Rule {
     doc: r#"## What it does
 Checks constant indices into dimensions of known size: subscripts (`x[2]`, `x[:, -5]`),
 `select(dim, index)`, `narrow(dim, start, length)` (which needs `start + length <= size`)
-and unpacking of per-layer states such as `h_n[i]` of an RNN. Slices are not checked: they
-clamp instead of failing.
+and unpacking of per-layer states such as `h_n[i]` of an RNN, and the unpacking of the pieces of
+`chunk`/`split`/`unbind` (and their kin) into another number of names than there are pieces
+(`a, b, c = x.chunk(2)`: `ValueError: not enough values to unpack (expected 3, got 2)`). Slices
+are not checked: they clamp instead of failing.
 
 ## Why is this bad?
 PyTorch raises `IndexError: index 2 is out of bounds for dimension 0 with size 2` (for
@@ -55,6 +57,8 @@ crate::violation! {
         /// `x[...]` with more indices than dims.
         TooManyIndices { shape, count, rank } => "too many indices for tensor {shape}: {count} indices for {rank} dimensions",
         /// `x[i]` with a constant `i` outside the dim.
+        /// The pieces of `chunk`/`split`/`unbind` unpacked into another number of names.
+        Unpack { op, count, names } => "{op} gives {count} tensors, which cannot be unpacked into {names} names",
         Subscript { index, dim, size, shape } => "index {index} is out of bounds for dimension {dim} with size {size} (tensor {shape})",
         /// `select` with an index outside the dim.
         Select { op, index, dim, shape, size } => "{op}: index {index} is out of range for dimension {dim} of {shape} (size {size})",

@@ -88,6 +88,10 @@ crate::violation! {
         InstanceStats { op, input } => "{op}: expected more than 1 spatial element when training, got input {input}",
         /// Group norm: one value per group.
         GroupStats { op, input } => "{op}: expected more than 1 value per group, got input {input}",
+        /// `roll` with shifts and dims that do not align (one shift without dims, or one per dim).
+        RollShifts { shifts, dims } => "roll: {shifts} shifts and {dims} dims do not align (one shift without dims, or one shift per dim)",
+        /// A loss's `reduction` string that torch does not know.
+        Reduction { op, value } => "{op}: '{value}' is not a valid value for reduction",
         /// `glu`: an odd size along the halved dim.
         GluOdd { op, dim, input, size } => "{op}: halving dim {dim} of input {input} needs an even size, got {size}",
         /// `unflatten`/`nn.Unflatten`: more than one `-1` (or a size below -1).

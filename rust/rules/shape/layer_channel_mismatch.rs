@@ -65,6 +65,8 @@ crate::violation! {
         /// `nn.LayerNorm`/`F.layer_norm`: the input's trailing dims are not `normalized_shape`.
         NormalizedShape { layer, normalized, input } => "{layer}(normalized_shape=[{normalized}]) got input {input}",
         /// `nn.GroupNorm`/`F.group_norm`: the channels are not divisible by `num_groups`.
+        /// CrossEntropyLoss/NLLLoss: a class weight of another size than the input's classes.
+        ClassWeight { loss, weight, input, classes } => "{loss}: weight {weight} should have one value per class, but input {input} has {classes} classes",
         Groups { layer, channels, input, groups } => "{layer}: {channels} channels of input {input} are not divisible by num_groups={groups}",
     }
 }

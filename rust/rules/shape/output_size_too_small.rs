@@ -64,6 +64,8 @@ crate::violation! {
         /// Unfold/Fold: fewer than one block along a dim.
         Blocks { op, from, blocks, size } => "{op}: {from} gives {blocks} blocks, which is too small ({size} < 1)",
         /// `Tensor.unfold`: a window larger than the dim.
+        /// `ConvTranspose(...)(input, output_size)` outside the sizes the stride allows.
+        TransposeOutputSize { op, requested, lo, hi, input } => "{op}: requested an output size of {requested}, but valid sizes range from {lo} to {hi} (for an input of {input})",
         Window { op, size, dim, input, len } => "{op}: size {size} is larger than dim {dim} of {input} (of size {len})",
     }
 }

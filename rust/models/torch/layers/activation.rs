@@ -54,10 +54,11 @@ pub(super) const NN: &[Nn] = &[
     same("torch.nn.Softshrink", "~lambd=0.5", "torch.nn.functional.softshrink"),
     same("torch.nn.Threshold", "~threshold, ~value, ~inplace=False", "torch.nn.functional.threshold"),
     same("torch.nn.RReLU", "~lower=0.125, ~upper=0.3333333333333333, ~inplace=False", "torch.nn.functional.rrelu"),
-    // a wrong rank only warns for Dropout2d/3d
     same("torch.nn.Dropout", "~p=0.5, ~inplace=False", "torch.nn.functional.dropout"),
-    same("torch.nn.Dropout2d", "~p=0.5, ~inplace=False", "torch.nn.functional.dropout2d"),
-    same("torch.nn.Dropout3d", "~p=0.5, ~inplace=False", "torch.nn.functional.dropout3d"),
+    // a wrong rank only warns for Dropout2d/3d, but their feature dropout raises in training
+    // below 2 dims (Dropout3d first adds a batch dim to an input that is not 5-D): `p` is read
+    Nn::module(Decl::module("torch.nn.Dropout2d", "p=0.5, ~inplace=False", "input").twin("torch.nn.functional.dropout2d").checks(DROPOUT1D_CHECKS), Module::FeatureDropout { dims: 2 }),
+    Nn::module(Decl::module("torch.nn.Dropout3d", "p=0.5, ~inplace=False", "input").twin("torch.nn.functional.dropout3d").checks(DROPOUT1D_CHECKS), Module::FeatureDropout { dims: 3 }),
     same("torch.nn.AlphaDropout", "~p=0.5, ~inplace=False", "torch.nn.functional.alpha_dropout"),
     // no `nn.FeatureAlphaDropout`: in training (a module's default) it needs at least 2 dims
     Nn::module(Decl::module("torch.nn.Dropout1d", "~p=0.5, ~inplace=False", "input").twin("torch.nn.functional.dropout1d").checks(DROPOUT1D_CHECKS), Module::Dropout1d),
@@ -101,8 +102,8 @@ pub(super) const NN: &[Nn] = &[
     f_same("torch.nn.functional.rrelu", "input, ~lower=0.125, ~upper=0.3333333333333333, ~training=False, ~inplace=False", "torch.nn.RReLU"),
     f_same("torch.nn.functional.threshold", "input, ~threshold, ~value, ~inplace=False", "torch.nn.Threshold"),
     f_same("torch.nn.functional.dropout", "input, ~p=0.5, ~training=True, ~inplace=False", "torch.nn.Dropout"),
-    f_same("torch.nn.functional.dropout2d", "input, ~p=0.5, ~training=True, ~inplace=False", "torch.nn.Dropout2d"),
-    f_same("torch.nn.functional.dropout3d", "input, ~p=0.5, ~training=True, ~inplace=False", "torch.nn.Dropout3d"),
+    Nn::function(Decl::function("torch.nn.functional.dropout2d", "input, p=0.5, training=True, ~inplace=False").twin("torch.nn.Dropout2d").checks(DROPOUT1D_CHECKS), Function::FeatureDropout { dims: 2 }),
+    Nn::function(Decl::function("torch.nn.functional.dropout3d", "input, p=0.5, training=True, ~inplace=False").twin("torch.nn.Dropout3d").checks(DROPOUT1D_CHECKS), Function::FeatureDropout { dims: 3 }),
     f_same("torch.nn.functional.alpha_dropout", "input, ~p=0.5, ~training=False, ~inplace=False", "torch.nn.AlphaDropout"),
     // `training` is not declared: with it, torch needs at least 2 dims (a call that passes it is Unknown)
     Nn::function(Decl::function("torch.nn.functional.feature_alpha_dropout", "input, ~p=0.5"), Function::Elementwise),
@@ -122,6 +123,36 @@ pub(super) fn dropout1d(cx: &mut dyn ModelCtx, st: State, t: &Tensor, what: &str
         out.push((st, tensor_value(s, t.dtype)));
     }
     out
+}
+
+/// `Dropout2d`/`Dropout3d` and their twins: the input's shape. In training with `0 < p < 1`
+/// torch's feature dropout needs at least 2 dims ("Feature dropout requires at least 2
+/// dimensions in the input"); Dropout3d adds a batch dim to an input that is not 5-D, so only a
+/// 0-D input fails there. An empty input and `p` 0 or 1 take shortcuts. `training`: certainly
+/// training, certainly not, or unknown (then a small input is Unknown).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn feature_dropout(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, dims: usize, p: Option<&Value>, training: Option<bool>, what: &str, span: Span) -> Vals {
+    let p = match p {
+        None => Some(0.5),
+        Some(Value::Float(f)) => *f,
+        Some(v) => v.as_const_int().map(|i| i as f64),
+    };
+    // p outside [0, 1] raises a ValueError (not modelled); an unknown p is taken for a valid one
+    if p.is_some_and(|p| !(0.0..=1.0).contains(&p)) {
+        return vec![(st, Value::Unknown)];
+    }
+    let s = st.resolve(&t.shape);
+    let need = if dims == 2 { 2 } else { 1 };
+    let Some(rank) = s.rank() else { return vec![(st, Value::Tensor(t.clone()))] };
+    if rank >= need || p == Some(0.0) || p == Some(1.0) || training == Some(false) {
+        return vec![(st, Value::Tensor(t.clone()))];
+    }
+    let nonempty = s.dims.iter().all(|d| d.as_const().is_some_and(|c| c > 0));
+    if training.is_none() || !nonempty || p.is_none() {
+        return vec![(st, Value::Unknown)];
+    }
+    cx.check(&st, span, Tri::True, |cx| (LayerInputRankMismatch::AtLeast { op: what.into(), rank: need.to_string(), shape: cx.show_shape(&st, &s) }, Vec::new()));
+    Vec::new()
 }
 
 /// The softmax family: `dim`, when a constant, must be a dim of the input.

@@ -33,10 +33,10 @@ pub(super) const NN: &[Nn] = &[
     Nn::module(Decl::module("torch.nn.Conv1d", CONV, "input").twin("torch.nn.functional.conv1d").checks(CHECKS), conv(1, false)),
     Nn::module(Decl::module("torch.nn.Conv2d", CONV, "input").twin("torch.nn.functional.conv2d").checks(CHECKS), conv(2, false)),
     Nn::module(Decl::module("torch.nn.Conv3d", CONV, "input").twin("torch.nn.functional.conv3d").checks(CHECKS), conv(3, false)),
-    // the call's `output_size` is not modelled
-    Nn::module(Decl::module("torch.nn.ConvTranspose1d", CONV_T, "input").twin("torch.nn.functional.conv_transpose1d").checks(CHECKS), conv(1, true)),
-    Nn::module(Decl::module("torch.nn.ConvTranspose2d", CONV_T, "input").twin("torch.nn.functional.conv_transpose2d").checks(CHECKS), conv(2, true)),
-    Nn::module(Decl::module("torch.nn.ConvTranspose3d", CONV_T, "input").twin("torch.nn.functional.conv_transpose3d").checks(CHECKS), conv(3, true)),
+    // the call's `output_size`: within the sizes the stride allows (it sets the output padding)
+    Nn::module(Decl::module("torch.nn.ConvTranspose1d", CONV_T, "input, output_size=None").twin("torch.nn.functional.conv_transpose1d").checks(CHECKS), conv(1, true)),
+    Nn::module(Decl::module("torch.nn.ConvTranspose2d", CONV_T, "input, output_size=None").twin("torch.nn.functional.conv_transpose2d").checks(CHECKS), conv(2, true)),
+    Nn::module(Decl::module("torch.nn.ConvTranspose3d", CONV_T, "input, output_size=None").twin("torch.nn.functional.conv_transpose3d").checks(CHECKS), conv(3, true)),
     Nn::function(Decl::function("torch.nn.functional.conv1d", F_CONV).twin("torch.nn.Conv1d").checks(CHECKS), f_conv(1, false)),
     Nn::function(Decl::function("torch.nn.functional.conv2d", F_CONV).twin("torch.nn.Conv2d").checks(CHECKS), f_conv(2, false)),
     Nn::function(Decl::function("torch.nn.functional.conv3d", F_CONV).twin("torch.nn.Conv3d").checks(CHECKS), f_conv(3, false)),
@@ -169,10 +169,49 @@ pub(super) fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, n:
 }
 
 /// Calling an `nn.Conv*`/`nn.ConvTranspose*` layer.
-pub(super) fn call(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, n: usize, transposed: bool, span: Span) -> Vals {
-    let Some(cfg) = ConvCfg::from_layer(l, n, transposed) else { return vec![(st, Value::Unknown)] };
-    let who = layer_name(l);
-    conv_with(cx, st, t, &cfg, n, &format!("{who}{}", l.kind), span)
+pub(super) fn call(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, n: usize, transposed: bool, output_size: Option<&Value>, span: Span) -> Vals {
+    let Some(mut cfg) = ConvCfg::from_layer(l, n, transposed) else { return vec![(st, Value::Unknown)] };
+    let what = format!("{}{}", layer_name(l), l.kind);
+    let mut st = st;
+    if let Some(v) = output_size.filter(|v| !matches!(v, Value::None)) {
+        match output_padding_for(cx, &mut st, t, &cfg, n, v, &what, span) {
+            Err(()) => return Vec::new(),
+            Ok(None) => return vec![(st, Value::Unknown)],
+            Ok(Some(op)) => cfg.op = op,
+        }
+    }
+    conv_with(cx, st, t, &cfg, n, &what, span)
+}
+
+/// `ConvTranspose(...)(input, output_size)`: torch takes the output padding from the requested
+/// spatial sizes, each of which must lie in `[min, min + stride - 1]` where `min` is the size
+/// without output padding (`_output_padding`, SHP109). Modelled for constant sizes and a
+/// constant input of rank n+1 or n+2; `Ok(None)` otherwise, `Err` when the check failed.
+#[allow(clippy::too_many_arguments)]
+fn output_padding_for(cx: &mut dyn ModelCtx, st: &mut State, t: &Tensor, cfg: &ConvCfg, n: usize, v: &Value, what: &str, span: Span) -> Result<Option<Vec<Poly>>, ()> {
+    let s = st.resolve(&t.shape);
+    let Some(rank) = s.rank().filter(|r| *r == n + 1 || *r == n + 2) else { return Ok(None) };
+    let Some(req) = cx.iterate(st, v, span).and_then(|xs| xs.iter().map(|x| x.as_const_int()).collect::<Option<Vec<i128>>>()) else { return Ok(None) };
+    // the sizes of the spatial dims, or of every dim (the leading ones are dropped)
+    let req: Vec<i128> = if req.len() == rank { req[rank - n..].to_vec() } else { req };
+    if req.len() != n {
+        return Ok(None); // torch raises a ValueError on the length (not modelled)
+    }
+    let spatial = &s.dims[rank - n..];
+    let consts = |xs: &[Poly]| xs.iter().map(|x| x.as_const()).collect::<Option<Vec<i128>>>();
+    let (Some(k), Some(stride), Some(p), Some(d)) = (consts(&cfg.k), consts(&cfg.s), consts(&cfg.p), consts(&cfg.d)) else { return Ok(None) };
+    let Some(size) = spatial.iter().map(|x| x.as_const()).collect::<Option<Vec<i128>>>() else { return Ok(None) };
+    let lo: Vec<i128> = (0..n).map(|i| (size[i] - 1) * stride[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1).collect();
+    let hi: Vec<i128> = (0..n).map(|i| lo[i] + stride[i] - 1).collect();
+    let bad = (0..n).any(|i| req[i] < lo[i] || req[i] > hi[i]);
+    if !cx.check(st, span, Tri::from_bool(bad), |cx| {
+        let list = |xs: &[i128]| format!("[{}]", xs.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "));
+        let input = cx.show_shape(st, &s);
+        (OutputSizeTooSmall::TransposeOutputSize { op: what.into(), requested: list(&req), lo: list(&lo), hi: list(&hi), input }, Vec::new())
+    }) {
+        return Err(());
+    }
+    Ok(Some((0..n).map(|i| Poly::constant(req[i] - lo[i])).collect()))
 }
 
 /// The output of a convolution with `cfg` on `t`; `what` names it in messages.

@@ -74,6 +74,8 @@ pub enum Module {
     /// The input's shape: activations, most dropouts, `Identity`.
     Elementwise,
     Dropout1d,
+    /// `Dropout2d` (`dims: 2`), `Dropout3d`.
+    FeatureDropout { dims: usize },
     Loss(Loss),
     Recurrent(Rnn),
     Cell(Rnn),
@@ -93,6 +95,7 @@ pub enum Function {
     /// The input's shape: activations, dropouts.
     Elementwise,
     Dropout1d,
+    FeatureDropout { dims: usize },
     Softmax,
     Normalize,
     Glu,
@@ -269,7 +272,7 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
     match m {
         Module::Linear => linear::call(cx, st, &t, l, span),
         Module::Bilinear => linear::call_bilinear(cx, st, &t, l, &b, span),
-        Module::Conv { dims, transposed } => conv::call(cx, st, &t, l, dims, transposed, span),
+        Module::Conv { dims, transposed } => conv::call(cx, st, &t, l, dims, transposed, b.get("output_size"), span),
         Module::Pool { dims, max } => pool::call(cx, st, &t, l, dims, max, span),
         Module::AdaptivePool { dims, max } => pool::call_adaptive(cx, st, &t, l, dims, max, span),
         Module::Unfold => fold::call(cx, st, &t, l, false, span),
@@ -290,6 +293,10 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
         Module::Softmax => activation::softmax(cx, st, &t, l.args.get("dim"), &l.kind, span),
         Module::Elementwise => vec![(st, Value::Tensor(t))],
         Module::Dropout1d => activation::dropout1d(cx, st, &t, &format!("{}Dropout1d", layer_name(l)), span),
+        Module::FeatureDropout { dims } => {
+            let training = if is_training(l, span) { Some(true) } else { None };
+            activation::feature_dropout(cx, st, &t, dims, l.args.get("p"), training, &format!("{}{}", layer_name(l), l.kind), span)
+        }
         Module::Loss(kind) => losses::call_module(cx, st, kind, l, api, &b, span),
         Module::Recurrent(which) => recurrent::rnn(cx, st, &t, l, which, &b, span),
         Module::Cell(which) => recurrent::cell(cx, st, &t, l, which, &b, span),
@@ -315,6 +322,14 @@ pub fn functional(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
     match k {
         Function::Elementwise => vec![(st, Value::Tensor(t))],
         Function::Dropout1d => activation::dropout1d(cx, st, &t, &what, span),
+        Function::FeatureDropout { dims } => {
+            let training = match b.get("training") {
+                None => Some(true),
+                Some(Value::Bool(x)) => Some(*x),
+                Some(_) => None,
+            };
+            activation::feature_dropout(cx, st, &t, dims, b.get("p"), training, &what, span)
+        }
         Function::Softmax => activation::softmax(cx, st, &t, b.get("dim"), f, span),
         Function::Normalize => activation::normalize(cx, st, &t, b.get("dim"), span),
         Function::Glu => activation::glu_dim(cx, st, &t, b.get("dim"), &what, span),
@@ -352,6 +367,12 @@ pub(super) fn layer_name(l: &Layer) -> String {
 /// is certainly in training mode.
 fn is_fresh(l: &Layer, span: Span) -> bool {
     l.span.start >= span.start && l.span.end <= span.end && l.span != span
+}
+
+/// Is this layer certainly in training mode at this call? Built in the calling expression and
+/// not switched by `.eval()`/`.train(False)` (or a `.train(mode)` of unknown mode) on the way.
+pub(in crate::models::torch) fn is_training(l: &Layer, span: Span) -> bool {
+    is_fresh(l, span) && matches!(l.attrs.get("training"), None | Some(Value::Bool(true)))
 }
 
 /// An optional tensor argument the model does not check itself (`bias`, `weight`): absent or

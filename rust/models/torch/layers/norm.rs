@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::{is_fresh, layer_name, optional_exact, require_rank, spatial_names, Bound, Function, Module, Nn};
+use super::{is_training, layer_name, optional_exact, require_rank, spatial_names, Bound, Function, Module, Nn};
 use crate::ir::Span;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
@@ -107,8 +107,9 @@ pub(super) fn call_batch_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &
         (Some(a), Some(s)) if a || s => {}
         _ => return vec![(st, Value::Unknown)],
     }
-    // a module built in this very expression is in training mode
-    let training = is_fresh(l, span);
+    // a module built in this very expression (and not switched to eval) is in training mode
+    // without running statistics the batch statistics are used in eval mode too
+    let training = is_training(l, span) || flag(l, "track_running_stats", true) == Some(false);
     let mut out = Vec::new();
     for (st, s) in require_rank(cx, st, t, ranks, &["N", "C", "D", "H", "W"][5 - ranks.iter().copied().max().unwrap_or(2).min(5)..], &[], span, &format!("{who}{kind}: ")) {
         // channels at dim 1; refine the fresh channel dim by this first use
@@ -131,7 +132,7 @@ pub(super) fn call_instance_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l
     let (who, kind) = (layer_name(l), &l.kind);
     let affine = matches!(l.args.get("affine"), Some(Value::Bool(true)));
     // instance statistics are used unless running stats are tracked (then: in training)
-    let input_stats = if matches!(l.args.get("track_running_stats"), None | Some(Value::Bool(false))) { true } else { is_fresh(l, span) };
+    let input_stats = if matches!(l.args.get("track_running_stats"), None | Some(Value::Bool(false))) { true } else { is_training(l, span) };
     let nf = l.args.get("num_features").and_then(|v| v.as_int()).cloned();
     let mut out = Vec::new();
     for (st, s) in require_rank(cx, st, t, &[n + 1, n + 2], spatial_names(n), &[], span, &format!("{who}{kind}: ")) {
