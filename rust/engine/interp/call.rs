@@ -50,6 +50,12 @@ impl<'a> Interp<'a> {
                     }
                 }
                 acc = next;
+                // the outcomes of the arguments multiply: past the path budget the entry is
+                // abandoned, as a block is
+                if acc.len() > self.settings.max_paths {
+                    self.abandoned = true;
+                    return Vec::new();
+                }
             }
             for k in kwargs {
                 let mut next = Vec::new();
@@ -78,6 +84,10 @@ impl<'a> Interp<'a> {
                     }
                 }
                 acc = next;
+                if acc.len() > self.settings.max_paths {
+                    self.abandoned = true;
+                    return Vec::new();
+                }
             }
             for (st, pos, kw, unk) in acc {
                 if unk {

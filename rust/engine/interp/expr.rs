@@ -109,6 +109,12 @@ impl<'a> Interp<'a> {
                 }
             }
             acc = next;
+            // the outcomes of the items multiply (`f"{g.a} {g.b} ..."` with properties of a
+            // few outcomes each): past the path budget the entry is abandoned, as a block is
+            if acc.len() > self.settings.max_paths {
+                self.abandoned = true;
+                return Vec::new();
+            }
         }
         acc
     }
