@@ -114,6 +114,14 @@ impl<'a> Interp<'a> {
     }
 
     fn call_inner(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        // a library call (not user code, whose checks have their own sites) reaches its site
+        let before = if matches!(f, Value::Func(_) | Value::Bound(..)) { None } else { self.reach_mark(&st, span) };
+        let out = self.call_dispatch(f, args, kwargs, st, span);
+        self.reached(before, span);
+        out
+    }
+
+    fn call_dispatch(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         if !self.tick() {
             return Vec::new();
         }

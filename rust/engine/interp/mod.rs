@@ -147,6 +147,8 @@ pub struct Interp<'a> {
     pub cuts: u64,
     /// Violated or undecided verdicts recorded so far: a call that adds one is not summarised.
     pub flagged: u64,
+    /// Outcomes recorded so far (`record`), for `reached`.
+    pub records: u64,
     /// The innermost call in the user's file: checks inside embedded library code (the
     /// torchvision zoo) report there.
     pub user_site: Option<Span>,
@@ -211,6 +213,7 @@ impl<'a> Interp<'a> {
             memo: Default::default(),
             cuts: 0,
             flagged: 0,
+            records: 0,
             user_site: None,
         }
     }
