@@ -28,6 +28,13 @@ impl<'a> Interp<'a> {
             Tri::False => vec![(false, (false, st))],
             Tri::Unknown => {
                 if let Value::Cond(c) = &v {
+                    // the same test taken earlier on this path (`if n > h * d:` twice: the facts
+                    // do not hold a product's range)
+                    match branch_decides(&st, c) {
+                        Tri::True => return vec![(false, (true, st))],
+                        Tri::False => return vec![(false, (false, st))],
+                        Tri::Unknown => {}
+                    }
                     let mut out = Vec::new();
                     for (c, side) in [(Some(c.clone()), true), (c.negate(), false)] {
                         let Some(c) = c else { continue };
@@ -467,6 +474,22 @@ impl<'a> Interp<'a> {
         }
         out
     }
+}
+
+/// A condition the path's branch list already holds (True) or holds the negation of (False).
+pub(super) fn branch_decides(st: &State, c: &crate::shape::Cond) -> Tri {
+    let neg = c.negate();
+    for b in &st.branches {
+        if let Branch::Sym(x) = b {
+            if x == c {
+                return Tri::True;
+            }
+            if Some(x) == neg.as_ref() {
+                return Tri::False;
+            }
+        }
+    }
+    Tri::Unknown
 }
 
 fn is_splice_unknown(vs: &[Value]) -> bool {
