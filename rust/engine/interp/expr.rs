@@ -15,9 +15,32 @@ use crate::value::*;
 impl<'a> Interp<'a> {
     /// Evaluate a test and split the paths by its truth: `(opaque, (truth, state))`.
     pub fn truth(&mut self, test: &Expr, st: State, ctx: &Ctx) -> Vec<(bool, (bool, State))> {
+        if let ExprKind::BoolOp { is_and, values } = &test.kind {
+            if !values.is_empty() {
+                return self.bool_truth(*is_and, values, st, ctx);
+            }
+        }
         let mut out = Vec::new();
         for (st, v) in self.eval(test, st, ctx) {
             out.extend(self.split(v, st, test.span));
+        }
+        out
+    }
+
+    /// The truth of `a and b and ...` (`a or b or ...`) from the truth of each operand: a
+    /// falsy (truthy) operand decides it. The operator's value would lose that: an opaque
+    /// `a` that is falsy is the value of `a and b`, and still unknown.
+    fn bool_truth(&mut self, is_and: bool, values: &[Expr], st: State, ctx: &Ctx) -> Vec<(bool, (bool, State))> {
+        let Some((first, rest)) = values.split_first() else { return Vec::new() };
+        let mut out = Vec::new();
+        for (opaque, (truth, st)) in self.truth(first, st, ctx) {
+            if rest.is_empty() || truth != is_and {
+                out.push((opaque, (truth, st)));
+            } else {
+                for (o2, (t2, st2)) in self.bool_truth(is_and, rest, st, ctx) {
+                    out.push((opaque || o2, (t2, st2)));
+                }
+            }
         }
         out
     }
