@@ -117,8 +117,12 @@ impl<'a> Interp<'a> {
                 | Obj::Container { attrs, .. } => {
                     attrs.insert(name.clone(), v);
                 }
-                Obj::Layer(l) => {
-                    l.attrs.insert(name.clone(), v);
+                Obj::Layer(_) => {
+                    let snapshot = st.clone();
+                    if let Obj::Layer(l) = st.get_mut(*id) {
+                        torch::layers::attr_stored(&snapshot, l, name, &v);
+                        l.attrs.insert(name.clone(), v);
+                    }
                 }
                 _ => {}
             }
