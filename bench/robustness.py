@@ -6,7 +6,14 @@ The corpus is every ``.py`` file of
 * the standard library (``sysconfig.get_paths()["stdlib"]``, without its site-packages),
 * the site-packages of the running interpreter,
 * torch's own Python sources, read straight out of ``../shared/wheels/torch-*.whl``
-  (relative to the repository that holds this script; nothing is installed).
+  (relative to the repository that holds this script; nothing is installed),
+* with ``--libs``, the sources of real model libraries (by default ``timm``, ``diffusers`` and
+  ``torchaudio``, pinned in ``DEFAULT_LIBS``): their wheels are fetched with
+  ``python -m pip download --no-deps`` into a cache directory outside the repository
+  (``--libs-cache``, default ``$XDG_CACHE_HOME/shape-lint/robustness-libs``), reused when
+  present, and read like torch's wheel. Nothing is installed or vendored. A library whose
+  wheel cannot be fetched is reported by name (and fails the run); the others still run.
+  Each library gets its own line: files, findings, SHP001 and files/s.
 
 Each file is decoded as Python would (PEP 263: ``tokenize.detect_encoding``) and passed to
 ``shape_lint.solver.check_source`` (the core plus the Z3 bridge for the checks the core leaves
@@ -25,6 +32,8 @@ workers cannot start at all.
     python bench/robustness.py                 # the whole corpus, 2 workers
     python bench/robustness.py --limit 2000    # 2000 files spread evenly over the corpus
     python bench/robustness.py --paths some/dir some/file.py --json out.json
+    python bench/robustness.py --libs                     # + timm, diffusers, torchaudio
+    python bench/robustness.py --libs-only --libs transformers==4.57.1 torchmetrics
 """
 
 from __future__ import annotations
@@ -50,6 +59,10 @@ REPO = HERE.parent
 WHEELS = REPO.parent / "shared" / "wheels"
 
 CHUNK = 16  # tasks sent to a worker at once; a worker holds at most 2 chunks
+
+# The libraries ``--libs`` analyses when it names none: pinned, so that a run is repeatable
+# (0 findings over these 1487 files is the acceptance bar). ``--libs NAME`` takes the newest.
+DEFAULT_LIBS = ["timm==1.0.31", "diffusers==0.42.1", "torchaudio==2.11.1"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -167,6 +180,57 @@ def find_torch_wheel() -> Path | None:
     return wheels[-1] if wheels else None
 
 
+def libs_cache(args) -> Path:
+    if args.libs_cache:
+        return Path(args.libs_cache).expanduser().resolve()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "shape-lint" / "robustness-libs"
+
+
+def _norm(name: str) -> str:
+    # a wheel's file name spells the distribution with underscores (PEP 427 / PEP 503)
+    return "".join("_" if c in "-_." else c for c in name.lower())
+
+
+def _cached_wheel(cache: Path, name: str, version: str | None) -> Path | None:
+    found = []
+    for whl in cache.glob("*.whl"):
+        parts = whl.name.split("-")
+        if len(parts) >= 3 and _norm(parts[0]) == _norm(name) and (version is None or parts[1] == version):
+            found.append(whl)
+    return sorted(found)[-1] if found else None
+
+
+def fetch_lib(spec: str, cache: Path) -> tuple[Path | None, str]:
+    """The wheel of ``spec`` (``name`` or ``name==version``) in ``cache``, downloaded with pip
+    when it is not there yet; ``(None, why)`` when it cannot be had."""
+    name, _, version = spec.partition("==")
+    name, version = name.strip(), (version.strip() or None)
+    if not name or any(c in name for c in "<>=!~;[ "):
+        return None, "not a NAME or NAME==VERSION"
+    if version is not None:
+        whl = _cached_wheel(cache, name, version)
+        if whl is not None:
+            return whl, "cached"
+    cache.mkdir(parents=True, exist_ok=True)
+    before = set(cache.glob("*.whl"))
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--disable-pip-version-check", "--no-input", "--dest", str(cache), spec]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"pip download failed: {exc}"
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return None, f"pip download exited {proc.returncode}: " + " | ".join(tail)
+    new = sorted(set(cache.glob("*.whl")) - before)
+    whl = next((w for w in new if _norm(w.name.split("-")[0]) == _norm(name)), None)
+    whl = whl or _cached_wheel(cache, name, version)
+    if whl is None:
+        return None, "pip download gave no wheel"
+    return whl, "downloaded"
+
+
 def collect(args) -> tuple[list[list], dict[str, int]]:
     """Return the tasks ``[corpus, kind, location, member?]`` and per-corpus counts."""
     tasks: list[list] = []
@@ -190,14 +254,34 @@ def collect(args) -> tuple[list[list], dict[str, int]]:
         return tasks, dict(per_corpus)
 
     stdlib = Path(sysconfig.get_paths()["stdlib"]).resolve()
-    for f in _walk_py(stdlib, {"site-packages", "dist-packages"}):
-        add("stdlib", ["f", f])
-    for sp in site_package_dirs():
-        if sp.is_relative_to(stdlib) and sp.name not in ("site-packages", "dist-packages"):
-            continue
-        for f in _walk_py(sp, set()):
-            add("site-packages", ["f", f])
-    if not args.no_torch:
+    if not args.libs_only:
+        for f in _walk_py(stdlib, {"site-packages", "dist-packages"}):
+            add("stdlib", ["f", f])
+        for sp in site_package_dirs():
+            if sp.is_relative_to(stdlib) and sp.name not in ("site-packages", "dist-packages"):
+                continue
+            for f in _walk_py(sp, set()):
+                add("site-packages", ["f", f])
+    if args.libs is not None:
+        cache = libs_cache(args)
+        for spec in args.libs or DEFAULT_LIBS:
+            whl, how = fetch_lib(spec, cache)
+            if whl is None:
+                print(f"robustness: library {spec}: {how}", file=sys.stderr)
+                args.lib_failures.append({"lib": spec, "error": how})
+                continue
+            try:
+                with zipfile.ZipFile(whl) as zf:
+                    members = sorted(n for n in zf.namelist() if n.endswith(".py"))
+            except (OSError, zipfile.BadZipFile) as exc:
+                print(f"robustness: library {spec}: unreadable wheel {whl}: {exc}", file=sys.stderr)
+                args.lib_failures.append({"lib": spec, "error": f"unreadable wheel: {exc}"})
+                continue
+            label = "lib:" + whl.name.split("-")[0] + "-" + whl.name.split("-")[1]
+            print(f"robustness: {label}: {len(members)} .py files ({how}: {whl})", file=sys.stderr)
+            for m in members:
+                add(label, ["z", str(whl), m])
+    if not args.no_torch and not args.libs_only:
         whl = find_torch_wheel()
         if whl is None:
             print(f"robustness: warning: no torch-*.whl in {WHEELS}; torch skipped",
@@ -293,6 +377,8 @@ def run(args) -> int:
         tasks = [tasks[(k * len(tasks)) // n] for k in range(n)] if n else []
     if not tasks:
         print("robustness: no files to analyse", file=sys.stderr)
+        for f in args.lib_failures:
+            print(f"  LIBRARY NOT ANALYSED {f['lib']}: {f['error']}", file=sys.stderr)
         return 2
 
     env = dict(os.environ)
@@ -440,6 +526,17 @@ def report(args, tasks, total_found, per_corpus, results, crashes, hangs, elapse
                     "message": message}
             (internal if code == "SHP001" else false_alarms).append(item)
     slowest = sorted(((results[i]["t"], i) for i in analysed), reverse=True)[:10]
+    # per library: files, findings (SHP001 apart) and files per second of analysis time
+    libs: dict[str, dict] = {}
+    for i in analysed:
+        corpus = tasks[i][0]
+        if not corpus.startswith("lib:"):
+            continue
+        row = libs.setdefault(corpus[4:], {"files": 0, "findings": 0, "shp001": 0, "seconds": 0.0})
+        row["files"] += 1
+        row["seconds"] += results[i].get("t", 0.0)
+        for code, *_ in results[i].get("f", ()):
+            row["shp001" if code == "SHP001" else "findings"] += 1
     undecodable = [display(tasks[i]) for i, r in results.items() if r["st"] == "undecodable"]
     unreadable = [display(tasks[i]) for i, r in results.items() if r["st"] == "unreadable"]
 
@@ -467,6 +564,14 @@ def report(args, tasks, total_found, per_corpus, results, crashes, hangs, elapse
     p(f"  SHP001:       {len(internal)} caught internal errors")
     for f in internal[:30]:
         p(f"    {f['path']}:{f['row']}: {f['code']} {f['message']}")
+    if libs or args.lib_failures:
+        p("  libraries:    (files/s: files per second of analysis time in the workers)")
+        for name, row in sorted(libs.items()):
+            rate = row["files"] / row["seconds"] if row["seconds"] else 0.0
+            p(f"    {name:32} {row['files']:5} files, {row['findings']} findings, "
+              f"{row['shp001']} SHP001, {rate:.1f} files/s")
+        for f in args.lib_failures:
+            p(f"    LIBRARY NOT ANALYSED {f['lib']}: {f['error']}")
     p("  findings by code: "
       + (", ".join(f"{c} {n}" for c, n in sorted(by_code.items())) or "none"))
     p(f"  false-alarm candidates (findings other than SHP001 on third-party code): "
@@ -480,9 +585,10 @@ def report(args, tasks, total_found, per_corpus, results, crashes, hangs, elapse
     for t, i in slowest:
         p(f"    {t * 1000:9.1f} ms  {display(tasks[i])} ({results[i].get('lines', 0)} lines)")
 
-    failed = bool(crashes or hangs or exceptions)
+    failed = bool(crashes or hangs or exceptions or args.lib_failures)
     p("RESULT: " + ("FAIL" if failed else "OK")
-      + f" ({len(crashes)} crashes, {len(hangs)} hangs, {len(exceptions)} exceptions)")
+      + f" ({len(crashes)} crashes, {len(hangs)} hangs, {len(exceptions)} exceptions"
+      + (f", {len(args.lib_failures)} libraries not analysed" if args.lib_failures else "") + ")")
 
     if args.json:
         data = {
@@ -501,6 +607,8 @@ def report(args, tasks, total_found, per_corpus, results, crashes, hangs, elapse
             "shp001": internal,
             "findings_by_code": dict(by_code),
             "false_alarm_candidates": false_alarms,
+            "libraries": {k: {**v, "seconds": round(v["seconds"], 3)} for k, v in libs.items()},
+            "library_failures": args.lib_failures,
             "slowest": [{"path": display(tasks[i]), "seconds": round(t, 4),
                          "lines": results[i].get("lines", 0)} for t, i in slowest],
         }
@@ -525,11 +633,23 @@ def main(argv: list[str] | None = None) -> int:
                     help="analyse only these files and directories")
     ap.add_argument("--no-torch", action="store_true",
                     help="leave out the torch wheel's sources")
+    ap.add_argument("--libs", nargs="*", metavar="SPEC", default=None,
+                    help="also analyse the wheels of these libraries (NAME or NAME==VERSION), "
+                         "fetched with pip download --no-deps into --libs-cache; with no SPEC: "
+                         + " ".join(DEFAULT_LIBS))
+    ap.add_argument("--libs-cache", metavar="DIR",
+                    help="where the library wheels are kept (default "
+                         "$XDG_CACHE_HOME/shape-lint/robustness-libs, outside the repository)")
+    ap.add_argument("--libs-only", action="store_true",
+                    help="analyse only the --libs wheels (no stdlib, site-packages or torch)")
     ap.add_argument("--json", metavar="OUT", help="also write the full results as JSON")
     ap.add_argument("--progress", action="store_true", help="print progress to stderr")
     args = ap.parse_args(argv)
     if args.timeout <= 0 or args.jobs < 1:
         ap.error("--timeout and --jobs must be positive")
+    if args.libs_only and args.libs is None:
+        args.libs = []
+    args.lib_failures = []
     return run(args)
 
 

@@ -1,8 +1,9 @@
 //! The entry points, so that per-file linting needs no configuration:
 //! 1. the module's top level run as a script (`__name__ == "__main__"`);
 //! 2. every `nn.Module` subclass's `forward`, with the instance built by the script when there
-//!    is one, else constructed from its defaults (missing arguments become fresh positive
-//!    symbols); `forward`'s tensor inputs have unknown shapes refined by their first use.
+//!    is one, else constructed from its defaults; a missing argument is a fresh positive symbol
+//!    where `__init__` proves it an int (`proven_int`), else Unknown; `forward`'s tensor inputs
+//!    have unknown shapes refined by their first use.
 //!
 //! The budgets (steps, time) cover the whole file; an entry that exhausts one reports nothing.
 
@@ -171,8 +172,18 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
             let mut args = Vec::new();
             if let Some((_, Value::Func(init))) = interp.class_lookup(base, class, "__init__") {
                 let n_required = init.def.params.len().saturating_sub(init.defaults.len());
+                let module_vars = match base.get(ctx.module_scope) {
+                    Obj::Scope { vars, .. } => vars.clone(),
+                    _ => BTreeMap::new(),
+                };
                 for p in init.def.params.iter().take(n_required).skip(1) {
-                    args.push(Value::Int(interp.syms.fresh(&p.name, 1)));
+                    // an int only where `__init__` proves it; else a value of unknown type (it
+                    // may be a shape tuple, a config, a module, ...)
+                    if proven_int(&init.def, p, &module_vars) {
+                        args.push(Value::Int(interp.syms.fresh(&p.name, 1)));
+                    } else {
+                        args.push(Value::Unknown);
+                    }
                 }
             }
             interp.call(Value::Ref(class), args, Vec::new(), base.clone(), span)
@@ -192,5 +203,306 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
             args.push(crate::models::torch::tensor::tensor_value(Shape { prefix: Some(var), dims: Vec::new() }, None));
         }
         let _ = interp.call_closure(&fwd, args, Vec::new(), st, span);
+    }
+}
+
+/// The parameters of the library constructors that only an int fits, by position and name:
+/// a correct program passes an int there (anything else raises when the layer is built or
+/// first called). `LayerNorm(normalized_shape)`, kernel sizes, strides, paddings and sizes
+/// (`torch.zeros(n)`) also take tuples, so they prove nothing.
+const INT_ONLY: &[(&str, &[&str])] = &[
+    ("torch.nn.Linear", &["in_features", "out_features"]),
+    ("torch.nn.Bilinear", &["in1_features", "in2_features", "out_features"]),
+    ("torch.nn.Embedding", &["num_embeddings", "embedding_dim"]),
+    ("torch.nn.EmbeddingBag", &["num_embeddings", "embedding_dim"]),
+    ("torch.nn.Conv1d", &["in_channels", "out_channels"]),
+    ("torch.nn.Conv2d", &["in_channels", "out_channels"]),
+    ("torch.nn.Conv3d", &["in_channels", "out_channels"]),
+    ("torch.nn.ConvTranspose1d", &["in_channels", "out_channels"]),
+    ("torch.nn.ConvTranspose2d", &["in_channels", "out_channels"]),
+    ("torch.nn.ConvTranspose3d", &["in_channels", "out_channels"]),
+    ("torch.nn.BatchNorm1d", &["num_features"]),
+    ("torch.nn.BatchNorm2d", &["num_features"]),
+    ("torch.nn.BatchNorm3d", &["num_features"]),
+    ("torch.nn.GroupNorm", &["num_groups", "num_channels"]),
+    ("torch.nn.MultiheadAttention", &["embed_dim", "num_heads"]),
+    ("torch.nn.LSTM", &["input_size", "hidden_size", "num_layers"]),
+    ("torch.nn.GRU", &["input_size", "hidden_size", "num_layers"]),
+    ("torch.nn.RNN", &["input_size", "hidden_size", "num_layers"]),
+    ("torch.nn.LSTMCell", &["input_size", "hidden_size"]),
+    ("torch.nn.GRUCell", &["input_size", "hidden_size"]),
+    ("torch.nn.RNNCell", &["input_size", "hidden_size"]),
+    ("torch.nn.TransformerEncoderLayer", &["d_model", "nhead", "dim_feedforward"]),
+    ("torch.nn.TransformerDecoderLayer", &["d_model", "nhead", "dim_feedforward"]),
+    ("torch.nn.PixelShuffle", &["upscale_factor"]),
+    ("torch.nn.PixelUnshuffle", &["downscale_factor"]),
+];
+
+/// Whether `__init__` proves its parameter `p` an int: annotated `int`, or passed as it is
+/// (never reassigned) to `range(...)` or to an int-only parameter of a library constructor
+/// (`INT_ONLY`) in a statement that runs whenever `__init__` does (not under an `if`, a
+/// `while`, a `try` or a comprehension's element, whose code may not run).
+fn proven_int(init: &ir::FuncDef, p: &ir::Param, module_vars: &BTreeMap<ir::Name, Value>) -> bool {
+    if matches!(&p.annotation, Some(ir::Expr { kind: ir::ExprKind::Name(n), .. }) if &**n == "int") {
+        return true;
+    }
+    let mut assigned = std::collections::BTreeSet::new();
+    for s in &init.body {
+        assigned_names(s, &mut assigned);
+    }
+    if assigned.contains(&p.name) || init.params.iter().filter(|q| q.name == p.name).count() != 1 {
+        return false;
+    }
+    let mut found = false;
+    let mut visit = |e: &ir::Expr| {
+        if let ir::ExprKind::Call { func, args, kwargs } = &e.kind {
+            let is_p = |e: &ir::Expr| matches!(&e.kind, ir::ExprKind::Name(n) if *n == p.name);
+            match callee_path(func, module_vars, &assigned).as_deref() {
+                Some("builtins.range") => found |= args.iter().any(|a| !a.star && is_p(&a.value)),
+                Some(path) => {
+                    if let Some((_, names)) = INT_ONLY.iter().find(|(q, _)| *q == path) {
+                        // positional arguments up to the first `*args` bind in order
+                        for (i, a) in args.iter().take_while(|a| !a.star).enumerate() {
+                            found |= i < names.len() && is_p(&a.value);
+                        }
+                        found |= kwargs.iter().any(|k| k.name.as_deref().is_some_and(|n| names.contains(&n)) && is_p(&k.value));
+                    }
+                }
+                None => {}
+            }
+        }
+    };
+    for s in &init.body {
+        always_run_exprs(s, &mut visit);
+    }
+    found
+}
+
+/// The library object `func` names, from the module's bindings (`nn.Linear` with `nn` bound
+/// to `torch.nn`); `range` when no binding shadows the builtin.
+fn callee_path(func: &ir::Expr, module_vars: &BTreeMap<ir::Name, Value>, local: &std::collections::BTreeSet<ir::Name>) -> Option<String> {
+    match &func.kind {
+        ir::ExprKind::Name(n) if local.contains(n) => None,
+        ir::ExprKind::Name(n) => match module_vars.get(n) {
+            Some(Value::Lib(path)) => Some(path.to_string()),
+            None if &**n == "range" => Some("builtins.range".into()),
+            _ => None,
+        },
+        ir::ExprKind::Attr(inner, name) => {
+            let base = callee_path(inner, module_vars, local)?;
+            match crate::models::lib_attr(&base, name) {
+                Value::Lib(path) => Some(path.to_string()),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Every name a statement may bind, in any of its branches (nested functions and classes
+/// bind their own name only).
+fn assigned_names(s: &ir::Stmt, out: &mut std::collections::BTreeSet<ir::Name>) {
+    fn target(t: &ir::Target, out: &mut std::collections::BTreeSet<ir::Name>) {
+        match t {
+            ir::Target::Name(n, _) => {
+                out.insert(n.clone());
+            }
+            ir::Target::Tuple(ts, _, _) => ts.iter().for_each(|t| target(t, out)),
+            _ => {}
+        }
+    }
+    use ir::StmtKind as K;
+    match &s.kind {
+        K::Assign { targets, .. } => targets.iter().for_each(|t| target(t, out)),
+        K::AugAssign { target: t, .. } | K::AnnAssign { target: t, .. } => target(t, out),
+        K::For { target: t, body, orelse, .. } => {
+            target(t, out);
+            body.iter().chain(orelse).for_each(|s| assigned_names(s, out));
+        }
+        K::If { body, orelse, .. } | K::While { body, orelse, .. } => body.iter().chain(orelse).for_each(|s| assigned_names(s, out)),
+        K::Try { body, handlers, orelse, finalbody } => {
+            for h in handlers {
+                if let Some(n) = &h.name {
+                    out.insert(n.clone());
+                }
+                h.body.iter().for_each(|s| assigned_names(s, out));
+            }
+            body.iter().chain(orelse).chain(finalbody).for_each(|s| assigned_names(s, out));
+        }
+        K::With { items, body } => {
+            items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| target(t, out));
+            body.iter().for_each(|s| assigned_names(s, out));
+        }
+        K::FunctionDef(f) => {
+            out.insert(f.name.clone());
+        }
+        K::ClassDef(c) => {
+            out.insert(c.name.clone());
+        }
+        K::Import(names) => {
+            for (dotted, alias) in names {
+                out.insert(alias.clone().unwrap_or_else(|| std::rc::Rc::from(dotted.split('.').next().unwrap_or(dotted))));
+            }
+        }
+        K::ImportFrom { names, .. } => names.iter().for_each(|(n, a)| {
+            out.insert(a.clone().unwrap_or_else(|| n.clone()));
+        }),
+        K::Global(ns) | K::Nonlocal(ns) => ns.iter().for_each(|n| {
+            out.insert(n.clone());
+        }),
+        K::Delete(ts) => ts.iter().for_each(|t| target(t, out)),
+        K::Unknown { binds } => binds.iter().for_each(|n| {
+            out.insert(n.clone());
+        }),
+        K::Expr(_) | K::Return(_) | K::Raise(_) | K::Assert { .. } | K::Break | K::Continue | K::Pass => {}
+    }
+    // a walrus binds too
+    let mut walrus = |e: &ir::Expr| {
+        if let ir::ExprKind::Named(n, _) = &e.kind {
+            out.insert(n.clone());
+        }
+    };
+    all_exprs_of_stmt(s, &mut walrus);
+}
+
+/// The expressions a statement evaluates whenever it runs (and, for a `for` or `with`, those
+/// of its body, which is taken to run): not those under an `if`, `while`, `try`, a
+/// conditional expression, a short-circuit operand, a comprehension's element or a lambda.
+fn always_run_exprs(s: &ir::Stmt, f: &mut dyn FnMut(&ir::Expr)) {
+    use ir::StmtKind as K;
+    match &s.kind {
+        K::Expr(e) | K::Assign { value: e, .. } | K::AugAssign { value: e, .. } => sure_expr(e, f),
+        K::AnnAssign { value: Some(e), .. } => sure_expr(e, f),
+        K::For { iter, body, .. } => {
+            sure_expr(iter, f);
+            body.iter().for_each(|s| always_run_exprs(s, f));
+        }
+        K::With { items, body } => {
+            items.iter().for_each(|(e, _)| sure_expr(e, f));
+            body.iter().for_each(|s| always_run_exprs(s, f));
+        }
+        K::If { test, .. } | K::While { test, .. } => sure_expr(test, f),
+        _ => {}
+    }
+}
+
+fn sure_expr(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
+    use ir::ExprKind as E;
+    f(e);
+    match &e.kind {
+        E::Attr(a, _) | E::UnaryOp(_, a) | E::Starred(a) | E::Named(_, a) => sure_expr(a, f),
+        E::Subscript(a, b) | E::BinOp(_, a, b) => {
+            sure_expr(a, f);
+            sure_expr(b, f);
+        }
+        E::Call { func, args, kwargs } => {
+            sure_expr(func, f);
+            args.iter().for_each(|a| sure_expr(&a.value, f));
+            kwargs.iter().for_each(|k| sure_expr(&k.value, f));
+        }
+        E::Tuple(xs) | E::List(xs) | E::Set(xs) => xs.iter().for_each(|x| sure_expr(x, f)),
+        E::Dict(kv) => kv.iter().for_each(|(k, v)| {
+            if let Some(k) = k {
+                sure_expr(k, f);
+            }
+            sure_expr(v, f);
+        }),
+        E::BoolOp { values, .. } => {
+            if let Some(v) = values.first() {
+                sure_expr(v, f);
+            }
+        }
+        E::Compare(a, rest) => {
+            sure_expr(a, f);
+            if let Some((_, b)) = rest.first() {
+                sure_expr(b, f);
+            }
+        }
+        E::IfExp { test, .. } => sure_expr(test, f),
+        E::Comp { generators, .. } => {
+            if let Some(g) = generators.first() {
+                sure_expr(&g.iter, f);
+            }
+        }
+        E::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| sure_expr(x, f)),
+        E::FString(xs) => xs.iter().for_each(|x| sure_expr(x, f)),
+        E::Yield(Some(a)) => sure_expr(a, f),
+        E::Name(_) | E::Const(_) | E::Lambda(_) | E::Yield(None) | E::Unknown => {}
+    }
+}
+
+/// Every expression of a statement and of the statements inside it (for the names a walrus
+/// binds).
+fn all_exprs_of_stmt(s: &ir::Stmt, f: &mut dyn FnMut(&ir::Expr)) {
+    fn all(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
+        use ir::ExprKind as E;
+        f(e);
+        match &e.kind {
+            E::Attr(a, _) | E::UnaryOp(_, a) | E::Starred(a) | E::Named(_, a) => all(a, f),
+            E::Subscript(a, b) | E::BinOp(_, a, b) => {
+                all(a, f);
+                all(b, f);
+            }
+            E::Call { func, args, kwargs } => {
+                all(func, f);
+                args.iter().for_each(|a| all(&a.value, f));
+                kwargs.iter().for_each(|k| all(&k.value, f));
+            }
+            E::Tuple(xs) | E::List(xs) | E::Set(xs) | E::FString(xs) => xs.iter().for_each(|x| all(x, f)),
+            E::BoolOp { values, .. } => values.iter().for_each(|x| all(x, f)),
+            E::Dict(kv) => kv.iter().for_each(|(k, v)| {
+                if let Some(k) = k {
+                    all(k, f);
+                }
+                all(v, f);
+            }),
+            E::Compare(a, rest) => {
+                all(a, f);
+                rest.iter().for_each(|(_, b)| all(b, f));
+            }
+            E::IfExp { test, body, orelse } => [test, body, orelse].into_iter().for_each(|x| all(x, f)),
+            E::Comp { elt, value, generators, .. } => {
+                all(elt, f);
+                if let Some(v) = value {
+                    all(v, f);
+                }
+                for g in generators {
+                    all(&g.iter, f);
+                    g.ifs.iter().for_each(|x| all(x, f));
+                }
+            }
+            E::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| all(x, f)),
+            E::Yield(Some(a)) => all(a, f),
+            E::Name(_) | E::Const(_) | E::Lambda(_) | E::Yield(None) | E::Unknown => {}
+        }
+    }
+    use ir::StmtKind as K;
+    match &s.kind {
+        K::Expr(e) | K::Assign { value: e, .. } | K::AugAssign { value: e, .. } => all(e, f),
+        K::AnnAssign { value: Some(e), .. } => all(e, f),
+        K::If { test, body, orelse } | K::While { test, body, orelse } => {
+            all(test, f);
+            body.iter().chain(orelse).for_each(|s| all_exprs_of_stmt(s, f));
+        }
+        K::For { iter, body, orelse, .. } => {
+            all(iter, f);
+            body.iter().chain(orelse).for_each(|s| all_exprs_of_stmt(s, f));
+        }
+        K::With { items, body } => {
+            items.iter().for_each(|(e, _)| all(e, f));
+            body.iter().for_each(|s| all_exprs_of_stmt(s, f));
+        }
+        K::Try { body, handlers, orelse, finalbody } => {
+            body.iter().chain(orelse).chain(finalbody).for_each(|s| all_exprs_of_stmt(s, f));
+            handlers.iter().for_each(|h| h.body.iter().for_each(|s| all_exprs_of_stmt(s, f)));
+        }
+        K::Return(Some(e)) | K::Raise(Some(e)) => all(e, f),
+        K::Assert { test, msg } => {
+            all(test, f);
+            if let Some(m) = msg {
+                all(m, f);
+            }
+        }
+        _ => {}
     }
 }

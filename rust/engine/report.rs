@@ -17,6 +17,12 @@
 //!   for each `Assume` on the way, every alternative reached the site and failed. The second
 //!   condition stops cascades: with `BatchNorm1d` given a 4-D map, the 3-D alternative would
 //!   otherwise fail at the next layer.
+//! - **Reaching a site.** A subscript, an operator or a library call whose model records no
+//!   outcome (it returned Unknown without a check) still records that its path reached the
+//!   site (`reach_mark`/`reached`), so "every path reaching the site violates" counts it: a
+//!   placeholder class attribute (`anchors = torch.empty(0)`) indexed on the path where an
+//!   opaque `if` did not replace it is not reported when the other path reaches the same
+//!   index with a value the model cannot tell.
 //! - **Other rules.** A violation inside a `try` that has handlers is never reported. A site
 //!   reports once, whatever the codes (`one_per_site`).
 //! - **Undecided checks** (`undecided_from`, `undecided_to_export`). An undecided check is
@@ -64,6 +70,29 @@ impl<'a> Interp<'a> {
             self.outcomes.retain(|o| !(o.site == site && o.branches == branches && !matches!(o.verdict, Verdict::Violated(_))));
         }
         self.outcomes.push(Outcome { site, branches, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
+        self.records += 1;
+    }
+
+    /// Before an operation at `span` (a subscript, an operator, a library call) whose model
+    /// may check preconditions there: the path and the number of outcomes recorded so far.
+    /// `reached` then records that the path reached the site when the model recorded
+    /// nothing (it returned Unknown without a check), so that "every path reaching the site
+    /// fails" counts this path: a violation on an opaque branch is not reported when the
+    /// other branch reaches the same site and its model cannot tell. Sites in embedded code
+    /// map to the user's call, where other checks decide: they are left out.
+    pub fn reach_mark(&self, st: &State, span: Span) -> Option<(u64, Vec<Branch>, bool, bool)> {
+        if crate::engine::modules::is_embedded(span) {
+            return None;
+        }
+        Some((self.records, st.branches.clone(), st.tainted, st.in_try > 0))
+    }
+
+    pub fn reached(&mut self, mark: Option<(u64, Vec<Branch>, bool, bool)>, span: Span) {
+        let Some((records, branches, tainted, suppressed)) = mark else { return };
+        if self.records != records {
+            return;
+        }
+        self.outcomes.push(Outcome { site: span, branches, verdict: Verdict::Holds, tainted, suppressed, condition: None });
     }
 
     pub fn line(&self, span: Span) -> usize {

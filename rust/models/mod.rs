@@ -25,6 +25,13 @@ pub fn import(dotted: &str) -> Value {
         "torch.nn.functional" => "torch.nn.functional",
         d => d,
     };
+    if canon == "numpy.newaxis" {
+        return Value::None; // `from numpy import newaxis`
+    }
+    if canon == "numpy" {
+        // only `numpy.newaxis` is modelled (`lib_attr`); every other attribute is Unknown
+        return Value::Lib(Rc::from("numpy"));
+    }
     if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") || canon == "collections" || canon == "collections.OrderedDict" || canon == "dataclasses" || canon.starts_with("dataclasses.") {
         Value::Lib(Rc::from(canon))
     } else {
@@ -35,6 +42,10 @@ pub fn import(dotted: &str) -> Value {
 /// `lib.name` for a library object.
 pub fn lib_attr(path: &str, name: &str) -> Value {
     let full = format!("{path}.{name}");
+    if path == "numpy" {
+        // `np.newaxis` is `None` (a new axis when indexing); nothing else of numpy is modelled
+        return if name == "newaxis" { Value::None } else { Value::Unknown };
+    }
     match full.as_str() {
         "math.pi" => Value::Float(Some(std::f64::consts::PI)),
         "math.e" => Value::Float(Some(std::f64::consts::E)),

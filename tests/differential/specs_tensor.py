@@ -308,9 +308,13 @@ def index_gen(r):
     s = rank_shape(r, 1, 4, 1, 4)
     parts = []
     for _ in range(r.randint(1, len(s) + 1)):
-        parts.append(r.choice([str(r.randint(-4, 3)), ":", "1:", ":2", "::2", "None", "...", "-1", "1:3"]))
+        parts.append(r.choice([str(r.randint(-4, 3)), ":", "1:", ":2", "::2", "None", "...", "-1", "1:3", "True", "False"]))
     if parts.count("...") > 1:
         parts = [p for p in parts if p != "..."] + ["..."]
+    if parts.count("True") + parts.count("False") > 1:
+        # several bools are one advanced index together (not modelled): keep the first
+        first = next(i for i, p in enumerate(parts) if p in ("True", "False"))
+        parts = [p for i, p in enumerate(parts) if i == first or p not in ("True", "False")]
     return f"x[{', '.join(parts)}]", {"x": T(*s)}
 
 

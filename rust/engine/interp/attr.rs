@@ -106,14 +106,23 @@ impl<'a> Interp<'a> {
     pub fn set_attr(&mut self, st: &mut State, o: &Value, name: &Name, v: Value) {
         if let Value::Ref(id) = o {
             match st.get_mut(*id) {
+                Obj::Namespace { kind, attrs } => {
+                    // a store into a modelled object (a dataset's `target_transform`, a
+                    // transform's `size`) may change what the model computed from it
+                    torch::data::attr_stored(kind, attrs, name);
+                    attrs.insert(name.clone(), v);
+                }
                 Obj::Instance { attrs, .. }
                 | Obj::Class { attrs, .. }
-                | Obj::Namespace { attrs, .. }
                 | Obj::Container { attrs, .. } => {
                     attrs.insert(name.clone(), v);
                 }
-                Obj::Layer(l) => {
-                    l.attrs.insert(name.clone(), v);
+                Obj::Layer(_) => {
+                    let snapshot = st.clone();
+                    if let Obj::Layer(l) = st.get_mut(*id) {
+                        torch::layers::attr_stored(&snapshot, l, name, &v);
+                        l.attrs.insert(name.clone(), v);
+                    }
                 }
                 _ => {}
             }

@@ -51,6 +51,12 @@ impl<'a> Interp<'a> {
                     }
                 }
                 acc = next;
+                // the outcomes of the arguments multiply: past the path budget the entry is
+                // abandoned, as a block is
+                if acc.len() > self.settings.max_paths {
+                    self.abandoned = true;
+                    return Vec::new();
+                }
             }
             for k in kwargs {
                 let mut next = Vec::new();
@@ -79,6 +85,10 @@ impl<'a> Interp<'a> {
                     }
                 }
                 acc = next;
+                if acc.len() > self.settings.max_paths {
+                    self.abandoned = true;
+                    return Vec::new();
+                }
             }
             for (st, pos, kw, unk) in acc {
                 if unk {
@@ -107,6 +117,14 @@ impl<'a> Interp<'a> {
     }
 
     fn call_inner(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        // a library call (not user code, whose checks have their own sites) reaches its site
+        let before = if matches!(f, Value::Func(_) | Value::Bound(..)) { None } else { self.reach_mark(&st, span) };
+        let out = self.call_dispatch(f, args, kwargs, st, span);
+        self.reached(before, span);
+        out
+    }
+
+    fn call_dispatch(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         if !self.tick() {
             return Vec::new();
         }

@@ -15,9 +15,32 @@ use crate::value::*;
 impl<'a> Interp<'a> {
     /// Evaluate a test and split the paths by its truth: `(opaque, (truth, state))`.
     pub fn truth(&mut self, test: &Expr, st: State, ctx: &Ctx) -> Vec<(bool, (bool, State))> {
+        if let ExprKind::BoolOp { is_and, values } = &test.kind {
+            if !values.is_empty() {
+                return self.bool_truth(*is_and, values, st, ctx);
+            }
+        }
         let mut out = Vec::new();
         for (st, v) in self.eval(test, st, ctx) {
             out.extend(self.split(v, st, test.span));
+        }
+        out
+    }
+
+    /// The truth of `a and b and ...` (`a or b or ...`) from the truth of each operand: a
+    /// falsy (truthy) operand decides it. The operator's value would lose that: an opaque
+    /// `a` that is falsy is the value of `a and b`, and still unknown.
+    fn bool_truth(&mut self, is_and: bool, values: &[Expr], st: State, ctx: &Ctx) -> Vec<(bool, (bool, State))> {
+        let Some((first, rest)) = values.split_first() else { return Vec::new() };
+        let mut out = Vec::new();
+        for (opaque, (truth, st)) in self.truth(first, st, ctx) {
+            if rest.is_empty() || truth != is_and {
+                out.push((opaque, (truth, st)));
+            } else {
+                for (o2, (t2, st2)) in self.bool_truth(is_and, rest, st, ctx) {
+                    out.push((opaque || o2, (t2, st2)));
+                }
+            }
         }
         out
     }
@@ -28,6 +51,13 @@ impl<'a> Interp<'a> {
             Tri::False => vec![(false, (false, st))],
             Tri::Unknown => {
                 if let Value::Cond(c) = &v {
+                    // the same test taken earlier on this path (`if n > h * d:` twice: the facts
+                    // do not hold a product's range)
+                    match branch_decides(&st, c) {
+                        Tri::True => return vec![(false, (true, st))],
+                        Tri::False => return vec![(false, (false, st))],
+                        Tri::Unknown => {}
+                    }
                     let mut out = Vec::new();
                     for (c, side) in [(Some(c.clone()), true), (c.negate(), false)] {
                         let Some(c) = c else { continue };
@@ -109,6 +139,12 @@ impl<'a> Interp<'a> {
                 }
             }
             acc = next;
+            // the outcomes of the items multiply (`f"{g.a} {g.b} ..."` with properties of a
+            // few outcomes each): past the path budget the entry is abandoned, as a block is
+            if acc.len() > self.settings.max_paths {
+                self.abandoned = true;
+                return Vec::new();
+            }
         }
         acc
     }
@@ -461,6 +497,22 @@ impl<'a> Interp<'a> {
         }
         out
     }
+}
+
+/// A condition the path's branch list already holds (True) or holds the negation of (False).
+pub(super) fn branch_decides(st: &State, c: &crate::shape::Cond) -> Tri {
+    let neg = c.negate();
+    for b in &st.branches {
+        if let Branch::Sym(x) = b {
+            if x == c {
+                return Tri::True;
+            }
+            if Some(x) == neg.as_ref() {
+                return Tri::False;
+            }
+        }
+    }
+    Tri::Unknown
 }
 
 fn is_splice_unknown(vs: &[Value]) -> bool {

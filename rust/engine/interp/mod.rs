@@ -157,6 +157,8 @@ pub struct Interp<'a> {
     /// Violated verdicts, and undecided ones exported or assumed, recorded so far: a call
     /// that adds one is not summarised (`engine::memo`).
     pub flagged: u64,
+    /// Outcomes recorded so far (`record`), for `reached`.
+    pub records: u64,
     /// The innermost call in the user's file: checks inside embedded library code (the
     /// torchvision zoo) report there.
     pub user_site: Option<Span>,
@@ -225,6 +227,7 @@ impl<'a> Interp<'a> {
             refined_dims: Default::default(),
             cuts: 0,
             flagged: 0,
+            records: 0,
             user_site: None,
         }
     }

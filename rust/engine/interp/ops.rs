@@ -11,6 +11,13 @@ use crate::value::*;
 
 impl<'a> Interp<'a> {
     pub fn binop(&mut self, op: BinOp, a: Value, b: Value, st: State, span: Span, inplace: bool) -> Vals {
+        let before = self.reach_mark(&st, span);
+        let out = self.binop_inner(op, a, b, st, span, inplace);
+        self.reached(before, span);
+        out
+    }
+
+    fn binop_inner(&mut self, op: BinOp, a: Value, b: Value, st: State, span: Span, inplace: bool) -> Vals {
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             return torch::tensor_binop(self, st, op, a, b, span, inplace);
         }
@@ -230,6 +237,13 @@ impl<'a> Interp<'a> {
     }
 
     pub fn subscript(&mut self, st: State, o: Value, i: Value, span: Span) -> Vals {
+        let before = self.reach_mark(&st, span);
+        let out = self.subscript_inner(st, o, i, span);
+        self.reached(before, span);
+        out
+    }
+
+    fn subscript_inner(&mut self, st: State, o: Value, i: Value, span: Span) -> Vals {
         let seq_index = |items: &[Value], i: &Value| -> Option<Value> {
             let k = i.as_const_int()?;
             let n = items.len() as i128;

@@ -34,6 +34,35 @@ pub fn is_data_ns(st: &State, v: &Value) -> bool {
     matches!(v, Value::Ref(id) if matches!(st.get(*id), Obj::Namespace { kind, .. } if matches!(&**kind, "Dataset" | "DataLoader" | "Transform")))
 }
 
+/// `obj.name = v` on a namespace of this family: the dataset's sample (a new
+/// `target_transform`: its label) and length, the
+/// loader's dataset and the transform's operation were computed from the constructor's
+/// arguments, and the store may change any of them (`ds.target_transform = multi_hot`,
+/// `ds.data = ds.data[:100]`, `tf.size = 64`): they become Unknown. (torch refuses a store
+/// of `batch_size` or `drop_last` on a DataLoader; a loader with an Unknown dataset has no
+/// modelled batch either way.) Other namespaces are left alone.
+pub fn attr_stored(kind: &str, attrs: &mut BTreeMap<Name, Value>, name: &str) {
+    // a new target transform changes the label only (`sample`: the image is known here)
+    if (kind, name) == ("Dataset", "target_transform") {
+        if let Some(Value::Tuple(item)) = attrs.get("item") {
+            if item.len() == 2 {
+                let img = item[0].clone();
+                attrs.insert(Rc::from("item"), Value::Tuple(Rc::new(vec![img, Value::Unknown])));
+                return;
+            }
+        }
+    }
+    let modelled: &[&str] = match kind {
+        "Dataset" => &["item", "len"],
+        "DataLoader" => &["dataset", "batch_size", "drop_last"],
+        "Transform" => &["name"],
+        _ => return,
+    };
+    for k in modelled {
+        attrs.insert(Rc::from(*k), Value::Unknown);
+    }
+}
+
 /// The registry entry of a `torch.utils.data.*` or `torchvision.{transforms,datasets}.*` path,
 /// also under the submodule that defines it (`torchvision.datasets.mnist.MNIST`,
 /// `torchvision.transforms.transforms.Compose`); other spellings (`torchvision.transforms.v2`,

@@ -140,6 +140,22 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         return vec![(st, Value::Unknown)];
     };
     let is_slice = |v: &Value| matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"));
+    let is_ellipsis = |v: &Value| v.as_str() == Some("<ellipsis>");
+    // Only an index known to be an int, a bool, a slice, None, `...` or an integer/bool tensor
+    // is modelled. Anything else (an unmodelled library attribute, a list, an object with
+    // `__index__`, a value of unknown type) may be a new axis, a mask or an advanced index:
+    // the result is Unknown, and it never counts as an integer index.
+    let known = |v: &Value| match v {
+        Value::Int(_) | Value::Bool(_) | Value::None => true,
+        Value::Tensor(ix) => matches!(ix.dtype, Some(DType::Long | DType::Int | DType::Bool)) && st.resolve(&ix.shape).rank().is_some(),
+        v => is_slice(v) || is_ellipsis(v),
+    };
+    // several Python bools are indexed together, as one advanced index (`x[True, :, True]` is
+    // [1, 2, 3]): not modelled
+    let bools = items.iter().filter(|v| matches!(v, Value::Bool(_))).count();
+    if !items.iter().all(known) || items.iter().filter(|v| is_ellipsis(v)).count() > 1 || bools > 1 {
+        return vec![(st, Value::Unknown)];
+    }
     // integer/bool tensor indices: one of them at most (advanced indexing with several
     // broadcasts them together, not modelled)
     let tensor_items = items.iter().filter(|v| matches!(v, Value::Tensor(_))).count();
@@ -148,16 +164,16 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         // ints then take part in advanced indexing, which moves dims around: not modelled
         return vec![(st, Value::Unknown)];
     }
-    let mask_rank = |v: &Value| -> Option<usize> {
-        match v {
-            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => st.resolve(&ix.shape).rank(),
-            _ => None,
-        }
-    };
+    // the dims an index consumes: a bool tensor its rank, a Python bool none (like `None`,
+    // it adds a dim: of size 1 for True, 0 for False), an int, a slice or an integer tensor one
     let consumed: usize = items
         .iter()
-        .filter(|v| !matches!(v, Value::None) && v.as_str() != Some("<ellipsis>"))
-        .map(|v| mask_rank(v).unwrap_or(1))
+        .map(|v| match v {
+            Value::None | Value::Bool(_) => 0,
+            Value::Tensor(ix) if ix.dtype == Some(DType::Bool) => st.resolve(&ix.shape).rank().unwrap_or(0),
+            v if is_ellipsis(v) => 0,
+            _ => 1,
+        })
         .sum();
     if !cx.check(&st, span, Tri::from_bool(consumed > rank), |cx| {
         let shown = cx.show_shape(&st, &s);
@@ -176,6 +192,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         }
         match it {
             Value::None => out.push(Dim::konst(1)),
+            Value::Bool(b) => out.push(Dim::konst(*b as i128)),
             v if is_slice(v) => {
                 let Value::Tuple(sl) = v else { unreachable!() };
                 let d = &s.dims[k];
@@ -203,7 +220,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
                     _ => return vec![(st, Value::Unknown)],
                 }
             }
-            Value::Int(_) | Value::Bool(_) => {
+            Value::Int(_) => {
                 let d = &s.dims[k];
                 if let (Some(n), Some(c)) = (d.as_const(), it.as_const_int()) {
                     let kk = k;

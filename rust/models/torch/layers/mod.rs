@@ -261,7 +261,30 @@ pub fn parameter(l: &Layer, name: &str) -> Option<Value> {
 }
 
 /// Calling a library layer.
+/// The mark `attr_stored` leaves on a layer whose computation a store may have changed.
+const MODIFIED: &str = "<modified>";
+
+/// `layer.name = v` on a library layer. Its model reads the constructor's arguments, so a
+/// store that may change what it computes (`conv.stride = (1, 1)`, `conv.padding = 0`,
+/// `fc.weight = nn.Parameter(w)` of another shape, `fc.in_features = 5`, which torch ignores
+/// but a model may read) makes its calls Unknown. Harmless: `training`, and a new `weight`
+/// or `bias` tensor of the shape the model has for it (weight tying between equal shapes).
+pub fn attr_stored(st: &State, l: &mut Layer, name: &str, v: &Value) {
+    let same_parameter = matches!(name, "weight" | "bias")
+        && match (parameter(l, name), v) {
+            (Some(Value::Tensor(old)), Value::Tensor(new)) => st.resolve(&old.shape) == st.resolve(&new.shape) && old.dtype == new.dtype,
+            _ => false,
+        };
+    if name == "training" || same_parameter {
+        return;
+    }
+    l.attrs.insert(Rc::from(MODIFIED), Value::Bool(true));
+}
+
 pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    if l.attrs.contains_key(MODIFIED) {
+        return vec![(st, Value::Unknown)];
+    }
     let Some((api, Model::Module(m))) = resolve("torch.nn", &l.kind) else { return vec![(st, Value::Unknown)] };
     if !api.accepts_call(&args, &kwargs) {
         return vec![(st, Value::Unknown)];
