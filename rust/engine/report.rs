@@ -125,11 +125,15 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
         // A failure reached only through opaque choices counts when every path reaching the
         // site fails and, at each assumption about an unknown input on the way, every
         // alternative reached the site and failed there (otherwise an earlier error under
-        // the other assumption may be the real cause).
+        // the other assumption may be the real cause), or is a fallback alternative that was
+        // refuted: it raised before any other choice. The first alternative is the preferred
+        // reading (the batched rank, `require_rank`): when it dies early, that early error is
+        // the report, and a fallback's later error is not a second one.
         let covered = |o: &Outcome| {
-            o.branches.iter().all(|b| match b {
+            o.branches.iter().enumerate().all(|(i, b)| match b {
                 Branch::Assume(span, _, n) => (0..*n).all(|side| {
-                    fails.iter().any(|f| f.branches.iter().any(|x| *x == Branch::Assume(*span, side, *n)))
+                    let alt = Branch::Assume(*span, side, *n);
+                    fails.iter().any(|f| f.branches.contains(&alt)) || (side > 0 && refuted(outcomes, &o.branches[..i], &alt))
                 }),
                 Branch::Opaque(..) | Branch::Sym(_) => true,
             })
@@ -153,6 +157,19 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
         out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace: v.trace.clone(), condition });
     }
     out
+}
+
+/// Whether the alternative `alt` of an assumption taken after the branches `prefix` raised
+/// at once: a violation (not a "may fail" warning, not inside a `try`) on a path whose
+/// branches are exactly `prefix` and `alt`, so every execution under it ended there.
+fn refuted(outcomes: &[Outcome], prefix: &[Branch], alt: &Branch) -> bool {
+    outcomes.iter().any(|o| {
+        matches!(&o.verdict, Verdict::Violated(v) if !v.rule.code.starts_with("SHP9"))
+            && !o.suppressed
+            && o.branches.len() == prefix.len() + 1
+            && o.branches[..prefix.len()] == *prefix
+            && o.branches[prefix.len()] == *alt
+    })
 }
 
 /// The undecided checks of one entry point that the report rule would report if they were
