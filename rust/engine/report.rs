@@ -14,9 +14,13 @@
 //! - **When a site is reported** (`findings_from`). It is reported if an untainted path
 //!   violates there; the message carries that path's expressible conditions, e.g.
 //!   `(when batch == 1)`. It is also reported if every path reaching the site violates, and,
-//!   for each `Assume` on the way, every alternative reached the site and failed. The second
-//!   condition stops cascades: with `BatchNorm1d` given a 4-D map, the 3-D alternative would
-//!   otherwise fail at the next layer.
+//!   for each `Assume` on the way, every alternative reached the site and failed, or is a
+//!   fallback alternative (not the first, preferred one: the batched rank) refuted by raising
+//!   before any other choice (`refuted`). The second condition stops cascades: with
+//!   `BatchNorm1d` given a 4-D map, the batched alternative fails there and the 3-D one would
+//!   otherwise be reported at the next layer. The fallback clause lets the batched reading
+//!   report when the unbatched one dies early (`conv -> permute(0, 2, 3, 1)` on a 3-D map, then
+//!   a Linear sized wrongly for the batched map).
 //! - **Reaching a site.** A subscript, an operator or a library call whose model records no
 //!   outcome (it returned Unknown without a check) still records that its path reached the
 //!   site (`reach_mark`/`reached`), so "every path reaching the site violates" counts it: a
