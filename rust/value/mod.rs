@@ -73,6 +73,13 @@ pub enum DType {
     Other,
 }
 
+impl DType {
+    /// A floating-point dtype (`float16`, `bfloat16`, `float32`, `float64`).
+    pub fn is_floating(self) -> bool {
+        matches!(self, DType::Float | DType::Double | DType::Half | DType::BFloat16)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tensor {
     pub shape: Shape,

@@ -282,7 +282,7 @@ pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, spa
         // unbatched); eval's fast path reshapes it instead, so only a layer certainly in
         // training is checked; a bool or floating mask
         let (Some(ms), Value::Tensor(mt), Some(bf)) = (shape_of(&st, Some(m)), m, flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
-        let floating = matches!(mt.dtype, Some(DType::Bool | DType::Float | DType::Double | DType::Half | DType::BFloat16));
+        let floating = mt.dtype.is_some_and(|d| d == DType::Bool || d.is_floating());
         if !super::layers::is_training(l, span) || !floating {
             return vec![(st, Value::Unknown)];
         }

@@ -330,7 +330,7 @@ fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value 
             _ => None,
         }
     };
-    let float_tensor = |v: &Value| matches!(v, Value::Tensor(t) if matches!(t.dtype, Some(DType::Float | DType::Double | DType::Half | DType::BFloat16)));
+    let float_tensor = |v: &Value| matches!(v, Value::Tensor(t) if t.dtype.is_some_and(DType::is_floating));
     match &*name {
         "Compose" => {
             let Some(Value::Tuple(steps)) = ns_attr(st, t, "Transform", "steps") else { return Value::Unknown };
@@ -395,7 +395,7 @@ fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value 
         }
         "ConvertImageDtype" => match (&x, ns_attr(st, t, "Transform", "dtype")) {
             // to a floating dtype (from a float one, or a known integer one)
-            (Value::Tensor(tt), Some(Value::DType(d))) if tt.dtype.is_some() && matches!(d, DType::Float | DType::Double | DType::Half | DType::BFloat16) => tensor_value(tt.shape.clone(), Some(d)),
+            (Value::Tensor(tt), Some(Value::DType(d))) if tt.dtype.is_some() && d.is_floating() => tensor_value(tt.shape.clone(), Some(d)),
             _ => Value::Unknown,
         },
         // tensors only (a PIL image is a TypeError)

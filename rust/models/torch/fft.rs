@@ -6,7 +6,7 @@
 //! the input's dtype is known (and real). Half and bfloat16 inputs (unsupported on CPU) are
 //! Unknown.
 
-use super::spectral::dtype_name;
+use super::spectral::float_vector;
 use super::tensor::{check_dim, tensor_value};
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
@@ -307,18 +307,7 @@ fn freq(cx: &mut dyn ModelCtx, st: State, half: bool, b: &Bound, what: &str, spa
         n.clone()
     };
     // the length is the size of a new tensor: torch raises for a negative one
-    if !cx.check(&st, span, Formula::cmp(&len, Rel::Lt, &Poly::constant(0)), |cx| {
-        (InvalidShapeArgument::Negative { op: what.into(), name: if half { "n // 2 + 1".into() } else { "n".into() }, value: len.display(cx.syms()) }, Vec::new())
-    }) {
-        return Vec::new();
-    }
-    let floating = matches!(dtype, DType::Float | DType::Double | DType::Half | DType::BFloat16);
-    if !cx.check(&st, span, Tri::from_bool(!floating), |_| {
-        (InvalidShapeArgument::ArgMust { op: what.into(), name: "dtype".into(), value: dtype_name(dtype).into(), should: "be a floating point dtype".into() }, Vec::new())
-    }) {
-        return Vec::new();
-    }
-    vec![(st, tensor_value(Shape::known(vec![Dim::known(len, None)]), Some(dtype)))]
+    float_vector(cx, st, what, if half { "n // 2 + 1" } else { "n" }, len, dtype, span)
 }
 
 const FFT1: &str = "input, n=None, dim=-1, norm=None";

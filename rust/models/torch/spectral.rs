@@ -226,20 +226,23 @@ fn window(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(
             None => return vec![(st, Value::Unknown)],
         },
     };
-    let op = format!("torch.{f}");
-    let n = n.clone();
-    if !cx.check(&st, span, Formula::cmp(&n, Rel::Lt, &Poly::constant(0)), |cx| {
-        (InvalidShapeArgument::Negative { op: op.clone(), name: "window_length".into(), value: n.display(cx.syms()) }, Vec::new())
+    float_vector(cx, st, &format!("torch.{f}"), "window_length", n.clone(), dtype, span)
+}
+
+/// A new 1-D tensor of `len` values of the floating `dtype` (a window, `fftfreq`): torch raises
+/// for a negative length (`name` in the message) and a non-floating dtype.
+pub(super) fn float_vector(cx: &mut dyn ModelCtx, st: State, op: &str, name: &str, len: Poly, dtype: DType, span: Span) -> Vals {
+    if !cx.check(&st, span, Formula::cmp(&len, Rel::Lt, &Poly::constant(0)), |cx| {
+        (InvalidShapeArgument::Negative { op: op.into(), name: name.into(), value: len.display(cx.syms()) }, Vec::new())
     }) {
         return Vec::new();
     }
-    let floating = matches!(dtype, DType::Float | DType::Double | DType::Half | DType::BFloat16);
-    if !cx.check(&st, span, Tri::from_bool(!floating), |_| {
-        (InvalidShapeArgument::ArgMust { op: op.clone(), name: "dtype".into(), value: dtype_name(dtype).into(), should: "be a floating point dtype".into() }, Vec::new())
+    if !cx.check(&st, span, Tri::from_bool(!dtype.is_floating()), |_| {
+        (InvalidShapeArgument::ArgMust { op: op.into(), name: "dtype".into(), value: dtype_name(dtype).into(), should: "be a floating point dtype".into() }, Vec::new())
     }) {
         return Vec::new();
     }
-    vec![(st, tensor_value(Shape::known(vec![Dim::known(n, None)]), Some(dtype)))]
+    vec![(st, tensor_value(Shape::known(vec![Dim::known(len, None)]), Some(dtype)))]
 }
 
 /// The APIs this family models, for the registry (`models/registry.rs`). The window's `alpha`

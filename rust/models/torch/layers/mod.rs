@@ -223,7 +223,7 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>,
             // torch raises for an integer or bool tensor that requires grad (the default): Unknown
             let data = b.get("data").cloned().unwrap_or(Value::Unknown);
             let grad = !matches!(b.get("requires_grad"), Some(Value::Bool(false)));
-            let integral = matches!(&data, Value::Tensor(t) if t.dtype.is_some_and(|d| !matches!(d, DType::Float | DType::Double | DType::Half | DType::BFloat16)));
+            let integral = matches!(&data, Value::Tensor(t) if t.dtype.is_some_and(|d| !d.is_floating()));
             vec![(st, if grad && integral { Value::Unknown } else { data })]
         }
         Module::Wrapper => vec![(st, b.get("module").cloned().unwrap_or(Value::Unknown))],
