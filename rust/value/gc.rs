@@ -95,39 +95,38 @@ pub fn obj_ids(o: &Obj, f: &mut dyn FnMut(ObjId)) {
     }
 }
 
+/// Mark object `id` reachable, if it is one of the call's new objects (`l0..`) not yet marked.
+fn mark(live: &mut [bool], stack: &mut Vec<ObjId>, l0: usize, id: ObjId) {
+    if let Some(l) = id.checked_sub(l0).and_then(|i| live.get_mut(i))
+        && !*l
+    {
+        *l = true;
+        stack.push(id);
+    }
+}
+
 impl State {
     /// At a call's exit: `before` is the heap when the call started. The objects the call
     /// allocated that neither `result` nor an object the call changed can reach are dead.
     pub fn collect_dead(&mut self, before: &Rc<Vec<Rc<Obj>>>, result: &Value) {
         let l0 = before.len();
         let n = self.heap.len();
-        if n <= l0 || l0 > n {
+        if n <= l0 {
             return;
         }
+        // `live[i]`: object `l0 + i` is reachable; `stack`: reachable, not yet scanned
         let mut live = vec![false; n - l0];
         let mut stack: Vec<ObjId> = Vec::new();
-        {
-            let mut mark = |id: ObjId| {
-                if id >= l0 && id < n && !live[id - l0] {
-                    live[id - l0] = true;
-                    stack.push(id);
-                }
-            };
-            value_ids(result, &mut mark);
-            for (old, now) in before.iter().zip(self.heap.iter()) {
-                if !Rc::ptr_eq(old, now) {
-                    obj_ids(now, &mut mark);
-                }
+        let heap = &self.heap;
+        // the roots: the result, and the objects the call changed
+        value_ids(result, &mut |id| mark(&mut live, &mut stack, l0, id));
+        for (old, now) in before.iter().zip(heap.iter()) {
+            if !Rc::ptr_eq(old, now) {
+                obj_ids(now, &mut |id| mark(&mut live, &mut stack, l0, id));
             }
         }
         while let Some(id) = stack.pop() {
-            let heap = self.heap.clone();
-            obj_ids(&heap[id], &mut |j| {
-                if j >= l0 && j < n && !live[j - l0] {
-                    live[j - l0] = true;
-                    stack.push(j);
-                }
-            });
+            obj_ids(&heap[id], &mut |j| mark(&mut live, &mut stack, l0, j));
         }
         if live.iter().all(|l| *l) {
             return;

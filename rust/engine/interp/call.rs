@@ -210,34 +210,32 @@ impl<'a> Interp<'a> {
                 return vec![(st, Value::Unknown)];
             }
         }
-        if self.settings.memo
-            && let Some((_, Value::Func(init))) = self.class_lookup(&st, class, "__init__")
-            && init.kind == FuncKind::Plain
-        {
+        if let Some((_, Value::Func(init))) = self.class_lookup(&st, class, "__init__") {
             // building an instance writes only the new object: summarise the whole
             // construction (100 equal blocks are built once). The key is `__init__` with the
             // arguments and a marker no Python call can pass (a keyword that is no identifier).
-            let mut key_kwargs = kwargs.clone();
-            key_kwargs.push((Name::from("<new>"), Value::Ref(class)));
-            let key_args = args.clone();
+            let key = (self.settings.memo && init.kind == FuncKind::Plain).then(|| {
+                let mut kw = kwargs.clone();
+                kw.push((Name::from("<new>"), Value::Ref(class)));
+                (args.clone(), kw)
+            });
             let init2 = init.clone();
-            return self.memoised(&init, key_args, key_kwargs, st, move |me, mut st| {
+            let build = move |me: &mut Self, mut st: State| -> Vals {
                 let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
                 let this = Value::Ref(obj);
                 let mut a = vec![this.clone()];
                 a.extend(args);
                 me.call_closure(&init2, a, kwargs, st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
-            });
+            };
+            return match key {
+                Some((key_args, key_kwargs)) => self.memoised(&init, key_args, key_kwargs, st, build),
+                None => build(self, st),
+            };
         }
         let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
         let me = Value::Ref(obj);
         let is_dataclass = self.class_lookup(&st, class, "__dataclass__").is_some();
         match self.class_lookup(&st, class, "__init__") {
-            Some((_, Value::Func(init))) => {
-                let mut a = vec![me.clone()];
-                a.extend(args);
-                self.call_closure(&init, a, kwargs, st, span).into_iter().map(|(s, _)| (s, me.clone())).collect()
-            }
             Some(_) => vec![(st, Value::Unknown)],
             None if is_dataclass => {
                 let fields = self.dataclass_fields(&st, class);
