@@ -12,10 +12,10 @@ def pytest_terminal_summary(terminalreporter):
         return
     w = terminalreporter
     w.section("torch API coverage (core vs real torch)")
-    w.write_line(f"{'api':<36} {'kind':<8} {'cases':>5} {'agree':>5} {'silent':>6} {'disagree':>8} {'torch raised':>12}")
+    w.write_line(f"{'api':<36} {'kind':<8} {'cases':>5} {'agree':>5} {'silent':>6} {'disagree':>8} {'torch raised':>12} {'families':>8}")
     for api in sorted(tallies, key=lambda a: (tallies[a][0], a)):
         kind, t = tallies[api]
-        w.write_line(f"{api:<36} {kind:<8} {t.cases:>5} {t.agree:>5} {t.silent:>6} {t.disagree:>8} {t.raises:>12}")
+        w.write_line(f"{api:<36} {kind:<8} {t.cases:>5} {t.agree:>5} {t.silent:>6} {t.disagree:>8} {t.raises:>12} {len(t.families):>8}")
     kinds = {}
     for kind, _ in tallies.values():
         kinds[kind] = kinds.get(kind, 0) + 1
@@ -24,6 +24,36 @@ def pytest_terminal_summary(terminalreporter):
     dis = sum(t.disagree for _, t in tallies.values())
     per_kind = ", ".join(f"{n} {k}s" for k, n in sorted(kinds.items()))
     w.write_line(f"APIs: {len(tallies)} ({per_kind}); cases: {cases}; agree: {agree}; disagreements: {dis}")
+    _family_summary(w, tallies)
+
+
+def _family_summary(w, tallies):
+    """The precondition catalogue's families: provoked, detected by the core (a provoked case
+    agrees), the gap list (provoked, the core always silent) and the uncatalogued torch errors."""
+    from collections import Counter
+
+    from differential import catalogue
+
+    verdicts: dict[str, Counter] = {}
+    unclassified: Counter = Counter()
+    for _, t in tallies.values():
+        for fid, v in t.families.items():
+            verdicts.setdefault(fid, Counter()).update(v)
+        unclassified.update(t.unclassified)
+    fams = catalogue.FAMILIES
+    provoked = [f for f in fams if f.id in verdicts]
+    detected = [f for f in provoked if verdicts[f.id]["agree"]]
+    kinds = Counter(f.kind for f in fams)
+    w.write_line(f"families: {len(fams)} catalogued ({', '.join(f'{n} {k}' for k, n in sorted(kinds.items()))}), "
+                 f"{len(provoked)} provoked, {len(detected)} detected by the core (agree)")
+    gaps = [f.id for f in provoked if f not in detected]
+    w.write_line(f"families provoked but never detected (the core is silent; {len(gaps)}): {', '.join(gaps) or 'none'}")
+    unprovoked = [f.id for f in fams if f.id not in verdicts]
+    if unprovoked:
+        w.write_line(f"families not provoked ({len(unprovoked)}): {', '.join(unprovoked)}")
+    w.write_line(f"torch errors no family matches (out of scope or not catalogued): {sum(unclassified.values())} cases")
+    for msg, n in unclassified.most_common(8):
+        w.write_line(f"  {n:>4}  {msg[:140]}")
 
 
 def _unread_summary(w, results):

@@ -19,13 +19,25 @@ and compares (`compare`):
   a fully known shape without a finding is a disagreement (the model misses a precondition).
 Anything else is a **disagreement**, recorded with the program for the failure message.
 
+When torch raises, the harness keeps the exception's type and message (`Outcome.error`) and
+classifies it against the precondition catalogue (`catalogue.py`, mined from torch's sources by
+`mine_catalogue.py`): `Outcome.family` is the id of the first catalogued family of the API whose
+pattern matches, or None (an error the catalogue does not list). `Tally.families` counts, per
+family, the verdicts of the cases that provoked it.
+
+A case's expression may be preceded by statements, one per line (`a, b, c = x.chunk(2)\na`):
+they run after the inputs and before `y = <last line>`.
+
 The core is driven through `shape_lint._core` only; torch is imported by the tests, never by it.
 """
 from __future__ import annotations
 
+import collections
 import dataclasses
 import random
 from typing import Callable
+
+from . import catalogue
 
 KINDS = ("function", "method", "module")
 
@@ -106,10 +118,17 @@ def near(r: random.Random, v: int, lo: int = 1) -> int:
     return w if w >= lo and w != v else v + 1
 
 
+def split_case(expr: str) -> tuple[str, str]:
+    """(the statements before the expression, the expression): `"a, b = x.chunk(2)\na"`."""
+    stmts, _, last = expr.rpartition("\n")
+    return (stmts + "\n" if stmts else ""), last
+
+
 def program(expr: str, inputs: dict[str, Input]) -> str:
     body = "".join(f"{name} = {inp.source()}\n" for name, inp in inputs.items())
     prelude = PRELUDE + ("import torchvision\n" if "torchvision" in expr else "")
-    return prelude + body + f"y = {expr}\n"
+    stmts, last = split_case(expr)
+    return prelude + body + stmts + f"y = {last}\n"
 
 
 _DTYPES = {"float32": "float", "float64": "double", "float16": "half", "bfloat16": "bfloat16",
@@ -124,10 +143,23 @@ class Outcome:
     verdict: str  # agree | silent | disagree
     raised: bool  # torch raised on this case
     detail: str = ""
+    error: str | None = None  # torch's exception when it raised: "ValueError: message"
+    family: str | None = None  # the catalogue family of that error (classify), None if not catalogued
+
+
+@dataclasses.dataclass(frozen=True)
+class Raised:
+    """What torch raised on a case: the exception's type name and message."""
+
+    type: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.type}: {self.message}"
 
 
 def run_torch(torch, expr: str, inputs: dict[str, Input]):
-    """(shape, dtype name) of the expression under real torch, or None when torch raises."""
+    """(shape, dtype name) of the expression under real torch, or the `Raised` error when torch raises."""
     env = {"torch": torch, "nn": torch.nn, "F": torch.nn.functional}
     if "torchvision" in expr:
         # specs_zoo.py lists torchvision specs only where it imports (see torchvision_compat.py)
@@ -137,9 +169,12 @@ def run_torch(torch, expr: str, inputs: dict[str, Input]):
     try:
         for name, inp in inputs.items():
             env[name] = eval(inp.source(), env)  # noqa: S307 - generated test input
-        out = eval(expr, env)  # noqa: S307
-    except Exception:  # noqa: BLE001 - any torch error counts as "raises"
-        return None
+        stmts, last = split_case(expr)
+        if stmts:
+            exec(stmts, env)  # noqa: S102
+        out = eval(last, env)  # noqa: S307
+    except Exception as e:  # noqa: BLE001 - any torch error counts as "raises"
+        return Raised(type(e).__name__, str(e))
     if not isinstance(out, torch.Tensor):
         raise TypeError(f"{expr!r} must evaluate to a tensor, got {type(out).__name__}")
     return tuple(out.shape), _DTYPES.get(str(out.dtype).removeprefix("torch."), "?")
@@ -165,11 +200,17 @@ def parse_shown(shown: str):
     return tuple(int(d) for d in dims), rest
 
 
-def compare(torch, core, expr: str, inputs: dict[str, Input]) -> Outcome:
+def compare(torch, core, expr: str, inputs: dict[str, Input], api: str | None = None) -> Outcome:
+    """The verdict of one case; when torch raises, its error is classified against the catalogue
+    families of `api` (all families when None)."""
     src = program(expr, inputs)
     want = run_torch(torch, expr, inputs)
     findings, shown = run_core(core, src)
     got = parse_shown(shown)
+    if isinstance(want, Raised):
+        out = _compare_raised(findings, got, shown, src)
+        out.error, out.family = str(want), catalogue.classify(api, want.message)
+        return out
     if want is not None:
         if findings:
             return Outcome("disagree", False, f"torch gives {want[0]}, core reports {findings[0]['message']}\n{src}")
@@ -181,6 +222,10 @@ def compare(torch, core, expr: str, inputs: dict[str, Input]) -> Outcome:
         if got[1] not in (None, "?") and got[1] != want[1] and not (got[1] == "other" and want[1] not in _CORE_DTYPES):
             return Outcome("disagree", False, f"torch gives dtype {want[1]}, core infers {shown}\n{src}")
         return Outcome("agree", False)
+    raise TypeError("run_torch returns a shape or a Raised error")
+
+
+def _compare_raised(findings, got, shown, src) -> Outcome:
     if findings:
         return Outcome("agree", True)
     if got is not None:
@@ -196,6 +241,9 @@ class Tally:
     disagree: int = 0
     raises: int = 0  # cases where torch raised (valid and invalid inputs both get generated)
     failures: list[str] = dataclasses.field(default_factory=list)
+    # catalogue family id -> Counter of the verdicts of the cases that provoked it
+    families: dict[str, collections.Counter] = dataclasses.field(default_factory=dict)
+    unclassified: collections.Counter = dataclasses.field(default_factory=collections.Counter)  # uncatalogued errors
     # every case with its outcome, for the tests that re-run agreeing cases (unread.py)
     records: list[tuple[str, dict[str, Input], Outcome]] = dataclasses.field(default_factory=list)
 
@@ -205,7 +253,11 @@ def run_spec(torch, core, spec: Spec) -> Tally:
     tally = Tally()
     generated = [spec.gen(rng) for _ in range(spec.cases)]
     for expr, inputs in generated + list(spec.provoke):
-        outcome = compare(torch, core, expr, inputs)
+        outcome = compare(torch, core, expr, inputs, spec.api)
+        if outcome.family:
+            tally.families.setdefault(outcome.family, collections.Counter())[outcome.verdict] += 1
+        elif outcome.error:
+            tally.unclassified[outcome.error.split("\n")[0][:200]] += 1
         tally.cases += 1
         setattr(tally, outcome.verdict, getattr(tally, outcome.verdict) + 1)
         tally.raises += outcome.raised

@@ -821,4 +821,51 @@ def _src_key_padding() -> tuple:
 
 PROVOKE["nn.TransformerEncoderLayer"] = _src_key_padding()
 
+
+# ---- the catalogue's families not provoked above (catalogue.py; tests/test_catalogue.py): one
+# or two fixed cases each. Index values are literal tensors in the expression (the core may not
+# track them yet: "silent" is allowed, a disagreement is not).
+def _more(api: str, *cases: tuple) -> None:
+    PROVOKE[api] = PROVOKE.get(api, ()) + tuple(cases)
+
+
+_x3 = {"x": T(1, 2, 4)}
+_more("F.interpolate", ("F.interpolate(x, size=4, scale_factor=2)", _x3), ("F.interpolate(x, size=8)", _x3))
+_more("F.glu", ("F.glu(x)", {"x": T()}))
+_more("F.hardtanh", ("F.hardtanh(x, 2.0, 1.0)", {"x": T(2, 3)}))
+_more("nn.Hardtanh", ("nn.Hardtanh(2.0, 1.0)(x)", {"x": T(2, 3)}))
+_more("nn.Embedding", ("nn.Embedding(3, 2, padding_idx=5)(i)", {"i": L(4, high=3)}),
+      ("nn.Embedding(3, 2)(torch.tensor([0, 5]))", {}), ("nn.Embedding(3, 2)(torch.tensor([0, 2]))", {}))
+_more("F.embedding", ("F.embedding(torch.tensor([1, 3]), w)", {"w": T(3, 2)}), ("F.embedding(i, w, padding_idx=4)", {"i": L(4, high=3), "w": T(3, 2)}),
+      ("F.embedding(torch.tensor([[1, 2]]), w)", {"w": T(3, 2)}))
+_more("F.one_hot", ("F.one_hot(torch.tensor([0, 3]), 3)", {}), ("F.one_hot(torch.tensor([-1, 0]), 3)", {}),
+      ("F.one_hot(torch.tensor([0, 2]), 3)", {}))
+_more("nn.EmbeddingBag", ("nn.EmbeddingBag(3, 2)(torch.tensor([[0, 5]]))", {}), ("nn.EmbeddingBag(3, 2, mode='median')(i)", {"i": L(2, 3, high=3)}))
+_more("F.embedding_bag", ("F.embedding_bag(i, w)", {"i": L(2, 3, high=3), "w": T(3)}),
+      ("F.embedding_bag(i, w, per_sample_weights=p, mode='sum')", {"i": L(2, 3, high=3), "w": T(3, 2), "p": T(2, 2)}),
+      ("F.embedding_bag(i, w, mode='median')", {"i": L(2, 3, high=3), "w": T(3, 2)}))
+_more("F.batch_norm", ("F.batch_norm(x, m, v, training=True, eps=-1.0)", {"x": T(2, 3), "m": T(3), "v": T(3)}))
+_more("F.group_norm", ("F.group_norm(x, 1)", {"x": T(3)}))
+_more("nn.GroupNorm", ("nn.GroupNorm(2, 3)(x)", {"x": T(2, 3, 4)}))
+_mq = {"q": T(5, 2, 4)}
+_more("nn.MultiheadAttention",
+      ("nn.MultiheadAttention(4, 2)(q, q, q, attn_mask=m)[0]", {**_mq, "m": T(4, 5)}),
+      ("nn.MultiheadAttention(4, 2)(q, q, q, attn_mask=m)[0]", {**_mq, "m": T(3, 5, 5)}),
+      ("nn.MultiheadAttention(4, 2)(q, q, q, attn_mask=m)[0]", {**_mq, "m": T(4, 5, 5)}),
+      ("nn.MultiheadAttention(4, 2)(q, q, q, attn_mask=m)[0]", {**_mq, "m": T(1, 1, 5, 5)}),
+      ("nn.MultiheadAttention(4, 2)(q, k, k)[0]", {**_mq, "k": T(5, 4)}),
+      ("nn.MultiheadAttention(4, 2)(q, q, q)[0]", {"q": T(2, 5, 2, 4)}),
+      ("nn.MultiheadAttention(0, 2)(q, q, q)[0]", _mq))
+_more("nn.InstanceNorm1d", ("nn.InstanceNorm1d(3, affine=True)(x)", {"x": T(2, 4, 5)}), ("nn.InstanceNorm1d(3, affine=True)(x)", {"x": T(2, 3, 5)}))
+_xc = {"x": T(1, 4, 5, 5)}
+_more("nn.Conv2d", ("nn.Conv2d(4, 4, 3, groups=0)(x)", _xc), ("nn.Conv2d(4, 4, 3, padding='full')(x)", _xc),
+      ("nn.Conv2d(4, 4, 3, padding_mode='wrap')(x)", _xc))
+_more("nn.ConvTranspose2d", ("nn.ConvTranspose2d(4, 4, 3, padding_mode='reflect')(x)", _xc))
+_more("nn.RNN", ("nn.RNN(4, 3)(x)[0]", {"x": T(4)}), ("nn.RNN(4, 3, nonlinearity='gelu')(x)[0]", {"x": T(5, 4)}),
+      ("nn.RNN(4, 3, proj_size=2)(x)[0]", {"x": T(5, 4)}))
+_more("nn.LSTM", ("nn.LSTM(4, 3)(x)[0]", {"x": T(2, 3, 5, 4)}), ("nn.LSTM(4, 3, dropout=1.5)(x)[0]", {"x": T(5, 4)}))
+_more("nn.GRU", ("nn.GRU(4, 3, proj_size=2)(x)[0]", {"x": T(5, 4)}), ("nn.GRU(4, 0)(x)[0]", {"x": T(5, 4)}))
+_more("nn.GRUCell", ("nn.GRUCell(4, 3)(x, h)", {"x": T(2, 4), "h": T(1, 2, 3)}))
+_more("nn.TransformerEncoderLayer", ("nn.TransformerEncoderLayer(4, 2, 8, 0.0, activation='tanh')(x)", {"x": T(5, 2, 4)}))
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

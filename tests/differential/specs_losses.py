@@ -213,4 +213,20 @@ for _m, _f in (("CrossEntropyLoss", "cross_entropy"), ("NLLLoss", "nll_loss")):
     PROVOKE[f"nn.{_m}"] += tuple(c for c in cases if c[0].startswith("nn."))
     PROVOKE[f"F.{_f}"] += tuple(c for c in cases if c[0].startswith("F."))
 
+
+# ---- the catalogue's families not provoked above (catalogue.py; tests/test_catalogue.py).
+# Target values are literal tensors (the core may not track them: "silent" is allowed).
+def _more(api: str, *cases: tuple) -> None:
+    PROVOKE[api] = PROVOKE.get(api, ()) + tuple(cases)
+
+
+_a3 = {"a": T(3, 4), "p": T(3, 4), "q": T(3, 4)}
+_more("F.triplet_margin_loss", ("F.triplet_margin_loss(a, p, q, margin=-1.0)", _a3))
+_more("nn.TripletMarginLoss", ("nn.TripletMarginLoss(margin=0.0)(a, p, q)", _a3))
+_xt = {"x": T(3, 4), "t": T(3, 4), "w": T(3, 4)}
+_more("F.mse_loss", ("F.mse_loss(x, t, reduction='avg', weight=w)", _xt), ("F.mse_loss(x, t, weight=v)", {**_xt, "v": T(3)}))
+_more("F.l1_loss", ("F.l1_loss(x, t, weight=v)", {**_xt, "v": T(4, 3)}))
+_more("F.cross_entropy", ("F.cross_entropy(x, torch.tensor([0, 1, 7]))", {"x": T(3, 4)}), ("F.cross_entropy(x, torch.tensor([0, 1, 3]))", {"x": T(3, 4)}))
+_more("nn.NLLLoss", ("nn.NLLLoss()(x, torch.tensor([0, -2, 1]))", {"x": T(3, 4)}))
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

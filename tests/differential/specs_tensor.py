@@ -745,4 +745,28 @@ def _roll(call: str) -> tuple:
 PROVOKE["Tensor.roll"] = _roll("x.roll({s}, {d})")
 PROVOKE["torch.roll"] = _roll("torch.roll(x, {s}, dims={d})")
 
+
+# ---- the catalogue's families not provoked above (catalogue.py; tests/test_catalogue.py); a case
+# may unpack the pieces of chunk/split in a statement before the expression (harness.split_case)
+def _more(api: str, *cases: tuple) -> None:
+    PROVOKE[api] = PROVOKE.get(api, ()) + tuple(cases)
+
+
+_more("torch.einsum", ("torch.einsum('ij')", {}))
+_more("torch.dot", ("torch.dot(a, b)", {"a": T(2, 3), "b": T(3)}))
+_more("torch.matmul", ("torch.matmul(a, b)", {"a": T(), "b": T(3)}))
+_more("torch.cat", ("torch.cat([a, b])", {"a": T(), "b": T()}), ("torch.cat([])", {}))
+_more("torch.stack", ("torch.stack([])", {}))
+_more("Tensor.view", ("x.t().view(6)", {"x": T(2, 3)}))
+_more("Tensor.expand", ("x.expand(-1, 3)", {"x": T(3)}))
+_more("torch.repeat_interleave", ("torch.repeat_interleave(x, torch.tensor([1, 2]))", {"x": T(3)}),
+      ("torch.repeat_interleave(x, torch.tensor([1, 2, 1]))", {"x": T(3)}))
+_more("torch.chunk", ("torch.chunk(x, 0)[0]", {"x": T(3)}), ("a, b, c = torch.chunk(x, 2)\na", {"x": T(4, 3)}),
+      ("a, b = torch.chunk(x, 2)\na", {"x": T(4, 3)}))
+_more("Tensor.chunk", ("a, b, c = x.chunk(2, 1)\nc", {"x": T(4, 4)}))
+_more("torch.split", ("torch.split(x, -1)[0]", {"x": T(3)}), ("a, b = torch.split(x, 1)\na", {"x": T(3, 2)}))
+_more("Tensor.split", ("a, b, c = x.split([1, 3])\na", {"x": T(4, 2)}))
+_more("Tensor.unbind", ("a, b = x.unbind()\na", {"x": T(3, 2)}))
+_more("torch.linspace", ("torch.linspace(0, 1, -1)", {}))
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
