@@ -23,7 +23,15 @@ def pytest_terminal_summary(terminalreporter):
     agree = sum(t.agree for _, t in tallies.values())
     dis = sum(t.disagree for _, t in tallies.values())
     per_kind = ", ".join(f"{n} {k}s" for k, n in sorted(kinds.items()))
-    w.write_line(f"APIs: {len(tallies)} ({per_kind}); cases: {cases}; agree: {agree}; disagreements: {dis}")
+    missed = sum(t.missed for _, t in tallies.values())
+    w.write_line(f"APIs: {len(tallies)} ({per_kind}); cases: {cases}; agree: {agree}; disagreements: {dis}"
+                 + (f"; known model misses (differential/known_misses.py): {missed}" if missed else ""))
+    for _, t in tallies.values():
+        for m in t.misses:
+            reason, _, prog = m.partition("\n")
+            w.write_line(f"  missed: {reason}: {prog.splitlines()[-1] if prog else ''}")
+        for st in t.stale:
+            w.write_line(f"  stale known miss (no longer disagrees; remove it from known_misses.py): {st}")
     _family_summary(w, tallies)
 
 
