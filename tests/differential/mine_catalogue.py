@@ -3,11 +3,11 @@
 Two sources, both read from the installed wheel, never from memory:
 
 - **Python-level checks**: every `raise <Error>(<message>)` (and every `torch._check*(cond,
-  lambda: <message>)`) in `torch/nn/functional.py`,
-  `torch/functional.py` and `torch/nn/modules/*.py` (plus `torch/nn/_reduction.py`, which checks
-  every loss's reduction string, and `torch/utils/data/dataset.py` for TensorDataset), parsed with `ast`, with the function or
-  class (`Class.method`) it is in and its message as a template: literal text kept, every f-string
-  hole, `%`/`.format` argument or concatenated non-literal replaced by the wildcard `{}`.
+  lambda: <message>)`) in `torch/nn/functional.py`, `torch/functional.py` and
+  `torch/nn/modules/*.py` (plus `torch/nn/_reduction.py`, which checks every loss's reduction
+  string, and `torch/utils/data/dataset.py` for TensorDataset), parsed with `ast`, with the
+  function or class (`Class.method`) it is in and its message as a template: literal text kept,
+  every f-string hole, `%`/`.format` argument or concatenated non-literal replaced by `{}`.
 - **C++ checks** (`TORCH_CHECK` and friends): no C++ sources ship in the wheel, but the literal
   pieces of every check message are strings in `torch/lib/libtorch_cpu.so` (and, for the Python
   bindings such as `torch.tensor`, `libtorch_python.so`); `in_binary(fragment)` searches their
