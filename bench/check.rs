@@ -24,7 +24,7 @@ fn main() {
         let module = ir::lower::lower_module(&parsed);
         let (_, stats) = engine::analyze_with_stats(&module, &parsed, &settings);
         println!(
-            "# {path}: {} findings, {:?}, entries={} abandoned={} steps={} max_paths={} memo hits={} misses={} stored={}",
+            "# {path}: {} findings, {:?}, entries={} abandoned={} steps={} max_paths={} memo hits={} misses={} stored={} loop skips={}",
             findings.len(),
             dt,
             stats.entries,
@@ -33,7 +33,8 @@ fn main() {
             stats.max_paths,
             stats.memo_hits,
             stats.memo_misses,
-            stats.memo_stored
+            stats.memo_stored,
+            stats.loop_skips
         );
     }
 }

@@ -39,6 +39,7 @@ pub(super) fn run_observed(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Op
     stats.memo_hits = interp.memo.hits;
     stats.memo_misses = interp.memo.misses;
     stats.memo_stored = interp.memo.stored;
+    stats.loop_skips = interp.loop_items_skipped;
     if let (Some(log), Some(got)) = (log, interp.shape_log.take()) {
         *log = got;
     }

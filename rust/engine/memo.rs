@@ -36,7 +36,9 @@
 //! outcomes, merged like equal states (`State::absorb`): when every internal path produces
 //! the same result, the caller sees one path.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use crate::value::*;
@@ -110,7 +112,7 @@ struct CallResult {
 /// A summary matched against a call: the renaming from the first call's ids to this one's.
 pub struct Hit {
     summary: Rc<Summary>,
-    map: HashMap<ObjId, ObjId>,
+    map: IdMap,
 }
 
 #[derive(Default)]
@@ -208,7 +210,7 @@ impl Hit {
         let old_len = s.heap.len();
         let new_len = st.heap.len();
         let map = |id: ObjId| -> Option<ObjId> {
-            if id >= old_len { Some(new_len + (id - old_len)) } else { self.map.get(&id).copied() }
+            if id >= old_len { Some(new_len + (id - old_len)) } else { self.map.get(id) }
         };
         let mut out = Vec::with_capacity(s.results.len());
         for r in &s.results {
@@ -225,8 +227,8 @@ impl Hit {
         }
         // the enclosing call read what this one reads
         for (id, name) in &s.reads {
-            if let Some(n) = self.map.get(id) {
-                note((*n, name.clone()));
+            if let Some(n) = self.map.get(*id) {
+                note((n, name.clone()));
             }
         }
         Some(out)
@@ -240,31 +242,77 @@ impl Hit {
 
 // ----- structural matching up to renaming ---------------------------------------------------
 
+/// Whether what was read of `old` (`reads`, sorted) is the same in `new` up to a renaming of
+/// object ids that keeps each of `roots` (the objects code reaches first: its scopes) in
+/// place: the renaming, from `old`'s ids to `new`'s, when it is. Used by loops, whose next
+/// item is matched against an earlier one this way (`interp::loops`).
+pub fn same_reads(old: &State, new: &State, reads: &[Read], roots: &[ObjId]) -> Option<IdMap> {
+    let mut iso = Iso::new(&old.heap, &new.heap, reads);
+    (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then_some(iso.fwd)
+}
+
+/// A partial bijection of object ids, from an old heap's to a new one's. It is small in
+/// practice (the objects one call reads), so it is a list scanned linearly, with hash maps
+/// built once it grows past `SMALL` pairs.
+#[derive(Default)]
+pub struct IdMap {
+    pairs: Vec<(ObjId, ObjId)>,
+    fwd: HashMap<ObjId, ObjId>,
+    back: HashMap<ObjId, ObjId>,
+}
+
+impl IdMap {
+    const SMALL: usize = 24;
+
+    /// The id `a` is renamed to.
+    pub fn get(&self, a: ObjId) -> Option<ObjId> {
+        if self.pairs.len() <= Self::SMALL { self.pairs.iter().find(|p| p.0 == a).map(|p| p.1) } else { self.fwd.get(&a).copied() }
+    }
+
+    fn has_target(&self, b: ObjId) -> bool {
+        if self.pairs.len() <= Self::SMALL { self.pairs.iter().any(|p| p.1 == b) } else { self.back.contains_key(&b) }
+    }
+
+    fn insert(&mut self, a: ObjId, b: ObjId) {
+        self.pairs.push((a, b));
+        if self.pairs.len() == Self::SMALL + 1 {
+            self.fwd = self.pairs.iter().copied().collect();
+            self.back = self.pairs.iter().map(|&(a, b)| (b, a)).collect();
+        } else if self.pairs.len() > Self::SMALL {
+            self.fwd.insert(a, b);
+            self.back.insert(b, a);
+        }
+    }
+
+    /// Every (old, new) pair.
+    pub fn iter(&self) -> impl Iterator<Item = (ObjId, ObjId)> + '_ {
+        self.pairs.iter().copied()
+    }
+}
+
 /// A partial bijection between the first call's object ids and the current ones; objects
 /// the first call read are compared by content (from a work list, so deep heaps recurse not).
 struct Iso<'a> {
     old: &'a [Rc<Obj>],
     new: &'a [Rc<Obj>],
     reads: &'a [Read],
-    fwd: HashMap<ObjId, ObjId>,
-    back: HashMap<ObjId, ObjId>,
+    fwd: IdMap,
     pending: Vec<(ObjId, ObjId)>,
 }
 
 impl<'a> Iso<'a> {
     fn new(old: &'a [Rc<Obj>], new: &'a [Rc<Obj>], reads: &'a [Read]) -> Iso<'a> {
-        Iso { old, new, reads, fwd: HashMap::new(), back: HashMap::new(), pending: Vec::new() }
+        Iso { old, new, reads, fwd: IdMap::default(), pending: Vec::new() }
     }
 
     fn id(&mut self, a: ObjId, b: ObjId) -> bool {
-        if let Some(x) = self.fwd.get(&a) {
-            return *x == b;
+        if let Some(x) = self.fwd.get(a) {
+            return x == b;
         }
-        if self.back.contains_key(&b) || a >= self.old.len() || b >= self.new.len() {
+        if a >= self.old.len() || b >= self.new.len() || self.fwd.has_target(b) {
             return false;
         }
         self.fwd.insert(a, b);
-        self.back.insert(b, a);
         if self.reads_of(a).next().is_some() {
             self.pending.push((a, b));
         }

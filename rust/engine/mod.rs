@@ -41,6 +41,8 @@ pub struct Stats {
     pub memo_hits: u64,
     pub memo_misses: u64,
     pub memo_stored: u64,
+    /// Items of unrolled loops skipped at a fixpoint (`interp::loops`).
+    pub loop_skips: u64,
 }
 
 pub fn analyze(m: &ir::Module, f: &ParsedFile, _path: &str, s: &Settings) -> Vec<Finding> {

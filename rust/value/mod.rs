@@ -349,6 +349,16 @@ impl State {
                 || self.heap.iter().zip(o.heap.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || a == b))
     }
 
+    /// The same state in every respect, how the path got here included (branches, facts,
+    /// taint, assumed preconditions): running on from either gives the same results.
+    pub fn identical(&self, o: &State) -> bool {
+        self.same_state(o)
+            && self.tainted == o.tainted
+            && self.branches == o.branches
+            && self.facts == o.facts
+            && *self.assumed.borrow() == *o.assumed.borrow()
+    }
+
     /// Merge a path with the same program state into this one: the path condition becomes
     /// the common prefix of both (the union of both paths' executions, over-approximated).
     pub fn absorb(&mut self, o: &State) {

@@ -8,6 +8,7 @@
 use std::rc::Rc;
 
 use super::{Ctx, Flow, Interp, Paths, merge};
+use crate::engine::memo;
 use crate::ir::*;
 use crate::models::torch;
 use crate::models;
@@ -15,6 +16,50 @@ use crate::rules::events::{Event, EventKind};
 use crate::value::*;
 
 pub const UNROLL: usize = 512;
+
+/// At most this many distinct items are tried against each other at a fixpoint of a loop.
+const MAX_NO_OPS: usize = 4;
+
+/// An iteration that changed nothing: its states after binding the loop target, what it
+/// read of them, and the branches it appended to each (`no_op_suffixes`).
+struct NoOp {
+    states: Vec<State>,
+    suffixes: Vec<Vec<Branch>>,
+    reads: Vec<memo::Read>,
+}
+
+/// Whether an iteration that started in `before` (after binding the loop target) and ended
+/// in `after` (merged) changed nothing, so that running it again on an equal item would end
+/// the same way: the branches each path appended, when it did. Each path must end in its own
+/// state (same heap, shape bindings, facts, taint, assumed preconditions), either unchanged
+/// or with branches appended (a path that took an opaque choice, such as stochastic depth's
+/// skip, once more). The appended branches come back on the next item; an unchanged path
+/// may have absorbed the other side of such a choice (`State::absorb`), and absorbs it again
+/// the same way when its branches are a prefix of the extended paths' and it is already
+/// tainted (the extended path's longer branch list cannot make the two complementary).
+fn no_op_suffixes(before: &[State], after: &[State]) -> Option<Vec<Vec<Branch>>> {
+    if before.len() != after.len() {
+        return None;
+    }
+    let mut suffixes = Vec::with_capacity(before.len());
+    for (b, a) in before.iter().zip(after) {
+        let same = a.same_state(b) && a.tainted == b.tainted && a.facts == b.facts && *a.assumed.borrow() == *b.assumed.borrow();
+        if !same || a.branches.len() < b.branches.len() || a.branches[..b.branches.len()] != b.branches[..] {
+            return None;
+        }
+        suffixes.push(a.branches[b.branches.len()..].to_vec());
+    }
+    let extended: Vec<&State> = before.iter().zip(&suffixes).filter(|(_, s)| !s.is_empty()).map(|(b, _)| b).collect();
+    if !extended.is_empty() {
+        for (b, s) in before.iter().zip(&suffixes) {
+            let prefix_of_all = extended.iter().all(|e| e.branches.len() >= b.branches.len() && e.branches[..b.branches.len()] == b.branches[..]);
+            if s.is_empty() && !(b.tainted && prefix_of_all) {
+                return None;
+            }
+        }
+    }
+    Some(suffixes)
+}
 
 impl<'a> Interp<'a> {
     pub(super) fn while_loop(&mut self, test: &Expr, body: &[Stmt], orelse: &[Stmt], st: State, ctx: &Ctx) -> Paths {
@@ -96,14 +141,44 @@ impl<'a> Interp<'a> {
             Some(items) if items.len() <= UNROLL => {
                 let mut out = Vec::new();
                 let mut live = vec![st];
+                // iterations that changed nothing, since the state last changed (`skip_item`)
+                let mut no_ops: Vec<NoOp> = Vec::new();
                 for item in items {
-                    let mut next = Vec::new();
-                    for st in live {
-                        for st in self.assign(target, item.clone(), st, ctx) {
-                            self.iteration(body, st, ctx, &mut next, &mut out);
+                    let assigned: Vec<State> = live.into_iter().flat_map(|st| self.assign(target, item.clone(), st, ctx)).collect();
+                    if !assigned.is_empty()
+                        && let Some(suffixes) = self.skip_item(&no_ops, &assigned, ctx)
+                    {
+                        live = assigned;
+                        for (st, suffix) in live.iter_mut().zip(suffixes) {
+                            st.branches.extend(suffix.iter().cloned());
                         }
+                        continue;
+                    }
+                    let before = (self.settings.memo && self.settings.prune).then(|| {
+                        memo::begin_reads();
+                        let outer_label_read = std::mem::replace(&mut self.oldest_label_read, u64::MAX);
+                        (assigned.clone(), self.loop_counters(), out.len(), self.label_serial, outer_label_read)
+                    });
+                    let mut next = Vec::new();
+                    for st in assigned {
+                        self.iteration(body, st, ctx, &mut next, &mut out);
                     }
                     live = merge(next, self.settings.prune);
+                    if let Some((assigned, counters, n_out, serial, outer_label_read)) = before {
+                        let reads = memo::end_reads();
+                        // a label set before the iteration began may differ for the next item
+                        let read_outer_label = self.oldest_label_read <= serial;
+                        self.oldest_label_read = self.oldest_label_read.min(outer_label_read);
+                        let unchanged = !self.abandoned && !read_outer_label && out.len() == n_out && counters == self.loop_counters();
+                        match unchanged.then(|| no_op_suffixes(&assigned, &live)).flatten() {
+                            Some(suffixes) if no_ops.len() < MAX_NO_OPS => {
+                                let len = assigned[0].heap.len();
+                                no_ops.push(NoOp { states: assigned, suffixes, reads: reads.into_iter().filter(|r| r.0 < len).collect() });
+                            }
+                            Some(_) => {}
+                            None => no_ops.clear(),
+                        }
+                    }
                     self.note_paths(live.len() + out.len());
                     if live.is_empty() || self.abandoned {
                         return out;
@@ -136,6 +211,76 @@ impl<'a> Interp<'a> {
                 out
             }
         }
+    }
+
+    /// The interpreter counters an iteration must leave alone to count as changing nothing
+    /// (fresh symbols and shape variables, cuts, violations).
+    fn loop_counters(&self) -> (usize, u32, u64, u64) {
+        (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged)
+    }
+
+    /// Whether the iteration over the next item, whose states after binding the loop target
+    /// are `assigned`, would change nothing: an earlier iteration since the state last changed
+    /// (`no_ops`) changed nothing, and everything it read is the same now up to a renaming
+    /// that takes its item to this one (`memo::same_reads`, the call summaries' matching).
+    /// The interpreter is deterministic, so this iteration would take the same steps on the
+    /// renamed objects and leave the state as it found it. The reads are noted for the
+    /// enclosing call's summary, as running the iteration would.
+    fn skip_item<'n>(&mut self, no_ops: &'n [NoOp], assigned: &[State], ctx: &Ctx) -> Option<&'n [Vec<Branch>]> {
+        let mut roots = vec![ctx.scope, ctx.module_scope];
+        roots.extend(ctx.class_body);
+        roots.extend(ctx.method_class);
+        if let Some(v) = &ctx.self_val {
+            crate::value::gc::value_ids(v, &mut |id| roots.push(id));
+        }
+        for n in no_ops {
+            // the paths as they were then, their branches since extended by no-op iterations
+            let same_paths = n.states.len() == assigned.len()
+                && n.states.iter().zip(assigned).zip(&n.suffixes).all(|((a, b), suffix)| {
+                    a.heap.len() == b.heap.len()
+                        && a.in_try == b.in_try
+                        && a.tainted == b.tainted
+                        && a.facts == b.facts
+                        && (Rc::ptr_eq(&a.shapes, &b.shapes) || a.shapes == b.shapes)
+                        && *a.assumed.borrow() == *b.assumed.borrow()
+                        && if suffix.is_empty() { a.branches == b.branches } else { b.branches.starts_with(&a.branches) }
+                });
+            if !same_paths {
+                continue;
+            }
+            // the first path's renaming serves every path whose objects it visits are the
+            // same objects (shared, unchanged), as they are unless the paths differ there
+            let Some(map) = memo::same_reads(&n.states[0], &assigned[0], &n.reads, &roots) else { continue };
+            let shares = |i: usize| {
+                map.iter().all(|(a, b)| Rc::ptr_eq(&n.states[i].heap[a], &n.states[0].heap[a]) && Rc::ptr_eq(&assigned[i].heap[b], &assigned[0].heap[b]))
+            };
+            let mut maps = vec![];
+            let mut all = true;
+            for i in 1..assigned.len() {
+                if !shares(i) {
+                    match memo::same_reads(&n.states[i], &assigned[i], &n.reads, &roots) {
+                        Some(m) => maps.push(m),
+                        None => {
+                            all = false;
+                            break;
+                        }
+                    }
+                }
+            }
+            if all {
+                maps.push(map);
+                for map in maps {
+                    for (id, name) in &n.reads {
+                        if let Some(m) = map.get(*id) {
+                            memo::note((m, name.clone()));
+                        }
+                    }
+                }
+                self.loop_items_skipped += 1;
+                return Some(&n.suffixes);
+            }
+        }
+        None
     }
 
     /// The items of an iterable when they are known.

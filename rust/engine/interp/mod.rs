@@ -157,6 +157,8 @@ pub struct Interp<'a> {
     /// Violated verdicts, and undecided ones exported or assumed, recorded so far: a call
     /// that adds one is not summarised (`engine::memo`).
     pub flagged: u64,
+    /// Loop items skipped because their iteration would change nothing (`loops::skip_item`).
+    pub loop_items_skipped: u64,
     /// Outcomes recorded so far (`record`), for `reached`.
     pub records: u64,
     /// The innermost call in the user's file: checks inside embedded library code (the
@@ -227,6 +229,7 @@ impl<'a> Interp<'a> {
             refined_dims: Default::default(),
             cuts: 0,
             flagged: 0,
+            loop_items_skipped: 0,
             records: 0,
             user_site: None,
         }
