@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from . import values
 from .harness import B, D, L, Spec, T, near, shape
 
 
@@ -822,3 +823,5 @@ def _src_key_padding() -> tuple:
 PROVOKE["nn.TransformerEncoderLayer"] = _src_key_padding()
 
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
+# index tensors with known values at the API's bound (differential/values.py)
+SPECS = [dataclasses.replace(s, provoke=s.provoke + values.CASES.get(s.api, ())) for s in SPECS]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
+from . import values
 from .harness import B, D, L, Spec, T, shape
 
 # ---------------------------------------------------------------- generators
@@ -746,3 +747,5 @@ PROVOKE["Tensor.roll"] = _roll("x.roll({s}, {d})")
 PROVOKE["torch.roll"] = _roll("torch.roll(x, {s}, dims={d})")
 
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
+# index tensors with known values at the API's bound (differential/values.py)
+SPECS = [dataclasses.replace(s, provoke=s.provoke + values.CASES.get(s.api, ())) for s in SPECS]
