@@ -84,6 +84,195 @@ impl DType {
 pub struct Tensor {
     pub shape: Shape,
     pub dtype: Option<DType>,
+    /// Known bounds of the (integer) values, `None` when not known (see [`IntBounds`]).
+    pub values: Option<Rc<IntBounds>>,
+}
+
+impl Tensor {
+    /// A tensor of this shape and dtype whose values are not known.
+    pub fn new(shape: Shape, dtype: Option<DType>) -> Tensor {
+        Tensor { shape, dtype, values: None }
+    }
+    /// The same tensor with these value bounds.
+    pub fn with_values(mut self, values: Option<Rc<IntBounds>>) -> Tensor {
+        if values.is_some() {
+            BOUNDED.with(|b| b.set(true));
+        }
+        self.values = values;
+        self
+    }
+}
+
+/// Bounds of the values of an integer tensor: every element is in `[lo, hi]`, and when
+/// `lo_seen`/`hi_seen`, some element equals `lo`/`hi` (if the tensor has any element).
+/// Where the values came from, for messages: `src` (`torch.arange`) at `span`.
+///
+/// Set only where exact (`arange`, `full`, `zeros`/`ones` of an integer dtype, integer
+/// literals, `randint`, `randperm`) and kept only by the ops that keep the values (views,
+/// `long()`, `clone()`, ...; indexing keeps the bounds but not `*_seen`; `x + k` shifts them).
+/// Tensors are values here, not storage: an in-place write through any alias is not seen
+/// on the others, so every mutation the engine sees (`x[i] = v`, `x += k`, `x.f_()`, `out=`,
+/// `inplace=True`) and every call it cannot see into forgets all known values on the path
+/// ([`State::forget_values`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntBounds {
+    pub lo: i128,
+    pub hi: i128,
+    pub lo_seen: bool,
+    pub hi_seen: bool,
+    pub src: &'static str,
+    pub span: Span,
+}
+
+impl IntBounds {
+    pub fn exact(lo: i128, hi: i128, src: &'static str, span: Span) -> Option<Rc<IntBounds>> {
+        (lo <= hi).then(|| Rc::new(IntBounds { lo, hi, lo_seen: true, hi_seen: true, src, span }))
+    }
+    /// The values lie in `[lo, hi]`, neither bound is known to be present.
+    pub fn within(lo: i128, hi: i128, src: &'static str, span: Span) -> Option<Rc<IntBounds>> {
+        (lo <= hi).then(|| Rc::new(IntBounds { lo, hi, lo_seen: false, hi_seen: false, src, span }))
+    }
+    /// The same bounds, no longer known to be attained (a subset of the elements).
+    pub fn subset(&self) -> Rc<IntBounds> {
+        Rc::new(IntBounds { lo_seen: false, hi_seen: false, ..self.clone() })
+    }
+    /// Every value shifted by `k`.
+    pub fn shifted(&self, k: i128) -> Option<Rc<IntBounds>> {
+        Some(Rc::new(IntBounds { lo: self.lo.checked_add(k)?, hi: self.hi.checked_add(k)?, ..self.clone() }))
+    }
+    /// A value certainly present that is outside `[0, n)` (`n == None`: `[0, inf)`) and is
+    /// not `exempt`, assuming the tensor has an element: `Some(Some(v))` a bound that is
+    /// attained, `Some(None)` every value in the bounds is such a value.
+    pub fn outside(&self, n: Option<i128>, exempt: Option<i128>) -> Option<Option<i128>> {
+        let bad = |v: i128| (v < 0 || n.is_some_and(|n| v >= n)) && exempt != Some(v);
+        if self.hi_seen && bad(self.hi) {
+            return Some(Some(self.hi));
+        }
+        if self.lo_seen && bad(self.lo) {
+            return Some(Some(self.lo));
+        }
+        let all = (self.hi < 0 || n.is_some_and(|n| self.lo >= n)) && exempt.is_none_or(|e| e < self.lo || e > self.hi);
+        all.then_some(None)
+    }
+}
+
+thread_local! {
+    /// Whether any tensor with known values was built (else forgetting them is a no-op).
+    static BOUNDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `v` with the known values of its tensors forgotten; `None` when it holds none.
+fn forget_in(v: &Value) -> Option<Value> {
+    let many = |vs: &[Value]| -> Option<Vec<Value>> {
+        let k = vs.iter().position(|v| forget_in(v).is_some())?;
+        Some(vs.iter().enumerate().map(|(i, v)| if i < k { v.clone() } else { forget_in(v).unwrap_or_else(|| v.clone()) }).collect())
+    };
+    match v {
+        Value::Tensor(t) if t.values.is_some() => Some(Value::Tensor(Rc::new(Tensor { values: None, ..(**t).clone() }))),
+        Value::Tuple(items) => many(items).map(|v| Value::Tuple(Rc::new(v))),
+        Value::Bound(r, c) => forget_in(r).map(|r| Value::Bound(Box::new(r), c.clone())),
+        Value::LibMethod(r, n) => forget_in(r).map(|r| Value::LibMethod(Box::new(r), n.clone())),
+        Value::Super(c, r) => forget_in(r).map(|r| Value::Super(*c, Box::new(r))),
+        Value::Func(c) => {
+            let d = many(&c.defaults);
+            let kw: Vec<Option<Value>> = c.kw_defaults.iter().map(|v| v.as_ref().and_then(forget_in)).collect();
+            if d.is_none() && kw.iter().all(|v| v.is_none()) {
+                return None;
+            }
+            let mut c2 = (**c).clone();
+            if let Some(d) = d {
+                c2.defaults = d;
+            }
+            for (slot, new) in c2.kw_defaults.iter_mut().zip(kw) {
+                if new.is_some() {
+                    *slot = new;
+                }
+            }
+            Some(Value::Func(Rc::new(c2)))
+        }
+        Value::Gen(c, a, k) => {
+            let a2 = many(a);
+            let kv: Vec<Value> = k.iter().map(|(_, v)| v.clone()).collect();
+            let k2 = many(&kv);
+            if a2.is_none() && k2.is_none() {
+                return None;
+            }
+            let a = a2.map(Rc::new).unwrap_or_else(|| a.clone());
+            let k = match k2 {
+                Some(vs) => Rc::new(k.iter().zip(vs).map(|((n, _), v)| (n.clone(), v)).collect()),
+                None => k.clone(),
+            };
+            Some(Value::Gen(c.clone(), a, k))
+        }
+        _ => None,
+    }
+}
+
+/// Forget the known values in a map of values; true when one changed.
+fn forget_map<K>(m: &mut BTreeMap<K, Value>) -> bool {
+    let mut changed = false;
+    for v in m.values_mut() {
+        if let Some(n) = forget_in(v) {
+            *v = n;
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Whether `v` holds a tensor with known values.
+fn has_values(v: &Value) -> bool {
+    match v {
+        Value::Tensor(t) => t.values.is_some(),
+        Value::Tuple(items) => items.iter().any(has_values),
+        Value::Bound(r, _) | Value::LibMethod(r, _) | Value::Super(_, r) => has_values(r),
+        Value::Func(c) => c.defaults.iter().any(has_values) || c.kw_defaults.iter().flatten().any(has_values),
+        Value::Gen(_, a, k) => a.iter().any(has_values) || k.iter().any(|(_, v)| has_values(v)),
+        _ => false,
+    }
+}
+
+fn obj_has_values(o: &Obj) -> bool {
+    match o {
+        Obj::List(items) => items.iter().any(has_values),
+        Obj::Dict(items) => items.iter().any(|(k, v)| has_values(k) || has_values(v)),
+        Obj::Instance { attrs, .. } | Obj::Namespace { attrs, .. } => attrs.values().any(has_values),
+        Obj::Class { bases, attrs, .. } => bases.iter().any(has_values) || attrs.values().any(has_values),
+        Obj::Layer(l) => l.args.values().any(has_values) || l.attrs.values().any(has_values),
+        Obj::Container { items, attrs, .. } => items.iter().any(|(_, v)| has_values(v)) || attrs.values().any(has_values),
+        Obj::Scope { vars, .. } => vars.values().any(has_values),
+    }
+}
+
+fn forget_obj(o: &mut Obj) -> bool {
+    let mut changed = false;
+    let mut list = |vs: &mut dyn Iterator<Item = &mut Value>| {
+        for v in vs {
+            if let Some(n) = forget_in(v) {
+                *v = n;
+                changed = true;
+            }
+        }
+    };
+    match o {
+        Obj::List(items) => list(&mut items.iter_mut()),
+        Obj::Dict(items) => list(&mut items.iter_mut().flat_map(|(k, v)| [k, v])),
+        Obj::Instance { attrs, .. } | Obj::Namespace { attrs, .. } => return forget_map(attrs),
+        Obj::Class { bases, attrs, .. } => {
+            list(&mut bases.iter_mut());
+            return forget_map(attrs) || changed;
+        }
+        Obj::Layer(l) => {
+            let a = forget_map(&mut l.args);
+            return forget_map(&mut l.attrs) || a;
+        }
+        Obj::Container { items, attrs, .. } => {
+            list(&mut items.iter_mut().map(|(_, v)| v));
+            return forget_map(attrs) || changed;
+        }
+        Obj::Scope { vars, .. } => return forget_map(vars),
+    }
+    changed
 }
 
 /// A library nn.Module instance (`nn.Linear(...)`): its kind and constructor arguments.
@@ -240,6 +429,10 @@ impl Value {
     pub fn is_unknown(&self) -> bool {
         matches!(self, Value::Unknown)
     }
+    /// The same value with the known values of its tensors forgotten.
+    pub fn forget_values(self) -> Value {
+        forget_in(&self).unwrap_or(self)
+    }
     pub fn as_dtype(&self) -> Option<DType> {
         match self {
             Value::DType(d) => Some(*d),
@@ -334,6 +527,20 @@ impl State {
             }
         }
         s
+    }
+
+    /// Forget the known values of every tensor on the heap (a write or a call the engine does
+    /// not see into may have changed them through an alias). Every object is read (a call
+    /// summary then depends on the whole heap), and only those holding such tensors written.
+    pub fn forget_values(&mut self) {
+        if !BOUNDED.with(|b| b.get()) {
+            return;
+        }
+        for id in 0..self.heap.len() {
+            if obj_has_values(self.get(id)) {
+                forget_obj(self.get_mut(id));
+            }
+        }
     }
 
     pub fn bind_shape(&mut self, var: u32, s: Shape) {

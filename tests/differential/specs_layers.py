@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from . import values
 from .harness import B, D, L, Spec, T, near, shape
 
 
@@ -869,3 +870,5 @@ _more("nn.GRUCell", ("nn.GRUCell(4, 3)(x, h)", {"x": T(2, 4), "h": T(1, 2, 3)}))
 _more("nn.TransformerEncoderLayer", ("nn.TransformerEncoderLayer(4, 2, 8, 0.0, activation='tanh')(x)", {"x": T(5, 2, 4)}))
 
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
+# index tensors with known values at the API's bound (differential/values.py)
+SPECS = [dataclasses.replace(s, provoke=s.provoke + values.CASES.get(s.api, ())) for s in SPECS]

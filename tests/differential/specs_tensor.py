@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import random
 
+from . import values
 from .harness import B, D, L, Spec, T, shape
 
 # ---------------------------------------------------------------- generators
@@ -770,3 +771,5 @@ _more("Tensor.unbind", ("a, b = x.unbind()\na", {"x": T(3, 2)}))
 _more("torch.linspace", ("torch.linspace(0, 1, -1)", {}))
 
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
+# index tensors with known values at the API's bound (differential/values.py)
+SPECS = [dataclasses.replace(s, provoke=s.provoke + values.CASES.get(s.api, ())) for s in SPECS]

@@ -157,6 +157,10 @@ impl<'a> Interp<'a> {
     }
 
     fn set_item(&mut self, st: &mut State, o: &Value, i: &Value, v: Value, _span: Span) {
+        if matches!(o, Value::Tensor(_)) {
+            // `x[i] = v` writes into x and every view of it: known values are stale
+            st.forget_values();
+        }
         if let Value::Ref(id) = o {
             let key = i.clone();
             match st.get_mut(*id) {

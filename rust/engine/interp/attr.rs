@@ -104,6 +104,10 @@ impl<'a> Interp<'a> {
     }
 
     pub fn set_attr(&mut self, st: &mut State, o: &Value, name: &Name, v: Value) {
+        if matches!(o, Value::Tensor(_)) {
+            // `x.data = y` replaces x's values (in every alias)
+            st.forget_values();
+        }
         if let Value::Ref(id) = o {
             match st.get_mut(*id) {
                 Obj::Namespace { kind, attrs } => {

@@ -118,8 +118,23 @@ impl<'a> Interp<'a> {
 
     fn call_inner(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         // a library call (not user code, whose checks have their own sites) reaches its site
-        let before = if matches!(f, Value::Func(_) | Value::Bound(..)) { None } else { self.reach_mark(&st, span) };
-        let out = self.call_dispatch(f, args, kwargs, st, span);
+        let user = matches!(f, Value::Func(_) | Value::Bound(..));
+        let before = if user { None } else { self.reach_mark(&st, span) };
+        // known tensor values (`IntBounds`) do not survive a write the engine does not see:
+        // an in-place library call (`x.clamp_(...)`, `out=`, `inplace=True`) or a call whose
+        // result is not modelled (it may write through any alias)
+        let mutates = !user && writes_in_place(&f, &kwargs);
+        let mut out = self.call_dispatch(f, args, kwargs, st, span);
+        if !user {
+            for (st, v) in out.iter_mut() {
+                if mutates || v.is_unknown() {
+                    st.forget_values();
+                    if mutates {
+                        *v = std::mem::replace(v, Value::Unknown).forget_values();
+                    }
+                }
+            }
+        }
         self.reached(before, span);
         out
     }
@@ -511,4 +526,21 @@ impl<'a> Interp<'a> {
         }
         merge_vals(out, self.settings.prune)
     }
+}
+
+/// A library call that writes into one of its tensors: an in-place method or function
+/// (`x.add_(1)`, `torch.relu_(x)`, `nn.init.zeros_(w)`), or one given `out=` or `inplace=True`.
+fn writes_in_place(f: &Value, kwargs: &[(Name, Value)]) -> bool {
+    let name: &str = match f {
+        Value::Lib(path) => path.rsplit('.').next().unwrap_or(path),
+        Value::LibMethod(_, name) => name,
+        _ => "",
+    };
+    let in_place_name = name.ends_with('_') && !name.ends_with("__") && name != "requires_grad_";
+    in_place_name
+        || kwargs.iter().any(|(k, v)| match &**k {
+            "out" => !matches!(v, Value::None),
+            "inplace" => !matches!(v, Value::Bool(false) | Value::None),
+            _ => false,
+        })
 }

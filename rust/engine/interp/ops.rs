@@ -19,7 +19,16 @@ impl<'a> Interp<'a> {
 
     fn binop_inner(&mut self, op: BinOp, a: Value, b: Value, st: State, span: Span, inplace: bool) -> Vals {
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
-            return torch::tensor_binop(self, st, op, a, b, span, inplace);
+            let writes = inplace && matches!(a, Value::Tensor(_));
+            let mut out = torch::tensor_binop(self, st, op, a, b, span, inplace);
+            if writes {
+                // `x += k` writes into x and every view of it: known values are stale
+                for (st, v) in out.iter_mut() {
+                    st.forget_values();
+                    *v = std::mem::replace(v, Value::Unknown).forget_values();
+                }
+            }
+            return out;
         }
         let int_of = |v: &Value| -> Option<Poly> {
             match v {

@@ -67,7 +67,9 @@ impl<'a> Interp<'a> {
                         // evaluate the value for its effects and checks, then forget the target
                         let vals = self.eval(value, st, ctx);
                         let mut out = Vec::new();
-                        for (st, _) in vals {
+                        for (mut st, _) in vals {
+                            // (`self.pos += 1` may write into a tensor seen elsewhere)
+                            st.forget_values();
                             out.extend(self.assign(target, Value::Unknown, st, ctx).into_iter().map(|s| (s, Flow::Normal)));
                         }
                         return out;

@@ -1,6 +1,8 @@
 //! Tensor creation: `zeros`/`ones`/`empty`/`rand`/`randn`, `full`, `randint`, the `*_like`
 //! functions, `linspace`/`logspace`, `arange`, `randperm`, `eye`, `tensor`/`as_tensor`.
 
+use std::rc::Rc;
+
 use crate::models::bind;
 use super::tensor::{arg_dtype, dim_of, sizes, tensor_of, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
@@ -13,32 +15,49 @@ use crate::shape::Tri;
 /// `torch.` functions modelled here; `Err(st)` gives the state back when `f` is not one of them.
 pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
     Ok(match f {
-        "zeros" | "ones" | "empty" | "rand" | "randn" => zeros(cx, st, args, kwargs),
-        "full" => full(cx, st, args, kwargs),
-        "randint" => randint(cx, st, args, kwargs),
+        "zeros" | "ones" | "empty" | "rand" | "randn" => zeros(cx, st, f, args, kwargs, span),
+        "full" => full(cx, st, args, kwargs, span),
+        "randint" => randint(cx, st, args, kwargs, span),
         "zeros_like" | "ones_like" | "rand_like" | "randn_like" | "empty_like" | "full_like" | "randint_like" => like(st, args, kwargs),
         "linspace" | "logspace" => linspace(cx, st, f, args, kwargs, span),
         "arange" => arange(cx, st, args, kwargs, span),
         "tensor" | "as_tensor" => super::shape_ops::tensor_literal(cx, st, args, kwargs, span),
-        "randperm" => randperm(st, args, kwargs),
+        "randperm" => randperm(st, args, kwargs, span),
         "eye" => eye(st, args, kwargs),
         _ => return Err(st),
     })
 }
 
-/// `zeros`/`ones`/`empty`/`rand`/`randn(*size)` (or `size=`).
-fn zeros(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+/// Whether values of this dtype are integers the bounds describe.
+fn integral(dtype: Option<DType>) -> bool {
+    matches!(dtype, Some(DType::Long | DType::Int))
+}
+
+/// A tensor with known values when its dtype is integral.
+fn valued(shape: Shape, dtype: Option<DType>, values: Option<Rc<IntBounds>>) -> Value {
+    let values = values.filter(|_| integral(dtype));
+    Value::Tensor(Rc::new(Tensor::new(shape, dtype).with_values(values)))
+}
+
+/// `zeros`/`ones`/`empty`/`rand`/`randn(*size)` (or `size=`); `zeros`/`ones` of an integral
+/// dtype have known values.
+fn zeros(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
     let dt = arg_dtype(kwargs);
     let size_kw = kwargs.iter().find(|(k, _)| &**k == "size").map(|(_, v)| vec![v.clone()]);
     let a = size_kw.unwrap_or_else(|| args.to_vec());
     let Some(dims) = sizes(cx, &mut st, &a) else { return vec![(st, Value::Unknown)] };
     let dtype = dt.unwrap_or(Some(DType::Float));
-    vec![(st, tensor_value(Shape::known(dims), dtype))]
+    let values = match f {
+        "zeros" => IntBounds::exact(0, 0, "torch.zeros", span),
+        "ones" => IntBounds::exact(1, 1, "torch.ones", span),
+        _ => None,
+    };
+    vec![(st, valued(Shape::known(dims), dtype, values))]
 }
 
 /// `full(size, fill_value)`: the dtype from the fill value unless `dtype=` says.
-fn full(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+fn full(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
     let dt = arg_dtype(kwargs);
     let Some(dims) = args.first().and_then(|a| sizes(cx, &mut st, std::slice::from_ref(a))) else { return vec![(st, Value::Unknown)] };
@@ -48,11 +67,16 @@ fn full(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value
         Some(Value::Float(_)) => Some(DType::Float),
         _ => None,
     });
-    vec![(st, tensor_value(Shape::known(dims), dtype))]
+    // an integer fill value (not a bool: `full(s, True, dtype=long)` is 1, not modelled)
+    let values = match args.get(1) {
+        Some(Value::Int(p)) => p.as_const().and_then(|v| IntBounds::exact(v, v, "torch.full", span)),
+        _ => None,
+    };
+    vec![(st, valued(Shape::known(dims), dtype, values))]
 }
 
-/// `randint(low=0, high, size)`.
-fn randint(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+/// `randint(low=0, high, size)`: values in `[low, high - 1]`, none certainly present.
+fn randint(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
     let dt = arg_dtype(kwargs);
     let b = bind(&["low", "high", "size"], args, kwargs);
@@ -62,7 +86,22 @@ fn randint(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Va
         _ => None,
     };
     let Some(dims) = size.and_then(|s| sizes(cx, &mut st, std::slice::from_ref(&s))) else { return vec![(st, Value::Unknown)] };
-    vec![(st, tensor_value(Shape::known(dims), dt.unwrap_or(Some(DType::Long))))]
+    // the bounds, positionally only: `randint(high, size)`, `randint(low, high, size)`
+    let size_kw = kwargs.iter().any(|(k, _)| &**k == "size");
+    let named = kwargs.iter().any(|(k, _)| matches!(&**k, "low" | "high"));
+    let given = if size_kw { args } else { &args[..args.len().saturating_sub(1)] };
+    let int = |v: &Value| match v {
+        Value::Int(p) => p.as_const(),
+        _ => None,
+    };
+    let bounds = match given {
+        _ if named => None,
+        [hi] => int(hi).map(|hi| (0, hi)),
+        [lo, hi] => int(lo).zip(int(hi)),
+        _ => None,
+    };
+    let values = bounds.and_then(|(lo, hi)| IntBounds::within(lo, hi - 1, "torch.randint", span));
+    vec![(st, valued(Shape::known(dims), dt.unwrap_or(Some(DType::Long)), values))]
 }
 
 /// `zeros_like(x)` and the other `*_like`: `x`'s shape and dtype.
@@ -113,14 +152,26 @@ fn arange(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Val
         _ => Dim::unknown(),
     };
     let dtype = dt.unwrap_or(if is_float { Some(DType::Float) } else { Some(DType::Long) });
-    vec![(st, tensor_value(Shape::known(vec![dim]), dtype))]
+    // integer bounds (step > 0): `start`, ..., `start + (n - 1) * step`, all present
+    let values = match ints.as_slice() {
+        _ if is_float || args.iter().any(|a| matches!(a, Value::Bool(_))) => None,
+        [Some(e)] => IntBounds::exact(0, e - 1, "torch.arange", span),
+        [Some(a), Some(b)] => IntBounds::exact(*a, b - 1, "torch.arange", span),
+        [Some(a), Some(_), Some(s)] if *s > 0 => n.and_then(|n| IntBounds::exact(*a, a + (n - 1) * s, "torch.arange", span)),
+        _ => None,
+    };
+    vec![(st, valued(Shape::known(vec![dim]), dtype, values))]
 }
 
-/// `randperm(n)`.
-fn randperm(st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+/// `randperm(n)`: a permutation of `0..n`.
+fn randperm(st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let dt = arg_dtype(kwargs);
     let Some(n) = args.first().and_then(dim_of) else { return vec![(st, Value::Unknown)] };
-    vec![(st, tensor_value(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Long))))]
+    let values = match args.first() {
+        Some(Value::Int(p)) => p.as_const().and_then(|n| IntBounds::exact(0, n - 1, "torch.randperm", span)),
+        _ => None,
+    };
+    vec![(st, valued(Shape::known(vec![n]), dt.unwrap_or(Some(DType::Long)), values))]
 }
 
 /// `eye(n, m=None)`.

@@ -3,7 +3,7 @@
 use std::rc::Rc;
 
 use crate::models::bind;
-use super::tensor::{broadcast, check_dim, tensor_value};
+use super::tensor::{broadcast, check_dim, check_index_values, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
@@ -92,6 +92,13 @@ fn index_select(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, arg
     }
     let Some(i) = check_dim(cx, &st, &s, d, span, "index_select") else { return vec![(st, Value::Unknown)] };
     if i == usize::MAX {
+        return Vec::new();
+    }
+    // known index values outside `[0, size)` (negative ones too): "index out of range in self"
+    if let Some(n) = s.dims.get(i).and_then(|d| d.as_const())
+        && matches!(idx.dtype, Some(DType::Long | DType::Int))
+        && !check_index_values(cx, &st, idx, Some(n), None, span, "index_select", |cx| format!("dimension {i} of {} (size {n})", cx.show_shape(&st, s)))
+    {
         return Vec::new();
     }
     if ir != 1 || s.dims.is_empty() {
@@ -237,7 +244,9 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         }
     }
     out.extend(s.dims[k.min(rank)..].iter().cloned());
-    vec![(st, tensor_value(Shape::known(out), t.dtype))]
+    // the elements are some of x's: its value bounds hold, none is known to be attained
+    let values = t.values.as_ref().map(|b| b.subset());
+    vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(out), t.dtype).with_values(values))))]
 }
 
 fn slice_len(cx: &dyn ModelCtx, st: &State, d: &Dim, lo: &Value, hi: &Value, step: &Value) -> Dim {
@@ -294,8 +303,8 @@ pub const APIS: &[Decl] = &[
     Decl::function("torch.masked_fill", "input, mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
     Decl::method("torch.Tensor.masked_fill", "mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
     Decl::method("torch.Tensor.masked_fill_", "mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
-    Decl::function("torch.index_select", "input, dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE]),
-    Decl::method("torch.Tensor.index_select", "dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE]),
+    Decl::function("torch.index_select", "input, dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
+    Decl::method("torch.Tensor.index_select", "dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
     Decl::function("torch.narrow", "input, dim, start, length").checks(&[&r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
     Decl::method("torch.Tensor.narrow", "dim, start, length").checks(&[&r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
 ];

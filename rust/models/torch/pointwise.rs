@@ -434,7 +434,22 @@ fn apply_binary(cx: &mut dyn ModelCtx, st: State, kind: Binary, a: &Value, b: &V
 pub fn operator(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, in_place: bool) -> Vals {
     let Some(kind) = binop_kind(op) else { return vec![(st, Value::Unknown)] };
     let in_place = in_place && matches!(a, Value::Tensor(_));
-    apply_binary(cx, st, kind, &a, &b, span, &format!("operator {}{}", op.symbol(), if in_place { "=" } else { "" }), in_place)
+    // `x + k`, `k + x`, `x - k` with an integer constant shift known values (not in place:
+    // the engine forgets the values an in-place op writes)
+    let shift = match (op, &a, &b) {
+        _ if in_place => None,
+        (BinOp::Add | BinOp::Sub, Value::Tensor(t), Value::Int(k)) => t.values.clone().zip(k.as_const().map(|k| if op == BinOp::Sub { -k } else { k })),
+        (BinOp::Add, Value::Int(k), Value::Tensor(t)) => t.values.clone().zip(k.as_const()),
+        _ => None,
+    };
+    let out = apply_binary(cx, st, kind, &a, &b, span, &format!("operator {}{}", op.symbol(), if in_place { "=" } else { "" }), in_place);
+    let Some((bounds, k)) = shift else { return out };
+    out.into_iter()
+        .map(|(st, v)| match v {
+            Value::Tensor(r) if r.values.is_none() && matches!(r.dtype, Some(DType::Long)) => (st, Value::Tensor(std::rc::Rc::new((*r).clone().with_values(bounds.shifted(k))))),
+            v => (st, v),
+        })
+        .collect()
 }
 
 /// A comparison operator (`==`, `<`, ...) with a tensor operand: broadcast, bool result.

@@ -488,12 +488,24 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
         Int,
         Float,
     }
-    fn walk(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, span: Span, depth: usize, kind: &mut Kind) -> Option<Vec<i128>> {
+    /// The least and greatest integer (a bool as 0/1) of the literal.
+    type Range = Option<(i128, i128)>;
+    fn seen(range: &mut Range, v: i128) {
+        *range = Some(match *range {
+            None => (v, v),
+            Some((lo, hi)) => (lo.min(v), hi.max(v)),
+        });
+    }
+    fn walk(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, span: Span, depth: usize, kind: &mut Kind, range: &mut Range) -> Option<Vec<i128>> {
         match v {
-            Value::Bool(_) => Some(Vec::new()),
+            Value::Bool(b) => {
+                seen(range, *b as i128);
+                Some(Vec::new())
+            }
             // a symbolic int may stand for anything the engine assumed to be an int (a missing
             // constructor argument is a fresh symbol, though the caller may pass a list)
             Value::Int(p) if p.as_const().is_some() => {
+                seen(range, p.as_const().unwrap());
                 *kind = if *kind < Kind::Int { Kind::Int } else { *kind };
                 Some(Vec::new())
             }
@@ -508,7 +520,7 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
                 }
                 let mut inner: Option<Vec<i128>> = None;
                 for it in &items {
-                    let s = walk(cx, st, it, span, depth + 1, kind)?;
+                    let s = walk(cx, st, it, span, depth + 1, kind, range)?;
                     match &inner {
                         None => inner = Some(s),
                         Some(p) if *p == s => {}
@@ -523,7 +535,8 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
         }
     }
     let mut kind = Kind::Bool;
-    let Some(dims) = walk(cx, &mut st, data, span, 0, &mut kind) else { return unknown(st) };
+    let mut range = None;
+    let Some(dims) = walk(cx, &mut st, data, span, 0, &mut kind, &mut range) else { return unknown(st) };
     // an empty list is a float tensor of shape [0]
     let empty = dims.contains(&0);
     let dtype = match kwargs.iter().find(|(k, _)| &**k == "dtype") {
@@ -535,7 +548,13 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
             Kind::Float => DType::Float,
         }),
     };
-    vec![(st, tensor_value(Shape::known(dims.into_iter().map(Dim::konst).collect()), dtype))]
+    // integer values (not floats: `tensor([1.5], dtype=long)` truncates) of an integral
+    // dtype, the least and greatest present
+    let values = match (kind, range, dtype) {
+        (Kind::Int | Kind::Bool, Some((lo, hi)), Some(DType::Long | DType::Int)) if !empty => IntBounds::exact(lo, hi, "torch.tensor", span),
+        _ => None,
+    };
+    vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(dims.into_iter().map(Dim::konst).collect()), dtype).with_values(values))))]
 }
 
 

@@ -19,7 +19,7 @@ pub use super::matmul::matmul;
 pub use super::reshape::{flatten, numel};
 
 pub fn tensor_value(shape: Shape, dtype: Option<DType>) -> Value {
-    Value::Tensor(Rc::new(Tensor { shape, dtype }))
+    Value::Tensor(Rc::new(Tensor::new(shape, dtype)))
 }
 
 pub(super) fn dim_of(v: &Value) -> Option<Dim> {
@@ -28,6 +28,25 @@ pub(super) fn dim_of(v: &Value) -> Option<Dim> {
         Value::Bool(b) => Some(Dim::konst(*b as i128)),
         _ => None,
     }
+}
+
+/// Known values of the index tensor `idx` certainly outside `[0, n)` (`n == None`: negative
+/// ones only), other than `exempt`, on a tensor with at least one element: torch raises
+/// (SHP110, `bound` says what the range is). False when it certainly does.
+#[allow(clippy::too_many_arguments)]
+pub fn check_index_values(cx: &mut dyn ModelCtx, st: &State, idx: &Tensor, n: Option<i128>, exempt: Option<i128>, span: Span, op: &str, bound: impl FnOnce(&dyn ModelCtx) -> String) -> bool {
+    let Some(b) = &idx.values else { return true };
+    let s = st.resolve(&idx.shape);
+    let nonempty = s.prefix.is_none() && s.dims.iter().all(|d| d.as_const().is_some_and(|c| c >= 1));
+    let Some(w) = b.outside(n, exempt).filter(|_| nonempty) else { return true };
+    cx.check(st, span, Tri::True, |cx| {
+        let index = match w {
+            Some(v) => v.to_string(),
+            None if b.lo == b.hi => b.lo.to_string(),
+            None => format!("values in [{}, {}]", b.lo, b.hi),
+        };
+        (r::IndexOutOfRange::Value { op: op.into(), index, src: b.src.into(), line: cx.line(b.span).to_string(), bound: bound(cx) }, Vec::new())
+    })
 }
 
 /// Sizes given as `f(2, 3)`, `f((2, 3))`, `f([2, 3])` or `f(torch.Size)`.
@@ -113,9 +132,35 @@ macro_rules! or_next {
 /// argument of the call; otherwise Unknown.
 pub fn torch_function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     match registry::lookup_in("torch", f) {
-        Some(api) if api.accepts(&args, &kwargs) => function(cx, st, f, args, kwargs, span),
+        Some(api) if api.accepts(&args, &kwargs) => {
+            let src = args.first().filter(|_| KEEPS_VALUES.contains(&f)).cloned();
+            let out = function(cx, st, f, args, kwargs, span);
+            keep_values(src.as_ref(), out)
+        }
         _ => vec![(st, Value::Unknown)],
     }
+}
+
+/// The ops whose result holds exactly the input's values (the same elements, maybe another
+/// shape or an integral dtype): known value bounds carry over, attained bounds included.
+const KEEPS_VALUES: &[&str] = &["view", "reshape", "unsqueeze", "squeeze", "flatten", "expand", "view_as", "reshape_as", "expand_as", "clone", "contiguous", "detach", "long", "int", "to"];
+
+/// `out` with the value bounds of `src` (the input of a [`KEEPS_VALUES`] op) on each tensor
+/// result of an integral dtype that holds them.
+fn keep_values(src: Option<&Value>, out: Vals) -> Vals {
+    let Some(Value::Tensor(t)) = src else { return out };
+    let Some(b) = &t.values else { return out };
+    let fits = |d: Option<DType>| match d {
+        Some(DType::Long) => true,
+        Some(DType::Int) => b.lo >= i32::MIN as i128 && b.hi <= i32::MAX as i128,
+        _ => false,
+    };
+    out.into_iter()
+        .map(|(st, v)| match v {
+            Value::Tensor(r) if r.values.is_none() && fits(r.dtype) => (st, Value::Tensor(Rc::new((*r).clone().with_values(Some(b.clone()))))),
+            v => (st, v),
+        })
+        .collect()
 }
 
 fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
@@ -144,7 +189,11 @@ fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs:
 /// model reads every argument of the call; otherwise Unknown.
 pub fn tensor_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     match registry::lookup_in("torch.Tensor", name) {
-        Some(api) if api.accepts(&args, &kwargs) => method_of(cx, st, recv, name, Some(api.family), args, kwargs, span),
+        Some(api) if api.accepts(&args, &kwargs) => {
+            let src = KEEPS_VALUES.contains(&name).then(|| recv.clone());
+            let out = method_of(cx, st, recv, name, Some(api.family), args, kwargs, span);
+            keep_values(src.as_ref(), out)
+        }
         _ => vec![(st, Value::Unknown)],
     }
 }

@@ -18,11 +18,24 @@ and unpacking of per-layer states such as `h_n[i]` of an RNN, and the unpacking 
 (`a, b, c = x.chunk(2)`: `ValueError: not enough values to unpack (expected 3, got 2)`). Slices
 are not checked: they clamp instead of failing.
 
+It also checks index tensors whose values are known: those of `torch.arange`, `torch.full`,
+`torch.zeros`/`ones` of an integer dtype, integer literals (`torch.tensor([3, 7])`),
+`torch.randint(low, high, ...)` and `torch.randperm`, carried through views, `long()`,
+`clone()`, indexing and `x + k`. A value certainly present (or every possible value) outside
+`[0, num_embeddings)` of an `nn.Embedding`/`F.embedding`, `[0, num_classes)` of `F.one_hot`
+(negative ones also without `num_classes`), `[0, size)` of `index_select`, or the classes of
+`cross_entropy`/`nll_loss` (other than `ignore_index`) is reported. Values are forgotten
+at any in-place write or call the checker does not see into.
+
 ## Why is this bad?
 PyTorch raises `IndexError: index 2 is out of bounds for dimension 0 with size 2` (for
 `select`: `IndexError: select(): index 3 out of range for tensor of size [8, 3, 10] at
 dimension 1`; for `narrow`: `RuntimeError: start (5) + length (6) exceeds dimension size
 (10).`) when the line runs.
+
+(Embeddings, `index_select`: `IndexError: index out of range in self`; `one_hot`:
+`RuntimeError: Class values must be smaller than num_classes.`; losses: `IndexError: Target 5
+is out of bounds.`)
 
 ## Example
 ```python
@@ -60,6 +73,9 @@ crate::violation! {
         /// The pieces of `chunk`/`split`/`unbind` unpacked into another number of names.
         Unpack { op, count, names } => "{op} gives {count} tensors, which cannot be unpacked into {names} names",
         Subscript { index, dim, size, shape } => "index {index} is out of bounds for dimension {dim} with size {size} (tensor {shape})",
+        /// Known values of an index tensor (from `arange`, `full`, a literal, `randint`, ...)
+        /// outside the range an embedding, `one_hot`, `index_select` or a loss accepts.
+        Value { op, index, src, line, bound } => "{op}: index {index} (from {src} at line {line}) is out of range for {bound}",
         /// `select` with an index outside the dim.
         Select { op, index, dim, shape, size } => "{op}: index {index} is out of range for dimension {dim} of {shape} (size {size})",
     }

@@ -7,7 +7,7 @@ use super::{layer_name, optional_exact, Bound, Function, Module, Nn};
 use crate::ir::Span;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
-use crate::models::torch::tensor::{broadcast, tensor_value};
+use crate::models::torch::tensor::{broadcast, check_index_values, tensor_value};
 use crate::rules::shape::{self as r, InvalidShapeArgument, LayerInputRankMismatch, MatmulShapeMismatch};
 use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
@@ -15,7 +15,7 @@ use crate::value::*;
 
 const LINEAR_CHECKS: &[&Rule] = &[&r::matmul_shape_mismatch::RULE, &r::layer_input_rank_mismatch::RULE];
 const BILINEAR_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::invalid_shape_argument::RULE, &r::matmul_shape_mismatch::RULE];
-const EMBEDDING_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE];
+const EMBEDDING_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::index_out_of_range::RULE];
 const BAG_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE];
 
 // `padding_idx` is accepted unread: torch asserts that it indexes the table, which is not
@@ -212,7 +212,8 @@ fn embedding_dim(l: &Layer) -> Option<Dim> {
 /// Calling an `nn.Embedding` layer.
 pub(super) fn call_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
     let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
-    embedding(cx, st, t, dim, Some(DType::Float), &format!("{}Embedding", layer_name(l)), span)
+    let rows = l.args.get("num_embeddings").and_then(|v| v.as_const_int());
+    embedding(cx, st, t, dim, Some(DType::Float), rows.map(|n| (n, true)), &format!("{}Embedding", layer_name(l)), span)
 }
 
 /// Calling an `nn.EmbeddingBag` layer (without offsets).
@@ -228,7 +229,8 @@ pub(super) fn functional_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor,
     if ws.rank() != Some(2) {
         return vec![(st, Value::Unknown)];
     }
-    embedding(cx, st, t, ws.dims[1].clone(), w.dtype, "F.embedding", span)
+    let rows = ws.dims[0].as_const();
+    embedding(cx, st, t, ws.dims[1].clone(), w.dtype, rows.map(|n| (n, false)), "F.embedding", span)
 }
 
 /// `F.embedding_bag(input, weight)` without offsets or per-sample weights.
@@ -241,9 +243,18 @@ pub(super) fn functional_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Ten
     embedding_bag(cx, st, t, ws.dims[1].clone(), w.dtype, "F.embedding_bag", span)
 }
 
-/// `embedding(indices)`: indices' shape plus the embedding dim.
-fn embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, what: &str, span: Span) -> Vals {
+/// `embedding(indices)`: indices' shape plus the embedding dim. `rows`: the table's number of
+/// rows when known (and whether it is a layer's `num_embeddings`): known index values outside
+/// `[0, rows)` raise `IndexError: index out of range in self` (negative ones too).
+#[allow(clippy::too_many_arguments)]
+fn embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, rows: Option<(i128, bool)>, what: &str, span: Span) -> Vals {
     if !check_index_dtype(cx, &st, t, what, span) {
+        return Vec::new();
+    }
+    if let Some((n, layer)) = rows
+        && matches!(t.dtype, Some(DType::Long | DType::Int))
+        && !check_index_values(cx, &st, t, Some(n), None, span, what, |_| if layer { format!("num_embeddings={n}") } else { format!("a weight of {n} rows") })
+    {
         return Vec::new();
     }
     let s = st.resolve(&t.shape);
@@ -281,6 +292,22 @@ pub(super) fn one_hot(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, s
         Some(Value::Int(p)) if p.as_const() != Some(-1) => Dim::known(p.clone(), None),
         _ => Dim::unknown(),
     };
+    // class values: `[0, num_classes)`, or non-negative when inferred (`num_classes=-1`);
+    // torch raises "Class values must be smaller than num_classes." / "... non-negative."
+    let classes = match b.get("num_classes") {
+        None => Some(None),
+        Some(Value::Int(p)) => p.as_const().filter(|c| *c >= -1).map(|c| (c != -1).then_some(c)),
+        _ => None,
+    };
+    if let Some(n) = classes
+        && t.dtype == Some(DType::Long)
+        && !check_index_values(cx, &st, t, n, None, span, "F.one_hot", |_| match n {
+            Some(n) => format!("num_classes={n}"),
+            None => "class values, which must be non-negative".into(),
+        })
+    {
+        return Vec::new();
+    }
     let s = st.resolve(&t.shape);
     let mut dims = s.dims.clone();
     dims.push(k);
