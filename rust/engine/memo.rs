@@ -85,6 +85,10 @@ pub struct EntryFacts {
     pub tainted: bool,
     pub in_try: u32,
     pub opaque_prefix: bool,
+    /// Whether tensors with known values exist (`value::values_tracked`): a call recorded
+    /// before any did skipped forgetting them (an in-place write), so it must not be
+    /// replayed once some do.
+    pub values_tracked: bool,
 }
 
 impl EntryFacts {
@@ -95,6 +99,7 @@ impl EntryFacts {
             tainted: st.tainted,
             in_try: st.in_try,
             opaque_prefix: st.branches.iter().any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..))),
+            values_tracked: crate::value::values_tracked(),
         }
     }
 }

@@ -161,6 +161,18 @@ thread_local! {
     static BOUNDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Whether a tensor with known values was built in this analysis: until then forgetting
+/// values is a no-op, so call summaries recorded before must not be replayed after
+/// (`engine::memo::EntryFacts`).
+pub fn values_tracked() -> bool {
+    BOUNDED.with(|b| b.get())
+}
+
+/// A new analysis: no tensor with known values yet.
+pub fn reset_values_tracking() {
+    BOUNDED.with(|b| b.set(false));
+}
+
 /// `v` with the known values of its tensors forgotten; `None` when it holds none.
 fn forget_in(v: &Value) -> Option<Value> {
     let many = |vs: &[Value]| -> Option<Vec<Value>> {

@@ -204,6 +204,7 @@ fn merge_vals(vals: Vals, prune: bool) -> Vals {
 impl<'a> Interp<'a> {
     pub fn new(file: &'a ParsedFile<'a>, settings: &'a Settings) -> Interp<'a> {
         super::memo::reset_reads();
+        crate::value::reset_values_tracking();
         Interp {
             subscribers: crate::engine::events::Subscribers::enabled(settings, &[]),
             file,
