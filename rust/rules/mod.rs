@@ -65,6 +65,7 @@ pub static ALL: &[&Rule] = &[
     &shape::output_size_too_small::RULE,
     &shape::index_out_of_range::RULE,
     &shape::invalid_shape_argument::RULE,
+    &shape::view_non_contiguous::RULE,
     &may_fail::loss_target_broadcast::RULE,
 ];
 

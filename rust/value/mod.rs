@@ -80,18 +80,21 @@ impl DType {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Tensor {
     pub shape: Shape,
     pub dtype: Option<DType>,
+    /// The strides, when known (`None`: not known, never reported). Set by the few models whose
+    /// strides are proven against torch (`models/torch/layout.rs`); `tensor()` leaves it `None`.
+    pub layout: Option<Layout>,
     /// Known bounds of the (integer) values, `None` when not known (see [`IntBounds`]).
     pub values: Option<Rc<IntBounds>>,
 }
 
 impl Tensor {
-    /// A tensor of this shape and dtype whose values are not known.
+    /// A tensor of this shape and dtype whose strides and values are not known.
     pub fn new(shape: Shape, dtype: Option<DType>) -> Tensor {
-        Tensor { shape, dtype, values: None }
+        Tensor { shape, dtype, layout: None, values: None }
     }
     /// The same tensor with these value bounds.
     pub fn with_values(mut self, values: Option<Rc<IntBounds>>) -> Tensor {
@@ -285,6 +288,137 @@ fn forget_obj(o: &mut Obj) -> bool {
         Obj::Scope { vars, .. } => return forget_map(vars),
     }
     changed
+}
+
+thread_local! {
+    /// Tensor equality ignores layouts while paths are compared for merging ([`layout_blind`]).
+    static LAYOUT_BLIND: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` with tensor equality blind to layouts: path merging compares states this way, then
+/// [`State::join_layouts`] forgets the layouts the merged paths disagree on, so that a known
+/// layout never multiplies paths (everywhere else, e.g. call summaries, layouts are compared).
+pub fn layout_blind<R>(f: impl FnOnce() -> R) -> R {
+    let was = LAYOUT_BLIND.with(|b| b.replace(true));
+    let r = f();
+    LAYOUT_BLIND.with(|b| b.set(was));
+    r
+}
+
+impl PartialEq for Tensor {
+    fn eq(&self, o: &Tensor) -> bool {
+        self.shape == o.shape && self.dtype == o.dtype && self.values == o.values && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
+    }
+}
+
+/// `a` with the layouts it disagrees on with `b` (an equal value but for layouts) forgotten.
+pub fn join_layouts(a: &Value, b: &Value) -> Option<Value> {
+    match (a, b) {
+        (Value::Tensor(x), Value::Tensor(y)) if x.layout != y.layout => Some(Value::Tensor(Rc::new((**x).clone().with_layout(None)))),
+        (Value::Tuple(xs), Value::Tuple(ys)) if !Rc::ptr_eq(xs, ys) => join_all(xs, ys).map(|v| Value::Tuple(Rc::new(v))),
+        (Value::LibMethod(x, n), Value::LibMethod(y, _)) => join_layouts(x, y).map(|v| Value::LibMethod(Box::new(v), n.clone())),
+        (Value::Bound(x, c), Value::Bound(y, _)) => join_layouts(x, y).map(|v| Value::Bound(Box::new(v), c.clone())),
+        _ => None,
+    }
+}
+
+fn join_all(xs: &[Value], ys: &[Value]) -> Option<Vec<Value>> {
+    let mut out: Option<Vec<Value>> = None;
+    for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+        if let Some(v) = join_layouts(x, y) {
+            out.get_or_insert_with(|| xs.to_vec())[i] = v;
+        }
+    }
+    out
+}
+
+fn join_map<K: Ord + Clone>(xs: &BTreeMap<K, Value>, ys: &BTreeMap<K, Value>) -> Option<BTreeMap<K, Value>> {
+    let mut out: Option<BTreeMap<K, Value>> = None;
+    for ((k, x), (_, y)) in xs.iter().zip(ys) {
+        if let Some(v) = join_layouts(x, y) {
+            out.get_or_insert_with(|| xs.clone()).insert(k.clone(), v);
+        }
+    }
+    out
+}
+
+impl Obj {
+    /// `self` with the layouts it disagrees on with `o` (an equal object but for layouts)
+    /// forgotten; `None` when there are none.
+    fn join_layouts(&self, o: &Obj) -> Option<Obj> {
+        use Obj::*;
+        let pairs = |a: &[(Value, Value)], b: &[(Value, Value)]| -> Option<Vec<(Value, Value)>> {
+            let ka = join_all(&a.iter().map(|p| p.0.clone()).collect::<Vec<_>>(), &b.iter().map(|p| p.0.clone()).collect::<Vec<_>>());
+            let va = join_all(&a.iter().map(|p| p.1.clone()).collect::<Vec<_>>(), &b.iter().map(|p| p.1.clone()).collect::<Vec<_>>());
+            if ka.is_none() && va.is_none() {
+                return None;
+            }
+            let ks = ka.unwrap_or_else(|| a.iter().map(|p| p.0.clone()).collect());
+            let vs = va.unwrap_or_else(|| a.iter().map(|p| p.1.clone()).collect());
+            Some(ks.into_iter().zip(vs).collect())
+        };
+        match (self, o) {
+            (List(a), List(b)) => join_all(a, b).map(List),
+            (Dict(a), Dict(b)) => pairs(a, b).map(Dict),
+            (Instance { class, attrs: a }, Instance { attrs: b, .. }) => join_map(a, b).map(|attrs| Instance { class: *class, attrs }),
+            (Class { name, def, bases, attrs: a }, Class { attrs: b, .. }) => join_map(a, b).map(|attrs| Class { name: name.clone(), def: def.clone(), bases: bases.clone(), attrs }),
+            (Layer(a), Layer(b)) => {
+                let (args, attrs) = (join_map(&a.args, &b.args), join_map(&a.attrs, &b.attrs));
+                if args.is_none() && attrs.is_none() {
+                    return None;
+                }
+                let mut l = a.clone();
+                l.args = args.unwrap_or(l.args);
+                l.attrs = attrs.unwrap_or(l.attrs);
+                Some(Layer(l))
+            }
+            (Container { kind, items: a, attrs: x }, Container { items: b, attrs: y, .. }) => {
+                let items = join_all(&a.iter().map(|p| p.1.clone()).collect::<Vec<_>>(), &b.iter().map(|p| p.1.clone()).collect::<Vec<_>>());
+                let attrs = join_map(x, y);
+                if items.is_none() && attrs.is_none() {
+                    return None;
+                }
+                let items = items.map(|vs| a.iter().map(|p| p.0.clone()).zip(vs).collect()).unwrap_or_else(|| a.clone());
+                Some(Container { kind: *kind, items, attrs: attrs.unwrap_or_else(|| x.clone()) })
+            }
+            (Scope { vars: a, parent }, Scope { vars: b, .. }) => join_map(a, b).map(|vars| Scope { vars, parent: *parent }),
+            (Namespace { kind, attrs: a }, Namespace { attrs: b, .. }) => join_map(a, b).map(|attrs| Namespace { kind: kind.clone(), attrs }),
+            _ => None,
+        }
+    }
+}
+
+impl Tensor {
+    /// The tensor with the given layout (`None`: the strides are not known).
+    pub fn with_layout(mut self, layout: Option<Layout>) -> Tensor {
+        self.layout = layout;
+        self
+    }
+}
+
+/// Known strides: those of a contiguous tensor permuted by `perm` (dim `i` of the tensor is dim
+/// `perm[i]` of a contiguous base; the identity is a contiguous tensor). `origin` is the op that
+/// made it non-contiguous and its line, for messages; it is not part of equality.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub perm: Rc<[u8]>,
+    pub origin: Option<(&'static str, usize)>,
+}
+
+impl PartialEq for Layout {
+    fn eq(&self, o: &Layout) -> bool {
+        self.perm == o.perm
+    }
+}
+
+impl Layout {
+    /// A contiguous tensor of rank `rank`.
+    pub fn contiguous(rank: usize) -> Layout {
+        Layout { perm: (0..rank as u8).collect(), origin: None }
+    }
+    pub fn is_contiguous(&self) -> bool {
+        self.perm.iter().enumerate().all(|(i, p)| *p as usize == i)
+    }
 }
 
 /// A library nn.Module instance (`nn.Linear(...)`): its kind and constructor arguments.
@@ -566,6 +700,28 @@ impl State {
             && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
             && (Rc::ptr_eq(&self.heap, &o.heap)
                 || self.heap.iter().zip(o.heap.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || a == b))
+    }
+
+    /// After `same_state` compared blind to layouts ([`layout_blind`]): forget the layouts
+    /// this state's heap disagrees on with `o`'s.
+    pub fn join_layouts(&mut self, o: &State) {
+        if Rc::ptr_eq(&self.heap, &o.heap) {
+            return;
+        }
+        let mut changed: Vec<(usize, Obj)> = Vec::new();
+        for (i, (a, b)) in self.heap.iter().zip(o.heap.iter()).enumerate() {
+            if !Rc::ptr_eq(a, b)
+                && let Some(j) = a.join_layouts(b)
+            {
+                changed.push((i, j));
+            }
+        }
+        if !changed.is_empty() {
+            let heap = Rc::make_mut(&mut self.heap);
+            for (i, j) in changed {
+                heap[i] = Rc::new(j);
+            }
+        }
     }
 
     /// The same state in every respect, how the path got here included (branches, facts,

@@ -770,6 +770,69 @@ _more("Tensor.split", ("a, b, c = x.split([1, 3])\na", {"x": T(4, 2)}))
 _more("Tensor.unbind", ("a, b = x.unbind()\na", {"x": T(3, 2)}))
 _more("torch.linspace", ("torch.linspace(0, 1, -1)", {}))
 
+
+def _strided_views(n: int, seed: str, method: str) -> tuple:
+    """`view`/`reshape` of a tensor made non-contiguous by transpose, permute, t(), .mT or movedim
+    (sometimes twice, or through relu, which keeps the strides, or softmax, which does not), with
+    random shapes, many of them with size-1 dims (which make many views legal), and targets that
+    group the permuted dims (often across a stride gap: torch's view raises, reshape copies),
+    split a dim, or infer one with -1 (SHP112; issue 9, item 4)."""
+    r = random.Random(seed)
+    out = []
+    for _ in range(n):
+        rank = r.randint(2, 4)
+        s = [r.choice([2, 3, 4]) if r.random() < 0.7 else 1 for _ in range(rank)]
+        dims = list(range(rank))
+        kind = r.choice(["transpose", "transpose", "permute", "permute", "t", "mT", "movedim", "twice", "relu", "softmax"])
+        a, b = r.sample(range(rank), 2)
+        if kind == "permute":
+            p = dims[:]
+            r.shuffle(p)
+            op, perm = f"permute({fmt_shape(p)})", p
+        elif kind == "t" and rank == 2:
+            op, perm = "t()", [1, 0]
+        elif kind == "mT":
+            perm = dims[:-2] + [rank - 1, rank - 2]
+            op = "mT"
+        elif kind == "movedim":
+            perm = dims[:]
+            perm.insert(b, perm.pop(a))
+            op = f"movedim({a}, {b})"
+        else:
+            perm = dims[:]
+            perm[a], perm[b] = perm[b], perm[a]
+            op = f"transpose({a}, {b})"
+            if kind == "twice":
+                c, d = r.sample(range(rank), 2)
+                perm[c], perm[d] = perm[d], perm[c]
+                op += f".transpose({c}, {d})"
+            elif kind in ("relu", "softmax"):
+                op += f".{kind}({'-1' if kind == 'softmax' else ''})"
+        ps = [s[i] for i in perm]
+        # group the permuted dims (consecutive runs), then maybe split a group or infer one
+        cuts = sorted(r.sample(range(1, rank), r.randint(0, rank - 1)))
+        bounds = [0] + cuts + [rank]
+        target = []
+        for lo, hi in zip(bounds, bounds[1:]):
+            prod = 1
+            for d in ps[lo:hi]:
+                prod *= d
+            target.append(prod)
+        if r.random() < 0.2:
+            k = r.randrange(len(target))
+            if target[k] % 2 == 0 and target[k] > 2:
+                target[k:k + 1] = [2, target[k] // 2]
+        if r.random() < 0.15:
+            target.insert(r.randrange(len(target) + 1), 1)
+        if r.random() < 0.3:
+            target[r.randrange(len(target))] = -1
+        out.append((f"x.{op}.{method}({fmt_shape(target)})", {"x": T(*s)}))
+    return tuple(out)
+
+
+PROVOKE["Tensor.view"] = PROVOKE.get("Tensor.view", ()) + _strided_views(160, "strided-view", "view")
+PROVOKE["Tensor.reshape"] = PROVOKE.get("Tensor.reshape", ()) + _strided_views(60, "strided-reshape", "reshape")
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
 # index tensors with known values at the API's bound (differential/values.py)
 SPECS = [dataclasses.replace(s, provoke=s.provoke + values.CASES.get(s.api, ())) for s in SPECS]

@@ -174,7 +174,9 @@ fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
     let mut out: Vec<State> = Vec::with_capacity(paths.len());
     'outer: for p in paths {
         for q in out.iter_mut() {
-            if q.same_state(&p) {
+            // known strides never keep paths apart: merged, they are forgotten where they differ
+            if layout_blind(|| q.same_state(&p)) {
+                q.join_layouts(&p);
                 q.absorb(&p);
                 continue 'outer;
             }
@@ -191,7 +193,11 @@ fn merge_vals(vals: Vals, prune: bool) -> Vals {
     let mut out: Vals = Vec::with_capacity(vals.len());
     'outer: for (s, v) in vals {
         for (q, w) in out.iter_mut() {
-            if *w == v && q.same_state(&s) {
+            if layout_blind(|| *w == v && q.same_state(&s)) {
+                if let Some(j) = join_layouts(w, &v) {
+                    *w = j;
+                }
+                q.join_layouts(&s);
                 q.absorb(&s);
                 continue 'outer;
             }

@@ -14,10 +14,13 @@ use crate::shape::Tri;
 
 /// `torch.` functions modelled here; `Err(st)` gives the state back when `f` is not one of them.
 pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
+    // fresh tensors of a given size are contiguous (`tensor`/`as_tensor` of a tensor keep its
+    // strides, the `*_like` ones its memory format: not known)
+    let fresh = |v: Vals| super::layout::contiguous(v);
     Ok(match f {
-        "zeros" | "ones" | "empty" | "rand" | "randn" => zeros(cx, st, f, args, kwargs, span),
-        "full" => full(cx, st, args, kwargs, span),
-        "randint" => randint(cx, st, args, kwargs, span),
+        "zeros" | "ones" | "empty" | "rand" | "randn" => fresh(zeros(cx, st, f, args, kwargs, span)),
+        "full" => fresh(full(cx, st, args, kwargs, span)),
+        "randint" => fresh(randint(cx, st, args, kwargs, span)),
         "zeros_like" | "ones_like" | "rand_like" | "randn_like" | "empty_like" | "full_like" | "randint_like" => like(st, args, kwargs),
         "linspace" | "logspace" => linspace(cx, st, f, args, kwargs, span),
         "arange" => arange(cx, st, args, kwargs, span),

@@ -173,7 +173,10 @@ pub fn matmul(cx: &mut dyn ModelCtx, st: State, f: &str, a: Value, b: Value, spa
             dims
         }
     };
-    vec![(st, tensor_value(Shape::known(dims), dtype))]
+    let res = vec![(st, tensor_value(Shape::known(dims), dtype))];
+    // the result of mm/bmm is contiguous (super::layout; a matrix or vector times a batch may
+    // come back transposed in some torch versions: not known)
+    if na >= 3 || nb <= 2 { super::layout::contiguous(res) } else { res }
 }
 
 /// The APIs this family models, for the registry (`models/registry.rs`).

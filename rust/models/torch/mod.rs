@@ -10,6 +10,7 @@ pub mod fft;
 pub mod indexing;
 pub mod join;
 pub mod layers;
+pub mod layout;
 pub mod losses;
 pub mod matmul;
 pub mod pointwise;

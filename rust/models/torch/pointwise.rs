@@ -494,7 +494,13 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs
             (Unary::Floating, Some(d)) if category(d) < 2 => Some(DType::Float),
             (Unary::Floating, d) => d,
         };
-        return vec![(st, tensor_value(t.shape.clone(), dtype))];
+        let res = vec![(st, tensor_value(t.shape.clone(), dtype))];
+        // strides (super::layout): `contiguous()` makes them contiguous, some ops keep the input's
+        return match op {
+            "contiguous" => super::layout::contiguous(res),
+            _ if super::layout::KEEPS_STRIDES.contains(&op) => super::layout::set(res, |_| t.layout.clone()),
+            _ => res,
+        };
     }
     if let Some(kind) = binary(op) {
         let other = args.get(1).or_else(|| kwargs.iter().find(|(k, _)| &**k == "other" || &**k == "exponent").map(|(_, v)| v));

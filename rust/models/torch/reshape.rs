@@ -9,7 +9,8 @@ use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::rules::shape::{self as r, BroadcastShapeMismatch, DimOutOfRange, InvalidShapeArgument, ReshapeSizeMismatch};
+use crate::rules::shape::{self as r, BroadcastShapeMismatch, DimOutOfRange, InvalidShapeArgument, ReshapeSizeMismatch, ViewNonContiguous};
+use super::layout;
 use crate::shape::{Formula, Poly, Tri};
 
 /// Tensor methods modelled here; `Err(st)` gives the state back when `name` is not one of them.
@@ -102,7 +103,31 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
     } else if let Some(&i) = minus.first() {
         out[i] = Dim::unknown();
     }
-    vec![(st, tensor_value(Shape::known(out), t.dtype))]
+    let lay = match &t.layout {
+        Some(l) if l.is_contiguous() => Some(Layout::contiguous(out.len())),
+        // a permuted input: `view` raises when the strides cannot give the new shape (SHP112),
+        // `reshape` then copies into a contiguous tensor
+        Some(l) if s.prefix.is_none() => match layout::view_fails(cx, &st, &s.dims, l, &out) {
+            None => None,
+            Some(fails) if name == "view" => {
+                let ok = cx.check(&st, span, fails, |cx| {
+                    let target = format!("[{}]", out.iter().map(|d| cx.show_dim(d)).collect::<Vec<_>>().join(", "));
+                    let origin = match l.origin {
+                        Some((op, line)) => format!("{op} at line {line}"),
+                        None => "a transpose or permute".into(),
+                    };
+                    (ViewNonContiguous::Strides { target, input: cx.show_shape(&st, &s), origin }, Vec::new())
+                });
+                if !ok {
+                    return Vec::new();
+                }
+                None
+            }
+            Some(fails) => (fails.decide(&st.facts, cx.syms()) == Tri::True).then(|| Layout::contiguous(out.len())),
+        },
+        _ => None,
+    };
+    layout::set(vec![(st, tensor_value(Shape::known(out), t.dtype))], |_| lay.clone())
 }
 
 fn unsqueeze(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
@@ -175,6 +200,7 @@ fn permute(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[
         return Vec::new();
     }
     let mut out = Vec::new();
+    let mut idx = Vec::new();
     let mut seen = vec![false; rank];
     for p in perm {
         let Some(i) = check_dim(cx, &st, &s, p, span, "permute") else { return vec![(st, Value::Unknown)] };
@@ -186,9 +212,11 @@ fn permute(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[
             return Vec::new();
         }
         seen[i] = true;
+        idx.push(i);
         out.push(s.dims[i].clone());
     }
-    vec![(st, tensor_value(Shape::known(out), t.dtype))]
+    let res = vec![(st, tensor_value(Shape::known(out), t.dtype))];
+    layout::permute_results(cx, res, t, &idx, "permute", span)
 }
 
 fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: &str, args: &[Value], span: Span) -> Vals {
@@ -264,7 +292,10 @@ fn transpose(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, a: i128, b: i128,
         return vec![(st, Value::Tensor(t.clone()))];
     }
     dims.swap(i, j);
-    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+    let mut perm: Vec<usize> = (0..dims.len()).collect();
+    perm.swap(i, j);
+    let res = vec![(st, tensor_value(Shape::known(dims), t.dtype))];
+    layout::permute_results(cx, res, t, &perm, "transpose", span)
 }
 
 pub fn flatten(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, sd: i128, ed: i128, span: Span, what: &str) -> Vals {

@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use crate::models::bind;
 use super::tensor::{self, broadcast, check_dim, matmul, sizes, tensor_value};
+use super::layout;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
 use crate::value::*;
@@ -127,13 +128,14 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             }
             // out[dst[k]] = in[src[k]]; the other dims keep their order in the other places
             let n = s.dims.len();
-            let mut outd: Vec<Option<Dim>> = vec![None; n];
+            let mut outd: Vec<Option<usize>> = vec![None; n];
             for (a, d) in si.iter().zip(&di) {
-                outd[*d] = Some(s.dims[*a].clone());
+                outd[*d] = Some(*a);
             }
-            let mut rest = (0..n).filter(|i| !si.contains(i)).map(|i| s.dims[i].clone());
-            let dims: Vec<Dim> = outd.into_iter().map(|d| d.or_else(|| rest.next()).expect("as many places as dims")).collect();
-            out(st, dims, t.dtype)
+            let mut rest = (0..n).filter(|i| !si.contains(i));
+            let perm: Vec<usize> = outd.into_iter().map(|d| d.or_else(|| rest.next()).expect("as many places as dims")).collect();
+            let dims: Vec<Dim> = perm.iter().map(|&i| s.dims[i].clone()).collect();
+            layout::permute_results(cx, out(st, dims, t.dtype), t, &perm, "movedim", span)
         }
         "select" => {
             let b = bind(&["dim", "index"], args, kwargs);
@@ -165,12 +167,12 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
         }
         "t" => match check_rank(cx, &st, &s, |r| r <= 2, "0-D, 1-D or 2-D", "t()", span) {
             Some(false) => Vec::new(),
-            Some(true) if s.dims.len() == 2 => out(st, vec![s.dims[1].clone(), s.dims[0].clone()], t.dtype),
+            Some(true) if s.dims.len() == 2 => layout::permute_results(cx, out(st, vec![s.dims[1].clone(), s.dims[0].clone()], t.dtype), t, &[1, 0], "t()", span),
             Some(true) => vec![(st, recv)],
             None => unknown(st),
         },
         "T" => match s.rank() {
-            Some(_) => out(st, s.dims.iter().rev().cloned().collect(), t.dtype),
+            Some(r) => layout::permute_results(cx, out(st, s.dims.iter().rev().cloned().collect(), t.dtype), t, &(0..r).rev().collect::<Vec<_>>(), ".T", span),
             None => unknown(st),
         },
         "mT" | "mH" => {
@@ -182,7 +184,9 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
                     let mut dims = s.dims.clone();
                     let n = dims.len();
                     dims.swap(n - 2, n - 1);
-                    out(st, dims, t.dtype)
+                    let mut perm: Vec<usize> = (0..n).collect();
+                    perm.swap(n - 2, n - 1);
+                    layout::permute_results(cx, out(st, dims, t.dtype), t, &perm, if name == "mT" { ".mT" } else { ".mH" }, span)
                 }
                 None => unknown(st),
             }

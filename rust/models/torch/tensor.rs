@@ -164,6 +164,17 @@ fn keep_values(src: Option<&Value>, out: Vals) -> Vals {
 }
 
 fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    match args.first() {
+        // an op handing back its input keeps a permuted layout only in place (super::layout)
+        Some(Value::Tensor(t)) if !f.ends_with('_') => {
+            let t = t.clone();
+            super::layout::forget_permuted(function_inner(cx, st, f, args, kwargs, span), &t)
+        }
+        _ => function_inner(cx, st, f, args, kwargs, span),
+    }
+}
+
+fn function_inner(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     if pointwise::handles(f) && args.iter().take(2).any(|a| matches!(a, Value::Tensor(_))) {
         return pointwise::call(cx, st, f, &args, &kwargs, span, false);
     }
@@ -210,6 +221,15 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: V
 /// `method` once the declaring family is known (`tensor_method` has the entry already).
 #[allow(clippy::too_many_arguments)]
 fn method_of(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, family: Option<&'static str>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let Value::Tensor(t) = &recv else { return vec![(st, Value::Unknown)] };
+    let t = t.clone();
+    let out = method_inner(cx, st, recv, name, family, args, kwargs, span);
+    // an op handing back its input keeps a permuted layout only in place (super::layout)
+    if name.ends_with('_') { out } else { super::layout::forget_permuted(out, &t) }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, family: Option<&'static str>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let Value::Tensor(t) = &recv else { return vec![(st, Value::Unknown)] };
     let t = t.clone();
     let s = st.resolve(&t.shape);

@@ -10,6 +10,7 @@ pub mod loss_target_mismatch;
 pub mod matmul_shape_mismatch;
 pub mod output_size_too_small;
 pub mod reshape_size_mismatch;
+pub mod view_non_contiguous;
 
 pub use broadcast_shape_mismatch::BroadcastShapeMismatch;
 pub use concat_shape_mismatch::ConcatShapeMismatch;
@@ -22,3 +23,4 @@ pub use loss_target_mismatch::LossTargetMismatch;
 pub use matmul_shape_mismatch::MatmulShapeMismatch;
 pub use output_size_too_small::OutputSizeTooSmall;
 pub use reshape_size_mismatch::ReshapeSizeMismatch;
+pub use view_non_contiguous::ViewNonContiguous;

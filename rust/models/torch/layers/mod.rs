@@ -31,7 +31,7 @@ use rustc_hash::FxHashMap;
 
 use super::losses::Loss;
 use super::recurrent::Rnn;
-use super::{attention, losses, recurrent, resample};
+use super::{attention, layout, losses, recurrent, resample};
 use crate::rules::shape::{LayerInputRankMismatch, OutputSizeTooSmall};
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
@@ -291,13 +291,23 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
     }
     let x = args.first().cloned().or_else(|| kwargs.first().map(|(_, v)| v.clone())).unwrap_or(Value::Unknown);
     let Value::Tensor(t) = x else { return vec![(st, Value::Unknown)] };
+    // strides (`layout.rs`): a layer handing back its input does not always keep them
+    let out = call_module(cx, st, l, m, api, &t, args, kwargs, span);
+    layout::forget_permuted(out, &t)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn call_module(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, api: &'static Api, t: &Rc<Tensor>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let t = t.clone();
     let b = bind(&api.call_params, &args, &kwargs);
     match m {
-        Module::Linear => linear::call(cx, st, &t, l, span),
+        // (`layout.rs`: their results are contiguous, for a convolution and a pooling when the
+        // input is)
+        Module::Linear => layout::contiguous(linear::call(cx, st, &t, l, span)),
         Module::Bilinear => linear::call_bilinear(cx, st, &t, l, &b, span),
-        Module::Conv { dims, transposed } => conv::call(cx, st, &t, l, dims, transposed, b.get("output_size"), span),
-        Module::Pool { dims, max } => pool::call(cx, st, &t, l, dims, max, span),
-        Module::AdaptivePool { dims, max } => pool::call_adaptive(cx, st, &t, l, dims, max, span),
+        Module::Conv { dims, transposed } => layout::contiguous_if(conv::call(cx, st, &t, l, dims, transposed, b.get("output_size"), span), &t),
+        Module::Pool { dims, max } => layout::contiguous_if(pool::call(cx, st, &t, l, dims, max, span), &t),
+        Module::AdaptivePool { dims, max } => layout::contiguous_if(pool::call_adaptive(cx, st, &t, l, dims, max, span), &t),
         Module::Unfold => fold::call(cx, st, &t, l, false, span),
         Module::Fold => fold::call(cx, st, &t, l, true, span),
         Module::BatchNorm { dims } => norm::call_batch_norm(cx, st, &t, l, dims, span),
@@ -340,6 +350,14 @@ pub fn functional(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
     }
     let Some(Value::Tensor(t)) = args.first() else { return vec![(st, Value::Unknown)] };
     let t = t.clone();
+    // strides (`layout.rs`): a function handing back its input does not always keep them
+    let out = call_function(cx, st, f, k, api, &t, args, kwargs, span);
+    layout::forget_permuted(out, &t)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn call_function(cx: &mut dyn ModelCtx, st: State, f: &str, k: Function, api: &'static Api, t: &Rc<Tensor>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let t = t.clone();
     let b = bind(&api.params, &args, &kwargs);
     let what = format!("F.{f}");
     match k {
@@ -356,14 +374,14 @@ pub fn functional(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
         Function::Softmax => activation::softmax(cx, st, &t, b.get("dim"), f, span),
         Function::Normalize => activation::normalize(cx, st, &t, b.get("dim"), span),
         Function::Glu => activation::glu_dim(cx, st, &t, b.get("dim"), &what, span),
-        Function::Linear => linear::functional(cx, st, &t, &b, span),
+        Function::Linear => layout::contiguous(linear::functional(cx, st, &t, &b, span)),
         Function::Bilinear => linear::functional_bilinear(cx, st, &t, &b, span),
         Function::Embedding => linear::functional_embedding(cx, st, &t, &b, span),
         Function::EmbeddingBag => linear::functional_embedding_bag(cx, st, &t, &b, span),
         Function::OneHot => linear::one_hot(cx, st, &t, &b, span),
-        Function::Conv { dims, transposed } => conv::functional(cx, st, &t, dims, transposed, &b, &what, span),
-        Function::Pool { dims, max } => pool::functional(cx, st, &t, dims, max, &b, &format!("{what} ({})", twin_name(api)), span),
-        Function::AdaptivePool { dims, max } => pool::functional_adaptive(cx, st, &t, dims, max, &b, &what, span),
+        Function::Conv { dims, transposed } => layout::contiguous_if(conv::functional(cx, st, &t, dims, transposed, &b, &what, span), &t),
+        Function::Pool { dims, max } => layout::contiguous_if(pool::functional(cx, st, &t, dims, max, &b, &format!("{what} ({})", twin_name(api)), span), &t),
+        Function::AdaptivePool { dims, max } => layout::contiguous_if(pool::functional_adaptive(cx, st, &t, dims, max, &b, &what, span), &t),
         Function::Unfold => fold::functional(cx, st, &t, false, &b, &what, span),
         Function::Fold => fold::functional(cx, st, &t, true, &b, &what, span),
         Function::BatchNorm => norm::functional_batch_norm(cx, st, &t, &b, span),
