@@ -868,6 +868,24 @@ _more("nn.LSTM", ("nn.LSTM(4, 3)(x)[0]", {"x": T(2, 3, 5, 4)}), ("nn.LSTM(4, 3, 
 _more("nn.GRU", ("nn.GRU(4, 3, proj_size=2)(x)[0]", {"x": T(5, 4)}), ("nn.GRU(4, 0)(x)[0]", {"x": T(5, 4)}))
 _more("nn.GRUCell", ("nn.GRUCell(4, 3)(x, h)", {"x": T(2, 4), "h": T(1, 2, 3)}))
 _more("nn.TransformerEncoderLayer", ("nn.TransformerEncoderLayer(4, 2, 8, 0.0, activation='tanh')(x)", {"x": T(5, 2, 4)}))
+# constructor and call arguments torch checks by value (groups, sizes, strings, bounds)
+_more("nn.Conv2d", ("nn.Conv2d(4, 4, 3, groups=-1)(x)", _xc))
+_more("nn.ConvTranspose2d", ("nn.ConvTranspose2d(4, 4, 3, groups=0)(x)", _xc))
+_more("F.conv2d", ("F.conv2d(x, w, groups=0)", {"x": T(1, 4, 5, 5), "w": T(4, 4, 3, 3)}))
+_more("nn.RNN", ("nn.RNN(4, 3, proj_size=0)(x)[0]", {"x": T(5, 4)}), ("nn.RNN(4, 3, 1, 'relu')(x)[0]", {"x": T(5, 4)}))
+_more("nn.LSTM", ("nn.LSTM(4, 3, dropout=-0.1)(x)[0]", {"x": T(5, 4)}), ("nn.LSTM(4, 3, num_layers=0)(x)[0]", {"x": T(5, 4)}),
+      ("nn.LSTM(4, 3, 2, dropout=1)(x)[0]", {"x": T(5, 4)}))
+_more("nn.GRU", ("nn.GRU(0, 3)(x)[0]", {"x": T(5, 4)}))
+_more("nn.RNNCell", ("nn.RNNCell(4, 3, nonlinearity='gelu')(x)", {"x": T(2, 4)}))
+_more("nn.TransformerDecoderLayer", ("nn.TransformerDecoderLayer(4, 2, 8, 0.0, activation='tanh')(t, m)", {"t": T(5, 2, 4), "m": T(6, 2, 4)}),
+      ("nn.TransformerDecoderLayer(4, 2, 8, 0.0, activation='gelu')(t, m)", {"t": T(5, 2, 4), "m": T(6, 2, 4)}))
+_more("nn.Hardtanh", ("nn.Hardtanh(1.0, 1.0)(x)", {"x": T(2, 3)}), ("nn.Hardtanh(min_value=2.0)(x)", {"x": T(2, 3)}))
+_more("F.hardtanh", ("F.hardtanh(x, 1.0, 1.0)", {"x": T(2, 3)}))
+_more("nn.Embedding", ("nn.Embedding(3, 2, padding_idx=-4)(i)", {"i": L(4, high=3)}), ("nn.Embedding(3, 2, padding_idx=-3)(i)", {"i": L(4, high=3)}))
+_more("F.batch_norm", ("F.batch_norm(x, m, v, training=True, eps=0.0)", {"x": T(2, 3), "m": T(3), "v": T(3)}),
+      ("F.batch_norm(x, m, v, eps=0.0)", {"x": T(2, 3), "m": T(3), "v": T(3)}))
+_more("nn.BatchNorm1d", ("nn.BatchNorm1d(3, eps=-1.0)(x)", {"x": T(2, 3)}), ("nn.BatchNorm1d(3, eps=0)(x)", {"x": T(2, 3)}))
+_more("nn.EmbeddingBag", ("nn.EmbeddingBag(3, 2, mode='max', sparse=True)(i)", {"i": L(2, 3, high=3)}))
 
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
 # index tensors with known values at the API's bound (differential/values.py)

@@ -223,6 +223,8 @@ def _more(api: str, *cases: tuple) -> None:
 _a3 = {"a": T(3, 4), "p": T(3, 4), "q": T(3, 4)}
 _more("F.triplet_margin_loss", ("F.triplet_margin_loss(a, p, q, margin=-1.0)", _a3))
 _more("nn.TripletMarginLoss", ("nn.TripletMarginLoss(margin=0.0)(a, p, q)", _a3))
+_more("nn.TripletMarginLoss", ("nn.TripletMarginLoss(margin=-1)(a, p, q)", _a3))
+_more("F.triplet_margin_loss", ("F.triplet_margin_loss(a, p, q, margin=0)", _a3))
 _xt = {"x": T(3, 4), "t": T(3, 4), "w": T(3, 4)}
 _more("F.mse_loss", ("F.mse_loss(x, t, reduction='avg', weight=w)", _xt), ("F.mse_loss(x, t, weight=v)", {**_xt, "v": T(3)}))
 _more("F.l1_loss", ("F.l1_loss(x, t, weight=v)", {**_xt, "v": T(4, 3)}))

@@ -16,10 +16,11 @@ use crate::rules::Rule;
 use crate::shape::{Poly, Tri};
 
 const CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE, &r::layer_channel_mismatch::RULE];
-// The feed-forward size, dropout, activation, norm placement and bias change values only. An
-// encoder layer's output has its input's shape either way round (`batch_first`).
-const ENCODER_LAYER: &str = "d_model, nhead, ~dim_feedforward=2048, ~dropout=0.1, ~activation=\"relu\", ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None";
-const DECODER_LAYER: &str = "d_model, nhead, ~dim_feedforward=2048, ~dropout=0.1, ~activation=\"relu\", ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None";
+// The feed-forward size, dropout, norm placement and bias change values only. `activation` is
+// read: a string other than 'relu'/'gelu' raises when the layer is built (a callable is not
+// judged). An encoder layer's output has its input's shape either way round (`batch_first`).
+const ENCODER_LAYER: &str = "d_model, nhead, ~dim_feedforward=2048, ~dropout=0.1, activation=\"relu\", ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None";
+const DECODER_LAYER: &str = "d_model, nhead, ~dim_feedforward=2048, ~dropout=0.1, activation=\"relu\", ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None";
 
 pub const NN: &[Nn] = &[
     // `add_bias_kv` and `add_zero_attn` are read: modelled only when False; the call's
@@ -41,7 +42,7 @@ pub const NN: &[Nn] = &[
     Nn::module(
         Decl::module(
             "torch.nn.Transformer",
-            "d_model=512, nhead=8, ~num_encoder_layers=6, ~num_decoder_layers=6, ~dim_feedforward=2048, ~dropout=0.1, ~activation=\"relu\", custom_encoder=None, custom_decoder=None, ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None",
+            "d_model=512, nhead=8, ~num_encoder_layers=6, ~num_decoder_layers=6, ~dim_feedforward=2048, ~dropout=0.1, activation=\"relu\", custom_encoder=None, custom_decoder=None, ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None",
             "src, tgt",
         )
         .checks(CHECKS),
@@ -74,6 +75,20 @@ pub fn heads_check(cx: &mut dyn ModelCtx, st: &State, kind: &str, amap: &BTreeMa
         }),
         _ => true,
     }
+}
+
+/// Construction check of the transformer layers (after the heads, as in torch): an
+/// `activation` string must be 'relu' or 'gelu' (`_get_activation_fn`). `nn.Transformer`
+/// builds layers (and so reads it) unless both `custom_encoder` and `custom_decoder` are given.
+pub fn activation_check(cx: &mut dyn ModelCtx, st: &State, kind: &str, m: Module, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
+    let Some(Value::Str(Some(a))) = amap.get("activation") else { return true };
+    let custom = |k: &str| !matches!(amap.get(k), None | Some(Value::None));
+    if m == Module::Transformer && custom("custom_encoder") && custom("custom_decoder") {
+        return true;
+    }
+    cx.check(st, span, Tri::from_bool(!matches!(&**a, "relu" | "gelu")), |_| {
+        (InvalidShapeArgument::ArgMust { op: kind.into(), name: "activation".into(), value: format!("'{a}'"), should: "be 'relu' or 'gelu' (or a callable)".into() }, Vec::new())
+    })
 }
 
 /// A stack (`nn.TransformerEncoder`/`Decoder`): the output of its layer, without a final norm.

@@ -1,6 +1,9 @@
 //! Loss modules and their functional twins: input/target agreement (SHP108).
 
-use super::layers::{layer_name, Bound, Function, Module, Nn};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::layers::{layer_name, number, show_number, Bound, Function, Module, Nn};
 use super::tensor::{broadcast, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::{Api, Decl};
@@ -54,7 +57,8 @@ const fn function(name: &'static str, sig: &'static str, twin: &'static str, che
 
 // `weight` (but CrossEntropyLoss's and NLLLoss's), `pos_weight` and the legacy
 // `size_average`/`reduce` are read: modelled only when absent (or None). `ignore_index`, `label_smoothing`, `margin`, `beta`, `delta`, `blank`,
-// ... change the loss's value, not its shape; their only checks are on the value itself.
+// ... change the loss's value, not its shape; their only checks are on the value itself (a
+// triplet loss's `margin` is read: torch raises for `margin <= 0`).
 pub const NN: &[Nn] = &[
     module("torch.nn.CrossEntropyLoss", "weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\", ~label_smoothing=0.0", "input, target", "torch.nn.functional.cross_entropy", CLASS, Loss::CrossEntropy),
     module("torch.nn.NLLLoss", "weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.nll_loss", CLASS, Loss::Nll),
@@ -70,7 +74,7 @@ pub const NN: &[Nn] = &[
     module("torch.nn.MarginRankingLoss", "~margin=0.0, size_average=None, reduce=None, reduction=\"mean\"", "input1, input2, target", "torch.nn.functional.margin_ranking_loss", MATCHED, Loss::MarginRanking),
     module(
         "torch.nn.TripletMarginLoss",
-        "~margin=1.0, ~p=2.0, ~eps=1e-06, ~swap=False, size_average=None, reduce=None, reduction=\"mean\"",
+        "margin=1.0, ~p=2.0, ~eps=1e-06, ~swap=False, size_average=None, reduce=None, reduction=\"mean\"",
         "anchor, positive, negative",
         "torch.nn.functional.triplet_margin_loss",
         MATCHED,
@@ -115,7 +119,7 @@ pub const NN: &[Nn] = &[
     ),
     function(
         "torch.nn.functional.triplet_margin_loss",
-        "anchor, positive, negative, ~margin=1.0, ~p=2, ~eps=1e-06, ~swap=False, size_average=None, reduce=None, reduction=\"mean\"",
+        "anchor, positive, negative, margin=1.0, ~p=2, ~eps=1e-06, ~swap=False, size_average=None, reduce=None, reduction=\"mean\"",
         "torch.nn.TripletMarginLoss",
         MATCHED,
         Loss::TripletMargin,
@@ -145,7 +149,7 @@ pub fn call_module(cx: &mut dyn ModelCtx, st: State, kind: Loss, l: &Layer, api:
     }
     let vals: Option<Vec<Value>> = api.call_params.iter().map(|p| b.get(p.name).cloned()).collect();
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
-    run(cx, st, kind, &vals, l.args.get("reduction"), l.args.get("weight"), &format!("{}{}", layer_name(l), l.kind), span)
+    run(cx, st, kind, &vals, l.args.get("reduction"), l.args.get("weight"), None, &format!("{}{}", layer_name(l), l.kind), span)
 }
 
 /// `F.cross_entropy(input, target, ...)` and the other functional losses; `what` names the
@@ -156,19 +160,39 @@ pub fn functional(cx: &mut dyn ModelCtx, st: State, kind: Loss, api: &Api, b: &B
     }
     let vals: Option<Vec<Value>> = api.params[..kind.arity()].iter().map(|p| b.get(p.name).cloned()).collect();
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
-    run(cx, st, kind, &vals, b.get("reduction"), b.get("weight"), what, span)
+    // `F.triplet_margin_loss` checks its margin after the reduction (the module, when built)
+    let margin = if kind == Loss::TripletMargin { b.get("margin") } else { None };
+    run(cx, st, kind, &vals, b.get("reduction"), b.get("weight"), margin, what, span)
+}
+
+/// `margin <= 0`, which a triplet margin loss rejects; an unknown margin is not judged. False
+/// when the path ends.
+fn check_margin(cx: &mut dyn ModelCtx, st: &State, margin: Option<&Value>, what: &str, span: Span) -> bool {
+    let Some(v) = margin else { return true };
+    let Some(m) = number(v) else { return true };
+    cx.check(st, span, Tri::from_bool(m <= 0.0), |_| {
+        (InvalidShapeArgument::ArgMust { op: what.into(), name: "margin".into(), value: show_number(v), should: "be greater than 0".into() }, Vec::new())
+    })
+}
+
+/// `nn.TripletMarginLoss(margin)`: torch raises for `margin <= 0` when it is built.
+pub fn triplet_construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
+    check_margin(cx, st, amap.get("margin"), kind, span)
 }
 
 /// Call a loss with its tensors. A reduction string torch does not know raises ValueError
 /// ("... is not a valid value for reduction", SHP111): 'none', 'mean', 'sum' (and the deprecated
 /// 'elementwise_mean'), and 'batchmean' for kl_div.
 #[allow(clippy::too_many_arguments)]
-fn run(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: Option<&Value>, weight: Option<&Value>, what: &str, span: Span) -> Vals {
+fn run(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: Option<&Value>, weight: Option<&Value>, margin: Option<&Value>, what: &str, span: Span) -> Vals {
     if let Some(Value::Str(Some(r))) = red {
         let ok = matches!(&**r, "none" | "mean" | "sum" | "elementwise_mean") || (&**r == "batchmean" && kind == Loss::KlDiv);
         if !cx.check(&st, span, Tri::from_bool(!ok), |_| (InvalidShapeArgument::Reduction { op: what.into(), value: r.to_string() }, Vec::new())) {
             return Vec::new();
         }
+    }
+    if !check_margin(cx, &st, margin, what, span) {
+        return Vec::new();
     }
     let weight = weight.filter(|w| !matches!(w, Value::None));
     match kind {

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::layers::{layer_name, require_rank, Bound, Module, Nn};
+use super::layers::{layer_name, number, require_rank, show_number, Bound, Module, Nn};
 use super::tensor::tensor_value;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
@@ -12,7 +12,7 @@ use crate::value::*;
 use crate::ir::Span;
 use crate::rules::shape::{self as r, InvalidShapeArgument, LayerChannelMismatch};
 use crate::rules::Rule;
-use crate::shape::{Poly, Tri};
+use crate::shape::{Formula, Poly, Rel, Tri};
 
 /// Which recurrence: of a layer (`nn.LSTM`) or a cell (`nn.LSTMCell`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,42 +24,83 @@ pub enum Rnn {
 
 const CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE, &r::layer_channel_mismatch::RULE];
 
-// `bias`, `dropout` and `nonlinearity` change values only. `proj_size` is keyword-only for
-// RNN and GRU, where torch rejects it (a positional one is not modelled).
+// `bias` changes values only. `dropout` (a number in [0, 1]), `nonlinearity` ('tanh' or
+// 'relu'; a layer's when built, a cell's when called) and the sizes (positive) are read for
+// torch's checks. `proj_size` is keyword-only for RNN and GRU, where torch rejects it even as 0
+// (a positional one is not modelled).
 pub const NN: &[Nn] = &[
     Nn::module(
         Decl::module(
             "torch.nn.RNN",
-            "input_size, hidden_size, num_layers=1, ~nonlinearity=\"tanh\", ~bias=True, batch_first=False, ~dropout=0.0, bidirectional=False, *, proj_size=0, ~device=None",
+            "input_size, hidden_size, num_layers=1, nonlinearity=\"tanh\", ~bias=True, batch_first=False, dropout=0.0, bidirectional=False, *, proj_size=0, ~device=None",
             "input, hx=None",
         )
         .checks(CHECKS),
         Module::Recurrent(Rnn::Rnn),
     ),
     Nn::module(
-        Decl::module("torch.nn.LSTM", "input_size, hidden_size, num_layers=1, ~bias=True, batch_first=False, ~dropout=0.0, bidirectional=False, proj_size=0, ~device=None", "input, hx=None").checks(CHECKS),
+        Decl::module("torch.nn.LSTM", "input_size, hidden_size, num_layers=1, ~bias=True, batch_first=False, dropout=0.0, bidirectional=False, proj_size=0, ~device=None", "input, hx=None").checks(CHECKS),
         Module::Recurrent(Rnn::Lstm),
     ),
     Nn::module(
-        Decl::module("torch.nn.GRU", "input_size, hidden_size, num_layers=1, ~bias=True, batch_first=False, ~dropout=0.0, bidirectional=False, *, proj_size=0, ~device=None", "input, hx=None").checks(CHECKS),
+        Decl::module("torch.nn.GRU", "input_size, hidden_size, num_layers=1, ~bias=True, batch_first=False, dropout=0.0, bidirectional=False, *, proj_size=0, ~device=None", "input, hx=None").checks(CHECKS),
         Module::Recurrent(Rnn::Gru),
     ),
-    Nn::module(Decl::module("torch.nn.RNNCell", "input_size, hidden_size, ~bias=True, ~nonlinearity=\"tanh\", ~device=None", "input, hx=None").checks(CHECKS), Module::Cell(Rnn::Rnn)),
+    Nn::module(Decl::module("torch.nn.RNNCell", "input_size, hidden_size, ~bias=True, nonlinearity=\"tanh\", ~device=None", "input, hx=None").checks(CHECKS), Module::Cell(Rnn::Rnn)),
     Nn::module(Decl::module("torch.nn.LSTMCell", "input_size, hidden_size, ~bias=True, ~device=None", "input, hx=None").checks(CHECKS), Module::Cell(Rnn::Lstm)),
     Nn::module(Decl::module("torch.nn.GRUCell", "input_size, hidden_size, ~bias=True, ~device=None", "input, hx=None").checks(CHECKS), Module::Cell(Rnn::Gru)),
 ];
 
-/// Constructor checks: `proj_size` only for LSTM, and smaller than `hidden_size`.
+/// A nonlinearity torch does not know (`'tanh'` and `'relu'` are); an unknown one is not judged.
+fn check_nonlinearity(cx: &mut dyn ModelCtx, st: &State, v: Option<&Value>, what: &str, span: Span) -> bool {
+    let Some(Value::Str(Some(f))) = v else { return true };
+    cx.check(st, span, Tri::from_bool(!matches!(&**f, "tanh" | "relu")), |_| {
+        (InvalidShapeArgument::ArgMust { op: what.into(), name: "nonlinearity".into(), value: format!("'{f}'"), should: "be 'tanh' or 'relu'".into() }, Vec::new())
+    })
+}
+
+/// Constructor checks, in torch's order (`RNN.__init__`/`GRU.__init__`, then
+/// `RNNBase.__init__`): `proj_size` (even 0) only for LSTM; RNN's nonlinearity; `dropout` a
+/// number in [0, 1] (not a bool); `input_size`, `hidden_size`, `num_layers` greater than zero
+/// (symbolic sizes: formulas the facts decide); `proj_size` at least 0 and smaller than
+/// `hidden_size`.
 pub fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, which: Rnn, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
-    let Some(p) = amap.get("proj_size").and_then(|v| v.as_const_int()) else { return true };
+    let proj = amap.get("proj_size");
+    if which != Rnn::Lstm && proj.is_some() && !cx.check(st, span, Tri::True, |_| (InvalidShapeArgument::ProjSizeNotLstm { op: kind.into() }, Vec::new())) {
+        return false;
+    }
+    if which == Rnn::Rnn && !check_nonlinearity(cx, st, amap.get("nonlinearity"), kind, span) {
+        return false;
+    }
+    if let Some(d) = amap.get("dropout") {
+        let bad = match d {
+            Value::Bool(_) => Tri::True,
+            v => match number(v) {
+                Some(x) => Tri::from_bool(!(0.0..=1.0).contains(&x)),
+                None => Tri::Unknown,
+            },
+        };
+        if bad != Tri::Unknown && !cx.check(st, span, bad, |_| (InvalidShapeArgument::ArgMust { op: kind.into(), name: "dropout".into(), value: show_number(d), should: "be a number in range [0, 1]".into() }, Vec::new())) {
+            return false;
+        }
+    }
+    for key in ["input_size", "hidden_size", "num_layers"] {
+        let Some(Value::Int(n)) = amap.get(key) else { continue };
+        if !cx.check(st, span, Formula::cmp(n, Rel::Le, &Poly::constant(0)), |cx| {
+            (InvalidShapeArgument::ArgMust { op: kind.into(), name: key.into(), value: n.display(cx.syms()), should: "be greater than zero".into() }, Vec::new())
+        }) {
+            return false;
+        }
+    }
+    let Some(p) = proj.and_then(|v| v.as_const_int()) else { return true };
+    if !cx.check(st, span, Tri::from_bool(p < 0), |_| (InvalidShapeArgument::ArgMust { op: kind.into(), name: "proj_size".into(), value: p.to_string(), should: "be a positive integer or zero to disable projections".into() }, Vec::new())) {
+        return false;
+    }
     if p == 0 {
         return true;
     }
-    if !cx.check(st, span, Tri::from_bool(which != Rnn::Lstm), |_| (InvalidShapeArgument::ProjSizeNotLstm { op: kind.into() }, Vec::new())) {
-        return false;
-    }
     let Some(h) = amap.get("hidden_size").and_then(|v| v.as_const_int()) else { return true };
-    cx.check(st, span, Tri::from_bool(p >= h || p < 0), |_| {
+    cx.check(st, span, Tri::from_bool(p >= h), |_| {
         (InvalidShapeArgument::ProjSizeTooLarge { op: kind.into(), proj_size: p.to_string(), hidden_size: h.to_string() }, Vec::new())
     })
 }
@@ -186,6 +227,10 @@ pub fn cell(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn,
     let fixed = [(1usize, Some(input_size.clone()))];
     for (st, s) in require_rank(cx, st, t, &[1, 2], &["B", "F"], &fixed, span, &format!("{who}{kind}: ")) {
         let r = s.dims.len();
+        // RNNCell's forward picks its nonlinearity after the rank checks, before the C++ cell
+        if which == Rnn::Rnn && !check_nonlinearity(cx, &st, l.args.get("nonlinearity"), &format!("{who}{kind}"), span) {
+            continue;
+        }
         if !input_size_fits(cx, &st, &s, &input_size, &who, &kind, span) {
             continue;
         }

@@ -17,7 +17,10 @@ Checks the remaining shape preconditions of PyTorch APIs, at layer construction 
 divisible by `num_groups` (`GroupNorm`), `split` sizes summing to the size of the split dim,
 `chunk` with a positive number of chunks, `unflatten` sizes multiplying to the dim,
 `expand` only growing singleton dims, `PixelShuffle` channels divisible by the square of the
-factor, and padding no longer than the input's dims.
+factor, and padding no longer than the input's dims. Also the arguments torch checks by value:
+positive `groups` and recurrent sizes, `padding_idx` within the table, a recurrent `dropout` in
+[0, 1], the `mode`/`nonlinearity`/`activation` strings torch knows, batch norm's `eps`,
+`Hardtanh`'s bounds and a triplet loss's positive `margin`.
 
 ## Why is this bad?
 PyTorch raises `AssertionError: embed_dim must be divisible by num_heads` when the model is

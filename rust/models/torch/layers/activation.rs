@@ -1,9 +1,10 @@
 //! Shape-preserving layers and small reshapes: elementwise activations, dropouts, `Identity`,
 //! the softmax family, `GLU`, `PReLU`, `F.normalize`, `Flatten` and `Unflatten`.
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::{layer_name, require_rank, Function, Module, Nn};
+use super::{layer_name, number, require_rank, show_number, Function, Module, Nn};
 use crate::ir::Span;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
@@ -24,6 +25,7 @@ const fn f_same(name: &'static str, sig: &'static str, twin: &'static str) -> Nn
 
 const DIM_CHECKS: &[&Rule] = &[&r::dim_out_of_range::RULE];
 const GLU_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::dim_out_of_range::RULE, &r::invalid_shape_argument::RULE];
+const HARDTANH_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE];
 const DROPOUT1D_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE];
 
 // Scalar hyper-parameters (`inplace`, `negative_slope`, `alpha`, a dropout's `p` and
@@ -45,7 +47,11 @@ pub(super) const NN: &[Nn] = &[
     same("torch.nn.Hardswish", "~inplace=False", "torch.nn.functional.hardswish"),
     same("torch.nn.Hardsigmoid", "~inplace=False", "torch.nn.functional.hardsigmoid"),
     same("torch.nn.Softplus", "~beta=1.0, ~threshold=20.0", "torch.nn.functional.softplus"),
-    same("torch.nn.Hardtanh", "~min_val=-1.0, ~max_val=1.0, ~inplace=False, ~min_value=None, ~max_value=None", "torch.nn.functional.hardtanh"),
+    // Hardtanh's bounds are read: torch asserts `max_val > min_val` when it is built
+    Nn::module(
+        Decl::module("torch.nn.Hardtanh", "min_val=-1.0, max_val=1.0, ~inplace=False, min_value=None, max_value=None", "input").twin("torch.nn.functional.hardtanh").checks(HARDTANH_CHECKS),
+        Module::Elementwise,
+    ),
     same("torch.nn.LogSigmoid", "", "torch.nn.functional.logsigmoid"),
     same("torch.nn.Tanhshrink", "", "torch.nn.functional.tanhshrink"),
     same("torch.nn.Softsign", "", "torch.nn.functional.softsign"),
@@ -92,7 +98,8 @@ pub(super) const NN: &[Nn] = &[
     f_same("torch.nn.functional.hardsigmoid", "input, ~inplace=False", "torch.nn.Hardsigmoid"),
     f_same("torch.nn.functional.mish", "input, ~inplace=False", "torch.nn.Mish"),
     f_same("torch.nn.functional.softplus", "input, ~beta=1, ~threshold=20", "torch.nn.Softplus"),
-    f_same("torch.nn.functional.hardtanh", "input, ~min_val=-1.0, ~max_val=1.0, ~inplace=False", "torch.nn.Hardtanh"),
+    // F.hardtanh raises when `min_val > max_val` (`hardtanh_`, in C++, does not check)
+    Nn::function(Decl::function("torch.nn.functional.hardtanh", "input, min_val=-1.0, max_val=1.0, ~inplace=False").twin("torch.nn.Hardtanh").checks(HARDTANH_CHECKS), Function::Elementwise),
     Nn::function(Decl::function("torch.nn.functional.hardtanh_", "input, ~min_val=-1.0, ~max_val=1.0"), Function::Elementwise),
     f_same("torch.nn.functional.logsigmoid", "input", "torch.nn.LogSigmoid"),
     f_same("torch.nn.functional.softsign", "input", "torch.nn.Softsign"),
@@ -115,6 +122,35 @@ pub(super) const NN: &[Nn] = &[
     Nn::function(Decl::function("torch.nn.functional.glu", "input, dim=-1").twin("torch.nn.GLU").checks(GLU_CHECKS), Function::Glu),
     Nn::function(Decl::function("torch.nn.functional.normalize", "input, ~p=2.0, dim=1, ~eps=1e-12").checks(DIM_CHECKS), Function::Normalize),
 ];
+
+/// `nn.Hardtanh(min_val, max_val)`: torch asserts `max_val > min_val` when it is built (the
+/// deprecated `min_value`/`max_value` replace them when given). Unknown bounds are not judged.
+pub(super) fn hardtanh_construct_checks(cx: &mut dyn ModelCtx, st: &State, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
+    let bound = |new: &str, old: &str, default: f64| match amap.get(old).filter(|v| !matches!(v, Value::None)).or(amap.get(new)) {
+        None => Some((default, format!("{default:.1}"))),
+        Some(v) => number(v).map(|x| (x, show_number(v))),
+    };
+    let (Some((lo, los)), Some((hi, his))) = (bound("min_val", "min_value", -1.0), bound("max_val", "max_value", 1.0)) else { return true };
+    cx.check(st, span, Tri::from_bool(hi <= lo), |_| {
+        (InvalidShapeArgument::ArgMust { op: "Hardtanh".into(), name: "max_val".into(), value: his, should: format!("be greater than min_val={los}") }, Vec::new())
+    })
+}
+
+/// `F.hardtanh(input, min_val, max_val)`: torch raises when `min_val > max_val`. Unknown bounds
+/// are not judged.
+pub(super) fn hardtanh(cx: &mut dyn ModelCtx, st: State, t: Rc<Tensor>, min_val: Option<&Value>, max_val: Option<&Value>, span: Span) -> Vals {
+    let bound = |v: Option<&Value>, default: f64| match v {
+        None => Some((default, format!("{default:.1}"))),
+        Some(v) => number(v).map(|x| (x, show_number(v))),
+    };
+    if let (Some((lo, los)), Some((hi, his))) = (bound(min_val, -1.0), bound(max_val, 1.0))
+        && !cx.check(&st, span, Tri::from_bool(lo > hi), |_| {
+            (InvalidShapeArgument::ArgMust { op: "F.hardtanh".into(), name: "min_val".into(), value: los, should: format!("not be greater than max_val={his}") }, Vec::new())
+        }) {
+            return Vec::new();
+        }
+    vec![(st, Value::Tensor(t))]
+}
 
 /// `Dropout1d`/`F.dropout1d`: a 2-D or 3-D input.
 pub(super) fn dropout1d(cx: &mut dyn ModelCtx, st: State, t: &Tensor, what: &str, span: Span) -> Vals {

@@ -146,11 +146,23 @@ pub(in crate::models::torch) fn check_divisible<V: Violation>(cx: &mut dyn Model
     })
 }
 
-/// Construction-time checks of a conv layer: channels divisible by groups, `'same'` padding
-/// only without stride. Returns false when torch raises.
+/// `groups <= 0`, which torch rejects (`_ConvNd.__init__`: "groups must be a positive
+/// integer"; `F.conv*`: "non-positive groups is not supported"). A symbolic `groups` is a
+/// formula the facts decide (never reported undecided). False when the path ends.
+fn check_groups_positive(cx: &mut dyn ModelCtx, st: &State, span: Span, what: &str, g: &Poly) -> bool {
+    cx.check(st, span, Formula::cmp(g, Rel::Le, &Poly::constant(0)), |cx| {
+        (InvalidShapeArgument::ArgMust { op: what.into(), name: "groups".into(), value: g.display(cx.syms()), should: "be a positive integer".into() }, Vec::new())
+    })
+}
+
+/// Construction-time checks of a conv layer, in torch's order: groups positive, channels
+/// divisible by groups, `'same'` padding only without stride. Returns false when torch raises.
 pub(super) fn construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, n: usize, transposed: bool, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
     let int = |k: &str| amap.get(k).and_then(|v| v.as_int()).cloned();
     if let Some(g) = int("groups") {
+        if !check_groups_positive(cx, st, span, kind, &g) {
+            return false;
+        }
         for key in ["in_channels", "out_channels"] {
             if let Some(c) = int(key)
                 && !check_divisible(cx, st, span, &c, &g, |value, by| InvalidShapeArgument::NotDivisible { op: kind.into(), param: key.into(), value, by_param: "groups".into(), by }) {
@@ -275,6 +287,15 @@ fn conv_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, cfg: &ConvCfg, n: usi
 /// A bias is modelled when it certainly has the output's channels.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, transposed: bool, b: &Bound, what: &str, span: Span) -> Vals {
+    let groups = match b.get("groups") {
+        None => Some(Poly::constant(1)),
+        Some(v) => v.as_int().cloned(),
+    };
+    // torch rejects a non-positive groups before looking at the tensors
+    if let Some(g) = &groups
+        && !check_groups_positive(cx, &st, span, what, g) {
+            return Vec::new();
+        }
     let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
     let ws = st.resolve(&w.shape);
     if ws.rank() != Some(n + 2) {
@@ -282,10 +303,6 @@ pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize,
         cx.check(&st, span, bad, |_| (LayerInputRankMismatch::WeightRank { op: what.into(), rank: (n + 2).to_string() }, Vec::new()));
         return if bad == Tri::True { Vec::new() } else { vec![(st, Value::Unknown)] };
     }
-    let groups = match b.get("groups") {
-        None => Some(Poly::constant(1)),
-        Some(v) => v.as_int().cloned(),
-    };
     let (Some(groups), Some(w0), Some(w1)) = (groups, ws.dims[0].v.clone(), ws.dims[1].v.clone()) else { return vec![(st, Value::Unknown)] };
     let Some((same, p)) = conv_padding(b.get("padding"), n) else { return vec![(st, Value::Unknown)] };
     let (Some(k), Some(s), Some(d)) = (ws.dims[2..].iter().map(|d| d.v.clone()).collect::<Option<Vec<Poly>>>(), ntuple(b.get("stride"), n, 1), ntuple(b.get("dilation"), n, 1)) else {

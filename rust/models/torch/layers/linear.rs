@@ -10,7 +10,7 @@ use crate::models::registry::Decl;
 use crate::models::torch::tensor::{broadcast, check_index_values, tensor_value};
 use crate::rules::shape::{self as r, InvalidShapeArgument, LayerInputRankMismatch, MatmulShapeMismatch};
 use crate::rules::Rule;
-use crate::shape::{Poly, Tri};
+use crate::shape::{Formula, Poly, Rel, Tri};
 use crate::value::*;
 
 const LINEAR_CHECKS: &[&Rule] = &[&r::matmul_shape_mismatch::RULE, &r::layer_input_rank_mismatch::RULE];
@@ -18,9 +18,9 @@ const BILINEAR_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::inv
 const EMBEDDING_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::index_out_of_range::RULE];
 const BAG_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE];
 
-// `padding_idx` is accepted unread: torch asserts that it indexes the table, which is not
-// modelled (a missed error at worst, never a false one). `max_norm`, `norm_type`,
-// `scale_grad_by_freq`, `sparse` and an EmbeddingBag's `mode` change values or gradients only.
+// `padding_idx` is read: torch asserts that it indexes the table (`-n <= padding_idx < n`).
+// An EmbeddingBag's `mode` is read: torch raises at the call for a mode other than sum/mean/max,
+// and for 'max' with `scale_grad_by_freq` or `sparse`. `max_norm` and `norm_type` change values only.
 pub(super) const NN: &[Nn] = &[
     Nn::module(Decl::module("torch.nn.Linear", "in_features, out_features, ~bias=True, ~device=None", "input").twin("torch.nn.functional.linear").checks(LINEAR_CHECKS), Module::Linear),
     Nn::function(Decl::function("torch.nn.functional.linear", "input, weight, bias=None").twin("torch.nn.Linear").checks(&[&r::matmul_shape_mismatch::RULE, &r::layer_input_rank_mismatch::RULE, &r::broadcast_shape_mismatch::RULE]), Function::Linear),
@@ -31,13 +31,13 @@ pub(super) const NN: &[Nn] = &[
     // a bias is modelled when it certainly has `out_features` elements
     Nn::function(Decl::function("torch.nn.functional.bilinear", "input1, input2, weight, bias=None").twin("torch.nn.Bilinear").checks(BILINEAR_CHECKS), Function::Bilinear),
     Nn::module(
-        Decl::module("torch.nn.Embedding", "num_embeddings, embedding_dim, ~padding_idx=None, ~max_norm=None, ~norm_type=2.0, ~scale_grad_by_freq=False, ~sparse=False, *, ~device=None", "input")
+        Decl::module("torch.nn.Embedding", "num_embeddings, embedding_dim, padding_idx=None, ~max_norm=None, ~norm_type=2.0, ~scale_grad_by_freq=False, ~sparse=False, *, ~device=None", "input")
             .twin("torch.nn.functional.embedding")
             .checks(EMBEDDING_CHECKS),
         Module::Embedding,
     ),
     Nn::function(
-        Decl::function("torch.nn.functional.embedding", "input, weight, ~padding_idx=None, ~max_norm=None, ~norm_type=2.0, ~scale_grad_by_freq=False, ~sparse=False")
+        Decl::function("torch.nn.functional.embedding", "input, weight, padding_idx=None, ~max_norm=None, ~norm_type=2.0, ~scale_grad_by_freq=False, ~sparse=False")
             .twin("torch.nn.Embedding")
             .checks(EMBEDDING_CHECKS),
         Function::Embedding,
@@ -46,7 +46,7 @@ pub(super) const NN: &[Nn] = &[
     Nn::module(
         Decl::module(
             "torch.nn.EmbeddingBag",
-            "num_embeddings, embedding_dim, ~max_norm=None, ~norm_type=2.0, ~scale_grad_by_freq=False, ~mode=\"mean\", ~sparse=False, *, ~padding_idx=None, ~device=None",
+            "num_embeddings, embedding_dim, ~max_norm=None, ~norm_type=2.0, scale_grad_by_freq=False, mode=\"mean\", sparse=False, *, padding_idx=None, ~device=None",
             "input",
         )
         .twin("torch.nn.functional.embedding_bag")
@@ -57,7 +57,7 @@ pub(super) const NN: &[Nn] = &[
     Nn::function(
         Decl::function(
             "torch.nn.functional.embedding_bag",
-            "input, weight, offsets=None, ~max_norm=None, ~norm_type=2, ~scale_grad_by_freq=False, ~mode=\"mean\", ~sparse=False, per_sample_weights=None",
+            "input, weight, offsets=None, ~max_norm=None, ~norm_type=2, scale_grad_by_freq=False, mode=\"mean\", sparse=False, per_sample_weights=None",
         )
         .twin("torch.nn.EmbeddingBag")
         .checks(BAG_CHECKS),
@@ -209,6 +209,55 @@ fn embedding_dim(l: &Layer) -> Option<Dim> {
     Some(Dim { v: Some(dim), why })
 }
 
+/// `padding_idx` must index a table of `n` rows: torch raises when `padding_idx > 0` and
+/// `padding_idx >= n`, or `padding_idx < 0` and `padding_idx < -n` (`nn.Embedding`,
+/// `nn.EmbeddingBag` when built, `F.embedding` when called). A symbolic one is a formula the
+/// facts decide. False when the path ends.
+fn check_padding_idx(cx: &mut dyn ModelCtx, st: &State, v: Option<&Value>, n: &Poly, what: &str, span: Span) -> bool {
+    let Some(Value::Int(p)) = v else { return true };
+    let zero = Poly::constant(0);
+    let Some(neg_n) = n.mul(&Poly::constant(-1)) else { return true };
+    let violated = Formula::Or(vec![
+        Formula::And(vec![Formula::cmp(&zero, Rel::Lt, p), Formula::cmp(n, Rel::Le, p)]),
+        Formula::And(vec![Formula::cmp(p, Rel::Lt, &zero), Formula::cmp(p, Rel::Lt, &neg_n)]),
+    ]);
+    cx.check(st, span, violated, |cx| {
+        let (ps, ns) = (p.display(cx.syms()), n.display(cx.syms()));
+        (InvalidShapeArgument::ArgMust { op: what.into(), name: "padding_idx".into(), value: ps, should: format!("be within num_embeddings={ns} (from -{ns} to {ns} - 1)") }, Vec::new())
+    })
+}
+
+/// Construction checks of `nn.Embedding`/`nn.EmbeddingBag`: `padding_idx` within the table.
+pub(super) fn embedding_construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, amap: &BTreeMap<Rc<str>, Value>, span: Span) -> bool {
+    let Some(n) = amap.get("num_embeddings").and_then(|v| v.as_int()) else { return true };
+    check_padding_idx(cx, st, amap.get("padding_idx"), n, kind, span)
+}
+
+/// An EmbeddingBag's `mode` (torch checks it at the call, after the input's rank): one of
+/// sum/mean/max, and 'max' supports neither `scale_grad_by_freq` nor `sparse`. An unknown mode
+/// or flag is not judged. False when the path ends.
+fn check_bag_mode(cx: &mut dyn ModelCtx, st: &State, mode: Option<&Value>, scale: Option<&Value>, sparse: Option<&Value>, what: &str, span: Span) -> bool {
+    let Some(Value::Str(Some(m))) = mode else { return true };
+    let known = matches!(&**m, "sum" | "mean" | "max");
+    if !cx.check(st, span, Tri::from_bool(!known), |_| {
+        (InvalidShapeArgument::ArgMust { op: what.into(), name: "mode".into(), value: format!("'{m}'"), should: "be one of 'sum', 'mean' or 'max'".into() }, Vec::new())
+    }) {
+        return false;
+    }
+    if &**m != "max" {
+        return true;
+    }
+    for (name, v) in [("scale_grad_by_freq", scale), ("sparse", sparse)] {
+        let on = matches!(v, Some(Value::Bool(true)));
+        if !cx.check(st, span, Tri::from_bool(on), |_| {
+            (InvalidShapeArgument::ArgMust { op: what.into(), name: name.into(), value: "True".into(), should: "be False with mode='max'".into() }, Vec::new())
+        }) {
+            return false;
+        }
+    }
+    true
+}
+
 /// Calling an `nn.Embedding` layer.
 pub(super) fn call_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
     let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
@@ -219,7 +268,8 @@ pub(super) fn call_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &L
 /// Calling an `nn.EmbeddingBag` layer (without offsets).
 pub(super) fn call_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
     let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
-    embedding_bag(cx, st, t, dim, Some(DType::Float), &format!("{}EmbeddingBag", layer_name(l)), span)
+    let mode = BagMode { mode: l.args.get("mode"), scale: l.args.get("scale_grad_by_freq"), sparse: l.args.get("sparse") };
+    embedding_bag(cx, st, t, dim, Some(DType::Float), mode, &format!("{}EmbeddingBag", layer_name(l)), span)
 }
 
 /// `F.embedding(input, weight)`.
@@ -229,6 +279,11 @@ pub(super) fn functional_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor,
     if ws.rank() != Some(2) {
         return vec![(st, Value::Unknown)];
     }
+    // torch checks `padding_idx` against the weight's rows first
+    if let Some(n) = ws.dims[0].v.clone()
+        && !check_padding_idx(cx, &st, b.get("padding_idx"), &n, "F.embedding", span) {
+            return Vec::new();
+        }
     let rows = ws.dims[0].as_const();
     embedding(cx, st, t, ws.dims[1].clone(), w.dtype, rows.map(|n| (n, false)), "F.embedding", span)
 }
@@ -240,7 +295,8 @@ pub(super) fn functional_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Ten
     if ws.rank() != Some(2) || !matches!(b.get("offsets"), None | Some(Value::None)) || !matches!(b.get("per_sample_weights"), None | Some(Value::None)) {
         return vec![(st, Value::Unknown)];
     }
-    embedding_bag(cx, st, t, ws.dims[1].clone(), w.dtype, "F.embedding_bag", span)
+    let mode = BagMode { mode: b.get("mode"), scale: b.get("scale_grad_by_freq"), sparse: b.get("sparse") };
+    embedding_bag(cx, st, t, ws.dims[1].clone(), w.dtype, mode, "F.embedding_bag", span)
 }
 
 /// `embedding(indices)`: indices' shape plus the embedding dim. `rows`: the table's number of
@@ -263,8 +319,16 @@ fn embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Opti
     vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, dtype))]
 }
 
+/// An EmbeddingBag's `mode` and the flags 'max' rejects, as passed (None: the default).
+struct BagMode<'a> {
+    mode: Option<&'a Value>,
+    scale: Option<&'a Value>,
+    sparse: Option<&'a Value>,
+}
+
 /// `embedding_bag(indices [B, N])`: one bag per row, `[B, dim]` (a 1-D input needs offsets).
-fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, what: &str, span: Span) -> Vals {
+#[allow(clippy::too_many_arguments)]
+fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, mode: BagMode, what: &str, span: Span) -> Vals {
     if !check_index_dtype(cx, &st, t, what, span) {
         return Vec::new();
     }
@@ -274,6 +338,9 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
         let shown = cx.show_shape(&st, &s);
         (LayerInputRankMismatch::BagRank { op: what.into(), input: shown }, Vec::new())
     }) {
+        return Vec::new();
+    }
+    if !check_bag_mode(cx, &st, mode.mode, mode.scale, mode.sparse, what, span) {
         return Vec::new();
     }
     vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), dim]), dtype))]

@@ -246,8 +246,13 @@ fn construct_checks(cx: &mut dyn ModelCtx, st: &State, m: Module, name: &str, am
         Module::Conv { dims, transposed } => conv::construct_checks(cx, st, name, dims, transposed, amap, span),
         Module::Recurrent(which) => recurrent::construct_checks(cx, st, name, which, amap, span),
         Module::GroupNorm => norm::group_norm_construct_checks(cx, st, amap, span),
+        Module::Embedding | Module::EmbeddingBag => linear::embedding_construct_checks(cx, st, name, amap, span),
+        Module::Elementwise if name == "Hardtanh" => activation::hardtanh_construct_checks(cx, st, amap, span),
+        Module::Loss(Loss::TripletMargin) => losses::triplet_construct_checks(cx, st, name, amap, span),
         Module::MultiheadAttention => attention::heads_check(cx, st, name, amap, ("embed_dim", "num_heads"), span),
-        Module::TransformerEncoderLayer | Module::TransformerDecoderLayer | Module::Transformer => attention::heads_check(cx, st, name, amap, ("d_model", "nhead"), span),
+        Module::TransformerEncoderLayer | Module::TransformerDecoderLayer | Module::Transformer => {
+            attention::heads_check(cx, st, name, amap, ("d_model", "nhead"), span) && attention::activation_check(cx, st, name, m, amap, span)
+        }
         _ => true,
     }
 }
@@ -361,6 +366,7 @@ fn call_function(cx: &mut dyn ModelCtx, st: State, f: &str, k: Function, api: &'
     let b = bind(&api.params, &args, &kwargs);
     let what = format!("F.{f}");
     match k {
+        Function::Elementwise if f == "hardtanh" => activation::hardtanh(cx, st, t, b.get("min_val"), b.get("max_val"), span),
         Function::Elementwise => vec![(st, Value::Tensor(t))],
         Function::Dropout1d => activation::dropout1d(cx, st, &t, &what, span),
         Function::FeatureDropout { dims } => {
@@ -427,6 +433,25 @@ fn optional_exact(cx: &dyn ModelCtx, st: &State, v: Option<&Value>, want: &[Dim]
             s.rank() == Some(want.len()) && s.dims.iter().zip(want).all(|(a, b)| cx.dim_eq(st, a, b) == Tri::True)
         }
         _ => false,
+    }
+}
+
+/// A number argument (`eps`, `margin`, `dropout`, `min_val`) when its value is known: an int
+/// or a float (a bool is an int to Python's comparisons).
+pub(in crate::models::torch) fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Float(f) => *f,
+        v => v.as_const_int().map(|i| i as f64),
+    }
+}
+
+/// A known number as Python shows it (`1.0`, `-1`, `0.5`), for messages.
+pub(in crate::models::torch) fn show_number(v: &Value) -> String {
+    match v {
+        Value::Float(Some(f)) if f.is_finite() && f.fract() == 0.0 => format!("{f:.1}"),
+        Value::Float(Some(f)) => format!("{f}"),
+        Value::Bool(b) => if *b { "True".into() } else { "False".into() },
+        v => v.as_const_int().map(|i| i.to_string()).unwrap_or_else(|| "?".into()),
     }
 }
 

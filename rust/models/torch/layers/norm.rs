@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::{is_training, layer_name, optional_exact, require_rank, spatial_names, Bound, Function, Module, Nn};
+use super::{is_training, layer_name, number, optional_exact, show_number, require_rank, spatial_names, Bound, Function, Module, Nn};
 use crate::ir::Span;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
@@ -15,7 +15,8 @@ use crate::shape::{Poly, Tri};
 use crate::value::*;
 
 // `affine` and `track_running_stats` are read: without both, torch checks no channel count.
-const BATCH: &str = "num_features, ~eps=1e-05, ~momentum=0.1, affine=True, track_running_stats=True, ~device=None, *, ~bias=True";
+// Batch norm's `eps` is read: `F.batch_norm` wants it positive in training, non-negative else.
+const BATCH: &str = "num_features, eps=1e-05, ~momentum=0.1, affine=True, track_running_stats=True, ~device=None, *, ~bias=True";
 const INSTANCE: &str = "num_features, ~eps=1e-05, ~momentum=0.1, affine=False, track_running_stats=False, ~device=None, *, ~bias=True";
 const BATCH_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::layer_channel_mismatch::RULE, &r::invalid_shape_argument::RULE];
 const LAYER_CHECKS: &[&Rule] = &[&r::layer_channel_mismatch::RULE];
@@ -39,7 +40,7 @@ pub(super) const NN: &[Nn] = &[
     ),
     // the optional tensors are modelled when they certainly have the expected shape
     Nn::function(
-        Decl::function("torch.nn.functional.batch_norm", "input, running_mean, running_var, weight=None, bias=None, training=False, ~momentum=0.1, ~eps=1e-05")
+        Decl::function("torch.nn.functional.batch_norm", "input, running_mean, running_var, weight=None, bias=None, training=False, ~momentum=0.1, eps=1e-05")
             .checks(&[&r::layer_channel_mismatch::RULE, &r::invalid_shape_argument::RULE]),
         Function::BatchNorm,
     ),
@@ -93,6 +94,26 @@ fn spatial_stats_check(cx: &mut dyn ModelCtx, st: &State, spatial: &[Dim], s: &S
     })
 }
 
+/// `F.batch_norm`'s `eps` (after the batch statistics, before the C++ checks): positive in
+/// training, non-negative otherwise. `training` is None when not known: then only a negative
+/// eps is decided. An unknown eps is not judged. False when the path ends.
+fn check_eps(cx: &mut dyn ModelCtx, st: &State, eps: Option<&Value>, training: Option<bool>, what: &str, span: Span) -> bool {
+    let Some(v) = eps else { return true };
+    let Some(e) = number(v) else { return true };
+    let bad = if e < 0.0 {
+        Tri::True
+    } else if e == 0.0 {
+        match training {
+            Some(t) => Tri::from_bool(t),
+            None => return true,
+        }
+    } else {
+        Tri::False
+    };
+    let should = if training == Some(true) { "be positive in training" } else { "be non-negative" };
+    cx.check(st, span, bad, |_| (InvalidShapeArgument::ArgMust { op: what.into(), name: "eps".into(), value: show_number(v), should: should.into() }, Vec::new()))
+}
+
 /// Calling an `nn.BatchNorm{n}d` layer: channels at dim 1, batch statistics in training.
 pub(super) fn call_batch_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, n: usize, span: Span) -> Vals {
     let (who, kind) = (layer_name(l), &l.kind);
@@ -120,6 +141,10 @@ pub(super) fn call_batch_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &
             continue;
         }
         if training && !batch_stats_check(cx, &st, &s, span, &format!("{who}{kind}")) {
+            continue;
+        }
+        // eps==0 raises in training only: not decided when the mode is not known
+        if !check_eps(cx, &st, l.args.get("eps"), if training { Some(true) } else { None }, &format!("{who}{kind}"), span) {
             continue;
         }
         out.push((st, tensor_value(s, t.dtype)));
@@ -153,12 +178,24 @@ pub(super) fn call_instance_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l
     out
 }
 
-/// `F.batch_norm(input, running_mean, running_var, weight, bias, training)`.
+/// `F.batch_norm(input, running_mean, running_var, weight, bias, training)`, checked in torch's
+/// order: batch statistics in training, `eps`, then the channels of the optional tensors.
 pub(super) fn functional_batch_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
     let s = st.resolve(&t.shape);
     let Some(r) = s.rank() else { return vec![(st, Value::Unknown)] };
     if r < 2 {
         return vec![(st, Value::Unknown)];
+    }
+    let training = match b.get("training") {
+        None | Some(Value::Bool(false)) => Some(false),
+        Some(Value::Bool(true)) => Some(true),
+        _ => None,
+    };
+    if training == Some(true) && !batch_stats_check(cx, &st, &s, span, "F.batch_norm") {
+        return Vec::new();
+    }
+    if !check_eps(cx, &st, b.get("eps"), training, "F.batch_norm", span) {
+        return Vec::new();
     }
     for key in ["running_mean", "running_var", "weight", "bias"] {
         let Some(Value::Tensor(m)) = b.get(key) else { continue };
@@ -172,14 +209,8 @@ pub(super) fn functional_batch_norm(cx: &mut dyn ModelCtx, st: State, t: &Tensor
             return Vec::new();
         }
     }
-    match b.get("training") {
-        None | Some(Value::Bool(false)) => {}
-        Some(Value::Bool(true)) => {
-            if !batch_stats_check(cx, &st, &s, span, "F.batch_norm") {
-                return Vec::new();
-            }
-        }
-        _ => return vec![(st, Value::Unknown)],
+    if training.is_none() {
+        return vec![(st, Value::Unknown)];
     }
     vec![(st, tensor_value(s, t.dtype))]
 }
