@@ -146,12 +146,16 @@ impl<'a> Interp<'a> {
                 for item in items {
                     let assigned: Vec<State> = live.into_iter().flat_map(|st| self.assign(target, item.clone(), st, ctx)).collect();
                     if !assigned.is_empty()
-                        && let Some(suffixes) = self.skip_item(&no_ops, &assigned, ctx)
+                        && let Some(k) = self.skip_item(&no_ops, &assigned, ctx)
                     {
                         live = assigned;
-                        for (st, suffix) in live.iter_mut().zip(suffixes) {
+                        for (st, suffix) in live.iter_mut().zip(&no_ops[k].suffixes) {
                             st.branches.extend(suffix.iter().cloned());
                         }
+                        // the least recently matched is tried first: items that alternate
+                        // (a projection every other block) match at the first try
+                        let n = no_ops.remove(k);
+                        no_ops.push(n);
                         continue;
                     }
                     let before = (self.settings.memo && self.settings.prune).then(|| {
@@ -226,14 +230,14 @@ impl<'a> Interp<'a> {
     /// The interpreter is deterministic, so this iteration would take the same steps on the
     /// renamed objects and leave the state as it found it. The reads are noted for the
     /// enclosing call's summary, as running the iteration would.
-    fn skip_item<'n>(&mut self, no_ops: &'n [NoOp], assigned: &[State], ctx: &Ctx) -> Option<&'n [Vec<Branch>]> {
+    fn skip_item(&mut self, no_ops: &[NoOp], assigned: &[State], ctx: &Ctx) -> Option<usize> {
         let mut roots = vec![ctx.scope, ctx.module_scope];
         roots.extend(ctx.class_body);
         roots.extend(ctx.method_class);
         if let Some(v) = &ctx.self_val {
             crate::value::gc::value_ids(v, &mut |id| roots.push(id));
         }
-        for n in no_ops {
+        for (k, n) in no_ops.iter().enumerate() {
             // the paths as they were then, their branches since extended by no-op iterations
             let same_paths = n.states.len() == assigned.len()
                 && n.states.iter().zip(assigned).zip(&n.suffixes).all(|((a, b), suffix)| {
@@ -277,7 +281,7 @@ impl<'a> Interp<'a> {
                     }
                 }
                 self.loop_items_skipped += 1;
-                return Some(&n.suffixes);
+                return Some(k);
             }
         }
         None
