@@ -478,8 +478,23 @@ fn remap_values(vs: &[Value], f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Vec<
     vs.iter().map(|v| remap_value(v, f)).collect()
 }
 
+/// The map with its values renamed: a copy updated in place (collecting into a new map
+/// would sort keys that are sorted already).
 fn remap_map<K: Clone + Ord>(m: &BTreeMap<K, Value>, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<BTreeMap<K, Value>> {
-    m.iter().map(|(k, v)| Some((k.clone(), remap_value(v, f)?))).collect()
+    let mut out = m.clone();
+    for v in out.values_mut() {
+        if refers(v) {
+            *v = remap_value(v, f)?;
+        }
+    }
+    Some(out)
+}
+
+/// Whether a value may refer to an object (else renaming leaves it as it is).
+fn refers(v: &Value) -> bool {
+    use Value::*;
+    // the values `remap_value` copies as they are
+    !matches!(v, None | Bool(_) | Int(_) | Float(_) | Str(_) | Tensor(_) | Lib(_) | Builtin(_) | Cond(_) | Range(..) | DType(_) | Unknown)
 }
 
 fn remap_value(v: &Value, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Value> {
