@@ -16,7 +16,7 @@ use crate::value::*;
 const LINEAR_CHECKS: &[&Rule] = &[&r::matmul_shape_mismatch::RULE, &r::layer_input_rank_mismatch::RULE];
 const BILINEAR_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::invalid_shape_argument::RULE, &r::matmul_shape_mismatch::RULE];
 const EMBEDDING_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::index_out_of_range::RULE];
-const BAG_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE];
+const BAG_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE, &r::index_out_of_range::RULE];
 
 // `padding_idx` is accepted unread: torch asserts that it indexes the table, which is not
 // modelled (a missed error at worst, never a false one). `max_norm`, `norm_type`,
@@ -219,7 +219,8 @@ pub(super) fn call_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &L
 /// Calling an `nn.EmbeddingBag` layer (without offsets).
 pub(super) fn call_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
     let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
-    embedding_bag(cx, st, t, dim, Some(DType::Float), &format!("{}EmbeddingBag", layer_name(l)), span)
+    let rows = l.args.get("num_embeddings").and_then(|v| v.as_const_int());
+    embedding_bag(cx, st, t, dim, Some(DType::Float), rows.map(|n| (n, true)), &format!("{}EmbeddingBag", layer_name(l)), span)
 }
 
 /// `F.embedding(input, weight)`.
@@ -240,7 +241,8 @@ pub(super) fn functional_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Ten
     if ws.rank() != Some(2) || !matches!(b.get("offsets"), None | Some(Value::None)) || !matches!(b.get("per_sample_weights"), None | Some(Value::None)) {
         return vec![(st, Value::Unknown)];
     }
-    embedding_bag(cx, st, t, ws.dims[1].clone(), w.dtype, "F.embedding_bag", span)
+    let rows = ws.dims[0].as_const();
+    embedding_bag(cx, st, t, ws.dims[1].clone(), w.dtype, rows.map(|n| (n, false)), "F.embedding_bag", span)
 }
 
 /// `embedding(indices)`: indices' shape plus the embedding dim. `rows`: the table's number of
@@ -264,7 +266,11 @@ fn embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Opti
 }
 
 /// `embedding_bag(indices [B, N])`: one bag per row, `[B, dim]` (a 1-D input needs offsets).
-fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, what: &str, span: Span) -> Vals {
+/// `rows` as for [`embedding`]: known index values outside `[0, rows)` raise (every mode,
+/// `padding_idx` or not: "Index 1 of input takes value 3 which is not in the valid range
+/// [0, 3)", or "embedding_bag: Expected idx >= 0 && idx < num_embeddings ..." for `max`).
+#[allow(clippy::too_many_arguments)]
+fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, rows: Option<(i128, bool)>, what: &str, span: Span) -> Vals {
     if !check_index_dtype(cx, &st, t, what, span) {
         return Vec::new();
     }
@@ -274,6 +280,16 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
         let shown = cx.show_shape(&st, &s);
         (LayerInputRankMismatch::BagRank { op: what.into(), input: shown }, Vec::new())
     }) {
+        return Vec::new();
+    }
+    // bags of 0 indices (`[B, 0]`) raise "step must be nonzero" (not modelled: no guess)
+    if s.dims[1].as_const() == Some(0) {
+        return vec![(st, Value::Unknown)];
+    }
+    if let Some((n, layer)) = rows
+        && matches!(t.dtype, Some(DType::Long | DType::Int))
+        && !check_index_values(cx, &st, t, Some(n), None, span, what, |_| if layer { format!("num_embeddings={n}") } else { format!("a weight of {n} rows") })
+    {
         return Vec::new();
     }
     vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), dim]), dtype))]
