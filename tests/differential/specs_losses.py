@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from . import values
 from .harness import L, Spec, T, near, shape
 
 
@@ -232,3 +233,6 @@ _more("F.cross_entropy", ("F.cross_entropy(x, torch.tensor([0, 1, 7]))", {"x": T
 _more("nn.NLLLoss", ("nn.NLLLoss()(x, torch.tensor([0, -2, 1]))", {"x": T(3, 4)}))
 
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
+
+# class-index targets with known values at the classes' bound (differential/values.py)
+SPECS = [dataclasses.replace(s, provoke=s.provoke + values.CASES.get(s.api, ())) for s in SPECS]

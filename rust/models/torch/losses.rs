@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::layers::{layer_name, number, show_number, Bound, Function, Module, Nn};
-use super::tensor::{broadcast, tensor_value};
+use super::tensor::{broadcast, check_index_values, tensor_value};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::{Api, Decl};
 use crate::value::*;
@@ -56,12 +56,14 @@ const fn function(name: &'static str, sig: &'static str, twin: &'static str, che
 }
 
 // `weight` (but CrossEntropyLoss's and NLLLoss's), `pos_weight` and the legacy
-// `size_average`/`reduce` are read: modelled only when absent (or None). `ignore_index`, `label_smoothing`, `margin`, `beta`, `delta`, `blank`,
-// ... change the loss's value, not its shape; their only checks are on the value itself (a
-// triplet loss's `margin` is read: torch raises for `margin <= 0`).
+// `size_average`/`reduce` are read: modelled only when absent (or None). `ignore_index` is read: the
+// one class-index target exempt from the range check (a non-constant one: no check).
+// `label_smoothing`, `margin`, `beta`, `delta`, `blank`, ... change the loss's value, not its
+// shape; their only checks are on the value itself (a triplet loss's `margin` is read: torch
+// raises for `margin <= 0`).
 pub const NN: &[Nn] = &[
-    module("torch.nn.CrossEntropyLoss", "weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\", ~label_smoothing=0.0", "input, target", "torch.nn.functional.cross_entropy", CLASS, Loss::CrossEntropy),
-    module("torch.nn.NLLLoss", "weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.nll_loss", CLASS, Loss::Nll),
+    module("torch.nn.CrossEntropyLoss", "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction=\"mean\", ~label_smoothing=0.0", "input, target", "torch.nn.functional.cross_entropy", CLASS, Loss::CrossEntropy),
+    module("torch.nn.NLLLoss", "weight=None, size_average=None, ignore_index=-100, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.nll_loss", CLASS, Loss::Nll),
     module("torch.nn.MSELoss", "size_average=None, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.mse_loss", BROADCAST, Loss::Mse),
     module("torch.nn.L1Loss", "size_average=None, reduce=None, reduction=\"mean\"", "input, target", "torch.nn.functional.l1_loss", BROADCAST, Loss::L1),
     module("torch.nn.SmoothL1Loss", "size_average=None, reduce=None, reduction=\"mean\", ~beta=1.0", "input, target", "torch.nn.functional.smooth_l1_loss", BROADCAST, Loss::SmoothL1),
@@ -83,12 +85,12 @@ pub const NN: &[Nn] = &[
     module("torch.nn.CTCLoss", "~blank=0, reduction=\"mean\", ~zero_infinity=False", "log_probs, targets, input_lengths, target_lengths", "torch.nn.functional.ctc_loss", CLASS, Loss::Ctc),
     function(
         "torch.nn.functional.cross_entropy",
-        "input, target, weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\", ~label_smoothing=0.0",
+        "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction=\"mean\", ~label_smoothing=0.0",
         "torch.nn.CrossEntropyLoss",
         CLASS,
         Loss::CrossEntropy,
     ),
-    function("torch.nn.functional.nll_loss", "input, target, weight=None, size_average=None, ~ignore_index=-100, reduce=None, reduction=\"mean\"", "torch.nn.NLLLoss", CLASS, Loss::Nll),
+    function("torch.nn.functional.nll_loss", "input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction=\"mean\"", "torch.nn.NLLLoss", CLASS, Loss::Nll),
     function("torch.nn.functional.mse_loss", "input, target, size_average=None, reduce=None, reduction=\"mean\", weight=None", "torch.nn.MSELoss", BROADCAST, Loss::Mse),
     function("torch.nn.functional.l1_loss", "input, target, size_average=None, reduce=None, reduction=\"mean\", weight=None", "torch.nn.L1Loss", BROADCAST, Loss::L1),
     function("torch.nn.functional.smooth_l1_loss", "input, target, size_average=None, reduce=None, reduction=\"mean\", ~beta=1.0", "torch.nn.SmoothL1Loss", BROADCAST, Loss::SmoothL1),
@@ -149,7 +151,8 @@ pub fn call_module(cx: &mut dyn ModelCtx, st: State, kind: Loss, l: &Layer, api:
     }
     let vals: Option<Vec<Value>> = api.call_params.iter().map(|p| b.get(p.name).cloned()).collect();
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
-    run(cx, st, kind, &vals, l.args.get("reduction"), l.args.get("weight"), None, &format!("{}{}", layer_name(l), l.kind), span)
+    let args = Args { red: l.args.get("reduction"), weight: l.args.get("weight"), ignore: l.args.get("ignore_index"), margin: None };
+    run(cx, st, kind, &vals, args, &format!("{}{}", layer_name(l), l.kind), span)
 }
 
 /// `F.cross_entropy(input, target, ...)` and the other functional losses; `what` names the
@@ -162,7 +165,8 @@ pub fn functional(cx: &mut dyn ModelCtx, st: State, kind: Loss, api: &Api, b: &B
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
     // `F.triplet_margin_loss` checks its margin after the reduction (the module, when built)
     let margin = if kind == Loss::TripletMargin { b.get("margin") } else { None };
-    run(cx, st, kind, &vals, b.get("reduction"), b.get("weight"), margin, what, span)
+    let args = Args { red: b.get("reduction"), weight: b.get("weight"), ignore: b.get("ignore_index"), margin };
+    run(cx, st, kind, &vals, args, what, span)
 }
 
 /// `margin <= 0`, which a triplet margin loss rejects; an unknown margin is not judged. False
@@ -180,25 +184,34 @@ pub fn triplet_construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, a
     check_margin(cx, st, amap.get("margin"), kind, span)
 }
 
+/// The arguments of a loss other than its tensors: `reduction`, a class `weight`,
+/// `ignore_index` and a functional triplet loss's `margin` (each `None` when not passed).
+struct Args<'a> {
+    red: Option<&'a Value>,
+    weight: Option<&'a Value>,
+    ignore: Option<&'a Value>,
+    margin: Option<&'a Value>,
+}
+
 /// Call a loss with its tensors. A reduction string torch does not know raises ValueError
 /// ("... is not a valid value for reduction", SHP111): 'none', 'mean', 'sum' (and the deprecated
 /// 'elementwise_mean'), and 'batchmean' for kl_div.
-#[allow(clippy::too_many_arguments)]
-fn run(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], red: Option<&Value>, weight: Option<&Value>, margin: Option<&Value>, what: &str, span: Span) -> Vals {
+fn run(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], args: Args, what: &str, span: Span) -> Vals {
+    let red = args.red;
     if let Some(Value::Str(Some(r))) = red {
         let ok = matches!(&**r, "none" | "mean" | "sum" | "elementwise_mean") || (&**r == "batchmean" && kind == Loss::KlDiv);
         if !cx.check(&st, span, Tri::from_bool(!ok), |_| (InvalidShapeArgument::Reduction { op: what.into(), value: r.to_string() }, Vec::new())) {
             return Vec::new();
         }
     }
-    if !check_margin(cx, &st, margin, what, span) {
+    if !check_margin(cx, &st, args.margin, what, span) {
         return Vec::new();
     }
-    let weight = weight.filter(|w| !matches!(w, Value::None));
+    let weight = args.weight.filter(|w| !matches!(w, Value::None));
     match kind {
         Loss::CosineEmbedding | Loss::MarginRanking | Loss::TripletMargin => three_way(cx, st, kind, vals, red, what, span),
         Loss::Ctc => ctc(cx, st, vals, red, what, span),
-        _ => call_loss(cx, st, kind, &vals[0], &vals[1], red, weight, what, span),
+        _ => call_loss(cx, st, kind, &vals[0], &vals[1], red, weight, args.ignore, what, span),
     }
 }
 
@@ -214,9 +227,29 @@ fn reduction(v: Option<&Value>) -> Option<&str> {
     }
 }
 
+/// Class-index targets (`int64`) with known values: one certainly outside `[0, classes)` and
+/// other than `ignore_index` (default -100) raises `IndexError: Target 7 is out of bounds.`,
+/// whatever the reduction, weight or label smoothing; a non-constant `ignore_index` or class
+/// count: no check. False when torch certainly raises.
+#[allow(clippy::too_many_arguments)]
+fn check_targets(cx: &mut dyn ModelCtx, st: &State, y: &Tensor, classes: &Dim, ignore: Option<&Value>, what: &str, span: Span) -> bool {
+    let exempt = match ignore {
+        None => Some(-100),
+        Some(Value::Int(p)) => p.as_const(),
+        _ => None,
+    };
+    let (Some(n), Some(exempt)) = (classes.as_const(), exempt) else { return true };
+    if y.dtype != Some(DType::Long) {
+        return true;
+    }
+    check_index_values(cx, st, y, Some(n), Some(exempt), span, what, |_| {
+        if exempt == -100 { format!("{n} classes") } else { format!("{n} classes (ignore_index={exempt})") }
+    })
+}
+
 /// Check `loss(input, target)`; `red` is the reduction argument.
 #[allow(clippy::too_many_arguments)]
-fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target: &Value, red: Option<&Value>, weight: Option<&Value>, what: &str, span: Span) -> Vals {
+fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target: &Value, red: Option<&Value>, weight: Option<&Value>, ignore: Option<&Value>, what: &str, span: Span) -> Vals {
     let (Value::Tensor(x), Value::Tensor(y)) = (input, target) else { return vec![(st, Value::Unknown)] };
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let sx = st.resolve(&x.shape);
@@ -257,6 +290,9 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
                     if !cx.check(&st, span, bad, |_| (LossTargetMismatch::UnbatchedTarget { loss: what.into(), input: sxs, target: sys }, Vec::new())) {
                         return Vec::new();
                     }
+                    if !check_targets(cx, &st, y, &sx.dims[0], ignore, what, span) {
+                        return Vec::new();
+                    }
                     return scalar(st, Shape::known(Vec::new()));
                 }
                 if ry + 1 != rx {
@@ -289,6 +325,9 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
                     }) {
                         return Vec::new();
                     }
+                }
+                if !check_targets(cx, &st, y, &sx.dims[1], ignore, what, span) {
+                    return Vec::new();
                 }
                 return scalar(st, Shape::known(expect));
             }

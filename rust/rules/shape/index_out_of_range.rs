@@ -22,7 +22,7 @@ It also checks index tensors whose values are known: those of `torch.arange`, `t
 `torch.zeros`/`ones` of an integer dtype, integer literals (`torch.tensor([3, 7])`),
 `torch.randint(low, high, ...)` and `torch.randperm`, carried through views, `long()`,
 `clone()`, indexing and `x + k`. A value certainly present (or every possible value) outside
-`[0, num_embeddings)` of an `nn.Embedding`/`F.embedding`, `[0, num_classes)` of `F.one_hot`
+`[0, num_embeddings)` of an `nn.Embedding`/`F.embedding` (and their bags), `[0, num_classes)` of `F.one_hot`
 (negative ones also without `num_classes`), `[0, size)` of `index_select`, or the classes of
 `cross_entropy`/`nll_loss` (other than `ignore_index`) is reported. Values are forgotten
 at any in-place write or call the checker does not see into.

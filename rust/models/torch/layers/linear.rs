@@ -16,7 +16,7 @@ use crate::value::*;
 const LINEAR_CHECKS: &[&Rule] = &[&r::matmul_shape_mismatch::RULE, &r::layer_input_rank_mismatch::RULE];
 const BILINEAR_CHECKS: &[&Rule] = &[&r::layer_input_rank_mismatch::RULE, &r::invalid_shape_argument::RULE, &r::matmul_shape_mismatch::RULE];
 const EMBEDDING_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::index_out_of_range::RULE];
-const BAG_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE];
+const BAG_CHECKS: &[&Rule] = &[&r::invalid_shape_argument::RULE, &r::layer_input_rank_mismatch::RULE, &r::index_out_of_range::RULE];
 
 // `padding_idx` is read: torch asserts that it indexes the table (`-n <= padding_idx < n`).
 // An EmbeddingBag's `mode` is read: torch raises at the call for a mode other than sum/mean/max,
@@ -269,7 +269,8 @@ pub(super) fn call_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &L
 pub(super) fn call_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
     let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
     let mode = BagMode { mode: l.args.get("mode"), scale: l.args.get("scale_grad_by_freq"), sparse: l.args.get("sparse") };
-    embedding_bag(cx, st, t, dim, Some(DType::Float), mode, &format!("{}EmbeddingBag", layer_name(l)), span)
+    let rows = l.args.get("num_embeddings").and_then(|v| v.as_const_int());
+    embedding_bag(cx, st, t, dim, Some(DType::Float), mode, rows.map(|n| (n, true)), &format!("{}EmbeddingBag", layer_name(l)), span)
 }
 
 /// `F.embedding(input, weight)`.
@@ -296,7 +297,8 @@ pub(super) fn functional_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Ten
         return vec![(st, Value::Unknown)];
     }
     let mode = BagMode { mode: b.get("mode"), scale: b.get("scale_grad_by_freq"), sparse: b.get("sparse") };
-    embedding_bag(cx, st, t, ws.dims[1].clone(), w.dtype, mode, "F.embedding_bag", span)
+    let rows = ws.dims[0].as_const();
+    embedding_bag(cx, st, t, ws.dims[1].clone(), w.dtype, mode, rows.map(|n| (n, false)), "F.embedding_bag", span)
 }
 
 /// `embedding(indices)`: indices' shape plus the embedding dim. `rows`: the table's number of
@@ -327,8 +329,11 @@ struct BagMode<'a> {
 }
 
 /// `embedding_bag(indices [B, N])`: one bag per row, `[B, dim]` (a 1-D input needs offsets).
+/// `rows` as for [`embedding`]: known index values outside `[0, rows)` raise (every mode,
+/// `padding_idx` or not: "Index 1 of input takes value 3 which is not in the valid range
+/// [0, 3)", or "embedding_bag: Expected idx >= 0 && idx < num_embeddings ..." for `max`).
 #[allow(clippy::too_many_arguments)]
-fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, mode: BagMode, what: &str, span: Span) -> Vals {
+fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: Option<DType>, mode: BagMode, rows: Option<(i128, bool)>, what: &str, span: Span) -> Vals {
     if !check_index_dtype(cx, &st, t, what, span) {
         return Vec::new();
     }
@@ -341,6 +346,16 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
         return Vec::new();
     }
     if !check_bag_mode(cx, &st, mode.mode, mode.scale, mode.sparse, what, span) {
+        return Vec::new();
+    }
+    // bags of 0 indices (`[B, 0]`) raise "step must be nonzero" (not modelled: no guess)
+    if s.dims[1].as_const() == Some(0) {
+        return vec![(st, Value::Unknown)];
+    }
+    if let Some((n, layer)) = rows
+        && matches!(t.dtype, Some(DType::Long | DType::Int))
+        && !check_index_values(cx, &st, t, Some(n), None, span, what, |_| if layer { format!("num_embeddings={n}") } else { format!("a weight of {n} rows") })
+    {
         return Vec::new();
     }
     vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), dim]), dtype))]
