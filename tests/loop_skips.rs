@@ -128,3 +128,30 @@ z = run(bad, x)
     assert_eq!(findings, vec![(line_of(&src, "return x + torch.relu(self.fc(x))"), "SHP101")]);
     assert!(stats.loop_skips >= 10, "{} items skipped", stats.loop_skips);
 }
+
+/// A loop too long to unroll runs one generalised iteration: the list it appends to and the
+/// attribute it counts up are changed once per iteration, an unknown number of times, so
+/// after it they are not known (they were the one-iteration values: a list of one part, and
+/// the `view`s below false alarms).
+#[test]
+fn a_generalised_iteration_forgets_what_it_changed() {
+    let src = r#"import torch
+
+
+class Count:
+    def __init__(self):
+        self.n = 0
+
+
+x = torch.randn(2, 600, 3)
+outs = []
+c = Count()
+for t in x.unbind(1):
+    outs.append(t)
+    c.n = c.n + 1
+y = torch.stack(outs, 1).view(2, 1800)
+z = torch.zeros(c.n, 3).view(1800)
+"#;
+    let (findings, _) = analyse(src);
+    assert_eq!(findings, vec![]);
+}

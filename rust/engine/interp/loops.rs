@@ -112,11 +112,15 @@ impl<'a> Interp<'a> {
     }
 
     /// Run `body` once from `st`, then forget everything it assigns (and `also`).
+    /// Objects the body changed (a list appended to, an attribute counted up) would have
+    /// changed once per iteration: what it changed is forgotten too (`forget_changes`).
     fn generalised_iteration(&mut self, body: &[Stmt], st: State, ctx: &Ctx, also: &[Name]) -> Paths {
         let mut assigned = also.to_vec();
         assigned_names(body, &mut assigned);
         let mut out = Vec::new();
+        let before = st.clone();
         for (mut s2, flow) in self.block(body, st, ctx) {
+            forget_changes(&before, &mut s2);
             if let Flow::Return(_) | Flow::Yield(_) = flow {
                 out.push((s2, flow));
                 continue;
@@ -323,6 +327,45 @@ impl<'a> Interp<'a> {
         match it {
             Value::Gen(..) => self.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
             _ => models::element_of(self, st, it),
+        }
+    }
+}
+
+/// After one generalised iteration from `before`: every object that existed before and was
+/// changed by the iteration is changed by each of an unknown number of them, so what changed
+/// becomes Unknown. A scope's, instance's, class's or layer's changed entries become
+/// Unknown; a list, dict or module container that changed (appended to, updated) becomes an
+/// opaque object: its length and items are not known.
+fn forget_changes(before: &State, after: &mut State) {
+    let n = before.heap.len().min(after.heap.len());
+    let changed: Vec<ObjId> = (0..n).filter(|&i| !Rc::ptr_eq(&before.heap[i], &after.heap[i]) && before.heap[i] != after.heap[i]).collect();
+    if changed.is_empty() {
+        return;
+    }
+    let forget = |old: &std::collections::BTreeMap<Name, Value>, new: &mut std::collections::BTreeMap<Name, Value>| {
+        for (k, v) in new.iter_mut() {
+            if old.get(k) != Some(v) {
+                *v = Value::Unknown;
+            }
+        }
+    };
+    for i in changed {
+        let old = before.heap[i].clone();
+        let obj = after.get_mut(i);
+        match (&*old, obj) {
+            (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => forget(o, vars),
+            (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. })
+            | (Obj::Namespace { attrs: o, .. }, Obj::Namespace { attrs, .. })
+            | (Obj::Class { attrs: o, .. }, Obj::Class { attrs, .. }) => forget(o, attrs),
+            (Obj::Layer(o), Obj::Layer(l)) => {
+                forget(&o.attrs, &mut l.attrs);
+                for (k, v) in l.args.iter_mut() {
+                    if o.args.get(k) != Some(v) {
+                        *v = Value::Unknown;
+                    }
+                }
+            }
+            (_, obj) => *obj = Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() },
         }
     }
 }
