@@ -84,6 +84,8 @@ pub fn is_subclassable(base: &str) -> bool {
 pub fn element_of(cx: &mut dyn ModelCtx, st: &mut State, it: &Value) -> Value {
     match it {
         Value::LibMethod(inner, name) if &**name == "<repeat>" => (**inner).clone(),
+        // a tuple too long to unroll whose items are all equal (the parts of a split)
+        Value::Tuple(items) if !items.is_empty() && items.iter().all(|x| *x == items[0]) => items[0].clone(),
         Value::Gen(..) => cx.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
         Value::LibMethod(inner, name) if &**name == "<enumerate>" => {
             let elem = element_of(cx, st, inner);

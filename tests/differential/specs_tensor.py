@@ -770,6 +770,28 @@ _more("Tensor.split", ("a, b, c = x.split([1, 3])\na", {"x": T(4, 2)}))
 _more("Tensor.unbind", ("a, b = x.unbind()\na", {"x": T(3, 2)}))
 _more("torch.linspace", ("torch.linspace(0, 1, -1)", {}))
 
+# ---- splits into many parts (issue 9, item 4): more parts than a loop unrolls (512) are a
+# sequence whose items are alike; the element keeps its shape through indexing and loops
+def _many_parts(call: str, n: int) -> tuple:
+    """`call` (with `{n}`) on x [2, n, 3]: an item viewed or multiplied, right and wrong, and a
+    loop over the parts whose body multiplies each by w (torch raises when w does not fit)."""
+    x = T(2, n, 3)
+    return (
+        (f"{call.format(n=n)}[5].reshape(-1) @ w", {"x": x, "w": T(6, 4)}),
+        (f"{call.format(n=n)}[-1].reshape(-1) @ w", {"x": x, "w": T(5, 4)}),
+        (f"for p in {call.format(n=n)}:\n    z = p.reshape(2, -1) @ w\nx", {"x": x, "w": T(3, 4)}),
+        (f"for p in {call.format(n=n)}:\n    z = p.reshape(2, -1) @ w\nx", {"x": x, "w": T(4, 4)}),
+    )
+
+
+for _n in (100, 600):
+    _more("Tensor.split", *_many_parts("x.split(1, 1)", _n))
+    _more("torch.split", *_many_parts("torch.split(x, 1, dim=1)", _n))
+    _more("Tensor.unbind", *_many_parts("x.unbind(1)", _n))
+    _more("torch.unbind", *_many_parts("torch.unbind(x, 1)", _n))
+    _more("Tensor.chunk", *_many_parts("x.chunk({n}, 1)", _n))
+    _more("torch.chunk", *_many_parts("torch.chunk(x, {n}, dim=1)", _n))
+
 
 def _strided_views(n: int, seed: str, method: str) -> tuple:
     """`view`/`reshape` of a tensor made non-contiguous by transpose, permute, t(), .mT or movedim

@@ -341,6 +341,14 @@ impl<'a> Interp<'a> {
                 _ => vec![(st, Value::Unknown)],
             },
             Value::Tensor(_) => torch::tensor_index(self, st, o.clone(), i, span),
+            // a sequence of unknown length whose elements are all alike (a split into many
+            // parts): an element (an index past the end raises, so a path that goes on got
+            // one), or a slice of it
+            Value::LibMethod(elem, name) if &**name == "<repeat>" => match &i {
+                Value::Int(_) => vec![(st, (**elem).clone())],
+                Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>") => vec![(st, o.clone())],
+                _ => vec![(st, Value::Unknown)],
+            },
             // a known string: a character or a substring
             Value::Str(Some(text)) if text.len() <= 1 << 16 => {
                 let chars: Vec<Value> = text.chars().map(|c| Value::Str(Some(Rc::from(c.to_string())))).collect();

@@ -10,7 +10,7 @@ use crate::models::registry::Decl;
 use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::rules::shape::{self as r, ConcatShapeMismatch, InvalidShapeArgument};
-use crate::shape::{Formula, Poly, Tri};
+use crate::shape::{Formula, Poly, Rel, Tri};
 
 /// `torch.` functions modelled here; `Err(st)` gives the state back when `f` is not one of them.
 pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Result<Vals, State> {
@@ -139,6 +139,10 @@ fn hstack_vstack(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], span
     cat_stack(cx, st, false, &[list, Value::int(d)], &[], span)
 }
 
+/// At most this many parts are listed one by one (a tuple); beyond, and when the number of
+/// parts is not known, a split is a sequence of unknown length with the parts' shape.
+const MAX_PARTS: i128 = 4096;
+
 /// `chunk`, `split`, `unbind`: a tuple of tensors when the sizes are known.
 fn split(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
@@ -178,10 +182,10 @@ fn split(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[V
         "unbind" => {
             let mut dims = s.dims.clone();
             dims.remove(i);
-            n.as_const().filter(|k| *k <= 64).map(|k| vec![tensor_value(Shape { prefix, dims }, t.dtype); k as usize])
+            n.as_const().filter(|k| *k <= MAX_PARTS).map(|k| vec![tensor_value(Shape { prefix, dims }, t.dtype); k as usize])
         }
         "chunk" => match (b.get("chunks").and_then(|v| v.as_const_int()), n.as_const()) {
-            (Some(k), Some(nn)) if k > 0 && k <= 64 => {
+            (Some(k), Some(nn)) if k > 0 && k <= MAX_PARTS => {
                 let size = (nn + k - 1) / k;
                 if size == 0 {
                     Some(vec![with(Dim::konst(0))])
@@ -196,13 +200,13 @@ fn split(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[V
         // between indices (Python slice semantics: clamped, possibly empty)
         "tensor_split" => match (b.get("indices_or_sections"), n.as_const()) {
             (Some(Value::Int(k)), Some(nn)) => match k.as_const() {
-                Some(k) if k > 0 && k <= 64 => Some((0..k).map(|j| with(Dim::konst(nn / k + i128::from(j < nn % k)))).collect()),
+                Some(k) if k > 0 && k <= MAX_PARTS => Some((0..k).map(|j| with(Dim::konst(nn / k + i128::from(j < nn % k)))).collect()),
                 _ => None,
             },
             (Some(v), Some(nn)) => {
                 let v = v.clone();
                 let idx: Option<Vec<i128>> = cx.iterate(&mut st, &v, span).and_then(|xs| xs.iter().map(|x| x.as_const_int().filter(|i| *i >= 0)).collect());
-                idx.filter(|xs| xs.len() < 64).map(|xs| {
+                idx.filter(|xs| (xs.len() as i128) < MAX_PARTS).map(|xs| {
                     let mut bounds = vec![0];
                     bounds.extend(xs);
                     bounds.push(nn);
@@ -213,7 +217,7 @@ fn split(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[V
         },
         _ => match b.get("split_size_or_sections") {
             Some(Value::Int(p)) => match (p.as_const(), n.as_const()) {
-                (Some(sz), Some(nn)) if sz > 0 && nn / sz <= 64 => {
+                (Some(sz), Some(nn)) if sz > 0 && nn / sz <= MAX_PARTS => {
                     let count = (nn + sz - 1) / sz;
                     Some((0..count.max(1)).map(|j| with(Dim::konst(sz.min(nn - j * sz)))).collect())
                 }
@@ -250,8 +254,34 @@ fn split(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[V
             None => None,
         },
     };
-    match parts {
-        Some(p) => vec![(st, Value::Tuple(Rc::new(p)))],
+    if let Some(p) = parts {
+        return vec![(st, Value::Tuple(Rc::new(p)))];
+    }
+    // More parts than listed, or a number of parts not known: a sequence of unknown length
+    // whose every element has the part's shape (`models::element_of`), when that shape is
+    // the same for every part: `unbind` drops the dim, `split(1)` gives size-1 parts of a
+    // non-empty dim; otherwise the split dim is unknown (the last part may be shorter).
+    let positive = |k: Option<i128>| k.is_none_or(|k| k > 0);
+    let nonempty = n.v.as_ref().is_some_and(|v| cx.poly_cmp(&st, &Poly::constant(1), Rel::Le, v) == Tri::True);
+    let elem = match name {
+        "unbind" => {
+            let mut dims = s.dims.clone();
+            dims.remove(i);
+            Some(tensor_value(Shape { prefix, dims }, t.dtype))
+        }
+        "chunk" => match b.get("chunks") {
+            Some(Value::Int(k)) if positive(k.as_const()) => Some(with(Dim::unknown())),
+            _ => None,
+        },
+        "split" => match b.get("split_size_or_sections") {
+            Some(Value::Int(p)) if p.as_const() == Some(1) && nonempty => Some(with(Dim::konst(1))),
+            Some(Value::Int(p)) if positive(p.as_const()) => Some(with(Dim::unknown())),
+            _ => None,
+        },
+        _ => None,
+    };
+    match elem {
+        Some(e) => vec![(st, Value::LibMethod(Box::new(e), Rc::from("<repeat>")))],
         None => vec![(st, Value::Unknown)],
     }
 }
