@@ -4,11 +4,10 @@ a fully known shape and reports nothing. Each is a real model gap (a disagreemen
 the harness records it as verdict "missed" (not "agree"), the coverage table prints the count and
 the programs, and an entry whose case no longer disagrees is reported as stale (remove it).
 
-Found while provoking the precondition catalogue (issue 9, item 3). The unchecked constructor
-arguments (padding_idx, an EmbeddingBag's mode, conv groups, batch_norm eps, the recurrent layers'
-nonlinearity/dropout/sizes, the transformer activation, hardtanh's bounds, the triplet margin) are
-now checked by the models and left this list. Value-tracking of literal index tensors (being added)
-should turn the index/label ones into agreements.
+Found while provoking the precondition catalogue (issue 9, item 3): 22 cases, all since fixed in
+the models (unchecked constructor arguments; literal index and label values, now tracked; the
+view of a transposed tensor, now SHP112). The list is empty; a new entry is a regression to fix,
+not a place to park one.
 """
 from __future__ import annotations
 
