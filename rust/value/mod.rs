@@ -724,14 +724,10 @@ impl State {
         }
     }
 
-    /// The same state in every respect, how the path got here included (branches, facts,
-    /// taint, assumed preconditions): running on from either gives the same results.
-    pub fn identical(&self, o: &State) -> bool {
-        self.same_state(o)
-            && self.tainted == o.tainted
-            && self.branches == o.branches
-            && self.facts == o.facts
-            && *self.assumed.borrow() == *o.assumed.borrow()
+    /// The same path facts, taint and assumed preconditions (what, besides the heap and the
+    /// branches, decides what running on from a state records).
+    pub fn same_path_facts(&self, o: &State) -> bool {
+        self.tainted == o.tainted && self.facts == o.facts && *self.assumed.borrow() == *o.assumed.borrow()
     }
 
     /// Merge a path with the same program state into this one: the path condition becomes

@@ -43,8 +43,7 @@ fn no_op_suffixes(before: &[State], after: &[State]) -> Option<Vec<Vec<Branch>>>
     }
     let mut suffixes = Vec::with_capacity(before.len());
     for (b, a) in before.iter().zip(after) {
-        let same = a.same_state(b) && a.tainted == b.tainted && a.facts == b.facts && *a.assumed.borrow() == *b.assumed.borrow();
-        if !same || a.branches.len() < b.branches.len() || a.branches[..b.branches.len()] != b.branches[..] {
+        if !(a.same_state(b) && a.same_path_facts(b) && a.branches.starts_with(&b.branches)) {
             return None;
         }
         suffixes.push(a.branches[b.branches.len()..].to_vec());
@@ -52,7 +51,7 @@ fn no_op_suffixes(before: &[State], after: &[State]) -> Option<Vec<Vec<Branch>>>
     let extended: Vec<&State> = before.iter().zip(&suffixes).filter(|(_, s)| !s.is_empty()).map(|(b, _)| b).collect();
     if !extended.is_empty() {
         for (b, s) in before.iter().zip(&suffixes) {
-            let prefix_of_all = extended.iter().all(|e| e.branches.len() >= b.branches.len() && e.branches[..b.branches.len()] == b.branches[..]);
+            let prefix_of_all = extended.iter().all(|e| e.branches.starts_with(&b.branches));
             if s.is_empty() && !(b.tainted && prefix_of_all) {
                 return None;
             }
@@ -247,10 +246,8 @@ impl<'a> Interp<'a> {
                 && n.states.iter().zip(assigned).zip(&n.suffixes).all(|((a, b), suffix)| {
                     a.heap.len() == b.heap.len()
                         && a.in_try == b.in_try
-                        && a.tainted == b.tainted
-                        && a.facts == b.facts
+                        && a.same_path_facts(b)
                         && (Rc::ptr_eq(&a.shapes, &b.shapes) || a.shapes == b.shapes)
-                        && *a.assumed.borrow() == *b.assumed.borrow()
                         && if suffix.is_empty() { a.branches == b.branches } else { b.branches.starts_with(&a.branches) }
                 });
             if !same_paths {
@@ -359,11 +356,7 @@ fn forget_changes(before: &State, after: &mut State) {
             | (Obj::Class { attrs: o, .. }, Obj::Class { attrs, .. }) => forget(o, attrs),
             (Obj::Layer(o), Obj::Layer(l)) => {
                 forget(&o.attrs, &mut l.attrs);
-                for (k, v) in l.args.iter_mut() {
-                    if o.args.get(k) != Some(v) {
-                        *v = Value::Unknown;
-                    }
-                }
+                forget(&o.args, &mut l.args);
             }
             (_, obj) => *obj = Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() },
         }
