@@ -107,7 +107,8 @@ impl EntryFacts {
 /// One outcome of a summarised call, in the first call's object ids.
 struct CallResult {
     value: Value,
-    new_objs: Vec<Obj>,
+    /// Shared with the first call's heap: a replay that renames nothing in one shares it too.
+    new_objs: Vec<Rc<Obj>>,
     facts: Facts,
     shapes: Rc<BTreeMap<u32, Shape>>,
     branches: Vec<Branch>,
@@ -181,7 +182,7 @@ impl Memo {
             }
             results.push(CallResult {
                 value: v.clone(),
-                new_objs: s.heap[l0..].iter().map(|o| (**o).clone()).collect(),
+                new_objs: s.heap[l0..].to_vec(),
                 facts: s.facts.clone(),
                 shapes: s.shapes.clone(),
                 branches: s.branches[n..].to_vec(),
@@ -210,25 +211,34 @@ impl Memo {
 impl Hit {
     /// The call's outcomes on the current path `st`, or `None` when a result refers to an
     /// object the renaming does not cover (then the call is run).
-    pub fn replay(&self, st: &State) -> Option<Vec<(State, Value)>> {
+    pub fn replay(&self, st: State) -> Result<Vec<(State, Value)>, State> {
         let s = &self.summary;
         let old_len = s.heap.len();
         let new_len = st.heap.len();
         let map = |id: ObjId| -> Option<ObjId> {
             if id >= old_len { Some(new_len + (id - old_len)) } else { self.map.get(id) }
         };
-        let mut out = Vec::with_capacity(s.results.len());
+        // renamed up front, so that a result that cannot be renamed leaves `st` untouched
+        let mut renamed = Vec::with_capacity(s.results.len());
         for r in &s.results {
-            let mut st2 = st.clone();
-            for o in &r.new_objs {
-                let o = remap_obj(o, &map)?;
-                st2.alloc(o);
+            let objs = r.new_objs.iter().map(|o| remap_shared(o, &map)).collect::<Option<Vec<_>>>();
+            match (objs, remap_value(&r.value, &map)) {
+                (Some(objs), Some(v)) => renamed.push((objs, v)),
+                _ => return Err(st),
             }
+        }
+        let mut out = Vec::with_capacity(s.results.len());
+        let mut st = Some(st);
+        let last = s.results.len().saturating_sub(1);
+        for (i, (r, (objs, v))) in s.results.iter().zip(renamed).enumerate() {
+            // the last result takes the caller's state itself: no copy of its heap
+            let mut st2 = if i == last { st.take().unwrap() } else { st.clone().unwrap() };
+            st2.alloc_all(objs);
             st2.facts = r.facts.clone();
             st2.shapes = r.shapes.clone();
             st2.branches.extend(r.branches.iter().cloned());
             st2.tainted = r.tainted;
-            out.push((st2, remap_value(&r.value, &map)?));
+            out.push((st2, v));
         }
         // the enclosing call read what this one reads
         for (id, name) in &s.reads {
@@ -236,7 +246,7 @@ impl Hit {
                 note((n, name.clone()));
             }
         }
-        Some(out)
+        Ok(out)
     }
 
     /// The outcomes to record for the call on a path with these branches.
@@ -336,7 +346,24 @@ impl<'a> Iso<'a> {
         while let Some((a, b)) = self.pending.pop() {
             let (old, new) = (self.old, self.new);
             let whole = matches!(self.reads_of(a).next(), Some(None));
-            let ok = if whole {
+            let ok = if a == b && Rc::ptr_eq(&old[a], &new[b]) {
+                // the same object at the same id (a heap shared since): equal contents, so
+                // only the objects it refers to must map to themselves
+                let mut ok = true;
+                match (whole, &*old[a]) {
+                    (false, Obj::Scope { vars, parent }) => {
+                        ok = self.opt_id(*parent, *parent);
+                        for n in self.reads_of(a).flatten() {
+                            if let Some(v) = vars.get(n) {
+                                crate::value::gc::value_ids(v, &mut |x| ok = ok && self.id(x, x));
+                            }
+                        }
+                    }
+                    (true, o) => crate::value::gc::obj_ids(o, &mut |x| ok = ok && self.id(x, x)),
+                    _ => ok = false,
+                }
+                ok
+            } else if whole {
                 self.obj(&old[a], &new[b])
             } else {
                 // only some variables of a scope: those, and the way to its parent
@@ -516,6 +543,13 @@ fn remap_value(v: &Value, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Value> {
     })
 }
 
+/// An object renamed, sharing `o` itself when the renaming changes none of its ids.
+fn remap_shared(o: &Rc<Obj>, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Rc<Obj>> {
+    let mut same = true;
+    crate::value::gc::obj_ids(o, &mut |id| same &= f(id) == Some(id));
+    if same { Some(o.clone()) } else { remap_obj(o, f).map(Rc::new) }
+}
+
 fn remap_obj(o: &Obj, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Obj> {
     use Obj::*;
     Some(match o {
@@ -523,7 +557,7 @@ fn remap_obj(o: &Obj, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Obj> {
         Dict(xs) => Dict(xs.iter().map(|(k, v)| Some((remap_value(k, f)?, remap_value(v, f)?))).collect::<Option<_>>()?),
         Instance { class, attrs } => Instance { class: f(*class)?, attrs: remap_map(attrs, f)? },
         Class { name, def, bases, attrs } => Class { name: name.clone(), def: def.clone(), bases: remap_values(bases, f)?, attrs: remap_map(attrs, f)? },
-        Layer(l) => Layer(crate::value::Layer { args: remap_map(&l.args, f)?, attrs: remap_map(&l.attrs, f)?, ..l.clone() }),
+        Layer(l) => Layer(crate::value::Layer { kind: l.kind.clone(), args: remap_map(&l.args, f)?, attrs: remap_map(&l.attrs, f)?, label: l.label.clone(), span: l.span }),
         Container { kind, items, attrs } => Container {
             kind: *kind,
             items: items.iter().map(|(n, v)| Some((n.clone(), remap_value(v, f)?))).collect::<Option<_>>()?,

@@ -640,6 +640,13 @@ impl State {
         h.len() - 1
     }
 
+    /// Objects appended in order (a call summary's new objects, `engine::memo`).
+    pub fn alloc_all(&mut self, objs: Vec<Rc<Obj>>) {
+        if !objs.is_empty() {
+            Rc::make_mut(&mut self.heap).extend(objs);
+        }
+    }
+
     /// An object (the read is logged for call summaries, `super::memo`).
     pub fn get(&self, id: ObjId) -> &Obj {
         reads::note_read(id);

@@ -13,7 +13,10 @@ struct Tracker {
     /// Reads, in order, for all active frames (each frame's part starts at its entry in
     /// `starts`).
     log: Vec<Read>,
-    starts: Vec<usize>,
+    /// Per active frame: where its part of `log` starts, and the heap length when it began
+    /// (objects from there on are the frame's own: reading them is not a dependency of any
+    /// frame, since each enclosing one began on a heap no longer).
+    starts: Vec<(usize, ObjId)>,
     next_compact: usize,
 }
 
@@ -34,7 +37,7 @@ pub fn note_read(id: ObjId) {
 /// Note that the scope `id` was asked for the variable `name` (present or not; the empty name
 /// reads only its parent link).
 pub fn note_var_read(id: ObjId, name: &str) {
-    if TRACKER.with(|t| t.borrow().starts.is_empty()) {
+    if TRACKER.with(|t| t.borrow().starts.last().is_none_or(|f| id >= f.1)) {
         return;
     }
     note((id, Some(Rc::from(name))));
@@ -43,13 +46,13 @@ pub fn note_var_read(id: ObjId, name: &str) {
 pub fn note(r: Read) {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
-        if t.starts.is_empty() || t.log.last() == Some(&r) {
+        if t.starts.last().is_none_or(|f| r.0 >= f.1) || t.log.last() == Some(&r) {
             return;
         }
         t.log.push(r);
         if t.log.len() > t.next_compact {
             // keep the innermost frame's part small: sort and deduplicate it
-            let start = *t.starts.last().unwrap();
+            let start = t.starts.last().unwrap().0;
             let mut part = t.log.split_off(start);
             part.sort_unstable();
             part.dedup();
@@ -59,12 +62,13 @@ pub fn note(r: Read) {
     });
 }
 
-/// Start logging the reads of a call.
-pub fn begin_reads() {
+/// Start logging the reads of a call that begins on a heap of `heap_len` objects (it reads
+/// only objects before that: the later ones are its own).
+pub fn begin_reads(heap_len: ObjId) {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
         let n = t.log.len();
-        t.starts.push(n);
+        t.starts.push((n, heap_len));
     });
 }
 
@@ -73,7 +77,7 @@ pub fn begin_reads() {
 pub fn end_reads() -> Vec<Read> {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
-        let Some(start) = t.starts.pop() else { return Vec::new() };
+        let Some((start, _)) = t.starts.pop() else { return Vec::new() };
         let at = start.min(t.log.len());
         let mut part = t.log.split_off(at);
         part.sort_unstable();

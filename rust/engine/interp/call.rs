@@ -364,23 +364,29 @@ impl<'a> Interp<'a> {
         if debug_enabled() {
             eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else { "missing" });
         }
-        if let Some(hit) = hit
-            && let Some(out) = hit.replay(&st)
-        {
-            for (site, suffix, tainted, suppressed, undecided) in hit.outcomes() {
-                let mut branches = st.branches.clone();
-                branches.extend(suffix.iter().cloned());
-                let verdict = if *undecided { Verdict::Undecided } else { Verdict::Holds };
-                self.outcomes.push(Outcome { site: *site, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
+        let mut st = st;
+        if let Some(hit) = hit {
+            // the caller's branches, which the outcomes extend
+            let branches0 = if hit.outcomes().is_empty() { Vec::new() } else { st.branches.clone() };
+            match hit.replay(st) {
+                Ok(out) => {
+                    for (site, suffix, tainted, suppressed, undecided) in hit.outcomes() {
+                        let mut branches = branches0.clone();
+                        branches.extend(suffix.iter().cloned());
+                        let verdict = if *undecided { Verdict::Undecided } else { Verdict::Holds };
+                        self.outcomes.push(Outcome { site: *site, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
+                    }
+                    return out;
+                }
+                Err(back) => st = back,
             }
-            return out;
         }
         // run it, and summarise it if it qualifies (see `engine::memo`)
         let counters = (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged, self.outcomes.len(), self.label_serial);
         let outer_reads = std::mem::replace(&mut self.oldest_label_read, u64::MAX);
         let entry_state = st.clone();
         let (saved_args, saved_kwargs) = (args, kwargs);
-        memo::begin_reads();
+        memo::begin_reads(entry_state.heap.len());
         let out = body(self, st);
         let reads = memo::end_reads();
         // a label set before the call started is the caller's

@@ -161,8 +161,10 @@ impl<'a> Interp<'a> {
                         no_ops.push(n);
                         continue;
                     }
+                    // objects from here on are the iteration's own (on every path)
+                    let heap_len = assigned.iter().map(|s| s.heap.len()).min().unwrap_or(0);
                     let before = (self.settings.memo && self.settings.prune).then(|| {
-                        memo::begin_reads();
+                        memo::begin_reads(heap_len);
                         let outer_label_read = std::mem::replace(&mut self.oldest_label_read, u64::MAX);
                         (assigned.clone(), self.loop_counters(), out.len(), self.label_serial, outer_label_read)
                     });
@@ -179,8 +181,8 @@ impl<'a> Interp<'a> {
                         let unchanged = !self.abandoned && !read_outer_label && out.len() == n_out && counters == self.loop_counters();
                         match unchanged.then(|| no_op_suffixes(&assigned, &live)).flatten() {
                             Some(suffixes) if no_ops.len() < MAX_NO_OPS => {
-                                let len = assigned[0].heap.len();
-                                no_ops.push(NoOp { states: assigned, suffixes, reads: reads.into_iter().filter(|r| r.0 < len).collect() });
+                                let reads: Vec<_> = reads.into_iter().filter(|r| r.0 < heap_len).collect();
+                                no_ops.push(NoOp { states: assigned, suffixes, reads });
                             }
                             Some(_) => {}
                             None => no_ops.clear(),
