@@ -20,7 +20,9 @@ type Mono = Vec<Atom>;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct Poly {
-    terms: BTreeMap<Mono, i128>,
+    /// Shared: polynomials are copied far more often than built (every dim of every tensor
+    /// copied with a path), and a copy is then a count, not a map.
+    terms: Rc<BTreeMap<Mono, i128>>,
 }
 
 /// Coefficients stay far from overflow: beyond this a result is unknown.
@@ -36,7 +38,11 @@ impl Poly {
         if c != 0 {
             terms.insert(Vec::new(), c);
         }
-        Poly { terms }
+        Poly::of(terms)
+    }
+
+    fn of(terms: BTreeMap<Mono, i128>) -> Poly {
+        Poly { terms: Rc::new(terms) }
     }
 
     pub fn sym(id: SymId) -> Poly {
@@ -44,7 +50,7 @@ impl Poly {
     }
 
     fn atom(a: Atom) -> Poly {
-        Poly { terms: BTreeMap::from([(vec![a], 1)]) }
+        Poly::of(BTreeMap::from([(vec![a], 1)]))
     }
 
     pub fn terms(&self) -> impl Iterator<Item = (&Mono, &i128)> {
@@ -60,15 +66,15 @@ impl Poly {
     }
 
     pub fn add(&self, o: &Poly) -> Option<Poly> {
-        let mut terms = self.terms.clone();
-        for (m, c) in &o.terms {
+        let mut terms = (*self.terms).clone();
+        for (m, c) in o.terms.iter() {
             let e = terms.entry(m.clone()).or_insert(0);
             *e = ok(*e + c)?;
             if *e == 0 {
                 terms.remove(m);
             }
         }
-        Some(Poly { terms })
+        Some(Poly::of(terms))
     }
 
     pub fn add_const(&self, c: i128) -> Option<Poly> {
@@ -76,7 +82,7 @@ impl Poly {
     }
 
     pub fn neg(&self) -> Option<Poly> {
-        Some(Poly { terms: self.terms.iter().map(|(m, c)| (m.clone(), -c)).collect() })
+        Some(Poly::of(self.terms.iter().map(|(m, c)| (m.clone(), -c)).collect()))
     }
 
     pub fn sub(&self, o: &Poly) -> Option<Poly> {
@@ -88,8 +94,8 @@ impl Poly {
             return None;
         }
         let mut terms: BTreeMap<Mono, i128> = BTreeMap::new();
-        for (m1, c1) in &self.terms {
-            for (m2, c2) in &o.terms {
+        for (m1, c1) in self.terms.iter() {
+            for (m2, c2) in o.terms.iter() {
                 let mut m: Mono = m1.iter().chain(m2.iter()).cloned().collect();
                 if m.len() > 16 {
                     return None;
@@ -103,7 +109,7 @@ impl Poly {
                 }
             }
         }
-        Some(Poly { terms })
+        Some(Poly::of(terms))
     }
 
     /// The gcd of the coefficients (0 for the zero polynomial).
@@ -115,7 +121,7 @@ impl Poly {
     }
 
     fn scale_div_exact(&self, d: i128) -> Poly {
-        Poly { terms: self.terms.iter().map(|(m, c)| (m.clone(), c / d)).collect() }
+        Poly::of(self.terms.iter().map(|(m, c)| (m.clone(), c / d)).collect())
     }
 
     /// Python's `//`.
@@ -184,7 +190,7 @@ impl Poly {
     /// Replace symbols by polynomials.
     pub fn substitute(&self, s: &BTreeMap<SymId, Poly>) -> Option<Poly> {
         let mut out = Poly::constant(0);
-        for (m, c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             let mut t = Poly::constant(*c);
             for a in m {
                 let v = match a {
@@ -202,7 +208,7 @@ impl Poly {
     /// If `self == 0` can be solved as `s = p` for a symbol `s` of coefficient ±1 that appears
     /// only in that degree-1 term, return `(s, p)`.
     pub fn solve_unit(&self) -> Option<(SymId, Poly)> {
-        for (m, c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             if let [Atom::Sym(id)] = m.as_slice() {
                 if c.abs() != 1 {
                     continue;
@@ -212,7 +218,7 @@ impl Poly {
                     continue;
                 }
                 let mut rest = self.clone();
-                rest.terms.remove(m);
+                Rc::make_mut(&mut rest.terms).remove(m);
                 // c*s + rest = 0  =>  s = -rest / c
                 let v = if *c == 1 { rest.neg()? } else { rest };
                 return Some((*id, v));
@@ -225,7 +231,7 @@ impl Poly {
     pub fn linear_single(&self) -> Option<(SymId, i128, i128)> {
         let mut found = None;
         let mut k = 0;
-        for (m, c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             match m.as_slice() {
                 [] => k = *c,
                 [Atom::Sym(id)] if found.is_none() => found = Some((*id, *c)),
@@ -239,11 +245,11 @@ impl Poly {
     pub fn split_signs(&self) -> (Poly, Poly) {
         let mut pos = Poly::default();
         let mut neg = Poly::default();
-        for (m, c) in &self.terms {
+        for (m, c) in self.terms.iter() {
             if *c > 0 {
-                pos.terms.insert(m.clone(), *c);
+                Rc::make_mut(&mut pos.terms).insert(m.clone(), *c);
             } else {
-                neg.terms.insert(m.clone(), -c);
+                Rc::make_mut(&mut neg.terms).insert(m.clone(), -c);
             }
         }
         (pos, neg)
@@ -296,7 +302,7 @@ impl Poly {
             }
             m
         };
-        let mut rest = Poly { terms: self.terms.iter().map(|(m, c)| (without(m, &common), c / g)).collect() };
+        let mut rest = Poly::of(self.terms.iter().map(|(m, c)| (without(m, &common), c / g)).collect());
         let mut binomials: Vec<Poly> = Vec::new();
         'split: while rest.terms.len() > 1 && binomials.len() < 8 {
             let atoms: Vec<Atom> = rest.terms.keys().flatten().cloned().collect();
@@ -305,8 +311,8 @@ impl Poly {
                     continue;
                 }
                 let one: Mono = vec![x.clone()];
-                let a = Poly { terms: rest.terms.iter().filter(|(m, _)| m.contains(&x)).map(|(m, c)| (without(m, &one), *c)).collect() };
-                let b = Poly { terms: rest.terms.iter().filter(|(m, _)| !m.contains(&x)).map(|(m, c)| (m.clone(), *c)).collect() };
+                let a = Poly::of(rest.terms.iter().filter(|(m, _)| m.contains(&x)).map(|(m, c)| (without(m, &one), *c)).collect());
+                let b = Poly::of(rest.terms.iter().filter(|(m, _)| !m.contains(&x)).map(|(m, c)| (m.clone(), *c)).collect());
                 let Some((m0, a0)) = a.terms.iter().next() else { continue };
                 let Some(b0) = b.terms.get(m0) else { continue };
                 if b0 % a0 != 0 {

@@ -255,12 +255,12 @@ impl<'a> Interp<'a> {
             if !same_paths {
                 continue;
             }
-            // the first path's renaming serves every path whose objects it visits are the
-            // same objects (shared, unchanged), as they are unless the paths differ there
+            // the first path's renaming serves every path whose objects it visits are equal
+            // to the first path's (shared, or copies of them), as they are unless the paths
+            // differ there
             let Some(map) = memo::same_reads(&n.states[0], &assigned[0], &n.reads, &roots) else { continue };
-            let shares = |i: usize| {
-                map.iter().all(|(a, b)| Rc::ptr_eq(&n.states[i].heap[a], &n.states[0].heap[a]) && Rc::ptr_eq(&assigned[i].heap[b], &assigned[0].heap[b]))
-            };
+            let same = |x: &Rc<Obj>, y: &Rc<Obj>| Rc::ptr_eq(x, y) || x == y;
+            let shares = |i: usize| map.iter().all(|(a, b)| same(&n.states[i].heap[a], &n.states[0].heap[a]) && same(&assigned[i].heap[b], &assigned[0].heap[b]));
             let mut maps = vec![];
             let mut all = true;
             for i in 1..assigned.len() {
