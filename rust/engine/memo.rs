@@ -317,7 +317,9 @@ struct Iso<'a> {
 
 impl<'a> Iso<'a> {
     fn new(old: &'a [Rc<Obj>], new: &'a [Rc<Obj>], reads: &'a [Read]) -> Iso<'a> {
-        Iso { old, new, reads, fwd: IdMap::default(), pending: Vec::new() }
+        // room for the few objects a call or an iteration reads, as a rule (one allocation each)
+        let fwd = IdMap { pairs: Vec::with_capacity(16), ..IdMap::default() };
+        Iso { old, new, reads, fwd, pending: Vec::with_capacity(8) }
     }
 
     fn id(&mut self, a: ObjId, b: ObjId) -> bool {

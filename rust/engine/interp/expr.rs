@@ -446,8 +446,10 @@ impl<'a> Interp<'a> {
                     let mut acc: Vec<(State, Option<Vec<Value>>)> = vec![(st, Some(Vec::new()))];
                     for item in items {
                         let mut next = Vec::new();
-                        for (st, got) in acc {
-                            for st in self.assign(&g.target, item.clone(), st, ctx) {
+                        for (st, mut got) in acc {
+                            let assigned = self.assign(&g.target, item.clone(), st, ctx);
+                            let n_assigned = assigned.len();
+                            for (i, st) in assigned.into_iter().enumerate() {
                                 // filters
                                 let mut passing: Vec<(State, bool)> = vec![(st, false)];
                                 for cond in &g.ifs {
@@ -461,11 +463,17 @@ impl<'a> Interp<'a> {
                                     }
                                     passing = n2;
                                 }
-                                for (st, opaque) in passing {
-                                    for (st, sub) in self.comp_level(kind, elt, value, rest, st, ctx) {
-                                        let merged = match (&got, sub) {
+                                let n_passing = passing.len();
+                                for (j, (st, opaque)) in passing.into_iter().enumerate() {
+                                    let subs = self.comp_level(kind, elt, value, rest, st, ctx);
+                                    let n_subs = subs.len();
+                                    for (k, (st, sub)) in subs.into_iter().enumerate() {
+                                        // the items so far: moved into the last outcome (an
+                                        // item's one outcome, as a rule), copied for the others
+                                        let last = i + 1 == n_assigned && j + 1 == n_passing && k + 1 == n_subs;
+                                        let merged = match (&mut got, sub) {
                                             (Some(a), Some(b)) if !opaque => {
-                                                let mut a = a.clone();
+                                                let mut a = if last { std::mem::take(a) } else { a.clone() };
                                                 a.extend(b);
                                                 Some(a)
                                             }
