@@ -361,6 +361,14 @@ impl<'a> Iso<'a> {
                             }
                         }
                     }
+                    (false, Obj::Instance { class, attrs }) => {
+                        ok = self.id(*class, *class);
+                        for n in self.reads_of(a).flatten() {
+                            if let Some(v) = attrs.get(n) {
+                                crate::value::gc::value_ids(v, &mut |x| ok = ok && self.id(x, x));
+                            }
+                        }
+                    }
                     (true, o) => crate::value::gc::obj_ids(o, &mut |x| ok = ok && self.id(x, x)),
                     _ => ok = false,
                 }
@@ -368,16 +376,18 @@ impl<'a> Iso<'a> {
             } else if whole {
                 self.obj(&old[a], &new[b])
             } else {
-                // only some variables of a scope: those, and the way to its parent
+                // only some variables of a scope (those, and the way to its parent) or some
+                // attributes of an instance (those, and its class)
+                let some = |me: &mut Self, v1: &BTreeMap<Name, Value>, v2: &BTreeMap<Name, Value>| {
+                    me.reads_of(a).flatten().all(|n| match (v1.get(n), v2.get(n)) {
+                        (Some(x), Some(y)) => me.value(x, y),
+                        (None, None) => true,
+                        _ => false,
+                    })
+                };
                 match (&*old[a], &*new[b]) {
-                    (Obj::Scope { vars: v1, parent: p1 }, Obj::Scope { vars: v2, parent: p2 }) => {
-                        self.opt_id(*p1, *p2)
-                            && self.reads_of(a).flatten().all(|n| match (v1.get(n), v2.get(n)) {
-                                (Some(x), Some(y)) => self.value(x, y),
-                                (None, None) => true,
-                                _ => false,
-                            })
-                    }
+                    (Obj::Scope { vars: v1, parent: p1 }, Obj::Scope { vars: v2, parent: p2 }) => self.opt_id(*p1, *p2) && some(self, v1, v2),
+                    (Obj::Instance { class: c1, attrs: v1 }, Obj::Instance { class: c2, attrs: v2 }) => self.id(*c1, *c2) && some(self, v1, v2),
                     _ => false,
                 }
             };

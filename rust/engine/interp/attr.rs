@@ -15,30 +15,36 @@ impl<'a> Interp<'a> {
         match &o {
             Value::Ref(id) => {
                 let id = *id;
-                match st.get(id).clone() {
-                    Obj::Instance { class, attrs } => {
-                        if let Some(v) = attrs.get(name) {
-                            return vec![(st, v.clone())];
-                        }
-                        if let Some((_, v)) = self.class_lookup(&st, class, name) {
-                            return match v {
-                                Value::Func(f) => match f.kind {
-                                    FuncKind::Static => vec![(st, Value::Func(f))],
-                                    FuncKind::Property => self.call_closure(&f, vec![o.clone()], Vec::new(), st, span),
-                                    FuncKind::ClassMethod => vec![(st, Value::Bound(Box::new(Value::Ref(class)), f))],
-                                    FuncKind::Plain => vec![(st, Value::Bound(Box::new(o.clone()), f))],
-                                },
-                                other => vec![(st, other)],
-                            };
-                        }
-                        if self.has_unknown_base(&st, class) {
-                            return vec![(st, Value::Unknown)];
-                        }
-                        match self.lib_base(&st, class) {
-                            Some(_) => torch::module_attr(self, st, o.clone(), name),
-                            None => vec![(st, Value::Unknown)],
-                        }
+                // an instance's attribute is read by name (call summaries and loop skips
+                // then see only that attribute, and the class link), other objects whole
+                if let Obj::Instance { class, attrs } = st.get_var(id, name) {
+                    let class = *class;
+                    if let Some(v) = attrs.get(name) {
+                        let v = v.clone();
+                        return vec![(st, v)];
                     }
+                    if let Some((_, v)) = self.class_lookup(&st, class, name) {
+                        return match v {
+                            Value::Func(f) => match f.kind {
+                                FuncKind::Static => vec![(st, Value::Func(f))],
+                                FuncKind::Property => self.call_closure(&f, vec![o.clone()], Vec::new(), st, span),
+                                FuncKind::ClassMethod => vec![(st, Value::Bound(Box::new(Value::Ref(class)), f))],
+                                FuncKind::Plain => vec![(st, Value::Bound(Box::new(o.clone()), f))],
+                            },
+                            other => vec![(st, other)],
+                        };
+                    }
+                    if self.has_unknown_base(&st, class) {
+                        return vec![(st, Value::Unknown)];
+                    }
+                    return match self.lib_base(&st, class) {
+                        Some(_) => torch::module_attr(self, st, o.clone(), name),
+                        None => vec![(st, Value::Unknown)],
+                    };
+                }
+                match st.get(id).clone() {
+                    // handled above
+                    Obj::Instance { .. } => vec![(st, Value::Unknown)],
                     Obj::Class { .. } => match self.class_lookup(&st, id, name) {
                         Some((_, Value::Func(f))) if f.kind == FuncKind::ClassMethod => {
                             vec![(st, Value::Bound(Box::new(o.clone()), f))]

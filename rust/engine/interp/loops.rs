@@ -276,9 +276,13 @@ impl<'a> Interp<'a> {
             }
             if all {
                 maps.push(map);
+                // the no-op iteration's own reads are in the enclosing frame's log already
+                // (a loop frame's reads stay in its parent's): only the renamed ones are new
                 for map in maps {
                     for (id, name) in &n.reads {
-                        if let Some(m) = map.get(*id) {
+                        if let Some(m) = map.get(*id)
+                            && m != *id
+                        {
                             memo::note((m, name.clone()));
                         }
                     }
