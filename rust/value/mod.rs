@@ -654,9 +654,23 @@ impl State {
     }
 
     /// A scope, to look up the variable `name` in it (only that name is logged as read).
+    /// As `get_var`, for a name the caller holds (no copy of the string).
+    pub fn get_named(&self, id: ObjId, name: &Name) -> &Obj {
+        reads::note_name_read(id, name);
+        &self.heap[id]
+    }
+
     pub fn get_var(&self, id: ObjId, name: &str) -> &Obj {
         reads::note_var_read(id, name);
         &self.heap[id]
+    }
+
+    /// A scope or an instance, to store the variable or attribute `name` in it (only that name
+    /// is logged as read).
+    pub fn get_mut_var(&mut self, id: ObjId, name: &Name) -> &mut Obj {
+        reads::note_name_read(id, name);
+        let h = Rc::make_mut(&mut self.heap);
+        Rc::make_mut(&mut h[id])
     }
 
     pub fn get_mut(&mut self, id: ObjId) -> &mut Obj {

@@ -43,6 +43,22 @@ pub fn note_var_read(id: ObjId, name: &str) {
     note((id, Some(Rc::from(name))));
 }
 
+/// As `note_var_read`, for a name the caller holds already (no copy of the string).
+pub fn note_name_read(id: ObjId, name: &Name) {
+    if TRACKER.with(|t| t.borrow().starts.last().is_none_or(|f| id >= f.1)) {
+        return;
+    }
+    note((id, Some(name.clone())));
+}
+
+/// The empty name, which reads only a scope's parent link or an instance's class link.
+pub fn link_name() -> Name {
+    thread_local! {
+        static EMPTY: Name = Rc::from("");
+    }
+    EMPTY.with(|e| e.clone())
+}
+
 pub fn note(r: Read) {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();

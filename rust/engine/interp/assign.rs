@@ -13,10 +13,19 @@ use crate::value::*;
 
 impl<'a> Interp<'a> {
     pub fn lookup(&self, st: &State, ctx: &Ctx, name: &str) -> Option<Value> {
+        self.lookup_in_scopes(st, ctx, name, &|id| st.get_var(id, name))
+    }
+
+    /// As `lookup`, for a name the caller holds (the read log shares it, no copy).
+    pub fn lookup_named(&self, st: &State, ctx: &Ctx, name: &Name) -> Option<Value> {
+        self.lookup_in_scopes(st, ctx, name, &|id| st.get_named(id, name))
+    }
+
+    fn lookup_in_scopes<'s>(&self, _st: &'s State, ctx: &Ctx, name: &str, get: &dyn Fn(ObjId) -> &'s Obj) -> Option<Value> {
         let mut scope = Some(ctx.scope);
         let mut guard = 0;
         while let Some(id) = scope {
-            match st.get_var(id, name) {
+            match get(id) {
                 Obj::Scope { vars, parent } => {
                     if let Some(v) = vars.get(name) {
                         return Some(v.clone());
@@ -35,7 +44,10 @@ impl<'a> Interp<'a> {
 
     pub fn set_var(&self, st: &mut State, ctx: &Ctx, name: &Name, v: Value) {
         let scope = if ctx.globals.iter().any(|g| g == name) { ctx.module_scope } else { ctx.scope };
-        if let Obj::Scope { vars, .. } = st.get_mut(scope) {
+        // a store depends on nothing it overwrites: only the variable is logged (a call that
+        // writes an object that existed before is not summarised anyway, and a loop item is
+        // skipped only when its iteration left the state as it was)
+        if let Obj::Scope { vars, .. } = st.get_mut_var(scope, name) {
             vars.insert(name.clone(), v);
         }
     }

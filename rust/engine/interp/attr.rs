@@ -17,7 +17,7 @@ impl<'a> Interp<'a> {
                 let id = *id;
                 // an instance's attribute is read by name (call summaries and loop skips
                 // then see only that attribute, and the class link), other objects whole
-                if let Obj::Instance { class, attrs } = st.get_var(id, name) {
+                if let Obj::Instance { class, attrs } = st.get_named(id, name) {
                     let class = *class;
                     if let Some(v) = attrs.get(name) {
                         let v = v.clone();

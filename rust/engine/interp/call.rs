@@ -151,9 +151,9 @@ impl<'a> Interp<'a> {
                 a.extend(args);
                 self.call_closure(&c, a, kwargs, st, span)
             }
-            Value::Ref(id) => match st.get(id).clone() {
-                Obj::Class { .. } => self.instantiate(id, args, kwargs, st, span),
-                Obj::Instance { class, .. } => {
+            Value::Ref(id) => match Callee::of(&st, id) {
+                Callee::Class => self.instantiate(id, args, kwargs, st, span),
+                Callee::Instance(class) => {
                     let name: Name = Rc::from(if self.lib_base(&st, class).is_some() && self.class_lookup(&st, class, "__call__").is_none() { "forward" } else { "__call__" });
                     match self.class_lookup(&st, class, &name) {
                         Some((_, Value::Func(c))) => {
@@ -170,7 +170,7 @@ impl<'a> Interp<'a> {
                         }
                     }
                 }
-                Obj::Layer(_) | Obj::Container { .. } => {
+                Callee::Module => {
                     let class = match st.get(id) {
                         Obj::Layer(l) => format!("torch.nn.{}", l.kind),
                         Obj::Container { kind, .. } => format!("torch.nn.{kind:?}"),
@@ -183,7 +183,7 @@ impl<'a> Interp<'a> {
                     }
                     out
                 }
-                _ => vec![(st, Value::Unknown)],
+                Callee::Other => vec![(st, Value::Unknown)],
             },
             Value::Lib(path) => {
                 let kept = self.wants(EventKind::ApiCall).then(|| (args.clone(), kwargs.clone()));
@@ -549,4 +549,27 @@ fn writes_in_place(f: &Value, kwargs: &[(Name, Value)]) -> bool {
             "inplace" => !matches!(v, Value::Bool(false) | Value::None),
             _ => false,
         })
+}
+
+/// What a called object is, read as far as the call depends on it: an instance only by its
+/// class link (call summaries and loop skips then need no more of it), other objects whole.
+enum Callee {
+    Class,
+    Instance(ObjId),
+    Module,
+    Other,
+}
+
+impl Callee {
+    fn of(st: &State, id: ObjId) -> Callee {
+        // the empty name is no attribute: this reads only the class link
+        if let Obj::Instance { class, .. } = st.get_named(id, &crate::value::reads::link_name()) {
+            return Callee::Instance(*class);
+        }
+        match st.get(id) {
+            Obj::Class { .. } => Callee::Class,
+            Obj::Layer(_) | Obj::Container { .. } => Callee::Module,
+            _ => Callee::Other,
+        }
+    }
 }

@@ -155,7 +155,7 @@ impl<'a> Interp<'a> {
         }
         match &e.kind {
             ExprKind::Name(n) => {
-                let v = self.lookup(&st, ctx, n).unwrap_or(Value::Unknown);
+                let v = self.lookup_named(&st, ctx, n).unwrap_or(Value::Unknown);
                 vec![(st, v)]
             }
             ExprKind::Const(c) => vec![(st, const_value(c))],
