@@ -163,3 +163,24 @@ fn a_call_python_refuses_does_not_run_the_body() {
     assert!(run("y = f(x, x=x)").is_empty());
     assert_eq!(run("y = f(n=3, x=x)"), [4]);
 }
+
+/// A `try` suppresses the reports of its body only when a handler may catch what torch
+/// raises (issue 10): `KeyboardInterrupt`, `SystemExit`, `FileNotFoundError` do not.
+#[test]
+fn try_suppresses_only_with_a_handler_for_torch_errors() {
+    let src = |handler: &str| {
+        format!(
+            "import torch\n\nclass MyError(Exception):\n    pass\n\ntry:\n    y = torch.randn(4, 3) @ torch.randn(4, 3)\n{handler}\n    print('stopped')\n"
+        )
+    };
+    let reported = ["except KeyboardInterrupt:", "except (KeyboardInterrupt, SystemExit):", "except FileNotFoundError as e:", "except KeyError:"];
+    let suppressed = ["except:", "except Exception:", "except RuntimeError:", "except (KeyboardInterrupt, RuntimeError):", "except BaseException:", "except MyError:", "except torch.cuda.OutOfMemoryError:"];
+    for h in reported.iter().chain(&suppressed) {
+        let f = check_source(&src(h), "t.py", &Settings::default());
+        let want = usize::from(reported.contains(h));
+        assert_eq!(f.len(), want, "{h}: {f:?}");
+    }
+    // a name the script rebinds is not trusted to be the builtin
+    let f = check_source(&src("except KeyboardInterrupt:").replace("class MyError", "KeyboardInterrupt = RuntimeError\nclass MyError"), "t.py", &Settings::default());
+    assert!(f.is_empty(), "{f:?}");
+}

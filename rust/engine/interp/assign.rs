@@ -13,6 +13,11 @@ use crate::value::*;
 
 impl<'a> Interp<'a> {
     pub fn lookup(&self, st: &State, ctx: &Ctx, name: &str) -> Option<Value> {
+        self.lookup_bound(st, ctx, name).or_else(|| builtin(name))
+    }
+
+    /// The value a scope of the path binds to `name` (the builtins left out).
+    pub(super) fn lookup_bound(&self, st: &State, ctx: &Ctx, name: &str) -> Option<Value> {
         let mut scope = Some(ctx.scope);
         let mut guard = 0;
         while let Some(id) = scope {
@@ -30,7 +35,7 @@ impl<'a> Interp<'a> {
                 break;
             }
         }
-        builtin(name)
+        None
     }
 
     pub fn set_var(&self, st: &mut State, ctx: &Ctx, name: &Name, v: Value) {
