@@ -184,3 +184,32 @@ fn try_suppresses_only_with_a_handler_for_torch_errors() {
     let f = check_source(&src("except KeyboardInterrupt:").replace("class MyError", "KeyboardInterrupt = RuntimeError\nclass MyError"), "t.py", &Settings::default());
     assert!(f.is_empty(), "{f:?}");
 }
+
+/// A decided side of `and`/`or` short-circuits an undecided one (issue 10): `x.is_cuda and
+/// ngpu > 1` with `ngpu == 1` is False on one path, as a test and as a value; `unknown or
+/// True` is True. Evaluating the right side still happens only where the left side lets it.
+#[test]
+fn a_decided_side_of_and_or_short_circuits() {
+    let head = "import torch\nimport torch.nn as nn\nngpu = 1\nnet = nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 2))\nx = torch.randn(4, 8)\n";
+    let settings = Settings::default();
+    let cases = [
+        "if x.is_cuda and ngpu > 1:\n    out = nn.parallel.data_parallel(net, x, range(ngpu))\nelse:\n    out = net(x)\ny = out.view(3, -1)\n",
+        "use_dp = x.is_cuda and ngpu > 1\nif use_dp:\n    out = nn.parallel.data_parallel(net, x, range(ngpu))\nelse:\n    out = net(x)\ny = out.view(3, -1)\n",
+        "single = not torch.cuda.is_available() or ngpu == 1\nif single:\n    out = net(x)\nelse:\n    out = nn.parallel.data_parallel(net, x, range(ngpu))\ny = out.view(3, -1)\n",
+        "if x.is_cuda or ngpu == 1:\n    out = net(x)\nelse:\n    out = None\ny = out.view(3, -1)\n",
+    ];
+    for c in cases {
+        let (f, stats) = analyze(&format!("{head}{c}"), &settings);
+        assert_eq!(f.len(), 1, "{c}: {f:?}");
+        assert_eq!(f[0].row, head.lines().count() + c.lines().count(), "{c}");
+        assert_eq!(stats.max_paths, 1, "{c}: {stats:?}");
+    }
+    // the right side appends on the path where the left side is truthy only: the paths differ,
+    // and the view that fails only where nothing was appended is not reported
+    let effect = "seen = []\ndef probe():\n    seen.append(1)\n    return False\nif x.is_cuda and probe():\n    pass\ny = x.view(3 - len(seen), -1)\n";
+    let (f, _) = analyze(&format!("{head}{effect}"), &settings);
+    assert!(f.is_empty(), "{f:?}");
+    let effect_value = effect.replace("if x.is_cuda and probe():\n    pass\n", "flag = x.is_cuda and probe()\n");
+    let (f, _) = analyze(&format!("{head}{effect_value}"), &settings);
+    assert!(f.is_empty(), "{f:?}");
+}
