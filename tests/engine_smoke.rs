@@ -213,3 +213,37 @@ fn a_decided_side_of_and_or_short_circuits() {
     let (f, _) = analyze(&format!("{head}{effect_value}"), &settings);
     assert!(f.is_empty(), "{f:?}");
 }
+
+/// argparse options a run must give (issue 10): a required int is a symbol `args.<dest>`, and
+/// `choices` without a usable default is one run per choice, reported only when every run fails.
+#[test]
+fn argparse_required_and_choices_options() {
+    let parser = |opts: &str| {
+        format!("import argparse\nimport torch\nimport torch.nn as nn\np = argparse.ArgumentParser()\n{opts}args = p.parse_args()\n")
+    };
+    let settings = Settings::default();
+    // a required int: a symbol named after the option, the rest of the script analysed
+    let src = parser("p.add_argument('--batch-size', type=int, required=True)\n") + "x = torch.randn(args.batch_size, 8)\ny = nn.Linear(9, 2)(x)\n";
+    let f = check_source(&src, "t.py", &settings);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(f[0].message.contains("[args.batch_size, 8]"), "{}", f[0].message);
+    // a required str is an unknown string: an arch test takes both sides
+    let src = parser("p.add_argument('--name', required=True)\n") + "if args.name == 'big':\n    w = 9\nelse:\n    w = 8\ny = nn.Linear(w, 2)(torch.randn(4, 8))\n";
+    assert!(check_source(&src, "t.py", &settings).is_empty());
+    let arch = "if args.arch == 'mlp':\n    net = nn.Linear(8, 4)\nelif args.arch == 'wide':\n    net = nn.Linear(8, 16)\nelse:\n    raise ValueError(args.arch)\nh = net(torch.randn(4, 8))\n";
+    for (opt, every, mlp_only) in [
+        ("p.add_argument('--arch', choices=['mlp', 'wide'], required=True)\n", true, false),
+        ("p.add_argument('--arch', choices=('mlp', 'wide'))\n", true, false),
+        // a default among the choices stands, as for any option: the default run's bug reports
+        ("p.add_argument('--arch', choices=['mlp', 'wide'], default='mlp')\n", true, true),
+    ] {
+        // fails for every choice: reported
+        let src = parser(opt) + arch + "out = nn.Linear(5, 2)(h)\n";
+        let f = check_source(&src, "t.py", &settings);
+        assert_eq!(f.len(), usize::from(every), "{opt}: {f:?}");
+        // fails for 'mlp' only
+        let src = parser(opt) + arch + "if h.shape[1] == 4:\n    out = h.view(3, -1)\n";
+        let f = check_source(&src, "t.py", &settings);
+        assert_eq!(f.len(), usize::from(mlp_only), "{opt}: {f:?}");
+    }
+}
