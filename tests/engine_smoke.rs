@@ -163,3 +163,87 @@ fn a_call_python_refuses_does_not_run_the_body() {
     assert!(run("y = f(x, x=x)").is_empty());
     assert_eq!(run("y = f(n=3, x=x)"), [4]);
 }
+
+/// A `try` suppresses the reports of its body only when a handler may catch what torch
+/// raises (issue 10): `KeyboardInterrupt`, `SystemExit`, `FileNotFoundError` do not.
+#[test]
+fn try_suppresses_only_with_a_handler_for_torch_errors() {
+    let src = |handler: &str| {
+        format!(
+            "import torch\n\nclass MyError(Exception):\n    pass\n\ntry:\n    y = torch.randn(4, 3) @ torch.randn(4, 3)\n{handler}\n    print('stopped')\n"
+        )
+    };
+    let reported = ["except KeyboardInterrupt:", "except (KeyboardInterrupt, SystemExit):", "except FileNotFoundError as e:", "except KeyError:"];
+    let suppressed = ["except:", "except Exception:", "except RuntimeError:", "except (KeyboardInterrupt, RuntimeError):", "except BaseException:", "except MyError:", "except torch.cuda.OutOfMemoryError:"];
+    for h in reported.iter().chain(&suppressed) {
+        let f = check_source(&src(h), "t.py", &Settings::default());
+        let want = usize::from(reported.contains(h));
+        assert_eq!(f.len(), want, "{h}: {f:?}");
+    }
+    // a name the script rebinds is not trusted to be the builtin
+    let f = check_source(&src("except KeyboardInterrupt:").replace("class MyError", "KeyboardInterrupt = RuntimeError\nclass MyError"), "t.py", &Settings::default());
+    assert!(f.is_empty(), "{f:?}");
+}
+
+/// A decided side of `and`/`or` short-circuits an undecided one (issue 10): `x.is_cuda and
+/// ngpu > 1` with `ngpu == 1` is False on one path, as a test and as a value; `unknown or
+/// True` is True. Evaluating the right side still happens only where the left side lets it.
+#[test]
+fn a_decided_side_of_and_or_short_circuits() {
+    let head = "import torch\nimport torch.nn as nn\nngpu = 1\nnet = nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 2))\nx = torch.randn(4, 8)\n";
+    let settings = Settings::default();
+    let cases = [
+        "if x.is_cuda and ngpu > 1:\n    out = nn.parallel.data_parallel(net, x, range(ngpu))\nelse:\n    out = net(x)\ny = out.view(3, -1)\n",
+        "use_dp = x.is_cuda and ngpu > 1\nif use_dp:\n    out = nn.parallel.data_parallel(net, x, range(ngpu))\nelse:\n    out = net(x)\ny = out.view(3, -1)\n",
+        "single = not torch.cuda.is_available() or ngpu == 1\nif single:\n    out = net(x)\nelse:\n    out = nn.parallel.data_parallel(net, x, range(ngpu))\ny = out.view(3, -1)\n",
+        "if x.is_cuda or ngpu == 1:\n    out = net(x)\nelse:\n    out = None\ny = out.view(3, -1)\n",
+    ];
+    for c in cases {
+        let (f, stats) = analyze(&format!("{head}{c}"), &settings);
+        assert_eq!(f.len(), 1, "{c}: {f:?}");
+        assert_eq!(f[0].row, head.lines().count() + c.lines().count(), "{c}");
+        assert_eq!(stats.max_paths, 1, "{c}: {stats:?}");
+    }
+    // the right side appends on the path where the left side is truthy only: the paths differ,
+    // and the view that fails only where nothing was appended is not reported
+    let effect = "seen = []\ndef probe():\n    seen.append(1)\n    return False\nif x.is_cuda and probe():\n    pass\ny = x.view(3 - len(seen), -1)\n";
+    let (f, _) = analyze(&format!("{head}{effect}"), &settings);
+    assert!(f.is_empty(), "{f:?}");
+    let effect_value = effect.replace("if x.is_cuda and probe():\n    pass\n", "flag = x.is_cuda and probe()\n");
+    let (f, _) = analyze(&format!("{head}{effect_value}"), &settings);
+    assert!(f.is_empty(), "{f:?}");
+}
+
+/// argparse options a run must give (issue 10): a required int is a symbol `args.<dest>`, and
+/// `choices` without a usable default is one run per choice, reported only when every run fails.
+#[test]
+fn argparse_required_and_choices_options() {
+    let parser = |opts: &str| {
+        format!("import argparse\nimport torch\nimport torch.nn as nn\np = argparse.ArgumentParser()\n{opts}args = p.parse_args()\n")
+    };
+    let settings = Settings::default();
+    // a required int: a symbol named after the option, the rest of the script analysed
+    let src = parser("p.add_argument('--batch-size', type=int, required=True)\n") + "x = torch.randn(args.batch_size, 8)\ny = nn.Linear(9, 2)(x)\n";
+    let f = check_source(&src, "t.py", &settings);
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(f[0].message.contains("[args.batch_size, 8]"), "{}", f[0].message);
+    // a required str is an unknown string: an arch test takes both sides
+    let src = parser("p.add_argument('--name', required=True)\n") + "if args.name == 'big':\n    w = 9\nelse:\n    w = 8\ny = nn.Linear(w, 2)(torch.randn(4, 8))\n";
+    assert!(check_source(&src, "t.py", &settings).is_empty());
+    let arch = "if args.arch == 'mlp':\n    net = nn.Linear(8, 4)\nelif args.arch == 'wide':\n    net = nn.Linear(8, 16)\nelse:\n    raise ValueError(args.arch)\nh = net(torch.randn(4, 8))\n";
+    for (opt, every, mlp_only) in [
+        ("p.add_argument('--arch', choices=['mlp', 'wide'], required=True)\n", true, false),
+        ("p.add_argument('--arch', choices=('mlp', 'wide'))\n", true, false),
+        // a default among the choices stands, as for any option: the default run's bug reports
+        ("p.add_argument('--arch', choices=['mlp', 'wide'], default='mlp')\n", true, true),
+    ] {
+        // fails for every choice: reported
+        let src = parser(opt) + arch + "out = nn.Linear(5, 2)(h)\n";
+        let f = check_source(&src, "t.py", &settings);
+        assert_eq!(f.len(), usize::from(every), "{opt}: {f:?}");
+        // fails for 'mlp' only
+        let src = parser(opt) + arch + "if h.shape[1] == 4:\n    out = h.view(3, -1)\n";
+        let f = check_source(&src, "t.py", &settings);
+        assert_eq!(f.len(), usize::from(mlp_only), "{opt}: {f:?}");
+    }
+}

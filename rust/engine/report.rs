@@ -27,7 +27,9 @@
 //!   placeholder class attribute (`anchors = torch.empty(0)`) indexed on the path where an
 //!   opaque `if` did not replace it is not reported when the other path reaches the same
 //!   index with a value the model cannot tell.
-//! - **Other rules.** A violation inside a `try` that has handlers is never reported. A site
+//! - **Other rules.** A violation inside a `try` with a handler that may catch what torch
+//!   raises is never reported (`Interp::may_catch_torch_error`: not one that catches only
+//!   `KeyboardInterrupt`, `SystemExit`, `OSError`, ...). A site
 //!   reports once, whatever the codes (`one_per_site`).
 //! - **Undecided checks** (`undecided_from`, `undecided_to_export`). An undecided check is
 //!   exported only where its violation would be reported: not at a site where some path is

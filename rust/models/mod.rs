@@ -227,7 +227,7 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                     }
                 }
                 Obj::Layer(_) if name == "__call__" => return torch::call_module_value(cx, st, recv.clone(), args, kwargs, span),
-                Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(st, id, attrs, name, args, kwargs),
+                Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(cx, st, id, attrs, name, args, kwargs, span),
                 _ => {}
             }
             // nn.Module methods that set an attribute

@@ -89,9 +89,22 @@ fn math(f: &str, args: &[Value]) -> Value {
     }
 }
 
-/// `ArgumentParser.add_argument` records the destination and its default; `parse_args`
-/// returns a namespace of the defaults (the values a run without arguments uses).
-pub fn argparse_method(mut st: State, id: ObjId, attrs: BTreeMap<Name, Value>, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>) -> Vals {
+/// The most runs one `parse_args` stands for: the product of the choices of its options
+/// without a usable default. Beyond, those options are Unknown.
+const MAX_CHOICE_RUNS: usize = 8;
+
+/// `ArgumentParser.add_argument` records the destination, its default and what a run that
+/// must give the option may give (`spec`); `parse_args` returns a namespace of the defaults
+/// (the values a run without arguments uses), where an option a run must give is what it may
+/// be:
+/// - `required=True` without `choices`: `type=int` is a fresh symbol `args.<dest>` (at least 0),
+///   `type=str` (or none) an unknown string, `type=float` an unknown float, else Unknown;
+/// - `choices=[...]` (known constants) with `required=True`, or without a default among them:
+///   one run per choice. The runs are the alternatives of an assumption at the `parse_args`
+///   call (`ModelCtx::assume`): a violation is reported only when every run fails, so a bug
+///   that only one choice meets is not. With a default among the choices, the default.
+#[allow(clippy::too_many_arguments)]
+pub fn argparse_method(cx: &mut dyn ModelCtx, mut st: State, id: ObjId, attrs: BTreeMap<Name, Value>, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let Some(Value::Tuple(defaults)) = attrs.get("<defaults>").cloned() else { return vec![(st, Value::Unknown)] };
     match name {
         "add_argument" => {
@@ -114,15 +127,17 @@ pub fn argparse_method(mut st: State, id: ObjId, attrs: BTreeMap<Name, Value>, n
                 (None, Some("store_false")) => Value::Bool(true),
                 (None, _) => Value::None,
             };
+            let ty = kw("type");
             // `type=int` with a string default converts it
-            let default = match (&default, kw("type")) {
+            let default = match (&default, &ty) {
                 (Value::Str(Some(s)), Some(Value::Builtin("int"))) => s.parse::<i64>().map(|i| Value::int(i as i128)).unwrap_or(Value::Unknown),
                 (Value::Str(Some(s)), Some(Value::Builtin("float"))) => Value::Float(s.parse::<f64>().ok()),
                 (Value::Str(_), Some(_)) => Value::Unknown,
                 _ => default,
             };
+            let spec = option_spec(&st, &kw, &default);
             let mut d = defaults.as_ref().clone();
-            d.push(Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from(dest.as_str()))), default])));
+            d.push(Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from(dest.as_str()))), default, spec])));
             if let Obj::Namespace { attrs, .. } = st.get_mut(id) {
                 attrs.insert(Rc::from("<defaults>"), Value::Tuple(Rc::new(d)));
             }
@@ -140,16 +155,47 @@ pub fn argparse_method(mut st: State, id: ObjId, attrs: BTreeMap<Name, Value>, n
                 return vec![(st, Value::Unknown)];
             }
             let mut out = BTreeMap::new();
+            // the options with choices: (dest, choices)
+            let mut choices: Vec<(Name, Rc<Vec<Value>>)> = Vec::new();
             for d in defaults.iter() {
-                if let Value::Tuple(p) = d {
-                    if let Some(k) = p[0].as_str() {
-                        out.insert(Rc::from(k), p[1].clone());
+                let Value::Tuple(p) = d else { continue };
+                let Some(k) = p[0].as_str() else { continue };
+                let k: Name = Rc::from(k);
+                let v = match p.get(2) {
+                    Some(Value::Tuple(cs)) => {
+                        choices.push((k.clone(), cs.clone()));
+                        Value::Unknown
                     }
-                }
+                    Some(Value::Str(Some(t))) => match &**t {
+                        "int" => Value::Int(cx.fresh_sym(&format!("args.{k}"), 0)),
+                        "str" => Value::Str(None),
+                        "float" => Value::Float(None),
+                        _ => Value::Unknown,
+                    },
+                    _ => p[1].clone(),
+                };
+                out.insert(k, v);
             }
-            let ns = Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from("Namespace"), attrs: out }));
-            let v = if name == "parse_known_args" { Value::Tuple(Rc::new(vec![ns, Value::Unknown])) } else { ns };
-            vec![(st, v)]
+            let runs: usize = choices.iter().map(|(_, cs)| cs.len()).product();
+            if runs > MAX_CHOICE_RUNS {
+                choices.clear();
+            }
+            let alts = if choices.is_empty() { vec![st] } else { cx.assume(&st, span, runs) };
+            alts.into_iter()
+                .enumerate()
+                .map(|(k, mut st)| {
+                    let mut attrs = out.clone();
+                    // run k takes the k-th combination of the choices (the first option varies slowest)
+                    let mut rest = k;
+                    for (dest, cs) in choices.iter().rev() {
+                        attrs.insert(dest.clone(), cs[rest % cs.len()].clone());
+                        rest /= cs.len();
+                    }
+                    let ns = Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from("Namespace"), attrs }));
+                    let v = if name == "parse_known_args" { Value::Tuple(Rc::new(vec![ns, Value::Unknown])) } else { ns };
+                    (st, v)
+                })
+                .collect()
         }
         "set_defaults" => {
             // overrides defaults by dest: forget them all rather than guess
@@ -160,4 +206,49 @@ pub fn argparse_method(mut st: State, id: ObjId, attrs: BTreeMap<Name, Value>, n
         }
         _ => vec![(st, Value::Unknown)],
     }
+}
+
+/// What a run that must give the option may give (see `argparse_method`): `None` when the
+/// default stands, a tuple of the choices, or the name of the type of a required option
+/// (`"int"`, `"str"`, `"float"`, `"?"`).
+fn option_spec(st: &State, kw: &dyn Fn(&str) -> Option<Value>, default: &Value) -> Value {
+    let required = matches!(kw("required"), Some(Value::Bool(true)));
+    // several values, a count or a constant: not a single value of the type
+    let single = kw("nargs").is_none() && kw("action").is_none() && kw("const").is_none();
+    if let Some(c) = kw("choices") {
+        let items: Option<Vec<Value>> = match &c {
+            Value::Tuple(t) => Some(t.as_ref().clone()),
+            Value::Ref(l) => match st.get(*l) {
+                Obj::List(items) => Some(items.clone()),
+                _ => None,
+            },
+            Value::Range(a, b, s) => match (a.as_const(), b.as_const(), s.as_const()) {
+                (Some(a), Some(b), Some(s)) if s > 0 && b > a && (b - a + s - 1) / s <= MAX_CHOICE_RUNS as i128 => {
+                    Some((0..).map(|i| a + i * s).take_while(|v| *v < b).map(Value::int).collect())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let known = |v: &Value| v.as_const_int().is_some() || v.as_str().is_some() || matches!(v, Value::Float(Some(_)));
+        let defaulted = !required && items.as_ref().is_some_and(|cs| cs.iter().any(|c| c == default));
+        return match items {
+            // the default stands (choices this model cannot list keep it, as before)
+            None if !required => Value::None,
+            _ if defaulted => Value::None,
+            Some(cs) if single && !cs.is_empty() && cs.len() <= MAX_CHOICE_RUNS && cs.iter().all(known) => Value::Tuple(Rc::new(cs)),
+            _ => Value::Str(Some(Rc::from("?"))),
+        };
+    }
+    if !required {
+        return Value::None;
+    }
+    let ty = match kw("type") {
+        _ if !single => "?",
+        None | Some(Value::Builtin("str")) => "str",
+        Some(Value::Builtin("int")) => "int",
+        Some(Value::Builtin("float")) => "float",
+        Some(_) => "?",
+    };
+    Value::Str(Some(Rc::from(ty)))
 }

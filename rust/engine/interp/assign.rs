@@ -13,15 +13,21 @@ use crate::value::*;
 
 impl<'a> Interp<'a> {
     pub fn lookup(&self, st: &State, ctx: &Ctx, name: &str) -> Option<Value> {
-        self.lookup_in_scopes(st, ctx, name, &|id| st.get_var(id, name))
+        self.lookup_bound(st, ctx, name).or_else(|| builtin(name))
     }
 
     /// As `lookup`, for a name the caller holds (the read log shares it, no copy).
     pub fn lookup_named(&self, st: &State, ctx: &Ctx, name: &Name) -> Option<Value> {
-        self.lookup_in_scopes(st, ctx, name, &|id| st.get_named(id, name))
+        self.lookup_in_scopes(ctx, name, &|id| st.get_named(id, name)).or_else(|| builtin(name))
     }
 
-    fn lookup_in_scopes<'s>(&self, _st: &'s State, ctx: &Ctx, name: &str, get: &dyn Fn(ObjId) -> &'s Obj) -> Option<Value> {
+    /// The value a scope of the path binds to `name` (the builtins left out).
+    pub(super) fn lookup_bound(&self, st: &State, ctx: &Ctx, name: &str) -> Option<Value> {
+        self.lookup_in_scopes(ctx, name, &|id| st.get_var(id, name))
+    }
+
+    /// The scope chain from `ctx.scope` up, each scope read with `get` (which logs the read).
+    fn lookup_in_scopes<'s>(&self, ctx: &Ctx, name: &str, get: &dyn Fn(ObjId) -> &'s Obj) -> Option<Value> {
         let mut scope = Some(ctx.scope);
         let mut guard = 0;
         while let Some(id) = scope {
@@ -39,7 +45,7 @@ impl<'a> Interp<'a> {
                 break;
             }
         }
-        builtin(name)
+        None
     }
 
     pub fn set_var(&self, st: &mut State, ctx: &Ctx, name: &Name, v: Value) {

@@ -30,16 +30,41 @@ impl<'a> Interp<'a> {
     /// The truth of `a and b and ...` (`a or b or ...`) from the truth of each operand: a
     /// falsy (truthy) operand decides it. The operator's value would lose that: an opaque
     /// `a` that is falsy is the value of `a and b`, and still unknown.
+    ///
+    /// A decided rest short-circuits an undecided `a` (issue 10): in `x.is_cuda and ngpu > 1`
+    /// with `ngpu == 1`, the path where `a` is truthy evaluates `b` (its checks and reads
+    /// happen there only) and finds it falsy, so the whole is falsy on both sides of `a`: one
+    /// path, as before the split of `a`, when evaluating the rest changed nothing.
     fn bool_truth(&mut self, is_and: bool, values: &[Expr], st: State, ctx: &Ctx) -> Vec<(bool, (bool, State))> {
         let Some((first, rest)) = values.split_first() else { return Vec::new() };
+        // the splits of `first`, each with the state it was split from, if `first` was
+        // evaluated as a value here
+        let groups: Vec<(Option<State>, Vec<(bool, (bool, State))>)> = match &first.kind {
+            ExprKind::BoolOp { .. } => vec![(None, self.truth(first, st, ctx))],
+            _ => self.eval(first, st, ctx).into_iter().map(|(st, v)| (Some(st.clone()), self.split(v, st, first.span))).collect(),
+        };
         let mut out = Vec::new();
-        for (opaque, (truth, st)) in self.truth(first, st, ctx) {
-            if rest.is_empty() || truth != is_and {
-                out.push((opaque, (truth, st)));
-            } else {
-                for (o2, (t2, st2)) in self.bool_truth(is_and, rest, st, ctx) {
-                    out.push((opaque || o2, (t2, st2)));
+        for (pre, sides) in groups {
+            let forked = sides.len() > 1;
+            let mut group = Vec::new();
+            // whether every continuing side decided the whole as a stopping side does, changing
+            // nothing but the branch of `first` it took
+            let mut decided = forked && !rest.is_empty();
+            let mut continued = 0;
+            for (opaque, (truth, st)) in sides {
+                if rest.is_empty() || truth != is_and {
+                    group.push((opaque, (truth, st)));
+                } else {
+                    for (o2, (t2, st2)) in self.bool_truth(is_and, rest, st.clone(), ctx) {
+                        continued += 1;
+                        decided &= !o2 && t2 != is_and && st2.same_state(&st) && st2.branches == st.branches && st2.facts == st.facts && st2.tainted == st.tainted;
+                        group.push((opaque || o2, (t2, st2)));
+                    }
                 }
+            }
+            match pre {
+                Some(pre) if decided && continued > 0 && group.iter().all(|(_, (t, _))| *t != is_and) => out.push((false, (!is_and, pre))),
+                _ => out.extend(group),
             }
         }
         out
@@ -344,17 +369,34 @@ impl<'a> Interp<'a> {
                 out.push((st, v));
                 continue;
             }
-            for (_, (truth, st)) in self.split(v.clone(), st, first.span) {
+            let pre = st.clone();
+            let sides = self.split(v.clone(), st, first.span);
+            let forked = sides.len() > 1;
+            let mut group: Vals = Vec::new();
+            // as in `bool_truth`: whether every continuing side gave the stopping side's value
+            // without changing anything, so that the whole has that value on both sides
+            let (mut decided, mut continued) = (forked, 0);
+            for (_, (truth, st)) in sides {
                 // `a and b`: a falsy a is the result; `a or b`: a truthy a is the result
                 if truth != is_and {
                     let r = match &v {
                         Value::Cond(_) => Value::Bool(truth),
+                        Value::Unknown if yields_bool(first) => Value::Bool(truth),
                         _ => v.clone(),
                     };
-                    out.push((st, r));
+                    group.push((st, r));
                 } else {
-                    out.extend(self.bool_op(is_and, rest, st, ctx));
+                    for (st2, r) in self.bool_op(is_and, rest, st.clone(), ctx) {
+                        continued += 1;
+                        decided &= r == Value::Bool(!is_and) && st2.same_state(&st) && st2.branches == st.branches && st2.facts == st.facts && st2.tainted == st.tainted;
+                        group.push((st2, r));
+                    }
                 }
+            }
+            if decided && continued > 0 && group.iter().all(|(_, r)| *r == Value::Bool(!is_and)) {
+                out.push((pre, Value::Bool(!is_and)));
+            } else {
+                out.extend(group);
             }
         }
         merge_vals(out, self.settings.prune)
@@ -550,4 +592,19 @@ pub fn module_value(dotted: &str) -> Value {
 
 pub(super) fn builtin(name: &str) -> Option<Value> {
     models::builtins::lookup(name)
+}
+
+/// Whether the expression always gives a `bool` in Python, whatever the value the model has for
+/// it: `not e`, a tensor's `is_cuda`, `torch.cuda.is_available()` (`mps` too). The value of
+/// `x.is_cuda and ngpu > 1` is then `False` on both sides of an unknown `x.is_cuda`.
+fn yields_bool(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::UnaryOp(UnaryOp::Not, _) => true,
+        ExprKind::Attr(_, n) => &**n == "is_cuda",
+        ExprKind::Call { func, args, kwargs } if args.is_empty() && kwargs.is_empty() => match &func.kind {
+            ExprKind::Attr(m, n) if &**n == "is_available" => matches!(&m.kind, ExprKind::Attr(_, d) if matches!(&**d, "cuda" | "mps")),
+            _ => false,
+        },
+        _ => false,
+    }
 }

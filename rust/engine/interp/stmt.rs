@@ -125,13 +125,16 @@ impl<'a> Interp<'a> {
                 Vec::new()
             }
             StmtKind::Try { body, handlers, orelse, finalbody } => {
+                // Reports inside the body are suppressed only when a handler may catch what
+                // torch raises; `except KeyboardInterrupt:` lets a shape error through.
+                let catches = handlers.iter().any(|h| self.may_catch_torch_error(h, &st, ctx));
                 let mut inner = st.clone();
-                if !handlers.is_empty() {
+                if catches {
                     inner.in_try += 1;
                 }
                 let mut after = Vec::new();
                 for (mut s2, flow) in self.block(body, inner, ctx) {
-                    if !handlers.is_empty() {
+                    if catches {
                         s2.in_try -= 1;
                     }
                     if flow == Flow::Normal {
@@ -413,5 +416,37 @@ impl Interp<'_> {
             }
         }
         true
+    }
+}
+
+/// Builtin exceptions that are neither raised by torch for a shape error nor a base of one it
+/// raises (`RuntimeError`, `ValueError`, `IndexError`, `TypeError`, `AssertionError`,
+/// `NotImplementedError`, and their bases `LookupError`, `Exception`, `BaseException`).
+/// A handler that catches only these lets every report of its `try` body through.
+const NOT_TORCH_ERRORS: &[&str] = &[
+    "KeyboardInterrupt", "SystemExit", "GeneratorExit", "StopIteration", "StopAsyncIteration",
+    "OSError", "IOError", "EnvironmentError", "FileNotFoundError", "FileExistsError", "PermissionError",
+    "IsADirectoryError", "NotADirectoryError", "InterruptedError", "ChildProcessError", "BlockingIOError",
+    "ConnectionError", "BrokenPipeError", "ConnectionAbortedError", "ConnectionRefusedError",
+    "ConnectionResetError", "TimeoutError", "ProcessLookupError", "ImportError", "ModuleNotFoundError",
+    "KeyError", "AttributeError", "NameError", "UnboundLocalError", "ZeroDivisionError", "ArithmeticError",
+    "OverflowError", "FloatingPointError", "MemoryError", "EOFError",
+];
+
+impl Interp<'_> {
+    /// May the handler catch an error torch raises for a shape bug? True for a bare `except:`,
+    /// for any name outside `NOT_TORCH_ERRORS` (the errors torch raises, their bases, a name the
+    /// script binds itself, an attribute such as `torch.cuda.OutOfMemoryError`, anything not
+    /// resolved), and for a tuple with one such item.
+    pub(super) fn may_catch_torch_error(&self, h: &Handler, st: &State, ctx: &Ctx) -> bool {
+        let Some(t) = &h.type_ else { return true };
+        let names: Vec<&Expr> = match &t.kind {
+            ExprKind::Tuple(items) => items.iter().collect(),
+            _ => vec![t],
+        };
+        names.iter().any(|e| match &e.kind {
+            ExprKind::Name(n) => !NOT_TORCH_ERRORS.contains(&&**n) || self.lookup_bound(st, ctx, n).is_some(),
+            _ => true,
+        })
     }
 }
