@@ -247,3 +247,18 @@ fn argparse_required_and_choices_options() {
         assert_eq!(f.len(), usize::from(mlp_only), "{opt}: {f:?}");
     }
 }
+
+/// A top-level statement that fails on every path ends the script's run, but the classes
+/// defined before and after it still have their `forward` analysed.
+#[test]
+fn forward_entries_survive_a_failing_script() {
+    let net = "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc1 = nn.Linear(20, 30)\n        self.fc2 = nn.Linear(40, 10)\n\n    def forward(self, x):\n        return self.fc2(self.fc1(x))\n\n\n";
+    let failing = "x = torch.randn(4, 6)\ny = x.view(5, 5)\n";
+    for (src, rows) in [(format!("{net}{failing}"), vec![12, 16]), (net.to_string(), vec![12])] {
+        let f = check_source(&src, "net.py", &Settings::default());
+        let mut got: Vec<(usize, &str)> = f.iter().map(|x| (x.row, x.rule.code)).collect();
+        got.sort();
+        let want: Vec<(usize, &str)> = rows.iter().map(|&r| (r, if r == 12 { "SHP101" } else { "SHP103" })).collect();
+        assert_eq!(got, want, "{src}");
+    }
+}

@@ -95,10 +95,14 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             let mut cur = vec![st.clone()];
             for d in defs {
                 let mut next = Vec::new();
-                for s in cur {
+                for s in cur.clone() {
                     next.extend(interp.stmt(d, s, &ctx).into_iter().map(|(s, _)| s));
                 }
-                cur = next.into_iter().take(1).collect();
+                // a statement that fails on every path (the script's own bug, reported by the
+                // script's run) is passed over: the classes after it are still analysed
+                if !next.is_empty() {
+                    cur = next.into_iter().take(1).collect();
+                }
             }
             interp.outcomes.clear();
             interp.undecided.clear();
