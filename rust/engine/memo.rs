@@ -55,9 +55,37 @@ pub use crate::value::reads::{Read, begin_reads, end_reads, note, note_read, not
 
 // ----- summaries ----------------------------------------------------------------------------
 
-/// An outcome a summary replays: site, branches after the caller's, taint, suppressed, and
-/// whether the check was undecided (else it held).
-pub type Replayed = (Span, Vec<Branch>, bool, bool, bool);
+/// An outcome a summary replays: site, branches after the caller's, taint, suppressed,
+/// whether the check was undecided (else it held), and the call sites below the caller's
+/// (`CallsBelow`).
+pub type Replayed = (Span, Vec<Branch>, bool, bool, bool, CallsBelow);
+
+/// The call sites on the way from a summarised call to an outcome's site: the call's own
+/// site (which a replay replaces with its own), when the outcome is inside the callee's
+/// frame, and those below it.
+#[derive(Clone)]
+pub struct CallsBelow {
+    pub own: bool,
+    pub rest: Rc<[Span]>,
+}
+
+impl CallsBelow {
+    /// Of an outcome recorded with the call sites `calls`, in a call at `span` made from
+    /// `depth` call sites.
+    pub fn of(calls: &[Span], depth: usize, span: Span) -> CallsBelow {
+        let below = calls.get(depth..).unwrap_or_default();
+        match below.split_first() {
+            Some((first, rest)) if *first == span => CallsBelow { own: true, rest: rest.into() },
+            _ => CallsBelow { own: false, rest: below.into() },
+        }
+    }
+
+    /// The call sites of the replayed outcome, for a call at `span` made from `calls`.
+    pub fn under(&self, calls: &[Span], span: Span) -> Rc<[Span]> {
+        let own = self.own.then_some(span);
+        calls.iter().copied().chain(own).chain(self.rest.iter().copied()).collect()
+    }
+}
 
 /// What one call with a given key produced.
 pub struct Summary {

@@ -36,7 +36,6 @@
 //!   inside a `try` with handlers, not at a site that is reported already, one query per site
 //!   and text.
 
-use std::collections::BTreeMap;
 
 use super::interp::{Interp, Outcome, Pending, Verdict};
 use crate::diagnostics::{Finding, Undecided};
@@ -73,9 +72,10 @@ impl<'a> Interp<'a> {
         // One verdict per path and site: a violation overrides what earlier checks of the same
         // call on this path found (e.g. the first dim of `transpose` fine, the second not).
         if violated {
-            self.outcomes.retain(|o| !(o.site == site && o.branches == branches && !matches!(o.verdict, Verdict::Violated(_))));
+            let calls = &self.calls;
+            self.outcomes.retain(|o| !(o.site == site && o.branches == branches && o.calls == *calls && !matches!(o.verdict, Verdict::Violated(_))));
         }
-        self.outcomes.push(Outcome { site, branches, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
+        self.outcomes.push(Outcome { site, calls: self.calls.clone(), branches, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
         self.records += 1;
     }
 
@@ -98,7 +98,7 @@ impl<'a> Interp<'a> {
         if self.records != records {
             return;
         }
-        self.outcomes.push(Outcome { site: span, branches, verdict: Verdict::Holds, tainted, suppressed, condition: None });
+        self.outcomes.push(Outcome { site: span, calls: self.calls.clone(), branches, verdict: Verdict::Holds, tainted, suppressed, condition: None });
     }
 
     pub fn line(&self, span: Span) -> usize {
@@ -113,13 +113,28 @@ impl<'a> Interp<'a> {
 
 /// Turn the outcomes of one entry point into findings (the report rule above).
 pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
-    let mut by_site: BTreeMap<(u32, u32), Vec<&Outcome>> = BTreeMap::new();
+    // a site is judged per chain of call sites that reach it (a helper right when one caller
+    // calls it may be wrong for another); a `try` that catches around any of them silences it
+    let suppressed: std::collections::BTreeSet<(u32, u32)> = outcomes.iter().filter(|o| o.suppressed).map(|o| (o.site.start, o.site.end)).collect();
+    let mut index: rustc_hash::FxHashMap<((u32, u32), &[Span]), usize> = Default::default();
+    let mut by_site: Vec<((u32, u32), Vec<&Outcome>)> = Vec::new();
     for o in outcomes {
-        by_site.entry((o.site.start, o.site.end)).or_default().push(o);
+        let site = (o.site.start, o.site.end);
+        let i = *index.entry((site, &o.calls[..])).or_insert_with(|| {
+            by_site.push((site, Vec::new()));
+            by_site.len() - 1
+        });
+        by_site[i].1.push(o);
+    }
+    // in the order of the sites, and of each site's first chain
+    by_site.sort_by_key(|(site, _)| *site);
+    let mut chains: rustc_hash::FxHashMap<(u32, u32), usize> = Default::default();
+    for (site, _) in &by_site {
+        *chains.entry(*site).or_default() += 1;
     }
     let mut out = Vec::new();
     for ((start, end), os) in by_site {
-        if os.iter().any(|o| o.suppressed) {
+        if suppressed.contains(&(start, end)) {
             continue;
         }
         let fails: Vec<&&Outcome> = os.iter().filter(|o| matches!(o.verdict, Verdict::Violated(_))).collect();
@@ -160,7 +175,15 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
             Some(c) => format!("{} (when {c})", v.message),
             None => v.message.clone(),
         };
-        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace: v.trace.clone(), condition });
+        let mut trace = v.trace.clone();
+        if chains[&(start, end)] > 1 {
+            // other calls reach the site too: name the calls of this one
+            let lines: Vec<String> = chosen.calls.iter().filter(|s| !crate::engine::modules::is_embedded(**s)).map(|s| interp.file.row(s.start).to_string()).collect();
+            if !lines.is_empty() {
+                trace.push(format!("fails when called from line {}", lines.join(", then line ")));
+            }
+        }
+        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition });
     }
     out
 }

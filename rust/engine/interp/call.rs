@@ -243,7 +243,7 @@ impl<'a> Interp<'a> {
                 me.call_closure(&init2, a, kwargs, st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
             };
             return match key {
-                Some((key_args, key_kwargs)) => self.memoised(&init, key_args, key_kwargs, st, build),
+                Some((key_args, key_kwargs)) => self.memoised(&init, key_args, key_kwargs, st, span, build),
                 None => build(self, st),
             };
         }
@@ -351,13 +351,14 @@ impl<'a> Interp<'a> {
             return self.run_closure_body(c, args, kwargs, st, span, first_yield);
         }
         let (key_args, key_kwargs) = (args.clone(), kwargs.clone());
-        self.memoised(c, key_args, key_kwargs, st, move |me, st| me.run_closure_body(c, args, kwargs, st, span, false))
+        self.memoised(c, key_args, key_kwargs, st, span, move |me, st| me.run_closure_body(c, args, kwargs, st, span, false))
     }
 
     /// Run `body` on `st` through the call summaries (`engine::memo`): replay the stored
     /// summary of `c` called with the key arguments when one matches, else run it and store
     /// its summary when the run qualifies.
-    fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, body: impl FnOnce(&mut Self, State) -> Vals) -> Vals {
+    #[allow(clippy::too_many_arguments)]
+    fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, body: impl FnOnce(&mut Self, State) -> Vals) -> Vals {
         // a summarised call: replay it
         let entry = memo::EntryFacts::of(&st);
         let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry);
@@ -370,11 +371,12 @@ impl<'a> Interp<'a> {
             let branches0 = if hit.outcomes().is_empty() { Vec::new() } else { st.branches.clone() };
             match hit.replay(st) {
                 Ok(out) => {
-                    for (site, suffix, tainted, suppressed, undecided) in hit.outcomes() {
+                    for (site, suffix, tainted, suppressed, undecided, below) in hit.outcomes() {
                         let mut branches = branches0.clone();
                         branches.extend(suffix.iter().cloned());
                         let verdict = if *undecided { Verdict::Undecided } else { Verdict::Holds };
-                        self.outcomes.push(Outcome { site: *site, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
+                        let calls = below.under(&self.calls, span);
+                        self.outcomes.push(Outcome { site: *site, calls, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
                     }
                     return out;
                 }
@@ -409,7 +411,7 @@ impl<'a> Interp<'a> {
         let outcomes = self.outcomes[counters.4..]
             .iter()
             .filter(|o| o.branches.len() >= n && o.branches[..n] == entry_state.branches[..])
-            .map(|o| (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided)))
+            .map(|o| (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided), memo::CallsBelow::of(&o.calls, self.calls.len(), span)))
             .collect::<Vec<_>>();
         if outcomes.len() == self.outcomes.len() - counters.4 {
             self.memo.store(memo::Recorded {
@@ -504,12 +506,14 @@ impl<'a> Interp<'a> {
         };
         self.call_depth += 1;
         self.stack.push(def.id);
+        let outer_calls = self.calls.clone();
+        self.calls = outer_calls.iter().copied().chain([span]).collect();
         self.gen_frames.push(first_yield);
         let paths = self.block(&def.body, st, &ctx);
         self.gen_frames.pop();
+        self.calls = outer_calls;
         self.stack.pop();
         self.call_depth -= 1;
-        let _ = span;
         let mut out: Vals = Vec::new();
         for (st, flow) in paths {
             let v = match (first_yield, flow) {

@@ -84,6 +84,10 @@ pub enum Verdict {
 #[derive(Debug, Clone)]
 pub struct Outcome {
     pub site: Span,
+    /// The user calls on the way to the site, outermost first (`Interp::calls`): a site is
+    /// judged per chain of call sites, so a helper called wrongly in one place is reported
+    /// though another call of it is right.
+    pub calls: Rc<[Span]>,
     pub branches: Vec<Branch>,
     pub verdict: Verdict,
     pub tainted: bool,
@@ -141,6 +145,8 @@ pub struct Interp<'a> {
     /// that read a label set before it started (its caller's) is not summarised.
     pub oldest_label_read: u64,
     pub stack: Vec<u32>,
+    /// The call sites of the user functions being run, outermost first.
+    pub calls: Rc<[Span]>,
     pub paths_high_water: usize,
     /// For each active call, whether it runs a generator for its first element.
     pub gen_frames: Vec<bool>,
@@ -228,6 +234,7 @@ impl<'a> Interp<'a> {
             label_set_at: 0,
             oldest_label_read: u64::MAX,
             stack: Vec::new(),
+            calls: Rc::from(Vec::new()),
             paths_high_water: 0,
             shape_log: None,
             gen_frames: Vec::new(),
