@@ -81,6 +81,9 @@ pub fn layer_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> V
             None => {}
         }
     }
+    if let Some(v) = layers::stored_attr(&l, name) {
+        return vec![(st, v)];
+    }
     if let Some(v) = l.args.get(&**name) {
         return vec![(st, v.clone())];
     }

@@ -262,6 +262,17 @@ pub fn parameter(l: &Layer, name: &str) -> Option<Value> {
     match resolve("torch.nn", &l.kind)? {
         (_, Model::Module(Module::Linear)) => linear::parameter(l, name),
         (_, Model::Module(Module::Embedding)) => linear::embedding_parameter(l, name),
+        (_, Model::Module(Module::Conv { dims, transposed })) if matches!(name, "weight" | "bias") => conv::attr(l, name, dims, transposed),
+        _ => None,
+    }
+}
+
+/// An attribute of a library layer that torch stores in another form than the constructor's
+/// argument, or has without one (a convolution's `stride` is a tuple, `groups` defaults to 1),
+/// when modelled.
+pub fn stored_attr(l: &Layer, name: &str) -> Option<Value> {
+    match resolve("torch.nn", &l.kind)? {
+        (_, Model::Module(Module::Conv { dims, transposed })) => conv::attr(l, name, dims, transposed),
         _ => None,
     }
 }
