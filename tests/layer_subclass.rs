@@ -37,6 +37,8 @@ fn what_the_model_cannot_follow_is_unknown() {
     assert_eq!(codes("class L(nn.Linear):\n    def __init__(self):\n        super().__init__(3, 4)\n        self.weight = nn.Parameter(torch.randn(4, 5))\nL()(torch.randn(2, 3))\n"), [(5, "SHP101")]);
     // no `super().__init__`: no layer (torch raises an AttributeError, not a shape error)
     assert_eq!(codes("class L(nn.Linear):\n    def __init__(self):\n        self.k = 1\nL()(torch.randn(2, 3))\n"), []);
+    // an attribute of the layer's set before `super().__init__`, which torch's overwrites
+    assert_eq!(codes("class S(nn.Softmax):\n    def __init__(self):\n        self.dim = 5\n        super().__init__(dim=1)\ns = S()\ny = torch.randn(2, 3).sum(s.dim)\n"), []);
     // an unmodelled base beside the layer
     assert_eq!(codes("import foo\nclass L(nn.Linear, foo.Mixin):\n    pass\nL(5, 4)(torch.randn(2, 3))\n"), []);
     // the user's own attribute names are theirs; a user method is called as written

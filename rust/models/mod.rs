@@ -268,9 +268,15 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             {
                 match method {
                     "__init__" => {
-                        // an attribute of the layer's set before it is built: not modelled
+                        // an attribute of the layer's set before it is built (which torch's
+                        // `__init__` may overwrite): not modelled, the layer and the attribute
                         if attrs.keys().any(|k| torch::layers::is_layer_name(k)) {
                             if let Obj::Instance { attrs, .. } = st.get_mut(id) {
+                                for (k, v) in attrs.iter_mut() {
+                                    if torch::layers::is_layer_name(k) {
+                                        *v = Value::Unknown;
+                                    }
+                                }
                                 attrs.insert(Name::from(LAYER), Value::Unknown);
                             }
                             return vec![(st, Value::None)];
