@@ -123,6 +123,10 @@ impl ModelCtx for Interp<'_> {
         Interp::has_unknown_base(self, st, class)
     }
 
+    fn layer_base(&self, st: &State, class: ObjId) -> Option<&'static str> {
+        Interp::layer_base(self, st, class)
+    }
+
     fn call_embedded(&mut self, st: State, module: &str, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
         let Some(m) = modules::embedded(module) else { return vec![(st, Value::Unknown)] };
         let mut st = st;

@@ -141,14 +141,15 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     (findings, stats)
 }
 
-/// The user classes bound at module level that derive from `torch.nn.Module`.
+/// The user classes bound at module level that derive from `torch.nn.Module`, or from a
+/// modelled layer (`class Model(nn.Transformer)`, whose own `forward` is an entry too).
 fn module_classes(interp: &Interp, st: &State, module_scope: ObjId) -> Vec<ObjId> {
     let Obj::Scope { vars, .. } = st.get(module_scope) else { return Vec::new() };
     let mut out: Vec<ObjId> = vars
         .values()
         .filter_map(|v| match v {
             Value::Ref(id) => match st.get(*id) {
-                Obj::Class { .. } if interp.lib_base(st, *id).as_deref() == Some("torch.nn.Module") && !interp.has_unknown_base(st, *id) => Some(*id),
+                Obj::Class { .. } if (interp.lib_base(st, *id).as_deref() == Some("torch.nn.Module") || interp.layer_base(st, *id).is_some()) && !interp.has_unknown_base(st, *id) => Some(*id),
                 _ => None,
             },
             _ => None,

@@ -128,9 +128,12 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
     }
     // in the order of the sites, and of each site's first chain
     by_site.sort_by_key(|(site, _)| *site);
-    let mut chains: rustc_hash::FxHashMap<(u32, u32), usize> = Default::default();
-    for (site, _) in &by_site {
-        *chains.entry(*site).or_default() += 1;
+    // per site: how many chains of calls reach it, and whether some path passes it
+    let mut reach: rustc_hash::FxHashMap<(u32, u32), (usize, bool)> = Default::default();
+    for (site, os) in &by_site {
+        let r = reach.entry(*site).or_default();
+        r.0 += 1;
+        r.1 |= os.iter().any(|o| !matches!(o.verdict, Verdict::Violated(_)));
     }
     let mut out = Vec::new();
     for ((start, end), os) in by_site {
@@ -176,8 +179,9 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
             None => v.message.clone(),
         };
         let mut trace = v.trace.clone();
-        if chains[&(start, end)] > 1 {
-            // other calls reach the site too: name the calls of this one
+        if reach[&(start, end)].0 > 1 && reach[&(start, end)].1 {
+            // other calls reach the site, and it passes on some path: name the calls of the
+            // failing one
             let lines: Vec<String> = chosen.calls.iter().filter(|s| !crate::engine::modules::is_embedded(**s)).map(|s| interp.file.row(s.start).to_string()).collect();
             if !lines.is_empty() {
                 trace.push(format!("fails when called from line {}", lines.join(", then line ")));

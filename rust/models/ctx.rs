@@ -100,6 +100,9 @@ pub trait ModelCtx {
     fn lib_base(&self, st: &State, class: ObjId) -> Option<Rc<str>>;
     /// Whether a user class has a base the engine does not know.
     fn has_unknown_base(&self, st: &State, class: ObjId) -> bool;
+    /// The modelled library layer a user class derives from and keeps the model of
+    /// (`class MyLinear(nn.Linear)`: `Linear`), see `Interp::layer_base`.
+    fn layer_base(&self, st: &State, class: ObjId) -> Option<&'static str>;
     /// Run the embedded Python module `module` (a source root of the module table, e.g. the
     /// torchvision zoo), then call its top-level function `name`.
     fn call_embedded(&mut self, st: State, module: &str, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals;

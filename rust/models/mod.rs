@@ -75,6 +75,10 @@ fn canon_path(p: &str) -> String {
     }
 }
 
+/// The hidden attribute under which an instance of a user subclass of a modelled layer holds
+/// the layer (a name no Python code can spell; see `engine::interp::attr`).
+pub const LAYER: &str = "<layer>";
+
 /// Library base classes a user class may derive from and still be analysed.
 pub fn is_subclassable(base: &str) -> bool {
     matches!(base, "torch.nn.Module" | "torch.utils.data.Dataset" | "torch.utils.data.dataset.Dataset")
@@ -254,6 +258,46 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             // nn.Module methods that return the module itself
             if matches!(name, "to" | "cuda" | "cpu" | "train" | "eval" | "float" | "double" | "half" | "requires_grad_" | "apply") {
                 return vec![(st, recv.clone())];
+            }
+            // `super().__init__(...)` and `super().forward(...)` in a user subclass of a
+            // modelled layer (`class MyLinear(nn.Linear)`): build the layer the instance holds
+            // (`engine::interp::attr::LAYER`), call it
+            if let Some((kind, method)) = name.strip_prefix("torch.nn.").and_then(|r| r.split_once('.'))
+                && let Obj::Instance { class, attrs } = st.get(id).clone()
+                && cx.layer_base(&st, class) == Some(kind)
+            {
+                match method {
+                    "__init__" => {
+                        // an attribute of the layer's set before it is built (which torch's
+                        // `__init__` may overwrite): not modelled, the layer and the attribute
+                        if attrs.keys().any(|k| torch::layers::is_layer_name(k)) {
+                            if let Obj::Instance { attrs, .. } = st.get_mut(id) {
+                                for (k, v) in attrs.iter_mut() {
+                                    if torch::layers::is_layer_name(k) {
+                                        *v = Value::Unknown;
+                                    }
+                                }
+                                attrs.insert(Name::from(LAYER), Value::Unknown);
+                            }
+                            return vec![(st, Value::None)];
+                        }
+                        let mut out = Vec::new();
+                        for (mut st, layer) in torch::layers::construct(cx, st, kind, args, kwargs, span) {
+                            if let Obj::Instance { attrs, .. } = st.get_mut(id) {
+                                attrs.insert(Name::from(LAYER), layer);
+                            }
+                            out.push((st, Value::None));
+                        }
+                        return out;
+                    }
+                    "forward" => {
+                        return match attrs.get(LAYER) {
+                            Some(l @ Value::Ref(lid)) if matches!(st.get(*lid), Obj::Layer(_)) => cx.call(l.clone(), args, kwargs, st, span),
+                            _ => vec![(st, Value::Unknown)],
+                        };
+                    }
+                    _ => {}
+                }
             }
             if name.ends_with(".__init__") || name == "__init__" {
                 return vec![(st, Value::None)];

@@ -887,6 +887,13 @@ _more("F.batch_norm", ("F.batch_norm(x, m, v, training=True, eps=0.0)", {"x": T(
 _more("nn.BatchNorm1d", ("nn.BatchNorm1d(3, eps=-1.0)(x)", {"x": T(2, 3)}), ("nn.BatchNorm1d(3, eps=0)(x)", {"x": T(2, 3)}))
 _more("nn.EmbeddingBag", ("nn.EmbeddingBag(3, 2, mode='max', sparse=True)(i)", {"i": L(2, 3, high=3)}))
 
+# an LSTM's state as a list (torch takes any sequence of two tensors)
+_more("nn.LSTM", ("nn.LSTM(4, 3)(x, [h, c])[1][1]", {"x": T(5, 2, 4), "h": T(1, 2, 3), "c": T(1, 2, 3)}),
+      ("nn.LSTM(4, 3)(x, [h, c])[0]", {"x": T(5, 2, 4), "h": T(1, 2, 3), "c": T(1, 2, 2)}),
+      ("nn.LSTM(4, 3)(x, [h, c])[0]", {"x": T(5, 2, 4), "h": T(1, 3, 3), "c": T(1, 2, 3)}))
+_more("nn.LSTMCell", ("nn.LSTMCell(4, 3)(x, [h, c])[1]", {"x": T(2, 4), "h": T(2, 3), "c": T(2, 3)}),
+      ("nn.LSTMCell(4, 3)(x, [h, c])[0]", {"x": T(2, 4), "h": T(2, 3), "c": T(2, 2)}))
+
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
 # index tensors with known values at the API's bound (differential/values.py)
 SPECS = [dataclasses.replace(s, provoke=s.provoke + values.CASES.get(s.api, ())) for s in SPECS]

@@ -1,6 +1,13 @@
 //! Attributes: reading and writing them on instances, classes, namespaces, layers and
 //! containers, and the class hierarchy they are looked up in (`class_lookup`, `lib_base`,
-//! `has_unknown_base`).
+//! `has_unknown_base`, `layer_base`).
+//!
+//! An instance of a user subclass of a modelled library layer (`class MyLinear(nn.Linear)`)
+//! holds the layer its `super().__init__(...)` (or, without `__init__`, its construction)
+//! built, under the hidden attribute [`LAYER`]: the layer's attributes (`self.weight`,
+//! `self.in_features`) are read from it and stores of them go to it; the user's own
+//! attributes and methods come first. Without that layer (not built, or built from arguments
+//! the model does not understand) they are Unknown.
 
 use std::rc::Rc;
 
@@ -9,6 +16,15 @@ use crate::ir::*;
 use crate::models::torch;
 use crate::models;
 use crate::value::*;
+
+pub use crate::models::LAYER;
+
+/// Does a name a user class defines replace one torch's layer code reads or calls? A private
+/// name (not the harmless dunders), or one of the layer's own.
+fn overrides_layer(name: &str) -> bool {
+    let harmless = matches!(name, "__init__" | "__doc__" | "__module__" | "__qualname__" | "__annotations__" | "__repr__" | "__str__" | "__constants__" | "__slots__" | "forward" | "extra_repr");
+    !harmless && (name.starts_with('_') || torch::layers::is_layer_name(name))
+}
 
 impl<'a> Interp<'a> {
     pub fn get_attr(&mut self, st: State, o: Value, name: &Name, span: Span) -> Vals {
@@ -36,6 +52,24 @@ impl<'a> Interp<'a> {
                     }
                     if self.has_unknown_base(&st, class) {
                         return vec![(st, Value::Unknown)];
+                    }
+                    if self.layer_base(&st, class).is_some() {
+                        // the library layer it holds (read by its hidden name)
+                        let layer = match st.get_var(id, LAYER) {
+                            Obj::Instance { attrs, .. } => attrs.get(LAYER).cloned(),
+                            _ => None,
+                        };
+                        return match layer {
+                            Some(Value::Ref(lid)) if matches!(st.get(lid), Obj::Layer(_)) => {
+                                if torch::layers::is_layer_name(name) {
+                                    self.get_attr(st, Value::Ref(lid), name, span)
+                                } else {
+                                    // the methods `nn.Module` gives it (`self.parameters()`)
+                                    torch::module_attr(self, st, o.clone(), name)
+                                }
+                            }
+                            _ => vec![(st, Value::Unknown)],
+                        };
                     }
                     return match self.lib_base(&st, class) {
                         Some(_) => torch::module_attr(self, st, o.clone(), name),
@@ -98,6 +132,13 @@ impl<'a> Interp<'a> {
                         _ => return vec![(st, Value::Unknown)],
                     }
                 }
+                // not defined by a user base: the library base's (`super().__init__(...)` in
+                // a subclass of a user class that derives from `nn.Linear` without one)
+                if !self.has_unknown_base(&st, *class)
+                    && let Some(p) = self.lib_base(&st, *class)
+                {
+                    return vec![(st, Value::LibMethod(recv.clone(), Rc::from(format!("{p}.{name}"))))];
+                }
                 vec![(st, Value::Unknown)]
             }
             Value::Lib(path) => vec![(st, models::lib_attr(path, name))],
@@ -115,6 +156,15 @@ impl<'a> Interp<'a> {
             st.forget_values();
         }
         if let Value::Ref(id) = o {
+            // a layer's attribute stored into an instance of a subclass of it goes to the layer
+            // (`self.weight = nn.Parameter(w)`, `self.stride = (2, 2)`)
+            if let Obj::Instance { attrs, .. } = st.get(*id)
+                && let Some(Value::Ref(lid)) = attrs.get(LAYER)
+                && torch::layers::is_layer_name(name)
+            {
+                let lid = *lid;
+                return self.set_attr(st, &Value::Ref(lid), name, v);
+            }
             match st.get_mut(*id) {
                 Obj::Namespace { kind, attrs } => {
                     // a store into a modelled object (a dataset's `target_transform`, a
@@ -181,6 +231,44 @@ impl<'a> Interp<'a> {
             }
         }
         None
+    }
+
+    /// The modelled library layer a user class derives from and keeps the model of: the
+    /// layer's short name (`Linear` for `class MyLinear(nn.Linear)`, also through user bases),
+    /// when every library base is that layer or `nn.Module`, every other base is a user class,
+    /// and no user class of the hierarchy defines a name torch's layer has or may call
+    /// (`torch::layers::LAYER_NAMES`: `reset_parameters`, `weight`, `check_input`, ...) or a
+    /// private one (`_conv_forward`): torch's code would run the user's instead. Else `None`
+    /// (an instance is then Unknown, as for any library base that is not modelled).
+    pub fn layer_base(&self, st: &State, class: ObjId) -> Option<&'static str> {
+        let mut stack = vec![class];
+        let mut seen = 0;
+        let mut kind = None;
+        while let Some(c) = stack.pop() {
+            seen += 1;
+            if seen > 64 {
+                return None;
+            }
+            let Obj::Class { bases, attrs, .. } = st.get(c) else { return None };
+            if attrs.keys().any(|n| overrides_layer(n)) {
+                return None;
+            }
+            for b in bases {
+                match b {
+                    Value::Ref(bid) => stack.push(*bid),
+                    Value::Lib(p) if &**p == "torch.nn.Module" => {}
+                    Value::Lib(p) => {
+                        let k = torch::layers::subclassable_layer(p)?;
+                        if kind.is_some_and(|x| x != k) {
+                            return None;
+                        }
+                        kind = Some(k);
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        kind
     }
 
     pub fn has_unknown_base(&self, st: &State, class: ObjId) -> bool {

@@ -27,6 +27,26 @@ impl<'a> Interp<'a> {
                 };
             }
         }
+        // `super(C, self)`: the bases of `C`, looked up on `self`
+        if let ExprKind::Name(n) = &func.kind
+            && &**n == "super"
+            && args.len() == 2
+            && kwargs.is_empty()
+            && !args.iter().any(|a| a.star)
+            && self.lookup(&st, ctx, "super").map(|v| v == Value::Builtin("super")).unwrap_or(false)
+        {
+            let mut out = Vec::new();
+            for (st, c) in self.eval(&args[0].value, st, ctx) {
+                for (st, me) in self.eval(&args[1].value, st, ctx) {
+                    let v = match &c {
+                        Value::Ref(cid) if matches!(st.get(*cid), Obj::Class { .. }) => Value::Super(*cid, Box::new(me)),
+                        _ => Value::Unknown,
+                    };
+                    out.push((st, v));
+                }
+            }
+            return out;
+        }
         let (label, label_at) = (self.assign_label.clone(), self.label_set_at);
         self.set_label(None);
         let mut out = Vec::new();
@@ -162,6 +182,19 @@ impl<'a> Interp<'a> {
                             self.call_closure(&c, a, kwargs, st, span)
                         }
                         _ => {
+                            if !self.has_unknown_base(&st, class) && self.layer_base(&st, class).is_some() {
+                                // a subclass of a layer without its own `forward`: the layer's call
+                                return match st.get(id) {
+                                    Obj::Instance { attrs, .. } => match attrs.get(super::attr::LAYER) {
+                                        Some(Value::Ref(lid)) if matches!(st.get(*lid), Obj::Layer(_)) => {
+                                            let lid = *lid;
+                                            self.call_dispatch(Value::Ref(lid), args, kwargs, st, span)
+                                        }
+                                        _ => vec![(st, Value::Unknown)],
+                                    },
+                                    _ => vec![(st, Value::Unknown)],
+                                };
+                            }
                             if self.has_unknown_base(&st, class) || self.lib_base(&st, class).is_none() {
                                 vec![(st, Value::Unknown)]
                             } else {
@@ -220,10 +253,14 @@ impl<'a> Interp<'a> {
             // a base class we cannot see: an object we know nothing about
             return vec![(st, Value::Unknown)];
         }
+        let layer = self.layer_base(&st, class);
         if let Some(base) = self.lib_base(&st, class) {
-            if !models::is_subclassable(&base) {
+            if !models::is_subclassable(&base) && layer.is_none() {
                 return vec![(st, Value::Unknown)];
             }
+        }
+        if let Some(kind) = layer {
+            return self.instantiate_layer(class, kind, args, kwargs, st, span);
         }
         if let Some((_, Value::Func(init))) = self.class_lookup(&st, class, "__init__") {
             // building an instance writes only the new object: summarise the whole
@@ -277,6 +314,68 @@ impl<'a> Interp<'a> {
             }
             None => vec![(st, me)],
         }
+    }
+
+    /// An instance of a user subclass of the library layer `kind` (`class MyLinear(nn.Linear)`):
+    /// its `__init__` builds the layer through `super().__init__(...)`
+    /// (`models::call_method`); without an `__init__`, the class's arguments build it. The
+    /// layer is kept under the instance's hidden `attr::LAYER` and labelled by the statement
+    /// that builds the instance (`self.proj = MyLinear(..)`: "proj (line 12)"), not by the
+    /// `super().__init__(...)` inside.
+    fn instantiate_layer(&mut self, class: ObjId, kind: &'static str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        let label = self.label().map(|n| Rc::from(format!("{n} (line {})", self.line(span))));
+        let built = match self.class_lookup(&st, class, "__init__") {
+            Some((_, Value::Func(init))) => {
+                let key = (self.settings.memo && init.kind == FuncKind::Plain).then(|| {
+                    let mut kw = kwargs.clone();
+                    kw.push((Name::from("<new>"), Value::Ref(class)));
+                    (args.clone(), kw)
+                });
+                let init2 = init.clone();
+                let build = move |me: &mut Self, mut st: State| -> Vals {
+                    let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
+                    let this = Value::Ref(obj);
+                    let mut a = vec![this.clone()];
+                    a.extend(args);
+                    me.call_closure(&init2, a, kwargs, st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
+                };
+                match key {
+                    Some((key_args, key_kwargs)) => self.memoised(&init, key_args, key_kwargs, st, span, build),
+                    None => build(self, st),
+                }
+            }
+            Some(_) => return vec![(st, Value::Unknown)],
+            None => {
+                // `class L(nn.Linear): pass` then `L(3, 4)`: the layer's own construction
+                let mut st = st;
+                let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
+                let path = format!("torch.nn.{kind}");
+                let mut out = Vec::new();
+                for (mut st, layer) in models::call_lib(self, st, &path, args, kwargs, span) {
+                    if let Obj::Instance { attrs, .. } = st.get_mut(obj) {
+                        attrs.insert(Name::from(super::attr::LAYER), layer);
+                    }
+                    out.push((st, Value::Ref(obj)));
+                }
+                out
+            }
+        };
+        built
+            .into_iter()
+            .map(|(mut st, inst)| {
+                if let Value::Ref(obj) = &inst
+                    && let Obj::Instance { attrs, .. } = st.get(*obj)
+                    && let Some(Value::Ref(lid)) = attrs.get(super::attr::LAYER)
+                    && matches!(st.get(*lid), Obj::Layer(_))
+                {
+                    let lid = *lid;
+                    if let Obj::Layer(l) = st.get_mut(lid) {
+                        l.label = label.clone();
+                    }
+                }
+                (st, inst)
+            })
+            .collect()
     }
 
     /// The default a `dataclasses.field(...)` gives, calling its factory (`None`: not a field).

@@ -72,11 +72,22 @@ pub fn module_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> 
 pub fn layer_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> Vals {
     let Value::Ref(id) = &o else { return vec![(st, Value::Unknown)] };
     let Obj::Layer(l) = st.get(*id).clone() else { return vec![(st, Value::Unknown)] };
+    // `fc.bias` is the parameter (None for `bias=False`), not the constructor's flag
+    if matches!(&**name, "weight" | "bias") {
+        match layers::parameter(&l, name) {
+            Some(v) => return vec![(st, v)],
+            None if &**name == "bias" => return vec![(st, Value::Unknown)],
+            // a loss's `weight` is its argument
+            None => {}
+        }
+    }
+    if let Some(v) = layers::stored_attr(&l, name) {
+        return vec![(st, v)];
+    }
     if let Some(v) = l.args.get(&**name) {
         return vec![(st, v.clone())];
     }
     let v = match &**name {
-        "weight" | "bias" => layers::parameter(&l, name).unwrap_or(Value::Unknown),
         "training" => Value::Unknown,
         _ => Value::LibMethod(Box::new(o.clone()), name.clone()),
     };

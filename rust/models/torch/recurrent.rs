@@ -160,8 +160,10 @@ pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn, 
     // the initial state: a tensor, or LSTM's `(h0, c0)`
     let (h0, c0) = match (which, h0) {
         (_, None | Some(Value::None)) => (None, None),
-        (Rnn::Lstm, Some(Value::Tuple(hc))) if hc.len() == 2 => (Some(hc[0].clone()), Some(hc[1].clone())),
-        (Rnn::Lstm, _) => return vec![(st, Value::Unknown)],
+        (Rnn::Lstm, Some(hc)) => match pair(&st, hc) {
+            Some((h, c)) => (Some(h), Some(c)),
+            None => return vec![(st, Value::Unknown)],
+        },
         (_, Some(h)) => (Some(h.clone()), None),
     };
     let who = layer_name(l);
@@ -201,6 +203,23 @@ pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn, 
     out
 }
 
+/// LSTM's state `(h, c)`: any sequence of two items, a tuple or a list (torch takes both,
+/// `[h0, c0]`, `[h.detach() for h in hidden]`).
+fn pair(st: &State, v: &Value) -> Option<(Value, Value)> {
+    let items: &[Value] = match v {
+        Value::Tuple(items) => items,
+        Value::Ref(id) => match st.get(*id) {
+            Obj::List(items) => items,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    match items {
+        [h, c] => Some((h.clone(), c.clone())),
+        _ => None,
+    }
+}
+
 /// The input's last dim is the layer's `input_size` (SHP107). False: torch raises (recorded).
 fn input_size_fits(cx: &mut dyn ModelCtx, st: &State, s: &Shape, input_size: &Poly, who: &str, kind: &str, span: Span) -> bool {
     let feat = s.dims[s.dims.len() - 1].clone();
@@ -218,8 +237,10 @@ pub fn cell(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn,
     let kind = l.kind.to_string();
     let states: Vec<Value> = match (which, hx) {
         (_, None | Some(Value::None)) => Vec::new(),
-        (Rnn::Lstm, Some(Value::Tuple(hc))) if hc.len() == 2 => hc.to_vec(),
-        (Rnn::Lstm, _) => return vec![(st, Value::Unknown)],
+        (Rnn::Lstm, Some(hc)) => match pair(&st, hc) {
+            Some((h, c)) => vec![h, c],
+            None => return vec![(st, Value::Unknown)],
+        },
         (_, Some(h)) => vec![h.clone()],
     };
     let who = layer_name(l);

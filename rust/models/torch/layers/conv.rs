@@ -118,6 +118,62 @@ impl ConvCfg {
     }
 }
 
+/// An attribute of a convolution layer as torch stores it (`_ConvNd.__init__`): `kernel_size`,
+/// `stride`, `padding` (a string kept as it is), `dilation` and `output_padding` are tuples of
+/// `n` ints, `groups` and `padding_mode` have their defaults; `weight` is `[out, in/groups,
+/// *k]` (transposed `[in, out/groups, *k]`), `bias` `[out]` (None for `bias=False`). `None`
+/// when not known.
+pub(super) fn attr(l: &Layer, name: &str, n: usize, transposed: bool) -> Option<Value> {
+    let tuple = |v: Option<&Value>, default: i128| ntuple(v, n, default).map(|xs| Value::Tuple(Rc::new(xs.into_iter().map(Value::Int).collect())));
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
+    match name {
+        "kernel_size" => tuple(Some(l.args.get("kernel_size")?), 1),
+        "stride" => tuple(l.args.get("stride"), 1),
+        "dilation" => tuple(l.args.get("dilation"), 1),
+        "output_padding" if transposed => tuple(l.args.get("output_padding"), 0),
+        "padding" => match l.args.get("padding") {
+            Some(Value::Str(Some(p))) if matches!(&**p, "same" | "valid") => Some(Value::Str(Some(p.clone()))),
+            Some(Value::Str(_)) => None,
+            v => tuple(v, 0),
+        },
+        "groups" => match l.args.get("groups") {
+            None => Some(Value::int(1)),
+            Some(v) => v.as_int().map(|_| v.clone()),
+        },
+        "padding_mode" => match l.args.get("padding_mode") {
+            None => Some(Value::Str(Some(Rc::from("zeros")))),
+            Some(v @ Value::Str(Some(_))) => Some(v.clone()),
+            Some(_) => None,
+        },
+        "weight" => {
+            let (ic, oc) = (int("in_channels")?, int("out_channels")?);
+            let g = match l.args.get("groups") {
+                None => 1,
+                Some(v) => v.as_const_int()?,
+            };
+            let (first, split) = if transposed { (ic, oc) } else { (oc, ic) };
+            let per_group = if g == 1 {
+                split
+            } else {
+                let c = split.as_const()?;
+                if g <= 0 || c % g != 0 {
+                    return None;
+                }
+                Poly::constant(c / g)
+            };
+            let mut dims = vec![Dim::known(first, None), Dim::known(per_group, None)];
+            dims.extend(ntuple(Some(l.args.get("kernel_size")?), n, 1)?.into_iter().map(|k| Dim::known(k, None)));
+            Some(tensor_value(Shape::known(dims), Some(DType::Float)))
+        }
+        "bias" => match l.args.get("bias") {
+            None | Some(Value::Bool(true)) => Some(tensor_value(Shape::known(vec![Dim::known(int("out_channels")?, None)]), Some(DType::Float))),
+            Some(Value::Bool(false)) => Some(Value::None),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// `padding=`: an int or tuple, `'valid'` (0) or `'same'` (the flag).
 fn conv_padding(v: Option<&Value>, n: usize) -> Option<(bool, Vec<Poly>)> {
     match v {

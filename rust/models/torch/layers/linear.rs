@@ -71,30 +71,50 @@ pub(super) fn parameter(l: &Layer, name: &str) -> Option<Value> {
     let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).map(|p| Dim::known(p.clone(), None));
     match name {
         "weight" => Some(tensor_value(Shape::known(vec![int("out_features")?, int("in_features")?]), Some(DType::Float))),
-        "bias" => Some(tensor_value(Shape::known(vec![int("out_features")?]), Some(DType::Float))),
+        "bias" => match l.args.get("bias") {
+            None | Some(Value::Bool(true)) => Some(tensor_value(Shape::known(vec![int("out_features")?]), Some(DType::Float))),
+            // `bias=False`: torch registers `bias` as None
+            Some(Value::Bool(false)) => Some(Value::None),
+            _ => None,
+        },
         _ => None,
     }
 }
 
-/// Calling an `nn.Linear` layer.
-pub(super) fn call(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
-    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
-    let (Some(inf), outf) = (int("in_features"), int("out_features")) else { return vec![(st, Value::Unknown)] };
-    linear(cx, st, t, &inf, outf, l, span)
+/// `weight` of an `nn.Embedding`, when modelled.
+pub(super) fn embedding_parameter(l: &Layer, name: &str) -> Option<Value> {
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).map(|p| Dim::known(p.clone(), None));
+    match name {
+        "weight" => Some(tensor_value(Shape::known(vec![int("num_embeddings")?, int("embedding_dim")?]), Some(DType::Float))),
+        _ => None,
+    }
 }
 
-/// `F.linear(input, weight, bias)`: the bias must broadcast to the output without growing it.
-pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
-    let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
-    let ws = st.resolve(&w.shape);
-    if ws.rank() != Some(2) {
-        return vec![(st, Value::Unknown)];
+/// Calling an `nn.Linear` layer. A `weight` or `bias` stored into it (weight tying:
+/// `decoder.weight = encoder.weight`) is what the call uses, as torch's `F.linear(input,
+/// self.weight, self.bias)`.
+pub(super) fn call(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
+    if l.attrs.contains_key("weight") || l.attrs.contains_key("bias") {
+        let get = |k: &str| l.attrs.get(k).cloned().or_else(|| parameter(l, k));
+        let (Some(Value::Tensor(w)), Some(bias)) = (get("weight"), get("bias")) else { return vec![(st, Value::Unknown)] };
+        let ws = st.resolve(&w.shape);
+        if ws.rank() != Some(2) {
+            return vec![(st, Value::Unknown)];
+        }
+        let (Some(inf), outf) = (ws.dims[1].v.clone(), ws.dims[0].v.clone()) else { return vec![(st, Value::Unknown)] };
+        let outcomes = linear(cx, st, t, &inf, outf, l, true, span);
+        return with_bias(cx, outcomes, Some(bias), span);
     }
-    let (Some(inf), outf) = (ws.dims[1].v.clone(), ws.dims[0].v.clone()) else { return vec![(st, Value::Unknown)] };
-    let l = Layer { kind: Rc::from("Linear"), args: BTreeMap::new(), attrs: BTreeMap::new(), label: None, span };
-    let bias = b.get("bias").cloned();
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
+    let (Some(inf), outf) = (int("in_features"), int("out_features")) else { return vec![(st, Value::Unknown)] };
+    linear(cx, st, t, &inf, outf, l, false, span)
+}
+
+/// The outcomes of a matrix product plus `bias` (absent or None: none), which must broadcast
+/// to the output without growing it.
+fn with_bias(cx: &mut dyn ModelCtx, outcomes: Vals, bias: Option<Value>, span: Span) -> Vals {
     let mut out = Vec::new();
-    for (st, y) in linear(cx, st, t, &inf, outf, &l, span) {
+    for (st, y) in outcomes {
         let (Some(Value::Tensor(b)), Value::Tensor(yt)) = (&bias, &y) else {
             out.push((st, if matches!(bias, None | Some(Value::None)) { y } else { Value::Unknown }));
             continue;
@@ -109,7 +129,23 @@ pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound
     out
 }
 
-fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option<Poly>, l: &Layer, span: Span) -> Vals {
+/// `F.linear(input, weight, bias)`: the bias must broadcast to the output without growing it.
+pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
+    let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
+    let ws = st.resolve(&w.shape);
+    if ws.rank() != Some(2) {
+        return vec![(st, Value::Unknown)];
+    }
+    let (Some(inf), outf) = (ws.dims[1].v.clone(), ws.dims[0].v.clone()) else { return vec![(st, Value::Unknown)] };
+    let l = Layer { kind: Rc::from("Linear"), args: BTreeMap::new(), attrs: BTreeMap::new(), label: None, span };
+    let bias = b.get("bias").cloned();
+    let outcomes = linear(cx, st, t, &inf, outf, &l, false, span);
+    with_bias(cx, outcomes, bias, span)
+}
+
+/// `tied`: the layer's weight is one stored into it (weight tying), whose width is `inf`.
+#[allow(clippy::too_many_arguments)]
+fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option<Poly>, l: &Layer, tied: bool, span: Span) -> Vals {
     let mut st = st;
     let mut s = st.resolve(&t.shape);
     if s.dims.is_empty() {
@@ -129,7 +165,14 @@ fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option
     }
     let last = s.dims.last().unwrap().clone();
     let who = layer_name(l);
-    let extra = l.label.iter().map(|lbl| format!("{lbl} expects in_features={}", inf.display(cx.syms()))).collect();
+    let extra = l
+        .label
+        .iter()
+        .map(|lbl| match tied {
+            true => format!("{lbl} has a weight stored into it (weight tying) of width {}", inf.display(cx.syms())),
+            false => format!("{lbl} expects in_features={}", inf.display(cx.syms())),
+        })
+        .collect();
     if !cx.expect_dim(&st, span, &s, &last, inf, extra, |input, last, in_features| MatmulShapeMismatch::Linear { who, input, last, in_features }) {
         return Vec::new();
     }
@@ -260,6 +303,16 @@ fn check_bag_mode(cx: &mut dyn ModelCtx, st: &State, mode: Option<&Value>, scale
 
 /// Calling an `nn.Embedding` layer.
 pub(super) fn call_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
+    if let Some(w) = l.attrs.get("weight") {
+        // a stored (tied) weight: its rows and width
+        let Value::Tensor(w) = w else { return vec![(st, Value::Unknown)] };
+        let ws = st.resolve(&w.shape);
+        if ws.rank() != Some(2) || ws.dims[1].v.is_none() {
+            return vec![(st, Value::Unknown)];
+        }
+        let rows = ws.dims[0].as_const();
+        return embedding(cx, st, t, ws.dims[1].clone(), w.dtype, rows.map(|n| (n, true)), &format!("{}Embedding", layer_name(l)), span);
+    }
     let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
     let rows = l.args.get("num_embeddings").and_then(|v| v.as_const_int());
     embedding(cx, st, t, dim, Some(DType::Float), rows.map(|n| (n, true)), &format!("{}Embedding", layer_name(l)), span)

@@ -261,8 +261,62 @@ fn construct_checks(cx: &mut dyn ModelCtx, st: &State, m: Module, name: &str, am
 pub fn parameter(l: &Layer, name: &str) -> Option<Value> {
     match resolve("torch.nn", &l.kind)? {
         (_, Model::Module(Module::Linear)) => linear::parameter(l, name),
+        (_, Model::Module(Module::Embedding)) => linear::embedding_parameter(l, name),
+        (_, Model::Module(Module::Conv { dims, transposed })) if matches!(name, "weight" | "bias") => conv::attr(l, name, dims, transposed),
         _ => None,
     }
+}
+
+/// An attribute of a library layer that torch stores in another form than the constructor's
+/// argument, or has without one (a convolution's `stride` is a tuple, `groups` defaults to 1),
+/// when modelled.
+pub fn stored_attr(l: &Layer, name: &str) -> Option<Value> {
+    match resolve("torch.nn", &l.kind)? {
+        (_, Model::Module(Module::Conv { dims, transposed })) => conv::attr(l, name, dims, transposed),
+        _ => None,
+    }
+}
+
+/// The layer a user class may derive from and keep its model (`class MyLinear(nn.Linear)`):
+/// the short name of a modelled library layer (`Linear`) for the base `torch.nn.Linear`; not
+/// the containers and pass-throughs, whose objects are not layers.
+pub fn subclassable_layer(base: &str) -> Option<&'static str> {
+    let short = base.strip_prefix("torch.nn.")?;
+    match resolve("torch.nn", short)? {
+        (_, Model::Module(Module::Container(_) | Module::Parameter | Module::Wrapper)) => None,
+        (api, Model::Module(_)) => Some(api.short_name()),
+        _ => None,
+    }
+}
+
+/// The public names a modelled library layer's class or instance has besides `nn.Module`'s
+/// (attributes its `__init__` sets, parameters, buffers, submodules, methods its `forward` may
+/// call), taken from torch's sources: the union over every modelled layer. A user subclass
+/// that defines one of them (or a private `_name`) may change what torch's `forward` computes,
+/// and a store of one into its instance goes to the layer.
+pub const LAYER_NAMES: &[&str] = &[
+    "activation", "activation_relu_or_gelu", "activations", "add_bias_kv", "add_zero_attn", "affine", "align_corners", "all_weights", "alpha", "append", "approximate",
+    "batch_first", "beta", "bias", "bias_hh", "bias_ih", "bias_k", "bias_v", "bidirectional", "blank", "ceil_mode", "check_forward_args", "check_hidden_size",
+    "check_input", "choices", "clear", "count_include_pad", "custom_decoder", "custom_encoder", "d_model", "decoder", "decoder_layer", "delta", "device", "device_ids",
+    "dilation", "dim", "dim_feedforward", "divisor_override", "downscale_factor", "dropout", "dropout1", "dropout2", "dropout3", "dtype", "elementwise_affine",
+    "embed_dim", "embedding_dim", "enable_nested_tensor", "encoder", "encoder_layer", "end_dim", "eps", "extend", "flatten_parameters", "from_pretrained", "gather",
+    "generate_square_subsequent_mask", "get_expected_cell_size", "get_expected_hidden_size", "groups", "head_dim", "hidden_size", "ignore_index", "in1_features",
+    "in2_features", "in_channels", "in_features", "in_proj_bias", "in_proj_weight", "include_last_offset", "init", "inplace", "input_size", "insert", "items",
+    "k_proj_weight", "kdim", "kernel_size", "keys", "label_smoothing", "lambd", "layer_norm_eps", "layers", "linear1", "linear2", "linears", "log_target", "lower",
+    "margin", "mask_check", "max_norm", "max_val", "max_value", "merge_masks", "min_val", "min_value", "mode", "module", "momentum", "multihead_attn", "name",
+    "negative_slope", "nhead", "nonlinearity", "norm", "norm1", "norm2", "norm3", "norm_first", "norm_type", "normalized_shape", "num_batches_tracked",
+    "num_channels", "num_decoder_layers", "num_embeddings", "num_encoder_layers", "num_features", "num_groups", "num_heads", "num_layers", "num_parameters",
+    "out_channels", "out_features", "out_proj", "output_device", "output_padding", "output_size", "p", "padding", "padding_idx", "padding_mode", "parallel_apply",
+    "permute_hidden", "pop", "pos_weight", "proj_size", "q_proj_weight", "recompute_scale_factor", "reduce", "reduction", "replicate", "reset_parameters",
+    "reset_running_stats", "return_indices", "running_mean", "running_var", "scale_factor", "scale_grad_by_freq", "scatter", "self_attn", "size", "size_average",
+    "sparse", "src_device_obj", "start_dim", "stride", "swap", "threshold", "track_running_stats", "transposed", "unflattened_size", "update", "upper",
+    "upscale_factor", "use_nested_tensor", "v_proj_weight", "value", "values", "vdim", "weight", "weight_hh", "weight_ih", "zero_infinity",
+];
+
+/// Is `name` (possibly) a public attribute of a library layer: one of [`LAYER_NAMES`], or a
+/// recurrent layer's per-layer parameter (`weight_ih_l0`, `bias_hh_l1_reverse`)?
+pub fn is_layer_name(name: &str) -> bool {
+    name.starts_with("weight_") || name.starts_with("bias_") || LAYER_NAMES.binary_search(&name).is_ok()
 }
 
 /// Calling a library layer.
@@ -280,7 +334,16 @@ pub fn attr_stored(st: &State, l: &mut Layer, name: &str, v: &Value) {
             (Some(Value::Tensor(old)), Value::Tensor(new)) => st.resolve(&old.shape) == st.resolve(&new.shape) && old.dtype == new.dtype,
             _ => false,
         };
-    if name == "training" || same_parameter {
+    // weight tying (`decoder.weight = encoder.weight`): a Linear's and an Embedding's call
+    // use the stored parameter (`linear::call`, `linear::call_embedding`), of any shape; torch
+    // raises at the call when it does not fit (a tensor that is no `nn.Parameter` raises at
+    // the store, which the value model does not tell apart)
+    let tied = match (resolve("torch.nn", &l.kind), name, v) {
+        (Some((_, Model::Module(Module::Linear | Module::Embedding))), "weight", Value::Tensor(_)) => true,
+        (Some((_, Model::Module(Module::Linear))), "bias", Value::Tensor(_) | Value::None) => true,
+        _ => false,
+    };
+    if name == "training" || same_parameter || tied {
         return;
     }
     l.attrs.insert(Rc::from(MODIFIED), Value::Bool(true));
