@@ -21,6 +21,10 @@
 //!   otherwise be reported at the next layer. The fallback clause lets the batched reading
 //!   report when the unbatched one dies early (`conv -> permute(0, 2, 3, 1)` on a 3-D map, then
 //!   a Linear sized wrongly for the batched map).
+//! - **Chains of calls.** A site is judged per chain of user call sites that reach it
+//!   (`Outcome::calls`): `predict(x)` right in the training loop and wrong for a holdout batch
+//!   after an opaque choice is reported for the wrong call, with `fails when called from line
+//!   N` when other calls reach the site and it passes on some path.
 //! - **Reaching a site.** A subscript, an operator or a library call whose model records no
 //!   outcome (it returned Unknown without a check) still records that its path reached the
 //!   site (`reach_mark`/`reached`), so "every path reaching the site violates" counts it: a
