@@ -19,6 +19,10 @@ impl ModelCtx for Interp<'_> {
         self.syms.fresh(name, lo)
     }
 
+    fn fresh_int_sym(&mut self, name: &str, lo: i128) -> Poly {
+        self.syms.fresh_int(name, lo)
+    }
+
     fn fresh_shape_var(&mut self) -> u32 {
         Interp::fresh_shape_var(self)
     }

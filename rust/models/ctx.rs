@@ -32,6 +32,8 @@ pub trait ModelCtx {
     fn syms(&self) -> &Symbols;
     /// A fresh symbol named `name` with lower bound `lo`.
     fn fresh_sym(&mut self, name: &str, lo: i128) -> Poly;
+    /// A fresh symbol known to be a Python int (a class index).
+    fn fresh_int_sym(&mut self, name: &str, lo: i128) -> Poly;
     /// A fresh shape variable: an unknown list of dims, refined by its first use.
     fn fresh_shape_var(&mut self) -> u32;
     /// The shape variable for the dims a first use leaves unknown when it binds `parent`

@@ -15,6 +15,9 @@ use std::collections::BTreeMap;
 pub struct SymInfo {
     pub name: String,
     pub lo: i128,
+    /// Known to be a Python int (a class index), not only assumed to be one (a missing
+    /// argument may be a list): `torch.tensor` of it is a long scalar.
+    pub int: bool,
 }
 
 /// Three-valued truth.
@@ -153,8 +156,23 @@ impl Symbols {
     /// A fresh symbol with a lower bound (dimensions are >= 0; most sizes are >= 1).
     pub fn fresh(&mut self, name: &str, lo: i128) -> Poly {
         let id = self.infos.len() as SymId;
-        self.infos.push(SymInfo { name: name.to_string(), lo });
+        self.infos.push(SymInfo { name: name.to_string(), lo, int: false });
         Poly::sym(id)
+    }
+
+    /// A fresh symbol that is known to be an int (`SymInfo::int`).
+    pub fn fresh_int(&mut self, name: &str, lo: i128) -> Poly {
+        let p = self.fresh(name, lo);
+        if let Some(i) = self.infos.last_mut() {
+            i.int = true;
+        }
+        p
+    }
+
+    /// Whether a polynomial is known to be an int: integer coefficients over symbols known
+    /// to be ints (`fresh_int`).
+    pub fn is_int(&self, p: &Poly) -> bool {
+        p.terms().all(|(m, _)| m.iter().all(|a| matches!(a, poly::Atom::Sym(id) if self.infos.get(*id as usize).is_some_and(|i| i.int))))
     }
 
     pub fn name(&self, id: SymId) -> &str {

@@ -170,8 +170,12 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         return transform(cx, st, name, b);
     }
     // a target transform changes the label
-    let labels_transformed = b.get("target_transform").is_some_and(|t| !matches!(t, Value::None));
-    let label = if labels_transformed { Value::Unknown } else { Value::Str(Some(Rc::from("<label>"))) };
+    let label = match b.get("target_transform") {
+        None | Some(Value::None) => Value::Str(Some(Rc::from("<label>"))),
+        // FakeData hands its transform a 0-dim tensor and takes `.item()` of the result
+        Some(_) if name == "FakeData" => Value::Unknown,
+        Some(f) => target_of(cx, &st, f, _span),
+    };
     if name == "FakeData" {
         let size = match b.get("size") {
             None => Value::int(1000),
@@ -218,6 +222,30 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
     let item = sample(img, label, b.get("transform"));
     let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len)]);
     vec![(st, v)]
+}
+
+/// The label a user `target_transform` makes of a class index (an int, at least 0, as the
+/// MNIST and CIFAR datasets pass it): the
+/// function is called on a copy of the path, whose changes are dropped (it runs per sample,
+/// not here), so only a result that refers to no object is kept (a tensor, a number, a
+/// tuple of them); anything else, or more than one outcome, is Unknown. Its checks run, and
+/// report where every sample would fail.
+fn target_of(cx: &mut dyn ModelCtx, st: &State, f: &Value, span: Span) -> Value {
+    if !matches!(f, Value::Func(_) | Value::Bound(..)) {
+        return Value::Unknown;
+    }
+    let index = Value::Int(cx.fresh_int_sym("label", 0));
+    let results = cx.call(f.clone(), vec![index], Vec::new(), st.clone(), span);
+    let [(_, v)] = <[_; 1]>::try_from(results).unwrap_or_else(|_| [(State::new(), Value::Unknown)]);
+    let mut refers = false;
+    crate::value::gc::value_ids(&v, &mut |_| refers = true);
+    let plain = |v: &Value| matches!(v, Value::Tensor(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_));
+    match &v {
+        _ if refers => Value::Unknown,
+        Value::Tuple(items) if items.iter().all(plain) => v,
+        v if plain(v) => v.clone(),
+        _ => Value::Unknown,
+    }
 }
 
 /// A dataset's `(image, label)`. A transform whose result is not modelled may raise (a tensor

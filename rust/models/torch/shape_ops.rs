@@ -502,6 +502,13 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
     }
     fn walk(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, span: Span, depth: usize, kind: &mut Kind, range: &mut Range) -> Option<Vec<i128>> {
         match v {
+            // an int known to be one (a class index), of unknown value: the range then spans
+            // every int, so no values are known
+            Value::Int(p) if p.as_const().is_none() && cx.syms().is_int(p) => {
+                *range = Some((i128::MIN, i128::MAX));
+                *kind = if *kind < Kind::Int { Kind::Int } else { *kind };
+                Some(Vec::new())
+            }
             Value::Bool(b) => {
                 seen(range, *b as i128);
                 Some(Vec::new())
@@ -555,7 +562,7 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
     // integer values (not floats: `tensor([1.5], dtype=long)` truncates) of an integral
     // dtype, the least and greatest present
     let values = match (kind, range, dtype) {
-        (Kind::Int | Kind::Bool, Some((lo, hi)), Some(DType::Long | DType::Int)) if !empty => IntBounds::exact(lo, hi, "torch.tensor", span),
+        (Kind::Int | Kind::Bool, Some((lo, hi)), Some(DType::Long | DType::Int)) if !empty && lo > i128::MIN && hi < i128::MAX => IntBounds::exact(lo, hi, "torch.tensor", span),
         _ => None,
     };
     vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(dims.into_iter().map(Dim::konst).collect()), dtype).with_values(values))))]
