@@ -40,7 +40,6 @@
 //!   inside a `try` with handlers, not at a site that is reported already, one query per site
 //!   and text.
 
-
 use super::interp::{Interp, Outcome, Pending, Verdict};
 use crate::diagnostics::{Finding, Undecided};
 use crate::ir::Span;
@@ -115,11 +114,16 @@ impl<'a> Interp<'a> {
     }
 }
 
+/// The sites some path reaches inside a `try` whose handler may catch what torch raises.
+fn suppressed_sites(outcomes: &[Outcome]) -> std::collections::BTreeSet<(u32, u32)> {
+    outcomes.iter().filter(|o| o.suppressed).map(|o| (o.site.start, o.site.end)).collect()
+}
+
 /// Turn the outcomes of one entry point into findings (the report rule above).
 pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
     // a site is judged per chain of call sites that reach it (a helper right when one caller
     // calls it may be wrong for another); a `try` that catches around any of them silences it
-    let suppressed: std::collections::BTreeSet<(u32, u32)> = outcomes.iter().filter(|o| o.suppressed).map(|o| (o.site.start, o.site.end)).collect();
+    let suppressed = suppressed_sites(outcomes);
     let mut index: rustc_hash::FxHashMap<((u32, u32), &[Span]), usize> = Default::default();
     let mut by_site: Vec<((u32, u32), Vec<&Outcome>)> = Vec::new();
     for o in outcomes {
@@ -212,8 +216,7 @@ fn refuted(outcomes: &[Outcome], prefix: &[Branch], alt: &Branch) -> bool {
 /// The undecided checks of one entry point that the report rule would report if they were
 /// violated: a site where some path is inside a `try` with handlers never reports.
 pub fn undecided_from(interp: &Interp, outcomes: &[Outcome], pending: &[Pending]) -> Vec<crate::diagnostics::Undecided> {
-    let suppressed: std::collections::BTreeSet<(u32, u32)> =
-        outcomes.iter().filter(|o| o.suppressed).map(|o| (o.site.start, o.site.end)).collect();
+    let suppressed = suppressed_sites(outcomes);
     let mut out = Vec::new();
     for p in pending {
         if suppressed.contains(&(p.site.start, p.site.end)) {

@@ -263,26 +263,7 @@ impl<'a> Interp<'a> {
             return self.instantiate_layer(class, kind, args, kwargs, st, span);
         }
         if let Some((_, Value::Func(init))) = self.class_lookup(&st, class, "__init__") {
-            // building an instance writes only the new object: summarise the whole
-            // construction (100 equal blocks are built once). The key is `__init__` with the
-            // arguments and a marker no Python call can pass (a keyword that is no identifier).
-            let key = (self.settings.memo && init.kind == FuncKind::Plain).then(|| {
-                let mut kw = kwargs.clone();
-                kw.push((Name::from("<new>"), Value::Ref(class)));
-                (args.clone(), kw)
-            });
-            let init2 = init.clone();
-            let build = move |me: &mut Self, mut st: State| -> Vals {
-                let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
-                let this = Value::Ref(obj);
-                let mut a = vec![this.clone()];
-                a.extend(args);
-                me.call_closure(&init2, a, kwargs, st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
-            };
-            return match key {
-                Some((key_args, key_kwargs)) => self.memoised(&init, key_args, key_kwargs, st, span, build),
-                None => build(self, st),
-            };
+            return self.construct(class, &init, args, kwargs, st, span);
         }
         let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
         let me = Value::Ref(obj);
@@ -316,6 +297,30 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// A new instance of `class` built by its `__init__`. Building an instance writes only
+    /// the new object: the whole construction is summarised (100 equal blocks are built once),
+    /// keyed by `__init__` with the arguments and a marker no Python call can pass (a keyword
+    /// that is no identifier).
+    fn construct(&mut self, class: ObjId, init: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        let key = (self.settings.memo && init.kind == FuncKind::Plain).then(|| {
+            let mut kw = kwargs.clone();
+            kw.push((Name::from("<new>"), Value::Ref(class)));
+            (args.clone(), kw)
+        });
+        let init2 = init.clone();
+        let build = move |me: &mut Self, mut st: State| -> Vals {
+            let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
+            let this = Value::Ref(obj);
+            let mut a = vec![this.clone()];
+            a.extend(args);
+            me.call_closure(&init2, a, kwargs, st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
+        };
+        match key {
+            Some((key_args, key_kwargs)) => self.memoised(init, key_args, key_kwargs, st, span, build),
+            None => build(self, st),
+        }
+    }
+
     /// An instance of a user subclass of the library layer `kind` (`class MyLinear(nn.Linear)`):
     /// its `__init__` builds the layer through `super().__init__(...)`
     /// (`models::call_method`); without an `__init__`, the class's arguments build it. The
@@ -325,25 +330,7 @@ impl<'a> Interp<'a> {
     fn instantiate_layer(&mut self, class: ObjId, kind: &'static str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         let label = self.label().map(|n| Rc::from(format!("{n} (line {})", self.line(span))));
         let built = match self.class_lookup(&st, class, "__init__") {
-            Some((_, Value::Func(init))) => {
-                let key = (self.settings.memo && init.kind == FuncKind::Plain).then(|| {
-                    let mut kw = kwargs.clone();
-                    kw.push((Name::from("<new>"), Value::Ref(class)));
-                    (args.clone(), kw)
-                });
-                let init2 = init.clone();
-                let build = move |me: &mut Self, mut st: State| -> Vals {
-                    let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
-                    let this = Value::Ref(obj);
-                    let mut a = vec![this.clone()];
-                    a.extend(args);
-                    me.call_closure(&init2, a, kwargs, st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
-                };
-                match key {
-                    Some((key_args, key_kwargs)) => self.memoised(&init, key_args, key_kwargs, st, span, build),
-                    None => build(self, st),
-                }
-            }
+            Some((_, Value::Func(init))) => self.construct(class, &init, args, kwargs, st, span),
             Some(_) => return vec![(st, Value::Unknown)],
             None => {
                 // `class L(nn.Linear): pass` then `L(3, 4)`: the layer's own construction

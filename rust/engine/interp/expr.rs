@@ -57,7 +57,7 @@ impl<'a> Interp<'a> {
                 } else {
                     for (o2, (t2, st2)) in self.bool_truth(is_and, rest, st.clone(), ctx) {
                         continued += 1;
-                        decided &= !o2 && t2 != is_and && st2.same_state(&st) && st2.branches == st.branches && st2.facts == st.facts && st2.tainted == st.tainted;
+                        decided &= !o2 && t2 != is_and && left_as_it_was(&st2, &st);
                         group.push((opaque || o2, (t2, st2)));
                     }
                 }
@@ -388,7 +388,7 @@ impl<'a> Interp<'a> {
                 } else {
                     for (st2, r) in self.bool_op(is_and, rest, st.clone(), ctx) {
                         continued += 1;
-                        decided &= r == Value::Bool(!is_and) && st2.same_state(&st) && st2.branches == st.branches && st2.facts == st.facts && st2.tainted == st.tainted;
+                        decided &= r == Value::Bool(!is_and) && left_as_it_was(&st2, &st);
                         group.push((st2, r));
                     }
                 }
@@ -592,6 +592,12 @@ pub fn module_value(dotted: &str) -> Value {
 
 pub(super) fn builtin(name: &str) -> Option<Value> {
     models::builtins::lookup(name)
+}
+
+/// Whether evaluating the rest of `a and b` took `before` to `after` changing nothing: the
+/// same heap, branches, facts and taint (`bool_truth`, `bool_op`).
+fn left_as_it_was(after: &State, before: &State) -> bool {
+    after.same_state(before) && after.branches == before.branches && after.facts == before.facts && after.tainted == before.tainted
 }
 
 /// Whether the expression always gives a `bool` in Python, whatever the value the model has for
