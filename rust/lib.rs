@@ -39,6 +39,10 @@ pub struct Settings {
     pub export_undecided: bool,
     /// Reuse summaries of side-effect-free calls (switch off only to measure it).
     pub memo: bool,
+    /// Where the checked file's project imports are looked up (`engine::project`): set by
+    /// `check_source` from the file's path when it names a file on disk; `None` resolves no
+    /// project module (every import of one is Unknown).
+    pub project: Option<engine::project::ProjectPaths>,
 }
 
 impl Settings {
@@ -51,13 +55,14 @@ impl Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, memo: true }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, memo: true, project: None }
     }
 }
 
 /// Analyse one file. Never panics: an internal failure becomes an `SHP001` finding at line 1.
 /// A file with syntax errors yields no findings (flake8's E999 and the CLI report those).
 pub fn check_source(source: &str, path: &str, settings: &Settings) -> Vec<Finding> {
+    let settings = &with_project(settings, path);
     guarded(|| check_source_inner(source, path, settings)).unwrap_or_else(|reason| vec![internal_error(&reason)])
 }
 
@@ -65,8 +70,8 @@ pub fn check_source(source: &str, path: &str, settings: &Settings) -> Vec<Findin
 /// reported if they failed on every execution of their path, each with its SMT-LIB query for
 /// the Z3 bridge. Sites already reported are not among them. An internal failure gives the
 /// `SHP001` finding and no undecided checks.
-pub fn check_source_undecided(source: &str, _path: &str, settings: &Settings) -> (Vec<Finding>, Vec<Undecided>) {
-    let settings = Settings { export_undecided: true, ..settings.clone() };
+pub fn check_source_undecided(source: &str, path: &str, settings: &Settings) -> (Vec<Finding>, Vec<Undecided>) {
+    let settings = Settings { export_undecided: true, ..with_project(settings, path) };
     guarded(|| {
         let parsed = parse::parse(source);
         let module = ir::lower::lower_module(&parsed);
@@ -163,6 +168,15 @@ fn check_source_inner(source: &str, path: &str, settings: &Settings) -> Vec<Find
         std::mem::forget(parsed);
     }
     findings
+}
+
+/// `settings` with the project search path of the file at `path` (unless one is set).
+fn with_project(settings: &Settings, path: &str) -> Settings {
+    let mut s = settings.clone();
+    if s.project.is_none() {
+        s.project = engine::project::ProjectPaths::for_file(path);
+    }
+    s
 }
 
 /// The package version (from Cargo.toml).

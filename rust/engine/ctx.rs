@@ -50,6 +50,10 @@ impl ModelCtx for Interp<'_> {
         Interp::line(self, span)
     }
 
+    fn place(&self, span: Span) -> String {
+        Interp::place(self, span)
+    }
+
     fn label(&mut self) -> Option<Rc<str>> {
         Interp::label(self)
     }

@@ -25,8 +25,9 @@ pub(super) fn run(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut
 
 /// `run`, with `extra` event subscribers next to the enabled rules' own (tests observe the
 /// event stream this way).
-pub(super) fn run_observed(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut ShapeLog>, extra: &[&'static dyn crate::rules::events::Subscriber]) -> (Vec<Finding>, Vec<Undecided>, Stats) {
+pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a Settings, log: Option<&mut ShapeLog>, extra: &[&'static dyn crate::rules::events::Subscriber]) -> (Vec<Finding>, Vec<Undecided>, Stats) {
     let mut interp = Interp::new(f, s);
+    interp.main_module = Some(m);
     if !extra.is_empty() {
         interp.subscribers = crate::engine::events::Subscribers::enabled(s, extra);
     }
@@ -54,6 +55,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     // 1. the script
     let mut st = State::new();
     let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });
+    interp.begin_sys_modules(&mut st);
     let ctx = Ctx {
         scope: module_scope,
         module_scope,
@@ -149,7 +151,14 @@ fn module_classes(interp: &Interp, st: &State, module_scope: ObjId) -> Vec<ObjId
         .values()
         .filter_map(|v| match v {
             Value::Ref(id) => match st.get(*id) {
-                Obj::Class { .. } if (interp.lib_base(st, *id).as_deref() == Some("torch.nn.Module") || interp.layer_base(st, *id).is_some()) && !interp.has_unknown_base(st, *id) => Some(*id),
+                // classes the checked file defines (not those it imports from the project)
+                Obj::Class { def: Some(d), .. }
+                    if d.span.file == ir::FileId::MAIN
+                        && (interp.lib_base(st, *id).as_deref() == Some("torch.nn.Module") || interp.layer_base(st, *id).is_some())
+                        && !interp.has_unknown_base(st, *id) =>
+                {
+                    Some(*id)
+                }
                 _ => None,
             },
             _ => None,

@@ -7,6 +7,7 @@
 //! - `ctx.rs`: the interpreter as the models see it (`models::ctx::ModelCtx`);
 //! - `events.rs`: delivering engine events to the enabled rules' subscribers;
 //! - `modules.rs`: the module table (embedded source roots, lowered once);
+//! - `project.rs`: project imports (the user's other files: where they are, loading them);
 //! - `memo.rs`: call summaries of side-effect-free user calls;
 //! - `entry.rs`: the entry points (the script, every `nn.Module` subclass's `forward`) and
 //!   the per-file budgets;
@@ -21,6 +22,7 @@ pub mod events;
 pub mod interp;
 pub mod memo;
 pub mod modules;
+pub mod project;
 mod entry;
 mod report;
 

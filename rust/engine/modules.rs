@@ -24,7 +24,7 @@ struct Root {
 const ROOTS: &[Root] = &[Root { name: "torchvision.models", source: crate::models::torch::zoo::SOURCE }];
 
 /// Function ids of module `FileId(k)` start at `k << ID_SHIFT` (the checked file's below).
-const ID_SHIFT: u32 = 24;
+pub const ID_SHIFT: u32 = 24;
 
 thread_local! {
     static LOWERED: RefCell<Vec<Option<Rc<ir::Module>>>> = RefCell::new(vec![None; ROOTS.len()]);
@@ -57,9 +57,10 @@ pub fn embedded(module: &str) -> Option<Rc<ir::Module>> {
     lowered(file_of(module)?)
 }
 
-/// Whether a span lies outside the checked file (in embedded library code).
+/// Whether a span lies in embedded library code (not in the checked file or another file of
+/// the user's project, `engine::project`).
 pub fn is_embedded(span: Span) -> bool {
-    span.file != FileId::MAIN
+    span.file != FileId::MAIN && span.file.0 < super::project::FIRST_FILE
 }
 
 #[cfg(test)]

@@ -42,7 +42,7 @@
 
 use super::interp::{Interp, Outcome, Pending, Verdict};
 use crate::diagnostics::{Finding, Undecided};
-use crate::ir::Span;
+use crate::ir::{FileId, Span};
 use crate::value::*;
 
 impl<'a> Interp<'a> {
@@ -104,8 +104,23 @@ impl<'a> Interp<'a> {
         self.outcomes.push(Outcome { site: span, calls: self.calls.clone(), branches, verdict: Verdict::Holds, tainted, suppressed, condition: None });
     }
 
+    /// The row of a span in its own file (embedded library code: the user's call).
     pub fn line(&self, span: Span) -> usize {
-        self.file.row(self.user_span(span).start)
+        let span = self.user_span(span);
+        match self.project.module_of(span.file) {
+            Some(m) => m.lines.row(span.start),
+            None => self.file.row(span.start),
+        }
+    }
+
+    /// Where a span is, for messages: `line 12` in the checked file, `model.py:12` in another
+    /// file of the project.
+    pub fn place(&self, span: Span) -> String {
+        let span = self.user_span(span);
+        match self.project.module_of(span.file) {
+            Some(m) => format!("{}:{}", m.display, m.lines.row(span.start)),
+            None => format!("line {}", self.file.row(span.start)),
+        }
     }
 
     /// A span in the user's file: embedded library code maps to the innermost user call.
@@ -116,7 +131,7 @@ impl<'a> Interp<'a> {
 
 /// The sites some path reaches inside a `try` whose handler may catch what torch raises.
 fn suppressed_sites(outcomes: &[Outcome]) -> std::collections::BTreeSet<(u32, u32)> {
-    outcomes.iter().filter(|o| o.suppressed).map(|o| (o.site.start, o.site.end)).collect()
+    outcomes.iter().filter(|o| o.suppressed && o.site.file == FileId::MAIN).map(|o| (o.site.start, o.site.end)).collect()
 }
 
 /// Turn the outcomes of one entry point into findings (the report rule above).
@@ -126,7 +141,8 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
     let suppressed = suppressed_sites(outcomes);
     let mut index: rustc_hash::FxHashMap<((u32, u32), &[Span]), usize> = Default::default();
     let mut by_site: Vec<((u32, u32), Vec<&Outcome>)> = Vec::new();
-    for o in outcomes {
+    // only the checked file's sites: another project file reports its own when it is checked
+    for o in outcomes.iter().filter(|o| o.site.file == FileId::MAIN) {
         let site = (o.site.start, o.site.end);
         let i = *index.entry((site, &o.calls[..])).or_insert_with(|| {
             by_site.push((site, Vec::new()));
@@ -190,9 +206,9 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
         if reach[&(start, end)].0 > 1 && reach[&(start, end)].1 {
             // other calls reach the site, and it passes on some path: name the calls of the
             // failing one
-            let lines: Vec<String> = chosen.calls.iter().filter(|s| !crate::engine::modules::is_embedded(**s)).map(|s| interp.file.row(s.start).to_string()).collect();
-            if !lines.is_empty() {
-                trace.push(format!("fails when called from line {}", lines.join(", then line ")));
+            let places: Vec<String> = chosen.calls.iter().filter(|s| !crate::engine::modules::is_embedded(**s)).map(|s| interp.place(*s)).collect();
+            if !places.is_empty() {
+                trace.push(format!("fails when called from {}", places.join(", then ")));
             }
         }
         out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition });
@@ -218,7 +234,7 @@ fn refuted(outcomes: &[Outcome], prefix: &[Branch], alt: &Branch) -> bool {
 pub fn undecided_from(interp: &Interp, outcomes: &[Outcome], pending: &[Pending]) -> Vec<crate::diagnostics::Undecided> {
     let suppressed = suppressed_sites(outcomes);
     let mut out = Vec::new();
-    for p in pending {
+    for p in pending.iter().filter(|p| p.site.file == FileId::MAIN) {
         if suppressed.contains(&(p.site.start, p.site.end)) {
             continue;
         }

@@ -55,6 +55,9 @@ pub trait ModelCtx {
 
     /// The 1-based line of `span` in the user's file (embedded code maps to its user call).
     fn line(&self, span: Span) -> usize;
+    /// Where `span` is, for messages: `line 12` in the user's file, `model.py:12` in another
+    /// file of the project.
+    fn place(&self, span: Span) -> String;
     /// The name of the variable being assigned (for a layer's label: "fc2").
     fn label(&mut self) -> Option<Rc<str>>;
     /// Whether opt-in "may fail" diagnostics (SHP9xx) are on.

@@ -64,6 +64,35 @@ impl<'src> ParsedFile<'src> {
     }
 }
 
+/// The line index of a source the analysis keeps after parsing it (a project module's), for
+/// the rows of its spans.
+pub struct SourceLines {
+    source: std::rc::Rc<str>,
+    line_index: LineIndex,
+}
+
+impl SourceLines {
+    pub fn new(source: std::rc::Rc<str>) -> SourceLines {
+        let line_index = LineIndex::from_source_text(&source);
+        SourceLines { source, line_index }
+    }
+
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// 1-based row and 1-based code-point column of a byte offset.
+    pub fn location(&self, offset: u32) -> (usize, usize) {
+        let offset = offset.min(self.source.len() as u32);
+        let loc: SourceLocation = self.line_index.source_location(TextSize::new(offset), &self.source, PositionEncoding::Utf32);
+        (loc.line.get(), loc.character_offset.get())
+    }
+
+    pub fn row(&self, offset: u32) -> usize {
+        self.location(offset).0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -144,7 +144,7 @@ impl<'a> Interp<'a> {
     }
 
     fn log_shape(&mut self, st: &State, span: Span, name: &str, v: &Value) {
-        if self.shape_log.is_none() || crate::engine::modules::is_embedded(span) {
+        if self.shape_log.is_none() || span.file != FileId::MAIN {
             return;
         }
         let Value::Tensor(t) = v else { return };
@@ -164,9 +164,9 @@ impl<'a> Interp<'a> {
         if let Value::Ref(id) = &v {
             if let Obj::Layer(l) = st.get(*id) {
                 if l.label.is_none() {
-                    let line = self.line(l.span);
+                    let place = self.place(l.span);
                     if let Obj::Layer(l) = st.get_mut(*id) {
-                        l.label = Some(Rc::from(format!("{name} (line {line})")));
+                        l.label = Some(Rc::from(format!("{name} ({place})")));
                     }
                 }
             }

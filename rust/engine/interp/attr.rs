@@ -106,7 +106,14 @@ impl<'a> Interp<'a> {
                         torch::module_attr(self, st, o.clone(), name)
                     }
                     Obj::List(_) | Obj::Dict(_) => vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))],
-                    Obj::Scope { .. } => vec![(st, Value::Unknown)],
+                    // a module (`interp::imports`): its global
+                    Obj::Scope { .. } => {
+                        let v = match st.get_named(id, name) {
+                            Obj::Scope { vars, .. } => vars.get(name).cloned(),
+                            _ => None,
+                        };
+                        vec![(st, v.unwrap_or(Value::Unknown))]
+                    }
                 }
             }
             Value::Super(class, recv) => {
@@ -176,6 +183,10 @@ impl<'a> Interp<'a> {
                 | Obj::Class { attrs, .. }
                 | Obj::Container { attrs, .. } => {
                     attrs.insert(name.clone(), v);
+                }
+                // a module's global (`config.batch_size = 32`)
+                Obj::Scope { vars, .. } => {
+                    vars.insert(name.clone(), v);
                 }
                 Obj::Layer(_) => {
                     let snapshot = st.clone();

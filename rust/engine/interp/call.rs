@@ -328,7 +328,7 @@ impl<'a> Interp<'a> {
     /// that builds the instance (`self.proj = MyLinear(..)`: "proj (line 12)"), not by the
     /// `super().__init__(...)` inside.
     fn instantiate_layer(&mut self, class: ObjId, kind: &'static str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
-        let label = self.label().map(|n| Rc::from(format!("{n} (line {})", self.line(span))));
+        let label = self.label().map(|n| Rc::from(format!("{n} ({})", self.place(span))));
         let built = match self.class_lookup(&st, class, "__init__") {
             Some((_, Value::Func(init))) => self.construct(class, &init, args, kwargs, st, span),
             Some(_) => return vec![(st, Value::Unknown)],

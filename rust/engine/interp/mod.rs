@@ -19,7 +19,8 @@
 //! - `expr.rs`: expressions, conditions and comprehensions;
 //! - `ops.rs`: operators, comparisons and subscripts of Python values;
 //! - `attr.rs`: attributes and the class hierarchy;
-//! - `call.rs`: calls, user functions and classes, generators, call summaries.
+//! - `call.rs`: calls, user functions and classes, generators, call summaries;
+//! - `imports.rs`: import statements, and running the project's modules (`engine::project`).
 //!
 //! What the checks record here (`Outcome`, `Pending`) becomes findings by the report rule
 //! (`super::report`).
@@ -40,6 +41,7 @@ mod assign;
 mod attr;
 mod call;
 mod expr;
+mod imports;
 mod loops;
 mod ops;
 mod stmt;
@@ -170,6 +172,12 @@ pub struct Interp<'a> {
     /// The innermost call in the user's file: checks inside embedded library code (the
     /// torchvision zoo) report there.
     pub user_site: Option<Span>,
+    /// The checked file's project modules (`engine::project`).
+    pub project: crate::engine::project::Project,
+    /// The `sys.modules` object of the current entry (`imports.rs`).
+    pub sys_modules: Option<ObjId>,
+    /// The checked file's IR, run as a module when another project module imports it.
+    pub main_module: Option<&'a Module>,
 }
 
 fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
@@ -246,6 +254,9 @@ impl<'a> Interp<'a> {
             loop_items_skipped: 0,
             records: 0,
             user_site: None,
+            project: crate::engine::project::Project::new(settings.project.clone()),
+            sys_modules: None,
+            main_module: None,
         }
     }
 

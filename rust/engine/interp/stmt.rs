@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::{Ctx, Flow, Interp, Paths, Vals, assigned_names, module_value};
+use super::{Ctx, Flow, Interp, Paths, Vals, assigned_names};
 use crate::ir::*;
 use crate::value::*;
 
@@ -202,33 +202,8 @@ impl<'a> Interp<'a> {
                 }
                 out
             }
-            StmtKind::Import(names) => {
-                let mut st = st;
-                for (dotted, alias) in names {
-                    match alias {
-                        Some(a) => self.set_var(&mut st, ctx, a, module_value(dotted)),
-                        None => {
-                            let first: Name = Rc::from(dotted.split('.').next().unwrap_or(dotted));
-                            self.set_var(&mut st, ctx, &first, module_value(&first));
-                        }
-                    }
-                }
-                vec![(st, Flow::Normal)]
-            }
-            StmtKind::ImportFrom { module, level, names } => {
-                let mut st = st;
-                for (n, alias) in names {
-                    let v = match (module, level) {
-                        (Some(m), 0) => module_value(&format!("{m}.{n}")),
-                        _ => Value::Unknown,
-                    };
-                    let bind = alias.clone().unwrap_or_else(|| n.clone());
-                    if &*bind != "*" {
-                        self.set_var(&mut st, ctx, &bind, v);
-                    }
-                }
-                vec![(st, Flow::Normal)]
-            }
+            StmtKind::Import(names) => self.import_stmt(names, st, ctx, s.span),
+            StmtKind::ImportFrom { module, level, names } => self.import_from_stmt(module.as_ref(), *level, names, st, ctx, s.span),
             StmtKind::Global(_) | StmtKind::Nonlocal(_) | StmtKind::Pass => vec![(st, Flow::Normal)],
             StmtKind::Delete(ts) => {
                 let mut st = st;

@@ -233,7 +233,7 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>,
             if !construct_checks(cx, &st, m, name, &amap, span) {
                 return Vec::new();
             }
-            let label = cx.label().map(|n| Rc::from(format!("{n} (line {})", cx.line(span))));
+            let label = cx.label().map(|n| Rc::from(format!("{n} ({})", cx.place(span))));
             let id = st.alloc(Obj::Layer(Layer { kind: Rc::from(name), args: amap, attrs: BTreeMap::new(), label, span }));
             vec![(st, Value::Ref(id))]
         }

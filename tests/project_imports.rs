@@ -1,0 +1,158 @@
+//! Project imports (`engine::project`, `interp/imports.rs`): the checked file's imports of
+//! other files of its project are run, and each file reports only its own sites.
+
+use std::path::PathBuf;
+
+use shape_lint::{Finding, Settings, check_source};
+
+/// A project in a fresh temporary directory (with a `pyproject.toml` root marker).
+fn project(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("shape-lint-imports-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("pyproject.toml"), "[project]\nname = \"p\"\n").unwrap();
+    for (p, text) in files {
+        let p = dir.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+fn check(dir: &PathBuf, file: &str) -> Vec<Finding> {
+    let path = dir.join(file);
+    let src = std::fs::read_to_string(&path).unwrap();
+    check_source(&src, path.to_str().unwrap(), &Settings::default())
+}
+
+fn rows(findings: &[Finding]) -> Vec<(usize, &'static str)> {
+    findings.iter().map(|f| (f.row, f.rule.code)).collect()
+}
+
+const NET: &str = "import torch
+import torch.nn as nn
+from .layers import head
+
+
+class Net(nn.Module):
+    def __init__(self, hidden=84):
+        super().__init__()
+        self.fc1 = nn.Linear(120, hidden)
+        self.fc2 = head(hidden, 10)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x)))
+";
+
+const LAYERS: &str = "import torch.nn as nn
+
+
+def head(features, classes):
+    return nn.Linear(features, classes)
+";
+
+#[test]
+fn a_script_sees_the_shapes_of_a_package_it_imports() {
+    let d = project(
+        "package",
+        &[
+            ("models/__init__.py", "from .net import Net\n"),
+            ("models/net.py", NET),
+            ("models/layers.py", LAYERS),
+            ("config.py", "BATCH = 64\nHIDDEN = 80\nif __name__ == \"__main__\":\n    BATCH = 3\n"),
+            ("train.py", "import torch\nfrom models import Net\nimport config\n\nnet = Net(config.HIDDEN)\nout = net(torch.randn(config.BATCH, 120))\ny = out.view(config.BATCH, 11)\n"),
+        ],
+    );
+    let found = check(&d, "train.py");
+    assert_eq!(rows(&found), vec![(7, "SHP103")], "{found:?}");
+    assert!(found[0].message.contains("[64, 10]"), "{}", found[0].message);
+}
+
+#[test]
+fn a_bug_inside_an_imported_file_is_that_files_report() {
+    let bad_net = NET.replace("head(hidden, 10)", "head(80, 10)");
+    let d = project(
+        "own-sites",
+        &[
+            ("models/__init__.py", "from .net import Net\n"),
+            ("models/net.py", &bad_net),
+            ("models/layers.py", LAYERS),
+            ("train.py", "import torch\nfrom models import Net\n\nnet = Net()\nprint(net(torch.randn(8, 120)).shape)\n"),
+        ],
+    );
+    // the failing layer call is in models/net.py: reported there (its forward entry, with the
+    // relative import resolved from the package around it), not in train.py
+    assert_eq!(rows(&check(&d, "train.py")), vec![]);
+    let found = check(&d, "models/net.py");
+    assert_eq!(rows(&found), vec![(13, "SHP101")], "{found:?}");
+    assert!(found[0].message.contains("layers.py:5"), "the layer is named where it is built: {}", found[0].message);
+}
+
+#[test]
+fn import_forms_bind_as_python_binds_them() {
+    let d = project(
+        "forms",
+        &[
+            ("pkg/__init__.py", "WIDTH = 6\n"),
+            ("pkg/sub/__init__.py", ""),
+            ("pkg/sub/dims.py", "__all__ = ['D']\nD = 5\n_HIDDEN = 1\n"),
+            ("star.py", "from pkg.sub.dims import *\n"),
+            (
+                "main.py",
+                "import torch
+import pkg.sub.dims
+import pkg.sub.dims as dims
+from pkg.sub import dims as d2
+from pkg import WIDTH
+from star import *
+a = torch.randn(pkg.sub.dims.D, dims.D)
+b = torch.randn(d2.D, WIDTH)
+c = a @ b
+e = torch.randn(D, 2) @ torch.randn(3, 2)
+",
+            ),
+        ],
+    );
+    let found = check(&d, "main.py");
+    // `a @ b` is [5, 5] @ [5, 6]: fine; the star import binds D (and only what __all__ lists)
+    assert_eq!(rows(&found), vec![(10, "SHP101")], "{found:?}");
+}
+
+#[test]
+fn cycles_missing_modules_and_library_names_are_harmless() {
+    let d = project(
+        "cycles",
+        &[
+            ("a.py", "import b\nX = 4\n"),
+            ("b.py", "import a\nY = 3\n"),
+            ("torch/notes.txt", "a data folder named like a library\n"),
+            ("broken.py", "def f(:\n"),
+            (
+                "main.py",
+                "import torch
+import a
+import broken
+import not_installed_anywhere
+from b import Y
+x = torch.randn(a.X, Y)
+y = broken.f(x) + not_installed_anywhere.g(x)
+z = torch.randn(2, 2) @ torch.randn(3, 3)
+",
+            ),
+        ],
+    );
+    let found = check(&d, "main.py");
+    assert_eq!(rows(&found), vec![(8, "SHP101")], "{found:?}");
+}
+
+#[test]
+fn a_module_global_set_from_the_script_is_seen_by_the_module() {
+    let d = project(
+        "globals",
+        &[
+            ("cfg.py", "WIDTH = 8\n\ndef make():\n    import torch.nn as nn\n    return nn.Linear(WIDTH, 2)\n"),
+            ("main.py", "import torch\nimport cfg\n\ncfg.WIDTH = 4\nlayer = cfg.make()\nlayer(torch.randn(3, 8))\n"),
+        ],
+    );
+    assert_eq!(rows(&check(&d, "main.py")), vec![(6, "SHP101")]);
+}
