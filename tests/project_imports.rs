@@ -156,3 +156,48 @@ fn a_module_global_set_from_the_script_is_seen_by_the_module() {
     );
     assert_eq!(rows(&check(&d, "main.py")), vec![(6, "SHP101")]);
 }
+
+#[test]
+fn a_script_that_imports_the_checked_file_runs_as_its_entry() {
+    // correct with its defaults, wrong with the sizes train.py gives it: reported in model.py
+    // (where torch raises) when model.py is checked, and not in train.py
+    let model = "import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, in_dim=784, hidden=128):
+        super().__init__()
+        self.fc1 = nn.Linear(in_dim, hidden)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = self.fc1(x.flatten(1)).relu()
+        return self.fc2(x)
+";
+    let train = "import argparse
+import torch
+from model import Net
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--hidden', type=int, default=64)
+    args = parser.parse_args()
+    net = Net(hidden=args.hidden)
+    for _ in range(2):
+        out = net(torch.randn(32, 1, 28, 28))
+
+
+if __name__ == '__main__':
+    main()
+";
+    let d = project("importer", &[("model.py", model), ("train.py", train), ("notes.py", "from model import Net\n")]);
+    let found = check(&d, "model.py");
+    assert_eq!(rows(&found), vec![(12, "SHP101")], "{found:?}");
+    assert!(found[0].message.contains("[32, 64]"), "{}", found[0].message);
+    assert!(found[0].trace.iter().any(|t| t == "found running train.py, which imports this file"), "{:?}", found[0].trace);
+    assert_eq!(rows(&check(&d, "train.py")), vec![]);
+    // the same model with a consistent head is clean from every entry
+    std::fs::write(d.join("model.py"), model.replace("nn.Linear(128, 10)", "nn.Linear(hidden, 10)")).unwrap();
+    assert_eq!(rows(&check(&d, "model.py")), vec![]);
+}

@@ -137,6 +137,39 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
+    // 3. the project's scripts that import the checked file: its bugs that only their concrete
+    // sizes show are reported here, where torch raises
+    let scripts = s.project.as_ref().map(crate::engine::project::importer_scripts).unwrap_or_default();
+    for script in scripts {
+        if interp.steps > s.max_steps || std::time::Instant::now() > interp.deadline {
+            stats.abandoned += 1;
+            continue;
+        }
+        let Some(i) = interp.project.load(&script, "__main__") else { continue };
+        let (module, display) = (interp.project.loaded[i].module.clone(), interp.project.loaded[i].display.clone());
+        interp.abandoned = false;
+        interp.outcomes.clear();
+        interp.undecided.clear();
+        stats.entries += 1;
+        let mut st = State::new();
+        let mut vars = BTreeMap::new();
+        vars.insert(ir::Name::from("__file__"), Value::Str(Some(std::rc::Rc::from(script.to_string_lossy().as_ref()))));
+        let package = crate::engine::project::package_of(&script).unwrap_or_default();
+        vars.insert(ir::Name::from("__package__"), Value::Str(Some(std::rc::Rc::from(package.as_str()))));
+        let scope = st.alloc(Obj::Scope { vars, parent: None });
+        interp.begin_sys_modules(&mut st);
+        let sctx = Ctx { scope, module_scope: scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
+        let _ = interp.block(&module.body, st, &sctx);
+        if interp.abandoned {
+            stats.abandoned += 1;
+            continue;
+        }
+        for mut f in report::findings_from(&interp, &interp.outcomes) {
+            f.trace.push(format!("found running {display}, which imports this file"));
+            findings.push(f);
+        }
+        undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
+    }
     stats.steps = interp.steps;
     stats.max_paths = interp.paths_high_water;
     report::one_per_site(&mut findings);

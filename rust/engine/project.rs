@@ -241,14 +241,222 @@ impl Project {
             std::mem::forget(module);
             return None;
         }
-        let base = self.paths.as_ref().and_then(|p| p.dirs.first().cloned());
-        let display = match base.as_deref().and_then(|b| path.strip_prefix(b).ok()) {
+        // relative to the checked file's directory, else to the project root
+        let dirs = self.paths.as_ref().map(|p| p.dirs.clone()).unwrap_or_default();
+        let display = match dirs.iter().find_map(|b| path.strip_prefix(b).ok()) {
             Some(rel) => rel.to_string_lossy().into_owned(),
             None => path.to_string_lossy().into_owned(),
         };
         self.loaded.push(Loaded { name: name.to_string(), path: path.to_path_buf(), file, module: Rc::new(module), lines: SourceLines::new(source.clone()), display });
         Some(self.loaded.len() - 1)
     }
+}
+
+// ----- the scripts that import the checked file --------------------------------------------
+
+/// At most this many of the project's scripts that import the checked file run as its entries.
+pub const MAX_IMPORTER_ENTRIES: usize = 3;
+/// At most this many files of a project are scanned for their imports.
+pub const MAX_PROJECT_FILES: usize = 4000;
+
+/// What a file's text says without running anything: the modules it imports (with the
+/// leading dots of a relative import and the names after `import`, which may be
+/// submodules), and whether it is a script (a `__main__` block or top-level code).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileFacts {
+    pub imports: Vec<(u32, String, Vec<String>)>,
+    pub script: bool,
+}
+
+/// The import statements and the script test of `text`, line by line (a parenthesised name
+/// list continued on later lines gives only its first line's names).
+pub fn scan(text: &str) -> FileFacts {
+    let mut facts = FileFacts::default();
+    for line in text.lines() {
+        let top = !line.starts_with([' ', '\t']);
+        let t = line.trim_start();
+        let code = t.split('#').next().unwrap_or("").trim_end();
+        if let Some(rest) = code.strip_prefix("import ") {
+            for part in rest.split(',') {
+                let name = part.split(" as ").next().unwrap_or("").trim();
+                if !name.is_empty() && name.split('.').all(is_identifier) {
+                    facts.imports.push((0, name.to_string(), Vec::new()));
+                }
+            }
+        } else if let Some(rest) = code.strip_prefix("from ")
+            && let Some((module, names)) = rest.split_once(" import ")
+        {
+            let module = module.trim();
+            let level = module.chars().take_while(|c| *c == '.').count() as u32;
+            let module = module.trim_start_matches('.').to_string();
+            if !(module.is_empty() || module.split('.').all(is_identifier)) {
+                continue;
+            }
+            let names = names
+                .trim_matches(|c: char| c == '(' || c == ')' || c.is_whitespace() || c == '\\')
+                .split(',')
+                .map(|n| n.split(" as ").next().unwrap_or("").trim().trim_matches(|c: char| c == '(' || c == ')').to_string())
+                .filter(|n| is_identifier(n))
+                .collect();
+            facts.imports.push((level, module, names));
+        } else if top && !code.is_empty() {
+            let script_line = code.starts_with("if __name__")
+                || ["for ", "while ", "with "].iter().any(|k| code.starts_with(k))
+                || (code.starts_with(|c: char| c.is_alphabetic() || c == '_') && {
+                    // a call statement: `main()`, `train(model, loader)`, `model.fit(x)`
+                    let head: String = code.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.').collect();
+                    code[head.len()..].starts_with('(') && !["def", "class", "print"].contains(&head.as_str())
+                });
+            facts.script |= script_line;
+        }
+    }
+    facts
+}
+
+/// The directories a walk of the project skips: hidden ones, caches, environments, builds.
+fn skipped_dir(name: &str) -> bool {
+    name.starts_with('.') || matches!(name, "__pycache__" | "node_modules" | "site-packages" | "venv" | "env" | "build" | "dist" | "target") || name.ends_with(".egg-info")
+}
+
+/// The `.py` files under `root`, sorted, at most `MAX_PROJECT_FILES`.
+pub fn project_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_dir() {
+                if !skipped_dir(&name) {
+                    stack.push(e.path());
+                }
+            } else if kind.is_file() && name.ends_with(".py") {
+                out.push(e.path());
+                if out.len() >= MAX_PROJECT_FILES {
+                    out.sort();
+                    return out;
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The facts of the file at `path` and the project files it imports (`imported_files`),
+/// kept per process and made again when its size or modification time changes (flake8
+/// checks many files of one project in each process). A module added since is seen by the
+/// next process.
+pub fn facts_of(path: &Path, root: &Path) -> Option<std::sync::Arc<(FileFacts, Vec<PathBuf>)>> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Index = HashMap<(PathBuf, PathBuf), (std::time::SystemTime, u64, Arc<(FileFacts, Vec<PathBuf>)>)>;
+    static INDEX: OnceLock<Mutex<Index>> = OnceLock::new();
+    let meta = std::fs::metadata(path).ok()?;
+    if meta.len() > MAX_FILE_BYTES {
+        return None;
+    }
+    let stamp = (meta.modified().ok()?, meta.len());
+    let index = INDEX.get_or_init(|| Mutex::new(HashMap::new()));
+    let key = (path.to_path_buf(), root.to_path_buf());
+    if let Ok(map) = index.lock()
+        && let Some((t, n, f)) = map.get(&key)
+        && (*t, *n) == stamp
+    {
+        return Some(f.clone());
+    }
+    let facts = scan(&std::fs::read_to_string(path).ok()?);
+    let deps = imported_files(path, &facts, root);
+    let entry = Arc::new((facts, deps));
+    if let Ok(mut map) = index.lock() {
+        map.insert(key, (stamp.0, stamp.1, entry.clone()));
+    }
+    Some(entry)
+}
+
+/// The project files the file at `file` imports (every module on the way: a package's
+/// `__init__.py` too), resolved from its own directory and `root`.
+pub fn imported_files(file: &Path, facts: &FileFacts, root: &Path) -> Vec<PathBuf> {
+    let Some(dir) = file.parent() else { return Vec::new() };
+    let dirs: Vec<PathBuf> = if dir == root { vec![dir.to_path_buf()] } else { vec![dir.to_path_buf(), root.to_path_buf()] };
+    let mut out = Vec::new();
+    let mut add = |chain: Option<Vec<Found>>| {
+        for f in chain.into_iter().flatten() {
+            if let Some(p) = f.file {
+                out.push(p);
+            }
+        }
+    };
+    for (level, module, names) in &facts.imports {
+        if *level == 0 {
+            add(resolve(&dirs, module));
+            for n in names {
+                add(resolve(&dirs, &format!("{module}.{n}")));
+            }
+        } else {
+            let is_package = file.file_name().is_some_and(|f| f == "__init__.py");
+            let pkg = package_of(file).unwrap_or_default();
+            let name = if is_package { pkg } else if pkg.is_empty() { "m".to_string() } else { format!("{pkg}.m") };
+            if let Some((base, bdir)) = relative_base(&name, file, is_package, *level) {
+                add(resolve_in_package(&base, &bdir, module));
+                let sub = if module.is_empty() { String::new() } else { format!("{module}.") };
+                for n in names {
+                    add(resolve_in_package(&base, &bdir, &format!("{sub}{n}")));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The project's scripts that import the checked file, directly or through other project
+/// modules, nearest first (then by path), at most `MAX_IMPORTER_ENTRIES`: they run as entries
+/// of the checked file, so that a bug in it that only the script's concrete sizes show is
+/// reported where torch raises.
+pub fn importer_scripts(paths: &ProjectPaths) -> Vec<PathBuf> {
+    let root = paths.dirs.last().cloned().unwrap_or_default();
+    let files = project_files(&root);
+    if !files.contains(&paths.file) {
+        return Vec::new();
+    }
+    let mut facts = HashMap::new();
+    let mut users: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
+    for f in &files {
+        let Some(x) = facts_of(f, &root) else { continue };
+        for dep in &x.1 {
+            if dep != f {
+                users.entry(dep.clone()).or_default().push(f.clone());
+            }
+        }
+        facts.insert(f.clone(), x);
+    }
+    // breadth first over "is imported by", from the checked file
+    let mut seen = std::collections::HashSet::from([paths.file.clone()]);
+    let mut level = vec![paths.file.clone()];
+    let mut out = Vec::new();
+    while !level.is_empty() && out.len() < MAX_IMPORTER_ENTRIES {
+        let mut next = Vec::new();
+        for f in &level {
+            for u in users.get(f).into_iter().flatten() {
+                if seen.insert(u.clone()) {
+                    next.push(u.clone());
+                }
+            }
+        }
+        next.sort();
+        for u in &next {
+            if out.len() < MAX_IMPORTER_ENTRIES && facts.get(u).is_some_and(|x| x.0.script) {
+                out.push(u.clone());
+            }
+        }
+        level = next;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -296,6 +504,45 @@ mod tests {
         assert_eq!(resolve_in_package(&base, &dir, "resnet").unwrap()[0].file, Some(d.join("models/resnet.py")));
         // beyond the top package
         assert!(relative_base("models.resnet", &d.join("models/resnet.py"), false, 3).is_none());
+    }
+
+    #[test]
+    fn imports_and_scripts_are_read_from_the_text() {
+        let f = scan("import os, torch.nn as nn\nfrom .layers import (Block,\n    Head)\nfrom .. import utils as u\nfrom models.net import Net  # the model\n\ndef main():\n    from data import load\n\nX = 3\nprint(X)\n");
+        assert_eq!(
+            f.imports,
+            vec![
+                (0, "os".into(), vec![]),
+                (0, "torch.nn".into(), vec![]),
+                (1, "layers".into(), vec!["Block".into()]),
+                (2, "".into(), vec!["utils".into()]),
+                (0, "models.net".into(), vec!["Net".into()]),
+                (0, "data".into(), vec!["load".into()]),
+            ]
+        );
+        assert!(!f.script, "definitions, constants and a print are not a script");
+        assert!(scan("def main():\n    pass\n\nif __name__ == \"__main__\":\n    main()\n").script);
+        assert!(scan("import torch\nmodel = make()\nfor x in data:\n    model(x)\n").script);
+        assert!(scan("train(model)\n").script);
+    }
+
+    #[test]
+    fn the_scripts_importing_a_file_are_found_through_packages() {
+        let d = tree(&[
+            ("pyproject.toml", ""),
+            ("models/__init__.py", "from .net import Net\n"),
+            ("models/net.py", "import torch\nfrom .layers import head\n"),
+            ("models/layers.py", ""),
+            ("train.py", "from models import Net\nif __name__ == '__main__':\n    pass\n"),
+            ("tools/eval.py", "import models.net\nmodels.net.run()\n"),
+            ("lib.py", "from models import Net\n"),
+            (".venv/x.py", "from models import Net\nmain()\n"),
+        ]);
+        let paths = ProjectPaths::for_file(d.join("models/layers.py").to_str().unwrap()).unwrap();
+        let found: Vec<String> = importer_scripts(&paths).iter().map(|p| p.strip_prefix(&d).unwrap().to_string_lossy().into_owned()).collect();
+        // train.py reaches layers.py through models/__init__.py and models/net.py; tools/eval.py
+        // through models.net; lib.py is no script; hidden folders are not the project's
+        assert_eq!(found, vec!["tools/eval.py".to_string(), "train.py".to_string()]);
     }
 
     #[test]
