@@ -128,11 +128,12 @@ def test_add_options():
     om = FakeOptionManager()
     Plugin.add_options(om)
     assert set(om.options) == {
-        "--shp-may-fail", "--shp-max-paths", "--shp-timeout-ms", "--shp-no-solver"
+        "--shp-may-fail", "--shp-max-paths", "--shp-timeout-ms", "--shp-no-solver", "--shp-no-cache"
     }
     assert all(kw.get("parse_from_config") is True for kw in om.options.values())
     assert om.options["--shp-may-fail"]["action"] == "store_true"
     assert om.options["--shp-no-solver"]["action"] == "store_true"
+    assert om.options["--shp-no-cache"]["action"] == "store_true"
     assert om.options["--shp-max-paths"]["type"] is int
     assert om.default_ignore == ["SHP9"]
 

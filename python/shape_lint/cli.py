@@ -501,7 +501,8 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--timeout-ms", type=int, metavar="MS", help="time budget per file")
     conf.add_argument("--no-solver", dest="solver", action="store_false", default=None,
                       help="do not let Z3 decide the checks the core leaves undecided")
-    conf.add_argument("-n", "--no-cache", action="store_true", help="accepted; no cache yet")
+    conf.add_argument("-n", "--no-cache", action="store_true",
+                      help="neither read nor write the results cache (.shape_lint_cache)")
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", metavar="CODE", help="a code (SHP101) or a rule name")
@@ -738,6 +739,8 @@ def _resolve_settings(args: argparse.Namespace, known: Sequence[str]) -> Setting
         changes["timeout_ms"] = args.timeout_ms
     if args.solver is not None:
         changes["solver"] = args.solver
+    if args.no_cache:
+        changes["cache"] = False
     from dataclasses import replace
 
     return replace(settings, **changes)

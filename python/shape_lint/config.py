@@ -107,6 +107,8 @@ class Settings:
     timeout_ms: int | None = None
     #: Let Z3 decide the checks the core leaves undecided (``shape_lint.solver``).
     solver: bool = True
+    #: Read and write the results cache (``shape_lint.cache``).
+    cache: bool = True
     output_format: str | None = None
     #: The file the settings came from (``None`` for defaults / ``--isolated``).
     source: Path | None = None
@@ -128,6 +130,8 @@ class Settings:
             opts["timeout_ms"] = self.timeout_ms
         if not self.solver:
             opts["solver"] = False
+        if not self.cache:
+            opts["cache"] = False
         return opts
 
 
@@ -144,6 +148,7 @@ _KEYS: dict[str, tuple[str, str]] = {
     "max-paths": ("max_paths", "positive-int"),
     "timeout-ms": ("timeout_ms", "non-negative-int"),
     "solver": ("solver", "bool"),
+    "cache": ("cache", "bool"),
     "output-format": ("output_format", "format"),
 }
 

@@ -68,6 +68,8 @@ def _project_options(filename: str) -> dict[str, Any]:
                 }
                 if not settings.solver:
                     cached["solver"] = False
+                if not settings.cache:
+                    cached["cache"] = False
         except config.ConfigError as exc:
             cached = f"configuration error: {exc}"
         _PROJECT_CACHE[directory] = cached
@@ -125,6 +127,13 @@ class Plugin:
             parse_from_config=True,
             help="shape-lint: do not let Z3 decide the checks the core leaves undecided",
         )
+        option_manager.add_option(
+            "--shp-no-cache",
+            action="store_true",
+            default=None,
+            parse_from_config=True,
+            help="shape-lint: neither read nor write the results cache (.shape_lint_cache)",
+        )
         option_manager.extend_default_ignore(["SHP9"])
 
     @classmethod
@@ -134,6 +143,7 @@ class Plugin:
             "max_paths": getattr(options, "shp_max_paths", None),
             "timeout_ms": getattr(options, "shp_timeout_ms", None),
             "solver": False if getattr(options, "shp_no_solver", None) else None,
+            "cache": False if getattr(options, "shp_no_cache", None) else None,
         }
 
     def _options(self) -> dict[str, Any]:

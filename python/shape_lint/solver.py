@@ -160,11 +160,21 @@ def check_source(source: str, filename: str, options: Mapping[str, Any]) -> list
     """The core's findings for one file plus the undecided checks Z3 proves (``confirm``).
 
     ``options`` are ``_core.check_source``'s, plus ``solver`` (default ``True``): ``False``
-    runs the core alone. Findings come sorted by position.
+    runs the core alone, and ``cache`` (default ``True``): ``False`` skips the results cache
+    (``shape_lint.cache``). Findings come sorted by position.
     """
+    if options.get("cache", True):
+        from . import cache
+
+        opts = {k: v for k, v in options.items() if k != "cache"}
+        return cache.cached(source, filename, opts, lambda: _check_source(source, filename, opts))
+    return _check_source(source, filename, options)
+
+
+def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> list[dict[str, Any]]:
     from . import _core
 
-    opts = {k: v for k, v in options.items() if k != "solver"}
+    opts = {k: v for k, v in options.items() if k not in ("solver", "cache")}
     if not options.get("solver", True):
         return [dict(f) for f in _core.check_source(source, filename, opts)]
     findings, undecided = _core.check_source_undecided(source, filename, opts)
