@@ -40,6 +40,10 @@ pub struct ProjectPaths {
     pub file: PathBuf,
     /// The search directories, in order: the file's directory, then the project root.
     pub dirs: Vec<PathBuf>,
+    /// The project root, when a marker was found: only then are the project's other files
+    /// scanned for scripts that import the checked one (a loose script in a home or temporary
+    /// folder is not a project).
+    pub root: Option<PathBuf>,
 }
 
 impl ProjectPaths {
@@ -51,12 +55,13 @@ impl ProjectPaths {
         }
         let dir = file.parent()?.to_path_buf();
         let mut dirs = vec![dir.clone()];
-        if let Some(root) = project_root(&dir)
-            && root != dir
+        let root = project_root(&dir);
+        if let Some(root) = &root
+            && *root != dir
         {
-            dirs.push(root);
+            dirs.push(root.clone());
         }
-        Some(ProjectPaths { file, dirs })
+        Some(ProjectPaths { file, dirs, root })
     }
 }
 
@@ -347,6 +352,24 @@ pub fn project_files(root: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// `project_files`, walked once per process and root (flake8 and the CLI check a tree that
+/// does not change while they run).
+pub fn project_files_cached(root: &Path) -> std::sync::Arc<Vec<PathBuf>> {
+    use std::sync::{Arc, Mutex, OnceLock};
+    static WALKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Vec<PathBuf>>>>> = OnceLock::new();
+    let walks = WALKS.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Ok(map) = walks.lock()
+        && let Some(files) = map.get(root)
+    {
+        return files.clone();
+    }
+    let files = Arc::new(project_files(root));
+    if let Ok(mut map) = walks.lock() {
+        map.insert(root.to_path_buf(), files.clone());
+    }
+    files
+}
+
 /// The facts of the file at `path` and the project files it imports (`imported_files`),
 /// kept per process and made again when its size or modification time changes (flake8
 /// checks many files of one project in each process). A module added since is seen by the
@@ -419,14 +442,14 @@ pub fn imported_files(file: &Path, facts: &FileFacts, root: &Path) -> Vec<PathBu
 /// of the checked file, so that a bug in it that only the script's concrete sizes show is
 /// reported where torch raises.
 pub fn importer_scripts(paths: &ProjectPaths) -> Vec<PathBuf> {
-    let root = paths.dirs.last().cloned().unwrap_or_default();
-    let files = project_files(&root);
+    let Some(root) = paths.root.clone() else { return Vec::new() };
+    let files = project_files_cached(&root);
     if !files.contains(&paths.file) {
         return Vec::new();
     }
     let mut facts = HashMap::new();
     let mut users: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
-    for f in &files {
+    for f in files.iter() {
         let Some(x) = facts_of(f, &root) else { continue };
         for dep in &x.1 {
             if dep != f {

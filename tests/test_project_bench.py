@@ -1,0 +1,18 @@
+"""The quick form of ``bench/project.py`` (the full one, about 1000 files, runs outside CI)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench" / "project.py"
+
+
+def test_a_generated_project_reports_its_two_cross_file_bugs_cold_and_warm():
+    pytest.importorskip("flake8")
+    env = dict(os.environ, PYTHONPATH=str(BENCH.parent.parent / "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, str(BENCH), "--files", "60"], capture_output=True, text=True, env=env, timeout=600)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "found, the same cold and warm" in p.stdout
+    assert "warm / cold: " in p.stdout
