@@ -122,6 +122,8 @@ def run_jobs(jobs_file):
         jobs = json.load(f)
     import torch  # noqa: F401 - imported once here, inherited by every child
     import torch._dynamo  # noqa: F401 - what the optimizers import on first use
+    # Projects without torchvision first: their children fork from an interpreter without it.
+    jobs.sort(key=lambda job: uses_torchvision(job["project"]))
     for job in jobs:
         if uses_torchvision(job["project"]):
             torchvision_compat.load()  # once; a child that needs it then finds it imported

@@ -28,7 +28,7 @@ class ProjectionHead(nn.Module):
 
 
 class SimCLR(nn.Module):
-    def __init__(self, in_dim, hidden_dim=64, feature_dim=32, proj_hidden=32, proj_dim=16):
+    def __init__(self, in_dim, hidden_dim=64, feature_dim=32, proj_hidden=64, proj_dim=16):
         super().__init__()
         self.encoder = Encoder(in_dim, hidden_dim, feature_dim)
         self.projector = ProjectionHead(feature_dim, proj_hidden, proj_dim)

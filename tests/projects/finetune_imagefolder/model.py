@@ -21,6 +21,7 @@ def build_model(num_classes, hidden=0, dropout=0.2, feature_extract=False):
     if hidden:
         model.fc = nn.Sequential(
             nn.Linear(num_ftrs, hidden),
+            nn.BatchNorm1d(hidden),
             nn.ReLU(inplace=True),
             nn.Dropout(dropout),
             nn.Linear(hidden, num_classes),

@@ -29,7 +29,7 @@ def train(model, loader, optimizer, epoch, args):
     for batch_idx, (data,) in enumerate(loader):
         optimizer.zero_grad()
         recon_batch, mu, logvar = model(data)
-        loss = loss_function(recon_batch, data, mu, logvar, input_dim=model.input_dim)
+        loss = loss_function(recon_batch, data, mu, logvar)
         loss.backward()
         train_loss += loss.item()
         optimizer.step()

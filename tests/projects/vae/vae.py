@@ -33,9 +33,9 @@ class VAE(nn.Module):
         return self.decode(z), mu, logvar
 
 
-def loss_function(recon_x, x, mu, logvar, input_dim=784):
-    """Reconstruction + KL divergence, summed over the batch."""
-    bce = F.binary_cross_entropy(recon_x, x.view(-1, input_dim), reduction="sum")
+def loss_function(recon_x, x, mu, logvar):
+    """Reconstruction + KL divergence, summed over the batch (for 28x28 images)."""
+    bce = F.binary_cross_entropy(recon_x, x.view(-1, 784), reduction="sum")
     # 0.5 * sum(1 + log(sigma^2) - mu^2 - sigma^2), per sample, see Appendix B of the paper
     kld = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp(), dim=1)
     return bce + kld.sum()

@@ -15,6 +15,7 @@ class RNNModel(nn.Module):
             # "Using the Output Embedding to Improve Language Models" (Press & Wolf 2016)
             self.decoder.weight = self.encoder.weight
         self.init_weights()
+        self.ninp = ninp
         self.nhid = nhid
         self.nlayers = nlayers
 
