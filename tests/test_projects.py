@@ -161,7 +161,8 @@ def test_project_layout():
         mains = [p.relative_to(root).as_posix() for p in sorted(root.rglob("*.py"))
                  if re.search(r'^if __name__ == "__main__":', p.read_text(encoding="utf-8"), re.M)]
         if mains != [spec["entry"]]:
-            problems.append("%s: exactly the entry script has an `if __name__ == \"__main__\":`, got %s" % (name, mains))
+            problems.append("%s: exactly the entry script has `if __name__ == \"__main__\":`, got %s"
+                            % (name, mains))
         if len(list(root.rglob("*.py"))) < 2:
             problems.append("%s: a project has several files" % name)
     assert not problems, "\n".join(problems)
@@ -193,7 +194,8 @@ def test_mutants_match_the_projects():
             continue
         current = lines[m["line"] - 1]
         if current.strip() != m["original"]:
-            problems.append("%s: %s:%d is %r, original says %r" % (mid, m["file"], m["line"], current.strip(), m["original"]))
+            problems.append("%s: %s:%d is %r, original says %r"
+                            % (mid, m["file"], m["line"], current.strip(), m["original"]))
         indent = current[:len(current) - len(current.lstrip())]
         if not m["replacement"].startswith(indent) or m["replacement"][len(indent):] != m["replacement"].strip():
             problems.append("%s: the replacement must keep the line's indentation %r" % (mid, indent))
