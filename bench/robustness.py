@@ -125,7 +125,7 @@ def worker_main() -> int:
             continue
         t0 = time.perf_counter()
         try:
-            res = solver.check_source(src, name, {})
+            res = solver.check_source(src, name, {"cache": False})
         except BaseException as exc:  # noqa: BLE001 - e.g. pyo3's PanicException
             report(
                 {
@@ -279,6 +279,19 @@ def collect(args) -> tuple[list[list], dict[str, int]]:
                 continue
             label = "lib:" + whl.name.split("-")[0] + "-" + whl.name.split("-")[1]
             print(f"robustness: {label}: {len(members)} .py files ({how}: {whl})", file=sys.stderr)
+            if args.on_disk:
+                # a project of its own (a root marker on top), so that the core resolves the
+                # library's imports of its own modules as it does a user's project
+                root = Path(args.on_disk) / label.removeprefix("lib:")
+                with zipfile.ZipFile(whl) as zf:
+                    for m in members:
+                        target = root / m
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(zf.read(m))
+                (root / "pyproject.toml").write_text("[project]\nname = \"robustness\"\n")
+                for m in members:
+                    add(label, ["f", str(root / m)])
+                continue
             for m in members:
                 add(label, ["z", str(whl), m])
     if not args.no_torch and not args.libs_only:
@@ -642,6 +655,10 @@ def main(argv: list[str] | None = None) -> int:
                          "$XDG_CACHE_HOME/shape-lint/robustness-libs, outside the repository)")
     ap.add_argument("--libs-only", action="store_true",
                     help="analyse only the --libs wheels (no stdlib, site-packages or torch)")
+    ap.add_argument("--on-disk", action="store_true",
+                    help="extract the --libs wheels into a temporary folder, each library a "
+                         "project, and analyse the files there: the core then follows each "
+                         "library's imports of its own modules (project imports)")
     ap.add_argument("--json", metavar="OUT", help="also write the full results as JSON")
     ap.add_argument("--progress", action="store_true", help="print progress to stderr")
     args = ap.parse_args(argv)
@@ -650,7 +667,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.libs_only and args.libs is None:
         args.libs = []
     args.lib_failures = []
-    return run(args)
+    if not args.on_disk:
+        return run(args)
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="shape-lint-robustness-") as tmp:
+        args.on_disk = tmp
+        return run(args)
 
 
 if __name__ == "__main__":

@@ -91,7 +91,8 @@ pub fn check_source_undecided(source: &str, path: &str, settings: &Settings) -> 
 
 /// The `--show-shapes` debug view: `(line, "name: [shape] dtype")` for each line that assigns
 /// tensors. Empty for files with syntax errors or when the analysis fails.
-pub fn show_shapes(source: &str, settings: &Settings) -> Vec<(usize, String)> {
+pub fn show_shapes(source: &str, path: &str, settings: &Settings) -> Vec<(usize, String)> {
+    let settings = &with_project(settings, path);
     guarded(|| {
         let parsed = parse::parse(source);
         let module = ir::lower::lower_module(&parsed);

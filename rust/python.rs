@@ -92,8 +92,8 @@ fn check_source_undecided<'py>(
 fn show_shapes(py: Python<'_>, source: &str, filename: &str, options: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(usize, String)>> {
     let settings = settings_from(options)?;
     let src = source.to_owned();
-    let _ = filename;
-    Ok(py.detach(move || crate::show_shapes(&src, &settings)))
+    let name = filename.to_owned();
+    Ok(py.detach(move || crate::show_shapes(&src, &name, &settings)))
 }
 
 /// Every rule of the registry as a dict (see `_core.pyi`).

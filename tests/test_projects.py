@@ -10,9 +10,9 @@ Three kinds of tests:
   one runner per core, each forking one child per run from an interpreter that imported torch
   once;
 - analyzer: ``flake8 --select=SHP <project dir>`` reports nothing on a clean project and exactly
-  one finding, of ``code`` at ``raises_at``, on each mutated copy. Most mutants need the analyzer
-  to follow the project's own imports (issue 10): those are the ids in ``XFAIL_ANALYZER`` below,
-  strict xfails. When a change makes one of them pass, pytest reports it as XPASS(strict) and
+  one finding, of ``code`` at ``raises_at``, on each mutated copy. The mutants the analyzer
+  does not find yet are the ids in ``XFAIL_ANALYZER`` below (with what each needs), strict
+  xfails. When a change makes one of them pass, pytest reports it as XPASS(strict) and
   fails: remove its id from the set.
 """
 import json
@@ -36,37 +36,26 @@ MUTANTS = {"%s/%s" % (m["project"], m["id"]): m for m in SPEC["mutant"]}
 JOB_TIMEOUT_S = 60  # per run, as project_runner.TIMEOUT_S
 FLAKE8_TIMEOUT_S = 120
 
-# Mutants the analyzer does not find yet (all but vae/fc3_in_features, which a file alone
-# shows): each needs the analyzer to follow the project's own imports (issue 10), and some
-# need more (ALSO_NEEDED: the finetune_imagefolder ones also need ImageFolder modelled).
-# Two already give a finding, at the wrong place or of the wrong code, from the fresh-instance
-# entry of forward (unknown input shapes): mnist_cnn/view_first_block_width (SHP101 at fc1, the
-# line after the view that cannot succeed) and mnist_cnn/second_block_channels (SHP106 for an
-# unbatched input's BatchNorm2d instead of the SHP107 of the batched one).
-# Flip one (remove it) when its analyzer test passes: an XPASS(strict) fails the run.
+# Mutants the analyzer does not find yet. Flip one (remove it) when its analyzer test passes: an
+# XPASS(strict) fails the run. What each still needs:
+# - mnist_cnn/view_first_block_width: reported as SHP101 at fc1, the line after the view that
+#   cannot succeed (torch raises SHP103 at the view), from the fresh-instance forward entry;
+# - mnist_cnn/second_block_channels: SHP106 (the unbatched reading of BatchNorm2d's input)
+#   instead of the batched one's SHP107;
+# - word_lm: the corpus length comes out of loops over in-code strings (values after loops);
+# - transformer_cls: see each id's analyzer output;
+# - finetune_imagefolder: ImageFolder is not modelled (its images are Unknown).
 XFAIL_ANALYZER = {
-    "mnist_cnn/fc1_pooled_size", "mnist_cnn/view_first_block_width", "mnist_cnn/second_block_channels",
-    "mnist_cnn/resize_32", "mnist_cnn/argmax_dim",
-    "cifar_resnet/shortcut_no_stride", "cifar_resnet/shortcut_bn_width", "cifar_resnet/stem_bn_64",
-    "cifar_resnet/avg_pool_2", "cifar_resnet/linear_512", "cifar_resnet/channels_last_data",
-    "cifar_resnet/label_column",
-    "dcgan/noise_no_spatial", "dcgan/label_batch_size", "dcgan/image_size_64",
-    "dcgan/disc_args_swapped", "dcgan/disc_stride_4", "dcgan/gen_bn_width",
-    "vae/bce_unflattened", "vae/kld_dim", "vae/encode_unflattened", "vae/sample_hidden_width",
-    "vae/image_32",
+    "mnist_cnn/view_first_block_width", "mnist_cnn/second_block_channels",
     "word_lm/init_hidden_ninp", "word_lm/decoder_ninp", "word_lm/tied_default",
     "word_lm/target_not_flat", "word_lm/seq_len_bptt", "word_lm/eval_hidden_batch",
     "word_lm/batchify_not_contiguous",
-    "transformer_cls/nhead_5", "transformer_cls/max_len_16", "transformer_cls/mask_batch_len",
-    "transformer_cls/classifier_d_hid", "transformer_cls/no_batch_first",
-    "transformer_cls/masked_mean_no_unsqueeze", "transformer_cls/mask_transposed",
+    "transformer_cls/mask_batch_len", "transformer_cls/classifier_d_hid", "transformer_cls/no_batch_first",
+    "transformer_cls/masked_mean_no_unsqueeze",
     "finetune_imagefolder/resnet50_features", "finetune_imagefolder/head_last_in",
     "finetune_imagefolder/batchnorm2d_head", "finetune_imagefolder/max_dim",
-    "contrastive/no_drop_last", "contrastive/double_batch", "contrastive/data_feature_dim",
-    "contrastive/mm_no_transpose", "contrastive/targets_stacked", "contrastive/normalize_dim",
-    "contrastive/encoder_bn_width", "contrastive/proj_fc2_in",
 }
-XFAIL_REASON = "project imports (issue 10) not landed"
+XFAIL_REASON = "not found yet (see XFAIL_ANALYZER)"
 # What else a project's mutants need before their analyzer tests can pass (added to the reason).
 ALSO_NEEDED = {"finetune_imagefolder": "ImageFolder modelled: its images are Unknown today"}
 

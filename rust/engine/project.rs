@@ -12,7 +12,7 @@
 //!   import Block`) start from the importing module's package.
 //! - **Loading** (`Project::load`): each file is read (at most `MAX_FILE_BYTES`), parsed and
 //!   lowered once per analysis into its own `FileId` (from `FIRST_FILE`) and function-id range;
-//!   at most `MAX_MODULES` files per analysis. A file that cannot be read, has syntax errors, or
+//!   at most `MAX_MODULES` files and `MAX_LOADED_BYTES` per analysis. A file that cannot be read, has syntax errors, or
 //!   nests too deeply is not loaded: its import is Unknown, as for any unknown module.
 //!   The checked file, imported by name from another module, is the checked IR itself.
 //! - Running a module (`Interp::import_module` in `interp/stmt.rs`) binds it in `sys.modules`
@@ -28,8 +28,10 @@ use crate::parse::SourceLines;
 
 /// The first file id of project modules (below it: the checked file and the embedded roots).
 pub const FIRST_FILE: u32 = 64;
-/// At most this many project files are loaded in one analysis.
-pub const MAX_MODULES: usize = 128;
+/// At most this many project files, of at most `MAX_LOADED_BYTES` in all, are loaded in one
+/// analysis (a library's module graph is large; a user's project far smaller).
+pub const MAX_MODULES: usize = 32;
+pub const MAX_LOADED_BYTES: usize = 1 << 19;
 /// Larger files are not loaded (their import is Unknown).
 pub const MAX_FILE_BYTES: u64 = 2 << 20;
 
@@ -201,6 +203,7 @@ pub struct Project {
     pub paths: Option<ProjectPaths>,
     pub loaded: Vec<Loaded>,
     by_path: HashMap<PathBuf, Option<usize>>,
+    bytes: usize,
 }
 
 impl Project {
@@ -234,6 +237,10 @@ impl Project {
             return None;
         }
         let source: Rc<str> = Rc::from(std::fs::read_to_string(path).ok()?);
+        if self.bytes + source.len() > MAX_LOADED_BYTES {
+            return None;
+        }
+        self.bytes += source.len();
         let file = FileId(FIRST_FILE + self.loaded.len() as u32);
         let parsed = crate::parse::parse(&source);
         if parsed.has_syntax_errors() {
@@ -270,7 +277,10 @@ pub const MAX_PROJECT_FILES: usize = 4000;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FileFacts {
     pub imports: Vec<(u32, String, Vec<String>)>,
+    /// A `__main__` block, or a top-level loop, `with` or call statement.
     pub script: bool,
+    /// A `__main__` block.
+    pub main_block: bool,
 }
 
 /// The import statements and the script test of `text`, line by line (a parenthesised name
@@ -305,6 +315,7 @@ pub fn scan(text: &str) -> FileFacts {
                 .collect();
             facts.imports.push((level, module, names));
         } else if top && !code.is_empty() {
+            facts.main_block |= code.starts_with("if __name__");
             let script_line = code.starts_with("if __name__")
                 || ["for ", "while ", "with "].iter().any(|k| code.starts_with(k))
                 || (code.starts_with(|c: char| c.is_alphabetic() || c == '_') && {
@@ -353,10 +364,9 @@ pub fn project_files(root: &Path) -> Vec<PathBuf> {
 }
 
 /// `project_files`, walked once per process and root (flake8 and the CLI check a tree that
-/// does not change while they run).
+/// does not change while they run; `forget_projects` starts again).
 pub fn project_files_cached(root: &Path) -> std::sync::Arc<Vec<PathBuf>> {
-    use std::sync::{Arc, Mutex, OnceLock};
-    static WALKS: OnceLock<Mutex<HashMap<PathBuf, Arc<Vec<PathBuf>>>>> = OnceLock::new();
+    use std::sync::{Arc, Mutex};
     let walks = WALKS.get_or_init(|| Mutex::new(HashMap::new()));
     if let Ok(map) = walks.lock()
         && let Some(files) = map.get(root)
@@ -437,27 +447,74 @@ pub fn imported_files(file: &Path, facts: &FileFacts, root: &Path) -> Vec<PathBu
     out
 }
 
+type Graphs = std::sync::Mutex<HashMap<PathBuf, std::sync::Arc<Graph>>>;
+static GRAPHS: std::sync::OnceLock<Graphs> = std::sync::OnceLock::new();
+type Walks = std::sync::Mutex<HashMap<PathBuf, std::sync::Arc<Vec<PathBuf>>>>;
+static WALKS: std::sync::OnceLock<Walks> = std::sync::OnceLock::new();
+
+/// Forget the walks and import graphs of every project (files were added or removed; a
+/// long-lived client such as a language server calls this when the workspace changes).
+pub fn forget_projects() {
+    if let Some(g) = GRAPHS.get()
+        && let Ok(mut g) = g.lock()
+    {
+        g.clear();
+    }
+    if let Some(w) = WALKS.get()
+        && let Ok(mut w) = w.lock()
+    {
+        w.clear();
+    }
+}
+
+/// A project's import graph: who imports each file, and which files are scripts.
+struct Graph {
+    users: HashMap<PathBuf, Vec<PathBuf>>,
+    /// Every scanned file: whether it is a script (a `__main__` block, or top-level code
+    /// outside a package: a package's modules run code at import time, registries and logging
+    /// set-up, and are no scripts).
+    scripts: HashMap<PathBuf, bool>,
+}
+
+/// The import graph of the project at `root`, made once per process (flake8 and the CLI check
+/// a tree that does not change while they run).
+fn graph_of(root: &Path) -> std::sync::Arc<Graph> {
+    use std::sync::{Arc, Mutex};
+    let graphs = GRAPHS.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Ok(map) = graphs.lock()
+        && let Some(g) = map.get(root)
+    {
+        return g.clone();
+    }
+    let mut users: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
+    let mut scripts = HashMap::new();
+    for f in project_files_cached(root).iter() {
+        let Some(x) = facts_of(f, root) else { continue };
+        for dep in &x.1 {
+            if dep != f {
+                users.entry(dep.clone()).or_default().push(f.clone());
+            }
+        }
+        scripts.insert(f.clone(), x.0.main_block || (x.0.script && package_of(f).is_none()));
+    }
+    let g = Arc::new(Graph { users, scripts });
+    if let Ok(mut map) = graphs.lock() {
+        map.insert(root.to_path_buf(), g.clone());
+    }
+    g
+}
+
 /// The project's scripts that import the checked file, directly or through other project
 /// modules, nearest first (then by path), at most `MAX_IMPORTER_ENTRIES`: they run as entries
 /// of the checked file, so that a bug in it that only the script's concrete sizes show is
 /// reported where torch raises.
 pub fn importer_scripts(paths: &ProjectPaths) -> Vec<PathBuf> {
     let Some(root) = paths.root.clone() else { return Vec::new() };
-    let files = project_files_cached(&root);
-    if !files.contains(&paths.file) {
+    let graph = graph_of(&root);
+    if !graph.scripts.contains_key(&paths.file) {
         return Vec::new();
     }
-    let mut facts = HashMap::new();
-    let mut users: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
-    for f in files.iter() {
-        let Some(x) = facts_of(f, &root) else { continue };
-        for dep in &x.1 {
-            if dep != f {
-                users.entry(dep.clone()).or_default().push(f.clone());
-            }
-        }
-        facts.insert(f.clone(), x);
-    }
+    let users = &graph.users;
     // breadth first over "is imported by", from the checked file
     let mut seen = std::collections::HashSet::from([paths.file.clone()]);
     let mut level = vec![paths.file.clone()];
@@ -473,7 +530,10 @@ pub fn importer_scripts(paths: &ProjectPaths) -> Vec<PathBuf> {
         }
         next.sort();
         for u in &next {
-            if out.len() < MAX_IMPORTER_ENTRIES && facts.get(u).is_some_and(|x| x.0.script) {
+            // a script: a `__main__` block, or top-level code outside a package (a package's
+            // modules run code at import time: registries, logging set-up)
+            let script = graph.scripts.get(u).copied().unwrap_or(false);
+            if out.len() < MAX_IMPORTER_ENTRIES && script {
                 out.push(u.clone());
             }
         }

@@ -199,8 +199,16 @@ impl Facts {
         match a {
             Atom::Sym(id) => self.range(syms, *id),
             Atom::FloorDiv(n, d) => {
-                let n = self.interval(syms, n);
-                let d = self.interval(syms, d);
+                // (M*n') // (M*d') == n' // d' for the positive factors M both share
+                let (_, n, d) = self.cancel(syms, n, d);
+                if let (Some(a), Some(b)) = (n.as_const(), d.as_const())
+                    && let Some(q) = n.floordiv(&d).and_then(|q| q.as_const())
+                {
+                    let _ = (a, b);
+                    return Interval::point(q);
+                }
+                let n = self.interval(syms, &n);
+                let d = self.interval(syms, &d);
                 match (n.lo, n.hi, d.lo, d.hi) {
                     (Ext::Fin(nl), nh, Ext::Fin(dl), dh) if nl >= 0 && dl >= 1 => {
                         let lo = match dh {
@@ -216,14 +224,60 @@ impl Facts {
                     _ => Interval::top(),
                 }
             }
-            Atom::Mod(_, d) => {
-                let d = self.interval(syms, d);
-                match (d.lo, d.hi) {
+            Atom::Mod(n, d) => {
+                // (M*n') % (M*d') == M * (n' % d') for the positive factors M both share
+                let (m, n, d) = self.cancel(syms, n, d);
+                if let Some(r) = n.modulo(&d).and_then(|r| r.as_const()) {
+                    return self.interval(syms, &m).mul(Interval::point(r));
+                }
+                let d = self.interval(syms, &d);
+                let m = self.interval(syms, &m);
+                let r = match (d.lo, d.hi) {
                     (Ext::Fin(dl), Ext::Fin(dh)) if dl >= 1 => Interval { lo: Ext::Fin(0), hi: Ext::Fin(dh - 1) },
                     (Ext::Fin(dl), _) if dl >= 1 => Interval { lo: Ext::Fin(0), hi: Ext::PosInf },
-                    _ => Interval::top(),
+                    _ => return Interval::top(),
+                };
+                m.mul(r)
+            }
+        }
+    }
+
+    /// `n` and `d` without the factors every term of both shares that are positive (symbols of
+    /// positive range, and the gcd of all coefficients), and their product `M`.
+    fn cancel(&self, syms: &Symbols, n: &Poly, d: &Poly) -> (Poly, Poly, Poly) {
+        let mut nt: Vec<(Vec<poly::Atom>, i128)> = n.terms().map(|(m, c)| (m.clone(), *c)).collect();
+        let mut dt: Vec<(Vec<poly::Atom>, i128)> = d.terms().map(|(m, c)| (m.clone(), *c)).collect();
+        let mut factor = Poly::constant(1);
+        if nt.is_empty() || dt.is_empty() {
+            return (factor, n.clone(), d.clone());
+        }
+        loop {
+            let common = nt[0].0.iter().find(|a| {
+                matches!(a, poly::Atom::Sym(_))
+                    && nt.iter().chain(dt.iter()).all(|(m, _)| m.contains(a))
+                    && self.atom_interval(syms, a).lo >= Ext::Fin(1)
+            });
+            let Some(a) = common.cloned() else { break };
+            for (m, _) in nt.iter_mut().chain(dt.iter_mut()) {
+                if let Some(i) = m.iter().position(|x| *x == a) {
+                    m.remove(i);
                 }
             }
+            let poly::Atom::Sym(id) = a else { break };
+            match factor.mul(&Poly::sym(id)) {
+                Some(f) => factor = f,
+                None => return (Poly::constant(1), n.clone(), d.clone()),
+            }
+        }
+        fn gcd(a: i128, b: i128) -> i128 {
+            if b == 0 { a.abs() } else { gcd(b, a % b) }
+        }
+        let g = nt.iter().chain(dt.iter()).fold(0, |g, (_, c)| gcd(g, *c));
+        let rebuild = |t: &[(Vec<poly::Atom>, i128)], g: i128| Poly::from_terms(t.iter().map(|(m, c)| (m.clone(), c / g)));
+        let g = g.max(1);
+        match factor.mul(&Poly::constant(g)) {
+            Some(f) => (f, rebuild(&nt, g), rebuild(&dt, g)),
+            None => (Poly::constant(1), n.clone(), d.clone()),
         }
     }
 
@@ -248,7 +302,7 @@ impl Facts {
             Rel::Eq => {
                 if iv.lo == zero && iv.hi == zero {
                     Tri::True
-                } else if iv.lo > zero || iv.hi < zero {
+                } else if iv.lo > zero || iv.hi < zero || !self.integer_solvable(syms, &p) {
                     Tri::False
                 } else {
                     Tri::Unknown
@@ -274,6 +328,29 @@ impl Facts {
                 }
             }
         }
+    }
+
+    /// Whether `p == 0` has an integer solution as far as divisibility tells, after dividing
+    /// out the factors every term shares that cannot be 0 (`N*32*h*w - N*784`: `N >= 1`, so
+    /// `32*h*w == 784`, which has none).
+    fn integer_solvable(&self, syms: &Symbols, p: &Poly) -> bool {
+        let mut terms: Vec<(Vec<poly::Atom>, i128)> = p.terms().map(|(m, c)| (m.clone(), *c)).collect();
+        loop {
+            let Some(first) = terms.first() else { return true };
+            let common = first.0.iter().find(|a| {
+                terms.iter().all(|(m, _)| m.contains(a)) && {
+                    let iv = self.atom_interval(syms, a);
+                    iv.lo > Ext::Fin(0) || iv.hi < Ext::Fin(0)
+                }
+            });
+            let Some(a) = common.cloned() else { break };
+            for (m, _) in terms.iter_mut() {
+                if let Some(i) = m.iter().position(|x| *x == a) {
+                    m.remove(i);
+                }
+            }
+        }
+        gcd_divides(&terms)
     }
 
     /// Decide `a op b`.
@@ -374,9 +451,50 @@ pub fn describe_cond(syms: &Symbols, c: &Cond) -> String {
     format!("{} {} {}", lhs.display(syms), op, rhs.display(syms))
 }
 
+/// Whether `c0 + sum(c_i * m_i) == 0` can hold for integer monomials `m_i` (symbols are dims
+/// and ints, `//` and `%` atoms are integers): the gcd of the `c_i` must divide `c0`
+/// (`32*H*W == 784` cannot hold: 784 is not a multiple of 32).
+fn gcd_divides(terms: &[(Vec<poly::Atom>, i128)]) -> bool {
+    fn gcd(a: i128, b: i128) -> i128 {
+        if b == 0 { a.abs() } else { gcd(b, a % b) }
+    }
+    let mut g = 0i128;
+    let mut c0 = 0i128;
+    for (mono, coef) in terms {
+        if mono.is_empty() {
+            c0 += *coef;
+        } else {
+            g = gcd(g, *coef);
+        }
+    }
+    g == 0 || c0 % g == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_equation_without_integer_solutions_is_false() {
+        let mut syms = Symbols::default();
+        let h = syms.fresh("H", 1);
+        let w = syms.fresh("W", 1);
+        let f = Facts::default();
+        let lhs = Poly::constant(32).mul(&h).unwrap().mul(&w).unwrap();
+        assert_eq!(f.compare(&syms, &lhs, Rel::Eq, &Poly::constant(784)), Tri::False, "784 / 32 is not an integer");
+        assert_eq!(f.compare(&syms, &lhs, Rel::Eq, &Poly::constant(1568)), Tri::Unknown, "H*W = 49 may hold");
+        let n = syms.fresh("N", 1);
+        let nlhs = lhs.mul(&n).unwrap();
+        assert_eq!(f.compare(&syms, &nlhs, Rel::Eq, &Poly::constant(784).mul(&n).unwrap()), Tri::False, "N >= 1 divides out");
+        // shared positive factors cancel in `//` and `%`: (50*H*W) // (4*H*W) is 12, the
+        // remainder 2*H*W
+        let hw = h.mul(&w).unwrap();
+        let (n50, d4) = (Poly::constant(50).mul(&hw).unwrap(), Poly::constant(4).mul(&hw).unwrap());
+        assert_eq!(f.compare(&syms, &n50.floordiv(&d4).unwrap(), Rel::Eq, &Poly::constant(12)), Tri::True);
+        assert_eq!(f.compare(&syms, &n50.modulo(&d4).unwrap(), Rel::Eq, &Poly::constant(0)), Tri::False);
+        let two_h = Poly::constant(2).mul(&h).unwrap();
+        assert_eq!(f.compare(&syms, &two_h.add(&Poly::constant(4).mul(&w).unwrap()).unwrap(), Rel::Eq, &Poly::constant(7)), Tri::False);
+    }
 
     #[test]
     fn decides_linear_facts() {

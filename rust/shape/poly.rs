@@ -45,6 +45,17 @@ impl Poly {
         Poly { terms: Rc::new(terms) }
     }
 
+    /// The polynomial with these terms (monomials sorted or not, equal ones added up).
+    pub fn from_terms(terms: impl Iterator<Item = (Mono, i128)>) -> Poly {
+        let mut out: BTreeMap<Mono, i128> = BTreeMap::new();
+        for (mut m, c) in terms {
+            m.sort();
+            *out.entry(m).or_insert(0) += c;
+        }
+        out.retain(|_, c| *c != 0);
+        Poly::of(out)
+    }
+
     pub fn sym(id: SymId) -> Poly {
         Poly::atom(Atom::Sym(id))
     }

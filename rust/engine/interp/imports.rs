@@ -18,6 +18,10 @@ use crate::value::*;
 
 /// The hidden kind of the `sys.modules` object.
 const SYS_MODULES: &str = "sys.modules";
+/// Interpreter steps one imported module's top level may take, and all of them together in one
+/// analysis; beyond, the module's remaining names (or the modules imported after) are Unknown.
+const MODULE_STEPS: u64 = 3_000;
+const IMPORT_STEPS: u64 = 16_000;
 
 impl<'a> Interp<'a> {
     /// `import a.b.c` (binds `a`) and `import a.b.c as x` (binds `x` to `a.b.c`).
@@ -166,10 +170,14 @@ impl<'a> Interp<'a> {
     /// the modules' values. A path on which a module's body fails everywhere ends there.
     fn import_chain(&mut self, st: State, chain: &[Found], span: Span) -> Vec<(State, Vec<Value>)> {
         let mut acc = vec![(st, Vec::<Value>::new())];
-        for f in chain {
+        for (i, f) in chain.iter().enumerate() {
+            // a package on the way to the module imported is bound, its `__init__` not run
+            // (libraries' `__init__`s import everything they have; what a submodule needs of
+            // its package it imports itself), unless it ran already
+            let run_body = i + 1 == chain.len() || f.package_dir.is_none();
             let mut next = Vec::new();
             for (st, mods) in acc {
-                for (mut st, v) in self.import_module(st, f, span) {
+                for (mut st, v) in self.import_module(st, f, run_body, span) {
                     if let (Some(Value::Ref(parent)), Value::Ref(_)) = (mods.last(), &v) {
                         let short: Name = Rc::from(f.name.rsplit('.').next().unwrap_or(&f.name));
                         if let Obj::Scope { vars, .. } = st.get_mut_var(*parent, &short) {
@@ -187,10 +195,22 @@ impl<'a> Interp<'a> {
     }
 
     /// Import one project module on this path: the one in `sys.modules`, or a new scope in
-    /// which its body runs (the checked file's own IR when another module imports it).
-    fn import_module(&mut self, mut st: State, f: &Found, _span: Span) -> Vals {
+    /// which its body runs (the checked file's own IR when another module imports it). Without
+    /// `run_body` (a package passed through), an empty package scope that `sys.modules` does
+    /// not keep.
+    fn import_module(&mut self, mut st: State, f: &Found, run_body: bool, _span: Span) -> Vals {
         if let Some(v) = self.sys_module(&st, &f.name) {
             return vec![(st, v)];
+        }
+        if self.import_steps > IMPORT_STEPS {
+            return vec![(st, Value::Unknown)];
+        }
+        if !run_body {
+            let mut vars = BTreeMap::new();
+            vars.insert(Name::from("__name__"), Value::Str(Some(Rc::from(f.name.as_str()))));
+            vars.insert(Name::from("__package__"), Value::Str(Some(Rc::from(f.name.as_str()))));
+            let scope = st.alloc(Obj::Scope { vars, parent: None });
+            return vec![(st, Value::Ref(scope))];
         }
         let main = self.main_module;
         let loaded: Option<Rc<Module>>;
@@ -224,11 +244,46 @@ impl<'a> Interp<'a> {
         }
         let Some(body) = body else { return vec![(st, v)] };
         let mctx = Ctx { scope, module_scope: scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
-        self.block(&body.body, st, &mctx)
+        self.run_module_body(&body.body, st, &mctx)
             .into_iter()
             .filter(|(_, flow)| *flow == Flow::Normal)
             .map(|(s, _)| (s, v.clone()))
             .collect()
+    }
+
+    /// A module's top level, statement by statement, within the import budgets: once the module
+    /// has spent `MODULE_STEPS`, or all imports `IMPORT_STEPS`, the names the rest would bind
+    /// are Unknown (a library's module can build large tables at import time).
+    fn run_module_body(&mut self, body: &[Stmt], st: State, ctx: &Ctx) -> Paths {
+        let start = self.steps;
+        let mut live = vec![st];
+        for (i, s) in body.iter().enumerate() {
+            let spent = self.steps - start;
+            if spent > MODULE_STEPS || self.import_steps + spent > IMPORT_STEPS {
+                let mut rest = Vec::new();
+                super::assigned_names(&body[i..], &mut rest);
+                for st in live.iter_mut() {
+                    for n in &rest {
+                        self.set_var(st, ctx, n, Value::Unknown);
+                    }
+                }
+                break;
+            }
+            let mut next = Vec::new();
+            for st in live {
+                for (st, flow) in self.block(std::slice::from_ref(s), st, ctx) {
+                    if flow == Flow::Normal {
+                        next.push(st);
+                    }
+                }
+            }
+            live = next;
+            if live.is_empty() || self.abandoned {
+                break;
+            }
+        }
+        self.import_steps += self.steps - start;
+        live.into_iter().map(|s| (s, Flow::Normal)).collect()
     }
 
     /// The `sys.modules` object (made on first use when the entry did not make it).
@@ -265,7 +320,7 @@ impl<'a> Interp<'a> {
         {
             let f = f.clone();
             let mut out = Vec::new();
-            for (mut st, v) in self.import_module(st, &f, span) {
+            for (mut st, v) in self.import_module(st, &f, true, span) {
                 if let (Some(Value::Ref(parent)), Value::Ref(_)) = (module, &v)
                     && let Obj::Scope { vars, .. } = st.get_mut_var(*parent, n)
                 {

@@ -176,6 +176,8 @@ pub struct Interp<'a> {
     pub project: crate::engine::project::Project,
     /// The `sys.modules` object of the current entry (`imports.rs`).
     pub sys_modules: Option<ObjId>,
+    /// Interpreter steps spent running imported modules' top levels (`imports.rs` budgets).
+    pub import_steps: u64,
     /// The checked file's IR, run as a module when another project module imports it.
     pub main_module: Option<&'a Module>,
 }
@@ -256,6 +258,7 @@ impl<'a> Interp<'a> {
             user_site: None,
             project: crate::engine::project::Project::new(settings.project.clone()),
             sys_modules: None,
+            import_steps: 0,
             main_module: None,
         }
     }

@@ -298,15 +298,18 @@ pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, spa
         // training is checked; a bool or floating mask
         let (Some(ms), Value::Tensor(mt), Some(bf)) = (shape_of(&st, Some(m)), m, flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
         let floating = mt.dtype.is_some_and(|d| d == DType::Bool || d.is_floating());
-        if !super::layers::is_training(l, span) || !floating {
-            return vec![(st, Value::Unknown)];
-        }
         let want = if s.dims.len() == 3 {
             let (si, bi) = seq_batch(bf);
             vec![s.dims[bi].clone(), s.dims[si].clone()]
         } else {
             vec![s.dims[0].clone()]
         };
+        if !super::layers::is_training(l, span) || !floating {
+            // a mode the model cannot tell: a mask of the right shape gives the output in
+            // either mode; anything else is Unknown
+            let fits = floating && ms.dims.len() == want.len() && ms.dims.iter().zip(&want).all(|(a, w)| cx.dim_eq(&st, a, w) == Tri::True);
+            return vec![(st, if fits { tensor_value(s, t.dtype) } else { Value::Unknown })];
+        }
         let (mshown, wshown) = (cx.show_shape(&st, &ms), cx.show_shape(&st, &Shape::known(want.clone())));
         if !expect_rank(cx, &st, span, ms.dims.len() == want.len(), || LayerInputRankMismatch::MaskShape { op: what.clone(), name: "src_key_padding_mask".into(), mask: mshown.clone(), want: wshown.clone() }) {
             return Vec::new();
