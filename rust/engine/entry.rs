@@ -51,6 +51,10 @@ pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a 
 fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mut Vec<Undecided>) -> (Vec<Finding>, Stats) {
     let mut stats = Stats::default();
     let mut findings: Vec<Finding> = Vec::new();
+    // the forward entries' findings go after those of the runs with the program's own values
+    // (the script, the scripts that import it): at a site both report, the concrete one is
+    // kept (`one_per_site`), which is the error torch raises for the program as run
+    let mut forward_findings: Vec<Finding> = Vec::new();
 
     // 1. the script
     let mut st = State::new();
@@ -134,7 +138,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             stats.abandoned += 1;
             continue;
         }
-        findings.extend(report::findings_from(&interp, &interp.outcomes));
+        forward_findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
     // 3. the project's scripts that import the checked file: its bugs that only their concrete
@@ -172,6 +176,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     }
     stats.steps = interp.steps;
     stats.max_paths = interp.paths_high_water;
+    findings.extend(forward_findings);
     report::one_per_site(&mut findings);
     (findings, stats)
 }

@@ -169,7 +169,10 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
             continue;
         }
         let all_fail = fails.len() == os.len();
-        let untainted = fails.iter().find(|o| !o.tainted);
+        // the preferred reading of each assumption first (the batched rank: its error is the
+        // one torch raises for the batch the program feeds)
+        let fallbacks = |o: &Outcome| o.branches.iter().filter(|b| matches!(b, Branch::Assume(_, side, _) if *side > 0)).count();
+        let untainted = fails.iter().filter(|o| !o.tainted).min_by_key(|o| fallbacks(o));
         // A failure reached only through opaque choices counts when every path reaching the
         // site fails and, at each assumption about an unknown input on the way, every
         // alternative reached the site and failed there (otherwise an earlier error under
