@@ -41,19 +41,16 @@ FLAKE8_TIMEOUT_S = 120
 # - word_lm: the corpus length comes out of loops over in-code strings (values after loops);
 # - transformer_cls/mask_batch_len, no_batch_first: the padding-mask check needs the layer to
 #   be known in training mode (the script sets it with model.train(flag)); mode tracking is
-#   issue 12;
-# - finetune_imagefolder: ImageFolder is not modelled (its images are Unknown).
+#   issue 12.
 XFAIL_ANALYZER = {
     "word_lm/init_hidden_ninp", "word_lm/decoder_ninp", "word_lm/tied_default",
     "word_lm/target_not_flat", "word_lm/seq_len_bptt", "word_lm/eval_hidden_batch",
     "word_lm/batchify_not_contiguous",
     "transformer_cls/mask_batch_len", "transformer_cls/no_batch_first",
-    "finetune_imagefolder/resnet50_features", "finetune_imagefolder/head_last_in",
-    "finetune_imagefolder/batchnorm2d_head", "finetune_imagefolder/max_dim",
 }
 XFAIL_REASON = "not found yet (see XFAIL_ANALYZER)"
 # What else a project's mutants need before their analyzer tests can pass (added to the reason).
-ALSO_NEEDED = {"finetune_imagefolder": "ImageFolder modelled: its images are Unknown today"}
+ALSO_NEEDED: dict[str, str] = {}
 
 FINDING = re.compile(r"^(?P<path>.*?):(?P<row>\d+):(?P<col>\d+): (?P<code>[A-Z]+\d+) (?P<text>.*)$")
 

@@ -90,6 +90,7 @@ fn defining_module(name: &str) -> Option<&'static str> {
         "MNIST" | "FashionMNIST" | "KMNIST" => "mnist",
         "CIFAR10" | "CIFAR100" => "cifar",
         "SVHN" => "svhn",
+        "ImageFolder" => "folder",
         _ => return None,
     })
 }
@@ -195,6 +196,18 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         };
         let item = sample(img, label, b.get("transform"));
         let v = ns(&mut st, "Dataset", vec![("item", item), ("len", size)]);
+        return vec![(st, v)];
+    }
+    if name == "ImageFolder" {
+        // RGB images of sizes the files decide (the default loader), a class index, and as
+        // many samples as files: the crop or resize of the transform decides the size
+        let image = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(3), Value::Unknown, Value::Unknown]));
+        let img = match b.get("transform") {
+            None | Some(Value::None) => Value::Unknown,
+            Some(t) => apply_transform(cx, &st, t, image),
+        };
+        let item = sample(img, label, b.get("transform"));
+        let v = ns(&mut st, "Dataset", vec![("item", item), ("len", Value::Unknown)]);
         return vec![(st, v)];
     }
     let (c, h, w, train_len, test_len): (i128, i128, i128, i128, i128) = match name {
@@ -380,10 +393,12 @@ fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value 
             let hw = match &size {
                 Some(Value::Int(p)) => {
                     if &*name == "Resize" {
-                        // Resize(int) keeps the aspect ratio: only square inputs are exact
+                        // Resize(int) keeps the aspect ratio: only square inputs of a known
+                        // size are exact; others become an image of unknown size
                         match pil(&x) {
-                            Some((_, h, w)) if h == w => Some((Value::Int(p.clone()), Value::Int(p.clone()))),
-                            _ => None,
+                            Some((_, h, w)) if h == w && h.as_int().is_some() => Some((Value::Int(p.clone()), Value::Int(p.clone()))),
+                            Some(_) => Some((Value::Unknown, Value::Unknown)),
+                            None => None,
                         }
                     } else {
                         Some((Value::Int(p.clone()), Value::Int(p.clone())))
@@ -593,6 +608,9 @@ pub const APIS: &[Decl] = &[
     Decl::function("torchvision.datasets.CIFAR100", "~root, train=True, transform=None, target_transform=None, ~download=False"),
     // the length of a split is not modelled (Unknown for every split)
     Decl::function("torchvision.datasets.SVHN", "~root, ~split=\"train\", transform=None, target_transform=None, ~download=False"),
+    // the default loader's RGB images (a custom `loader` is not modelled); the number of files
+    // is not known
+    Decl::function("torchvision.datasets.ImageFolder", "~root, transform=None, target_transform=None, ~is_valid_file=None, ~allow_empty=False"),
     // transforms: applied to a dataset's PIL image (a direct call is not modelled)
     Decl::module("torchvision.transforms.Compose", "transforms", "img"),
     Decl::module("torchvision.transforms.ToTensor", "", "pic"),
