@@ -30,8 +30,8 @@ use crate::parse::SourceLines;
 pub const FIRST_FILE: u32 = 64;
 /// At most this many project files, of at most `MAX_LOADED_BYTES` in all, are loaded in one
 /// analysis (a library's module graph is large; a user's project far smaller).
-pub const MAX_MODULES: usize = 32;
-pub const MAX_LOADED_BYTES: usize = 1 << 19;
+pub const MAX_MODULES: usize = 24;
+pub const MAX_LOADED_BYTES: usize = 1 << 18;
 /// Larger files are not loaded (their import is Unknown).
 pub const MAX_FILE_BYTES: u64 = 2 << 20;
 

@@ -397,6 +397,17 @@ pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str
     }
 }
 
+/// `text.split()` (runs of whitespace, as Python counts it: also `\x1c`-`\x1f`) or
+/// `text.split(sep)` for a known, non-empty separator: the parts, when at most 512.
+pub fn split(text: &str, args: &[Value]) -> Option<Vec<Value>> {
+    let parts: Vec<&str> = match args {
+        [] | [Value::None] => text.split(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)).filter(|p| !p.is_empty()).collect(),
+        [Value::Str(Some(sep))] if !sep.is_empty() => text.split(&**sep).collect(),
+        _ => return None,
+    };
+    (parts.len() <= 512).then(|| parts.into_iter().map(|p| Value::Str(Some(Rc::from(p)))).collect())
+}
+
 /// Methods of strings: the few whose result is decided.
 pub fn str_method(s: &Option<Rc<str>>, name: &str, args: &[Value]) -> Value {
     match name {

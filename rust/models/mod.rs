@@ -307,6 +307,14 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             }
             vec![(st, Value::Unknown)]
         }
+        Value::Str(Some(text)) if name == "split" && kwargs.is_empty() => {
+            let mut st = st;
+            let v = match builtins::split(text, &args) {
+                Some(parts) => Value::Ref(st.alloc(Obj::List(parts))),
+                None => Value::Unknown,
+            };
+            vec![(st, v)]
+        }
         Value::Str(s) => vec![(st, builtins::str_method(s, name, &args))],
         // tuple methods (`index`, `count`) and the rest are not modelled
         _ => vec![(st, Value::Unknown)],

@@ -20,8 +20,8 @@ use crate::value::*;
 const SYS_MODULES: &str = "sys.modules";
 /// Interpreter steps one imported module's top level may take, and all of them together in one
 /// analysis; beyond, the module's remaining names (or the modules imported after) are Unknown.
-const MODULE_STEPS: u64 = 3_000;
-const IMPORT_STEPS: u64 = 16_000;
+const MODULE_STEPS: u64 = 2_000;
+const IMPORT_STEPS: u64 = 8_000;
 
 impl<'a> Interp<'a> {
     /// `import a.b.c` (binds `a`) and `import a.b.c as x` (binds `x` to `a.b.c`).
