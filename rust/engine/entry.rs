@@ -156,11 +156,8 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         interp.undecided.clear();
         stats.entries += 1;
         let mut st = State::new();
-        let mut vars = BTreeMap::new();
-        vars.insert(ir::Name::from("__file__"), Value::Str(Some(std::rc::Rc::from(script.to_string_lossy().as_ref()))));
         let package = crate::engine::project::package_of(&script).unwrap_or_default();
-        vars.insert(ir::Name::from("__package__"), Value::Str(Some(std::rc::Rc::from(package.as_str()))));
-        let scope = st.alloc(Obj::Scope { vars, parent: None });
+        let scope = super::interp::module_scope(&mut st, None, &package, Some(&script));
         interp.begin_sys_modules(&mut st);
         let sctx = Ctx { scope, module_scope: scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
         let _ = interp.block(&module.body, st, &sctx);

@@ -363,23 +363,6 @@ pub fn project_files(root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// `project_files`, walked once per process and root (flake8 and the CLI check a tree that
-/// does not change while they run; `forget_projects` starts again).
-pub fn project_files_cached(root: &Path) -> std::sync::Arc<Vec<PathBuf>> {
-    use std::sync::{Arc, Mutex};
-    let walks = WALKS.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Ok(map) = walks.lock()
-        && let Some(files) = map.get(root)
-    {
-        return files.clone();
-    }
-    let files = Arc::new(project_files(root));
-    if let Ok(mut map) = walks.lock() {
-        map.insert(root.to_path_buf(), files.clone());
-    }
-    files
-}
-
 /// The facts of the file at `path` and the project files it imports (`imported_files`),
 /// kept per process and made again when its size or modification time changes (flake8
 /// checks many files of one project in each process). A module added since is seen by the
@@ -449,21 +432,14 @@ pub fn imported_files(file: &Path, facts: &FileFacts, root: &Path) -> Vec<PathBu
 
 type Graphs = std::sync::Mutex<HashMap<PathBuf, std::sync::Arc<Graph>>>;
 static GRAPHS: std::sync::OnceLock<Graphs> = std::sync::OnceLock::new();
-type Walks = std::sync::Mutex<HashMap<PathBuf, std::sync::Arc<Vec<PathBuf>>>>;
-static WALKS: std::sync::OnceLock<Walks> = std::sync::OnceLock::new();
 
-/// Forget the walks and import graphs of every project (files were added or removed; a
+/// Forget the import graphs (and so the file lists) of every project (files were added or removed; a
 /// long-lived client such as a language server calls this when the workspace changes).
 pub fn forget_projects() {
     if let Some(g) = GRAPHS.get()
         && let Ok(mut g) = g.lock()
     {
         g.clear();
-    }
-    if let Some(w) = WALKS.get()
-        && let Ok(mut w) = w.lock()
-    {
-        w.clear();
     }
 }
 
@@ -488,7 +464,7 @@ fn graph_of(root: &Path) -> std::sync::Arc<Graph> {
     }
     let mut users: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
     let mut scripts = HashMap::new();
-    for f in project_files_cached(root).iter() {
+    for f in project_files(root).iter() {
         let Some(x) = facts_of(f, root) else { continue };
         for dep in &x.1 {
             if dep != f {

@@ -201,10 +201,7 @@ impl Facts {
             Atom::FloorDiv(n, d) => {
                 // (M*n') // (M*d') == n' // d' for the positive factors M both share
                 let (_, n, d) = self.cancel(syms, n, d);
-                if let (Some(a), Some(b)) = (n.as_const(), d.as_const())
-                    && let Some(q) = n.floordiv(&d).and_then(|q| q.as_const())
-                {
-                    let _ = (a, b);
+                if let Some(q) = n.floordiv(&d).and_then(|q| q.as_const()) {
                     return Interval::point(q);
                 }
                 let n = self.interval(syms, &n);
@@ -269,10 +266,7 @@ impl Facts {
                 None => return (Poly::constant(1), n.clone(), d.clone()),
             }
         }
-        fn gcd(a: i128, b: i128) -> i128 {
-            if b == 0 { a.abs() } else { gcd(b, a % b) }
-        }
-        let g = nt.iter().chain(dt.iter()).fold(0, |g, (_, c)| gcd(g, *c));
+        let g = nt.iter().chain(dt.iter()).fold(0, |g, (_, c)| poly::gcd(g, *c));
         let rebuild = |t: &[(Vec<poly::Atom>, i128)], g: i128| Poly::from_terms(t.iter().map(|(m, c)| (m.clone(), c / g)));
         let g = g.max(1);
         match factor.mul(&Poly::constant(g)) {
@@ -455,16 +449,13 @@ pub fn describe_cond(syms: &Symbols, c: &Cond) -> String {
 /// and ints, `//` and `%` atoms are integers): the gcd of the `c_i` must divide `c0`
 /// (`32*H*W == 784` cannot hold: 784 is not a multiple of 32).
 fn gcd_divides(terms: &[(Vec<poly::Atom>, i128)]) -> bool {
-    fn gcd(a: i128, b: i128) -> i128 {
-        if b == 0 { a.abs() } else { gcd(b, a % b) }
-    }
     let mut g = 0i128;
     let mut c0 = 0i128;
     for (mono, coef) in terms {
         if mono.is_empty() {
             c0 += *coef;
         } else {
-            g = gcd(g, *coef);
+            g = poly::gcd(g, *coef);
         }
     }
     g == 0 || c0 % g == 0

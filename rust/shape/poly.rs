@@ -25,6 +25,11 @@ pub struct Poly {
     terms: Rc<BTreeMap<Mono, i128>>,
 }
 
+/// The greatest common divisor of `a` and `b` (non-negative; `gcd(0, 0) == 0`).
+pub fn gcd(a: i128, b: i128) -> i128 {
+    if b == 0 { a.abs() } else { gcd(b, a % b) }
+}
+
 /// Coefficients stay far from overflow: beyond this a result is unknown.
 const LIMIT: i128 = 1 << 100;
 
@@ -125,9 +130,6 @@ impl Poly {
 
     /// The gcd of the coefficients (0 for the zero polynomial).
     fn content(&self) -> i128 {
-        fn gcd(a: i128, b: i128) -> i128 {
-            if b == 0 { a.abs() } else { gcd(b, a % b) }
-        }
         self.terms.values().fold(0, |g, c| gcd(g, *c))
     }
 

@@ -206,10 +206,7 @@ impl<'a> Interp<'a> {
             return vec![(st, Value::Unknown)];
         }
         if !run_body {
-            let mut vars = BTreeMap::new();
-            vars.insert(Name::from("__name__"), Value::Str(Some(Rc::from(f.name.as_str()))));
-            vars.insert(Name::from("__package__"), Value::Str(Some(Rc::from(f.name.as_str()))));
-            let scope = st.alloc(Obj::Scope { vars, parent: None });
+            let scope = module_scope(&mut st, Some(&f.name), &f.name, None);
             return vec![(st, Value::Ref(scope))];
         }
         let main = self.main_module;
@@ -229,13 +226,7 @@ impl<'a> Interp<'a> {
             },
         };
         let package = if f.package_dir.is_some() { f.name.clone() } else { f.name.rsplit_once('.').map(|(p, _)| p.to_string()).unwrap_or_default() };
-        let mut vars = BTreeMap::new();
-        vars.insert(Name::from("__name__"), Value::Str(Some(Rc::from(f.name.as_str()))));
-        vars.insert(Name::from("__package__"), Value::Str(Some(Rc::from(package.as_str()))));
-        if let Some(p) = &f.file {
-            vars.insert(Name::from("__file__"), Value::Str(Some(Rc::from(p.to_string_lossy().as_ref()))));
-        }
-        let scope = st.alloc(Obj::Scope { vars, parent: None });
+        let scope = module_scope(&mut st, Some(&f.name), &package, f.file.as_deref());
         let v = Value::Ref(scope);
         let modules = self.sys_modules_of(&mut st);
         let key: Name = Rc::from(f.name.as_str());
@@ -352,4 +343,19 @@ impl<'a> Interp<'a> {
             self.set_var(st, ctx, &n, v);
         }
     }
+}
+
+/// A new module scope: its `__name__` (none for a script run as `__main__`: the builtin then
+/// answers), `__package__` and `__file__`, which its relative imports start from (`importer`).
+pub fn module_scope(st: &mut State, name: Option<&str>, package: &str, file: Option<&std::path::Path>) -> ObjId {
+    let text = |s: &str| Value::Str(Some(Rc::from(s)));
+    let mut vars = BTreeMap::new();
+    if let Some(n) = name {
+        vars.insert(Name::from("__name__"), text(n));
+    }
+    vars.insert(Name::from("__package__"), text(package));
+    if let Some(p) = file {
+        vars.insert(Name::from("__file__"), text(&p.to_string_lossy()));
+    }
+    st.alloc(Obj::Scope { vars, parent: None })
 }

@@ -47,6 +47,7 @@ mod ops;
 mod stmt;
 
 pub use expr::{const_value, module_value};
+pub use imports::module_scope;
 pub use loops::{UNROLL, assigned_names};
 use expr::builtin;
 use stmt::collect_globals;
