@@ -41,11 +41,33 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
             }
             Some(Value::Str(Some(s))) => Value::int(s.chars().count() as i128),
             Some(v @ (Value::Ref(_) | Value::Tuple(_))) => match v {
-                Value::Ref(id) => match st.get(*id) {
+                Value::Ref(id) => match st.get(*id).clone() {
                     Obj::List(items) => Value::int(items.len() as i128),
                     Obj::Dict(items) if !items.iter().any(|(k, _)| k.is_unknown()) => Value::int(items.len() as i128),
                     Obj::Container { items, .. } => Value::int(items.len() as i128),
-                    _ => Value::Unknown,
+                    Obj::Namespace { .. } if crate::models::torch::data::is_data_ns(&st, v) => match crate::models::torch::data::len_of(&st, v) {
+                        Some(n) => Value::Int(n),
+                        None => Value::Int(cx.fresh_int_sym("n", 0)),
+                    },
+                    Obj::Instance { class, .. } => match cx.class_lookup(&st, class, "__len__") {
+                        // a user `__len__` with one outcome, an int
+                        Some((_, Value::Func(f))) => {
+                            let out = cx.call_closure(&f, vec![v.clone()], Vec::new(), st.clone(), span);
+                            match <[_; 1]>::try_from(out) {
+                                Ok([(s2, Value::Int(n))]) => {
+                                    st = s2;
+                                    Value::Int(n)
+                                }
+                                // no outcome: it raised (and said so); several: any int
+                                Err(out) if out.is_empty() => return Vec::new(),
+                                _ => Value::Int(cx.fresh_int_sym("n", 0)),
+                            }
+                        }
+                        _ => Value::Int(cx.fresh_int_sym("n", 0)),
+                    },
+                    // `len` returns an int or raises: an int of its own, so that every use of
+                    // this value is the same number (`nn.Embedding(n, d)` ... `view(-1, n)`)
+                    _ => Value::Int(cx.fresh_int_sym("n", 0)),
                 },
                 Value::Tuple(t) => Value::int(t.len() as i128),
                 _ => Value::Unknown,

@@ -88,6 +88,11 @@ pub fn is_subclassable(base: &str) -> bool {
 pub fn element_of(cx: &mut dyn ModelCtx, st: &mut State, it: &Value) -> Value {
     match it {
         Value::LibMethod(inner, name) if &**name == "<repeat>" => (**inner).clone(),
+        // a parameter of a module: a tensor whose shape and dtype are not followed
+        Value::LibMethod(_, name) if &**name == "<parameters>" => {
+            let var = cx.fresh_shape_var();
+            torch::tensor::tensor_value(Shape { prefix: Some(var), dims: Vec::new() }, None)
+        }
         // a tuple too long to unroll whose items are all equal (the parts of a split)
         Value::Tuple(items) if !items.is_empty() && items.iter().all(|x| *x == items[0]) => items[0].clone(),
         Value::Gen(..) => cx.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
@@ -96,6 +101,16 @@ pub fn element_of(cx: &mut dyn ModelCtx, st: &mut State, it: &Value) -> Value {
             Value::Tuple(Rc::new(vec![Value::Unknown, elem]))
         }
         _ => torch::data::batch_of(cx, st, it).unwrap_or(Value::Unknown),
+    }
+}
+
+/// Whether a heap object is a torch module: a library layer, a container, or an instance of
+/// a user class derived from `nn.Module` (or a modelled layer).
+fn is_module(cx: &dyn ModelCtx, st: &State, id: ObjId) -> bool {
+    match st.get(id) {
+        Obj::Layer(_) | Obj::Container { .. } => true,
+        Obj::Instance { class, .. } => cx.layer_base(st, *class).is_some() || cx.lib_base(st, *class).is_some_and(|b| b.starts_with("torch.nn.")),
+        _ => false,
     }
 }
 
@@ -254,6 +269,12 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 };
                 set_training(&mut st, id, &mode, 0);
                 return vec![(st, recv.clone())];
+            }
+            // `model.parameters()`: an iterator over the module's parameters, of shapes not
+            // followed here; `next(...)` of it (the idiom that takes the weights' dtype and
+            // device for a new state) is a tensor of unknown shape (`element_of`)
+            if name == "parameters" && args.is_empty() && kwargs.is_empty() && is_module(cx, &st, id) {
+                return vec![(st, Value::LibMethod(Box::new(recv.clone()), Rc::from("<parameters>")))];
             }
             // nn.Module methods that return the module itself
             if matches!(name, "to" | "cuda" | "cpu" | "train" | "eval" | "float" | "double" | "half" | "requires_grad_" | "apply") {

@@ -398,26 +398,30 @@ impl Tensor {
 
 /// Known strides: those of a contiguous tensor permuted by `perm` (dim `i` of the tensor is dim
 /// `perm[i]` of a contiguous base; the identity is a contiguous tensor). `origin` is the op that
-/// made it non-contiguous and its line, for messages; it is not part of equality.
+/// made it non-contiguous and where, for messages; it is not part of equality. `gaps`: the
+/// tensor is a slice of such a tensor (`x.t()[1:]`, `x[:, :3]`), whose strides keep the
+/// order of `perm` but may skip elements, so that fewer of its dims merge in a `view` than
+/// `perm` alone says.
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub perm: Rc<[u8]>,
-    pub origin: Option<(&'static str, usize)>,
+    pub origin: Option<(&'static str, crate::ir::Span)>,
+    pub gaps: bool,
 }
 
 impl PartialEq for Layout {
     fn eq(&self, o: &Layout) -> bool {
-        self.perm == o.perm
+        self.perm == o.perm && self.gaps == o.gaps
     }
 }
 
 impl Layout {
     /// A contiguous tensor of rank `rank`.
     pub fn contiguous(rank: usize) -> Layout {
-        Layout { perm: (0..rank as u8).collect(), origin: None }
+        Layout { perm: (0..rank as u8).collect(), origin: None, gaps: false }
     }
     pub fn is_contiguous(&self) -> bool {
-        self.perm.iter().enumerate().all(|(i, p)| *p as usize == i)
+        !self.gaps && self.perm.iter().enumerate().all(|(i, p)| *p as usize == i)
     }
 }
 

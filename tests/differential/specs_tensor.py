@@ -852,7 +852,77 @@ def _strided_views(n: int, seed: str, method: str) -> tuple:
     return tuple(out)
 
 
+def _sliced_views(n: int, seed: str, method: str) -> tuple:
+    """`view`/`reshape` of a basic slice (slices with bounds and steps, ints, `...`, `narrow`)
+    of a contiguous or permuted tensor: a slice keeps its input's strides, so a transposed
+    tensor stays transposed, and cutting a dim leaves gaps unless every dim outer to it in
+    memory has size 1 (`x.t()[1:3].view(-1)` raises, `x[1:].view(-1)` of a contiguous `x`
+    does not). Targets group the sliced dims as `_strided_views` does."""
+    r = random.Random(seed)
+    out = []
+    for _ in range(n):
+        rank = r.randint(2, 4)
+        s = [r.choice([2, 3, 4, 5]) if r.random() < 0.8 else 1 for _ in range(rank)]
+        perm = list(range(rank))
+        op = ""
+        kind = r.choice(["contiguous", "transpose", "transpose", "permute", "t"])
+        if kind == "permute":
+            r.shuffle(perm)
+            op = f".permute({fmt_shape(perm)})"
+        elif kind == "t" and rank == 2:
+            perm, op = [1, 0], ".t()"
+        elif kind in ("transpose", "t"):
+            a, b = r.sample(range(rank), 2)
+            perm[a], perm[b] = perm[b], perm[a]
+            op = f".transpose({a}, {b})"
+        ps = [s[i] for i in perm]
+        result = []
+        if r.random() < 0.2:
+            d = r.randrange(rank)
+            start = r.randrange(ps[d])
+            length = r.randint(1, ps[d] - start)
+            index = f".narrow({d}, {start}, {length})"
+            result = ps[:d] + [length] + ps[d + 1:]
+        else:
+            parts = []
+            for size in ps[: r.randint(1, rank)]:
+                c = r.random()
+                if c < 0.3:
+                    parts.append(":")
+                    result.append(size)
+                elif c < 0.55:
+                    lo, hi = sorted(r.sample(range(size + 1), 2)) if size > 1 else (0, 1)
+                    parts.append(f"{lo}:{hi}")
+                    result.append(len(range(size)[lo:hi]))
+                elif c < 0.75:
+                    parts.append("::2")
+                    result.append(len(range(size)[::2]))
+                else:
+                    parts.append(str(r.randrange(size)))
+            result += ps[len(parts):]
+            if r.random() < 0.15 and len(parts) < rank:
+                parts.append("...")
+            index = f"[{', '.join(parts)}]"
+        if not result or 0 in result:
+            continue
+        k = len(result)
+        cuts = sorted(r.sample(range(1, k), r.randint(0, k - 1))) if k > 1 else []
+        bounds = [0] + cuts + [k]
+        target = []
+        for lo, hi in zip(bounds, bounds[1:]):
+            prod = 1
+            for d in result[lo:hi]:
+                prod *= d
+            target.append(prod)
+        if r.random() < 0.3:
+            target[r.randrange(len(target))] = -1
+        out.append((f"x{op}{index}.{method}({fmt_shape(target)})", {"x": T(*s)}))
+    return tuple(out)
+
+
 PROVOKE["Tensor.view"] = PROVOKE.get("Tensor.view", ()) + _strided_views(160, "strided-view", "view")
+PROVOKE["Tensor.view"] = PROVOKE["Tensor.view"] + _sliced_views(160, "sliced-view", "view")
+PROVOKE["Tensor.reshape"] = PROVOKE.get("Tensor.reshape", ()) + _sliced_views(40, "sliced-reshape", "reshape")
 PROVOKE["Tensor.reshape"] = PROVOKE.get("Tensor.reshape", ()) + _strided_views(60, "strided-reshape", "reshape")
 
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]

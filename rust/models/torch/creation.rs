@@ -22,11 +22,13 @@ pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwarg
         "full" => fresh(full(cx, st, args, kwargs, span)),
         "randint" => fresh(randint(cx, st, args, kwargs, span)),
         "zeros_like" | "ones_like" | "rand_like" | "randn_like" | "empty_like" | "full_like" | "randint_like" => like(st, args, kwargs),
-        "linspace" | "logspace" => linspace(cx, st, f, args, kwargs, span),
-        "arange" => arange(cx, st, args, kwargs, span),
+        "linspace" | "logspace" => fresh(linspace(cx, st, f, args, kwargs, span)),
+        "arange" => fresh(arange(cx, st, args, kwargs, span)),
+        // of data (a list, a number): a fresh tensor
+        "tensor" | "as_tensor" if !matches!(args.first(), Some(Value::Tensor(_))) => fresh(super::shape_ops::tensor_literal(cx, st, args, kwargs, span)),
         "tensor" | "as_tensor" => super::shape_ops::tensor_literal(cx, st, args, kwargs, span),
-        "randperm" => randperm(st, args, kwargs, span),
-        "eye" => eye(st, args, kwargs),
+        "randperm" => fresh(randperm(st, args, kwargs, span)),
+        "eye" => fresh(eye(st, args, kwargs)),
         _ => return Err(st),
     })
 }

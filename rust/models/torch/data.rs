@@ -34,6 +34,22 @@ pub fn is_data_ns(st: &State, v: &Value) -> bool {
     matches!(v, Value::Ref(id) if matches!(st.get(*id), Obj::Namespace { kind, .. } if matches!(&**kind, "Dataset" | "DataLoader" | "Transform")))
 }
 
+/// `len(v)` of a dataset (its number of samples) or a DataLoader (its number of batches),
+/// when known.
+pub fn len_of(st: &State, v: &Value) -> Option<Poly> {
+    if let Some(n) = ns_attr(st, v, "Dataset", "len") {
+        return n.as_int().cloned();
+    }
+    let ds = ns_attr(st, v, "DataLoader", "dataset")?;
+    let n = len_of(st, &ds)?.as_const()?;
+    let bs = ns_attr(st, v, "DataLoader", "batch_size")?.as_const_int()?;
+    let drop_last = matches!(ns_attr(st, v, "DataLoader", "drop_last"), Some(Value::Bool(true)));
+    if bs <= 0 {
+        return None;
+    }
+    Some(Poly::constant(if drop_last { n / bs } else { (n + bs - 1) / bs }))
+}
+
 /// `obj.name = v` on a namespace of this family: the dataset's sample (a new
 /// `target_transform`: its label) and length, the
 /// loader's dataset and the transform's operation were computed from the constructor's

@@ -131,7 +131,10 @@ fn narrow(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[V
     }
     let mut dims = s.dims.clone();
     dims[i] = Dim::known(len.clone(), None);
-    vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+    // a view with the input's strides, as a slice
+    let rank = dims.len();
+    let layout = t.layout.as_ref().and_then(|l| sliced_layout(l, &s.dims, &(0..rank).collect::<Vec<_>>(), &[i]));
+    vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(dims), t.dtype).with_layout(layout))))]
 }
 
 /// `x[...]`: integers, slices, `None`, `...` on a tensor of known rank.
@@ -190,12 +193,36 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
     }
     let mut out = Vec::new();
     let mut k = 0usize;
+    // the input dims the result keeps, in order, while only slices, ints and `...` index, and
+    // the dims an int or a slice that is not `:` indexes
+    let mut kept: Option<Vec<usize>> = Some(Vec::new());
+    let mut cut: Vec<usize> = Vec::new();
+    let mut stepped = false;
     for it in &items {
         if it.as_str() == Some("<ellipsis>") {
             let skip = rank - consumed;
             out.extend(s.dims[k..k + skip].iter().cloned());
+            if let Some(kept) = kept.as_mut() {
+                kept.extend(k..k + skip);
+            }
             k += skip;
             continue;
+        }
+        match it {
+            Value::Tuple(sl) if is_slice(it) => {
+                if let Some(kept) = kept.as_mut() {
+                    kept.push(k);
+                }
+                if !sl[1..].iter().all(|v| matches!(v, Value::None)) {
+                    cut.push(k);
+                }
+                // a step spreads the dim's elements apart
+                if !matches!(&sl[3], Value::None) && sl[3].as_const_int() != Some(1) {
+                    stepped = true;
+                }
+            }
+            Value::Int(_) => cut.push(k),
+            _ => kept = None,
         }
         match it {
             Value::None => out.push(Dim::konst(1)),
@@ -244,9 +271,30 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         }
     }
     out.extend(s.dims[k.min(rank)..].iter().cloned());
+    if let Some(kept) = kept.as_mut() {
+        kept.extend(k.min(rank)..rank);
+    }
     // the elements are some of x's: its value bounds hold, none is known to be attained
     let values = t.values.as_ref().map(|b| b.subset());
-    vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(out), t.dtype).with_values(values))))]
+    let layout = kept.and_then(|kept| sliced_layout(t.layout.as_ref()?, &s.dims, &kept, &cut)).map(|l| Layout { gaps: l.gaps || stepped, ..l });
+    vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(out), t.dtype).with_values(values).with_layout(layout))))]
+}
+
+/// The layout of a basic slice of a tensor of layout `l` and dims `dims` that keeps the input
+/// dims `kept` and indexes the dims `cut` (with an int, or a slice that is not `:`): a slice is
+/// a view with the input's strides, so the kept dims stay in their memory order (`x.t()[1:]`
+/// is still transposed). Cutting a dim leaves gaps between the elements unless every dim
+/// outer to it in memory has size 1 (`x[1:]` of a contiguous `x` is contiguous, `x[:, :3]`
+/// is not): the layout then says so (`Layout::gaps`), as it does after a step (`x[::2]`).
+fn sliced_layout(l: &Layout, dims: &[Dim], kept: &[usize], cut: &[usize]) -> Option<Layout> {
+    if l.perm.len() != dims.len() || kept.iter().chain(cut).any(|&d| d >= dims.len()) {
+        return None;
+    }
+    let order: Vec<u8> = kept.iter().map(|&d| l.perm[d]).collect();
+    // renumber the kept memory positions 0..n in their order
+    let perm: Rc<[u8]> = order.iter().map(|p| order.iter().filter(|q| *q < p).count() as u8).collect();
+    let gaps = l.gaps || cut.iter().any(|&c| (0..dims.len()).any(|o| l.perm[o] < l.perm[c] && dims[o].as_const() != Some(1)));
+    Some(Layout { perm, origin: l.origin, gaps })
 }
 
 fn slice_len(cx: &dyn ModelCtx, st: &State, d: &Dim, lo: &Value, hi: &Value, step: &Value) -> Dim {

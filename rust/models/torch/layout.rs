@@ -8,7 +8,11 @@
 //!   contiguous input, `view`/`reshape` of a contiguous tensor, a `reshape` that must copy;
 //! - permuted: `transpose`/`swapaxes`/`swapdims`, `permute`, `t()`, `.T`, `.mT`, `movedim`/
 //!   `moveaxis` of a tensor whose layout is known (composed with it), and the unary pointwise
-//!   ops of [`KEEPS_STRIDES`] (torch's TensorIterator gives the output the input's strides).
+//!   ops of [`KEEPS_STRIDES`] (torch's TensorIterator gives the output the input's strides);
+//! - sliced: a basic slice or `narrow` keeps its input's strides, so its dims keep their order,
+//!   and one that cuts a dim may leave gaps (`Layout::gaps`, `indexing::sliced_layout`): a
+//!   `view` the order says fails fails with any gaps, one it lets pass is Unknown unless it
+//!   keeps the dims.
 //!
 //! A model that hands back its input unchanged (dropout, softmax, `Identity`, ...) does not
 //! always keep the strides (softmax returns a contiguous tensor): [`forget_permuted`] drops a
@@ -55,24 +59,24 @@ pub fn contiguous_if(vals: Vals, input: &Tensor) -> Vals {
 
 /// `input`'s layout permuted: dim `i` of the result is dim `perm[i]` of `input`. `None` when
 /// `input`'s layout is not known.
-pub fn permuted(cx: &dyn ModelCtx, input: &Tensor, perm: &[usize], op: &'static str, span: Span) -> Option<Layout> {
+pub fn permuted(input: &Tensor, perm: &[usize], op: &'static str, span: Span) -> Option<Layout> {
     let l = input.layout.as_ref()?;
     if l.perm.len() != perm.len() {
         return None;
     }
     let p: Rc<[u8]> = perm.iter().map(|&i| l.perm[i]).collect();
-    let mut out = Layout { perm: p, origin: None };
+    let mut out = Layout { perm: p, origin: None, gaps: l.gaps };
     if !out.is_contiguous() {
         // a permute that only moves size-1 dims keeps the tensor contiguous in torch's sense, but
         // the view check below ignores size-1 dims anyway: the op is named as the origin
-        out.origin = if perm.iter().enumerate().all(|(i, &j)| i == j) { l.origin } else { Some((op, cx.line(span))) };
+        out.origin = if perm.iter().enumerate().all(|(i, &j)| i == j) { l.origin } else { Some((op, span)) };
     }
     Some(out)
 }
 
 /// The results of a permuting op on `input` with the layout `permuted` gives.
-pub fn permute_results(cx: &dyn ModelCtx, vals: Vals, input: &Tensor, perm: &[usize], op: &'static str, span: Span) -> Vals {
-    match permuted(cx, input, perm, op, span) {
+pub fn permute_results(vals: Vals, input: &Tensor, perm: &[usize], op: &'static str, span: Span) -> Vals {
+    match permuted(input, perm, op, span) {
         Some(l) => set(vals, |_| Some(l.clone())),
         None => vals,
     }
@@ -110,7 +114,7 @@ pub fn forget_permuted(vals: Vals, input: &Rc<Tensor>) -> Vals {
 /// the product of the dims of some trailing run of chunks is none of the products of the
 /// view's trailing dims.
 pub fn view_fails(cx: &dyn ModelCtx, st: &State, dims: &[Dim], layout: &Layout, target: &[Dim]) -> Option<Formula> {
-    if layout.perm.len() != dims.len() || layout.is_contiguous() {
+    if layout.perm.len() != dims.len() || layout.perm.iter().enumerate().all(|(i, p)| *p as usize == i) {
         return None;
     }
     let one = Poly::constant(1);

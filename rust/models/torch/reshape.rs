@@ -113,7 +113,7 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
                 let ok = cx.check(&st, span, fails, |cx| {
                     let target = format!("[{}]", out.iter().map(|d| cx.show_dim(d)).collect::<Vec<_>>().join(", "));
                     let origin = match l.origin {
-                        Some((op, line)) => format!("{op} at line {line}"),
+                        Some((op, at)) => format!("{op} at {}", cx.place(at)),
                         None => "a transpose or permute".into(),
                     };
                     (ViewNonContiguous::Strides { target, input: cx.show_shape(&st, &s), origin }, Vec::new())
@@ -127,6 +127,16 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
         },
         _ => None,
     };
+    // a slice with gaps: a `view` the permutation lets pass may still meet a gap, unless it
+    // keeps the dims (adding or dropping ones of size 1); `reshape` copies when it must
+    if t.layout.as_ref().is_some_and(|l| l.gaps) {
+        let big = |ds: &[Dim]| -> Option<Vec<Poly>> { ds.iter().filter(|d| d.as_const() != Some(1)).map(|d| d.v.clone()).collect() };
+        let same_dims = matches!((big(&s.dims), big(&out)), (Some(a), Some(b)) if a == b);
+        if name == "view" && !same_dims {
+            return vec![(st, Value::Unknown)];
+        }
+        return vec![(st, tensor_value(Shape::known(out), t.dtype))];
+    }
     layout::set(vec![(st, tensor_value(Shape::known(out), t.dtype))], |_| lay.clone())
 }
 
@@ -216,7 +226,7 @@ fn permute(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[
         out.push(s.dims[i].clone());
     }
     let res = vec![(st, tensor_value(Shape::known(out), t.dtype))];
-    layout::permute_results(cx, res, t, &idx, "permute", span)
+    layout::permute_results(res, t, &idx, "permute", span)
 }
 
 fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: &str, args: &[Value], span: Span) -> Vals {
@@ -295,7 +305,7 @@ fn transpose(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, a: i128, b: i128,
     let mut perm: Vec<usize> = (0..dims.len()).collect();
     perm.swap(i, j);
     let res = vec![(st, tensor_value(Shape::known(dims), t.dtype))];
-    layout::permute_results(cx, res, t, &perm, "transpose", span)
+    layout::permute_results(res, t, &perm, "transpose", span)
 }
 
 pub fn flatten(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, sd: i128, ed: i128, span: Span, what: &str) -> Vals {

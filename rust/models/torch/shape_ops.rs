@@ -135,7 +135,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             let mut rest = (0..n).filter(|i| !si.contains(i));
             let perm: Vec<usize> = outd.into_iter().map(|d| d.or_else(|| rest.next()).expect("as many places as dims")).collect();
             let dims: Vec<Dim> = perm.iter().map(|&i| s.dims[i].clone()).collect();
-            layout::permute_results(cx, out(st, dims, t.dtype), t, &perm, "movedim", span)
+            layout::permute_results(out(st, dims, t.dtype), t, &perm, "movedim", span)
         }
         "select" => {
             let b = bind(&["dim", "index"], args, kwargs);
@@ -167,12 +167,12 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
         }
         "t" => match check_rank(cx, &st, &s, |r| r <= 2, "0-D, 1-D or 2-D", "t()", span) {
             Some(false) => Vec::new(),
-            Some(true) if s.dims.len() == 2 => layout::permute_results(cx, out(st, vec![s.dims[1].clone(), s.dims[0].clone()], t.dtype), t, &[1, 0], "t()", span),
+            Some(true) if s.dims.len() == 2 => layout::permute_results(out(st, vec![s.dims[1].clone(), s.dims[0].clone()], t.dtype), t, &[1, 0], "t()", span),
             Some(true) => vec![(st, recv)],
             None => unknown(st),
         },
         "T" => match s.rank() {
-            Some(r) => layout::permute_results(cx, out(st, s.dims.iter().rev().cloned().collect(), t.dtype), t, &(0..r).rev().collect::<Vec<_>>(), ".T", span),
+            Some(r) => layout::permute_results(out(st, s.dims.iter().rev().cloned().collect(), t.dtype), t, &(0..r).rev().collect::<Vec<_>>(), ".T", span),
             None => unknown(st),
         },
         "mT" | "mH" => {
@@ -186,7 +186,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
                     dims.swap(n - 2, n - 1);
                     let mut perm: Vec<usize> = (0..n).collect();
                     perm.swap(n - 2, n - 1);
-                    layout::permute_results(cx, out(st, dims, t.dtype), t, &perm, if name == "mT" { ".mT" } else { ".mH" }, span)
+                    layout::permute_results(out(st, dims, t.dtype), t, &perm, if name == "mT" { ".mT" } else { ".mH" }, span)
                 }
                 None => unknown(st),
             }

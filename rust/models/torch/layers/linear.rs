@@ -68,7 +68,7 @@ pub(super) const NN: &[Nn] = &[
 
 /// `weight` and `bias` of a library layer, when modelled.
 pub(super) fn parameter(l: &Layer, name: &str) -> Option<Value> {
-    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).map(|p| Dim::known(p.clone(), None));
+    let int = |k: &str| param_dim(l, k);
     match name {
         "weight" => Some(tensor_value(Shape::known(vec![int("out_features")?, int("in_features")?]), Some(DType::Float))),
         "bias" => match l.args.get("bias") {
@@ -81,9 +81,20 @@ pub(super) fn parameter(l: &Layer, name: &str) -> Option<Value> {
     }
 }
 
+/// A parameter's dim from the constructor argument `k`: its size, or a dim of unknown size
+/// when the argument is not known (`nn.Embedding(len(vocab), 16)`: the weight is still
+/// `[?, 16]`, which weight tying hands on); `None` for an argument that is no int.
+fn param_dim(l: &Layer, k: &str) -> Option<Dim> {
+    match l.args.get(k)? {
+        Value::Int(p) => Some(Dim::known(p.clone(), None)),
+        Value::Unknown => Some(Dim::unknown()),
+        _ => None,
+    }
+}
+
 /// `weight` of an `nn.Embedding`, when modelled.
 pub(super) fn embedding_parameter(l: &Layer, name: &str) -> Option<Value> {
-    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).map(|p| Dim::known(p.clone(), None));
+    let int = |k: &str| param_dim(l, k);
     match name {
         "weight" => Some(tensor_value(Shape::known(vec![int("num_embeddings")?, int("embedding_dim")?]), Some(DType::Float))),
         _ => None,
