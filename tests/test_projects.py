@@ -38,13 +38,10 @@ FLAKE8_TIMEOUT_S = 120
 
 # Mutants the analyzer does not find yet. Flip one (remove it) when its analyzer test passes: an
 # XPASS(strict) fails the run. What each still needs:
-# - word_lm/batchify_not_contiguous: contiguity after `.t()` of a `view` (strides after slicing
-#   a transposed tensor);
 # - transformer_cls/mask_batch_len, no_batch_first: the padding-mask check needs the layer to
 #   be known in training mode (the script sets it with model.train(flag)); mode tracking is
 #   issue 12.
 XFAIL_ANALYZER = {
-    "word_lm/batchify_not_contiguous",
     "transformer_cls/mask_batch_len", "transformer_cls/no_batch_first",
 }
 XFAIL_REASON = "not found yet (see XFAIL_ANALYZER)"

@@ -41,6 +41,48 @@ def _data(api):
     return gen
 
 
+def _subsets(api):
+    """A Subset, a split of random_split (counts or fractions) or a ConcatDataset of tensor
+    datasets, through a DataLoader; splits may be empty (the loader yields nothing) and
+    indices may be out of range (torch raises when the sample is loaded)."""
+    def gen(r):
+        ds, ins, n, k = _tensor_dataset(r)
+        if api == "Subset":
+            m = r.randint(0, n + 1)
+            idx = r.choice([f"range({m})", f"list(range({m}))", f"[{', '.join(str(r.randrange(-n, n + 1)) for _ in range(m))}]"])
+            sub, size = f"torch.utils.data.Subset({ds}, {idx})", m
+        elif api == "random_split":
+            if r.random() < 0.5:
+                a = r.randint(1, n - 1) if n > 2 and r.random() < 0.8 else r.randint(0, n)
+                lengths = f"[{a}, {n - a}]" if r.random() < 0.85 else f"[{a}, {n - a + 1}]"
+            else:
+                lengths = r.choice(["[0.5, 0.5]", "[0.7, 0.3]", "[0.2, 0.3, 0.5]", "[1.0]"])
+            sub, size = f"torch.utils.data.random_split({ds}, {lengths})[{r.choice([0, 0, -1])}]", n
+        else:
+            other = "torch.utils.data.TensorDataset(a[:1], b[:1])" if k == 2 else "torch.utils.data.TensorDataset(a[:1])"
+            sub, size = f"torch.utils.data.ConcatDataset([{ds}, {other}])", n + 1
+        return f"next(iter({_loader(sub, r, max(size, 1))}))[{r.randrange(k)}]", ins
+    return gen
+
+
+COLLATES = [
+    "lambda batch: torch.stack([s[0] for s in batch])",
+    "lambda batch: torch.stack([s[0] for s in batch]).flatten(1)",
+    "lambda batch: torch.cat([s[0] for s in batch])",
+    "lambda batch: torch.stack([s[0] for s in batch]).sum(0)",
+    "lambda batch: torch.stack([s[0] * 2 for s in batch]).unsqueeze(1)",
+]
+
+
+def _collate(r):
+    """A DataLoader with a user `collate_fn` over a tensor dataset: the function's result on
+    the list of samples (the full batch, or the last one)."""
+    ds, ins, n, _ = _tensor_dataset(r)
+    bs = r.choice([1, 2, 3, n, n + 1])
+    kw = r.choice(["", ", drop_last=True"])
+    return f"next(iter(torch.utils.data.DataLoader({ds}, batch_size={bs}{kw}, collate_fn={r.choice(COLLATES)})))", ins
+
+
 # ---------------------------------------------------------------- torchvision pipelines
 
 def _size(r, h, w):
@@ -70,6 +112,7 @@ TENSOR_STEPS = {
     "RandomErasing": lambda r, c: "RandomErasing(p=1.0)",
     "ConvertImageDtype": lambda r, c: f"ConvertImageDtype({r.choice(['torch.float64', 'torch.float32', 'torch.float16'])})",
     "RandomHorizontalFlip": lambda r, c: "RandomHorizontalFlip()",
+    "Lambda": lambda r, c: "Lambda(" + r.choice(["lambda x: x.view(-1)", "lambda x: x * 2", "lambda x: x[0]", "lambda x: x.flatten(1)", "lambda x: x.unsqueeze(0)", "lambda x: x.view(3, -1)", "lambda x: x.repeat(3, 1, 1)"]) + ")",
 }
 
 
@@ -108,7 +151,10 @@ TRANSFORMS = ["Compose", "ToTensor", "PILToTensor", *PIL_STEPS, *[t for t in TEN
 
 SPECS = [
     Spec("torch.utils.data.TensorDataset", "function", _data("TensorDataset"), cases=30),
-    Spec("torch.utils.data.DataLoader", "function", _data("DataLoader"), cases=30),
+    Spec("torch.utils.data.DataLoader", "function", lambda r: _collate(r) if r.random() < 0.5 else _data("DataLoader")(r), cases=70),
+    Spec("torch.utils.data.Subset", "function", _subsets("Subset"), cases=40),
+    Spec("torch.utils.data.random_split", "function", _subsets("random_split"), cases=40),
+    Spec("torch.utils.data.ConcatDataset", "function", _subsets("ConcatDataset"), cases=30),
 ]
 if torchvision_compat.load():
     SPECS.append(Spec("torchvision.datasets.FakeData", "function", _pipeline(None), cases=30))

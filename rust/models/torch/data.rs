@@ -157,17 +157,75 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
                 Some(Value::None) => return vec![(st, Value::Unknown)],
                 Some(v) => v.clone(),
             };
-            // a sampler or batch sampler chooses how many samples a batch has, and a collate
-            // function what it is
-            if ["sampler", "batch_sampler", "collate_fn"].iter().any(|k| b.contains_key(k)) {
+            // a sampler or batch sampler chooses how many samples a batch has
+            if ["sampler", "batch_sampler"].iter().any(|k| b.contains_key(k)) {
                 return vec![(st, Value::Unknown)];
             }
+            // a user collate function makes the batch of a list of samples (`make_batch`)
+            let collate_fn = match b.get("collate_fn") {
+                None | Some(Value::None) => None,
+                Some(f @ (Value::Func(_) | Value::Bound(..))) => Some(f.clone()),
+                Some(_) => return vec![(st, Value::Unknown)],
+            };
             let drop_last = match b.get("drop_last") {
                 None | Some(Value::Bool(false)) => Value::Bool(false),
                 Some(Value::Bool(true)) => Value::Bool(true),
                 Some(_) => return vec![(st, Value::Unknown)],
             };
-            let v = ns(&mut st, "DataLoader", vec![("dataset", ds), ("batch_size", bs), ("drop_last", drop_last)]);
+            let mut attrs = vec![("dataset", ds), ("batch_size", bs), ("drop_last", drop_last)];
+            if let Some(f) = collate_fn {
+                attrs.push(("collate_fn", f));
+            }
+            let v = ns(&mut st, "DataLoader", attrs);
+            vec![(st, v)]
+        }
+        // the samples of another dataset: `indices` says how many
+        "Subset" => {
+            let b = bind_api(api, &args, &kwargs);
+            let (Some(ds), Some(indices)) = (b.get("dataset"), b.get("indices")) else { return vec![(st, Value::Unknown)] };
+            let Some((item, n)) = sample_of(cx, &mut st, ds) else { return vec![(st, Value::Unknown)] };
+            // the indices, when known: an index out of range raises when its sample is loaded
+            let Some(idx) = cx.iterate(&mut st, indices, Span::default()) else { return vec![(st, Value::Unknown)] };
+            if let Some(n) = n.as_ref().and_then(|n| n.as_const())
+                && !idx.iter().all(|i| i.as_const_int().is_some_and(|i| -n <= i && i < n))
+            {
+                return vec![(st, Value::Unknown)];
+            }
+            let len = Value::int(idx.len() as i128);
+            let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len)]);
+            vec![(st, v)]
+        }
+        // a list of Subsets of the lengths given (counts, or fractions of a known length)
+        "random_split" => {
+            let b = bind_api(api, &args, &kwargs);
+            let (Some(ds), Some(lengths)) = (b.get("dataset").cloned(), b.get("lengths").cloned()) else { return vec![(st, Value::Unknown)] };
+            let Some(parts) = cx.iterate(&mut st, &lengths, Span::default()) else { return vec![(st, Value::Unknown)] };
+            let mut st0 = st.clone();
+            let Some((item, n)) = sample_of(cx, &mut st0, &ds) else { return vec![(st, Value::Unknown)] };
+            let Some(lens) = split_lengths(&parts, n.as_ref().and_then(|n| n.as_const())) else { return vec![(st, Value::Unknown)] };
+            let mut st = st0;
+            let subsets = lens.into_iter().map(|l| ns(&mut st, "Dataset", vec![("item", item.clone()), ("len", l)])).collect();
+            let v = Value::Ref(st.alloc(Obj::List(subsets)));
+            vec![(st, v)]
+        }
+        // datasets one after the other: one sample that stands for each (`join_sample`)
+        "ConcatDataset" => {
+            let b = bind_api(api, &args, &kwargs);
+            let Some(dss) = b.get("datasets").and_then(|d| cx.iterate(&mut st, d, Span::default())) else { return vec![(st, Value::Unknown)] };
+            let (mut item, mut len): (Option<Value>, Option<Poly>) = (None, Some(Poly::constant(0)));
+            for d in &dss {
+                let Some((i, l)) = sample_of(cx, &mut st, d) else { return vec![(st, Value::Unknown)] };
+                item = match item {
+                    None => Some(i),
+                    Some(j) => match join_sample(cx, &st, &j, &i) {
+                        Some(v) => Some(v),
+                        None => return vec![(st, Value::Unknown)],
+                    },
+                };
+                len = len.zip(l).and_then(|(a, b)| a.add(&b));
+            }
+            let Some(item) = item else { return vec![(st, Value::Unknown)] };
+            let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len.map(Value::Int).unwrap_or(Value::Unknown))]);
             vec![(st, v)]
         }
         _ => vec![(st, Value::Unknown)],
@@ -206,7 +264,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         let img = match (chw, b.get("transform")) {
             (Some(chw), Some(t)) if !matches!(t, Value::None) => {
                 let pil = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), chw[0].clone(), chw[1].clone(), chw[2].clone()]));
-                apply_transform(cx, &st, t, pil)
+                apply_transform(cx, &st, t, pil, _span)
             }
             _ => Value::Unknown,
         };
@@ -220,7 +278,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         let image = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(3), Value::Unknown, Value::Unknown]));
         let img = match b.get("transform") {
             None | Some(Value::None) => Value::Unknown,
-            Some(t) => apply_transform(cx, &st, t, image),
+            Some(t) => apply_transform(cx, &st, t, image, _span),
         };
         let item = sample(img, label, b.get("transform"));
         let v = ns(&mut st, "Dataset", vec![("item", item), ("len", Value::Unknown)]);
@@ -246,11 +304,45 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
     let image = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(c), Value::int(h), Value::int(w)]));
     let img = match b.get("transform") {
         None | Some(Value::None) => Value::Unknown,
-        Some(t) => apply_transform(cx, &st, t, image),
+        Some(t) => apply_transform(cx, &st, t, image, _span),
     };
     let item = sample(img, label, b.get("transform"));
     let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len)]);
     vec![(st, v)]
+}
+
+/// The lengths `random_split` gives: the counts themselves (which torch requires to add up to
+/// the dataset's length), or for fractions (adding up to 1) of a known length `n`, each
+/// `floor(n * f)`, then one more for each of the first splits, round-robin, until all `n` are
+/// used. `None` when torch raises or the lengths are not known.
+fn split_lengths(parts: &[Value], n: Option<i128>) -> Option<Vec<Value>> {
+    if parts.is_empty() {
+        return None;
+    }
+    if parts.iter().all(|p| matches!(p, Value::Int(_))) {
+        let total = parts.iter().try_fold(Poly::constant(0), |acc, p| acc.add(p.as_int()?))?;
+        if let (Some(n), Some(t)) = (n, total.as_const()) {
+            if n != t {
+                return None;
+            }
+        }
+        return Some(parts.to_vec());
+    }
+    let fracs: Vec<f64> = parts.iter().map(|p| match p {
+        Value::Float(Some(f)) if (0.0..=1.0).contains(f) => Some(*f),
+        _ => None,
+    }).collect::<Option<_>>()?;
+    let n = n?;
+    if (fracs.iter().sum::<f64>() - 1.0).abs() > 1e-9 {
+        return None;
+    }
+    let mut lens: Vec<i128> = fracs.iter().map(|f| (n as f64 * f).floor() as i128).collect();
+    let rest = n - lens.iter().sum::<i128>();
+    let k = lens.len() as i128;
+    for i in 0..rest.max(0) {
+        lens[(i % k) as usize] += 1;
+    }
+    Some(lens.into_iter().map(Value::int).collect())
 }
 
 /// The label a user `target_transform` makes of a class index (an int, at least 0, as the
@@ -366,6 +458,11 @@ fn transform(cx: &mut dyn ModelCtx, st: State, name: &str, b: BTreeMap<&'static 
             None | Some(Value::Bool(false)) => {}
             _ => return vec![(st, Value::Unknown)],
         },
+        // a user function of the image (`Lambda(lambda x: x.view(-1))`)
+        "Lambda" => match b.get("lambd") {
+            Some(f @ (Value::Func(_) | Value::Bound(..))) => attrs.push(("lambd", f.clone())),
+            _ => return vec![(st, Value::Unknown)],
+        },
         "RandomErasing" => match b.get("value") {
             // a sequence must have 1 or C values; "random" is fine
             None => {}
@@ -379,7 +476,7 @@ fn transform(cx: &mut dyn ModelCtx, st: State, name: &str, b: BTreeMap<&'static 
 }
 
 /// Apply a transform to a sample: PIL images are `("<pil>", C, H, W)` tuples until `ToTensor`.
-fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value {
+fn apply_transform(cx: &mut dyn ModelCtx, st: &State, t: &Value, x: Value, span: Span) -> Value {
     let Some(Value::Str(Some(name))) = ns_attr(st, t, "Transform", "name") else { return Value::Unknown };
     let pil = |v: &Value| -> Option<(Value, Value, Value)> {
         match v {
@@ -393,7 +490,7 @@ fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value 
             let Some(Value::Tuple(steps)) = ns_attr(st, t, "Transform", "steps") else { return Value::Unknown };
             let mut x = x;
             for s in steps.iter() {
-                x = apply_transform(cx, st, s, x);
+                x = apply_transform(cx, st, s, x, span);
             }
             x
         }
@@ -457,6 +554,16 @@ fn apply_transform(cx: &dyn ModelCtx, st: &State, t: &Value, x: Value) -> Value 
             (Value::Tensor(tt), Some(Value::DType(d))) if tt.dtype.is_some() && d.is_floating() => tensor_value(tt.shape.clone(), Some(d)),
             _ => Value::Unknown,
         },
+        // called on a tensor image (a PIL image is not modelled as Python sees it), on a copy
+        // of the path whose changes are dropped (it runs per sample): a result that refers to
+        // no object, of one outcome, is the sample
+        "Lambda" => {
+            let (Value::Tensor(_), Some(f)) = (&x, ns_attr(st, t, "Transform", "lambd")) else { return Value::Unknown };
+            match <[_; 1]>::try_from(cx.call(f, vec![x], Vec::new(), st.clone(), span)) {
+                Ok([(_, v @ Value::Tensor(_))]) => v,
+                _ => Value::Unknown,
+            }
+        }
         // tensors only (a PIL image is a TypeError)
         "RandomErasing" => match x {
             Value::Tensor(_) => x,
@@ -523,7 +630,7 @@ pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: b
             continue;
         }
         let b = Dim::known(batch.clone(), None);
-        let v = collate(&s, &item, &b);
+        let v = make_batch(cx, &mut s, loader, &item, &b, Some(size));
         out.push((s, v));
     }
     Some(out)
@@ -539,16 +646,18 @@ pub fn batch_of(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value) -> Option
         // every batch is full; with fewer samples than a batch the loop never runs
         let (Value::Int(p), Some(n)) = (&bs, len.as_ref().and_then(|l| l.as_const())) else {
             return match &bs {
-                Value::Int(p) if len.is_none() => Some(collate(st, &item, &Dim::known(p.clone(), None))),
+                Value::Int(p) if len.is_none() => Some(make_batch(cx, st, loader, &item, &Dim::known(p.clone(), None), p.as_const())),
                 _ => None,
             };
         };
         return match p.as_const() {
-            Some(bc) if bc <= n => Some(collate(st, &item, &Dim::konst(bc))),
+            Some(bc) if bc <= n => Some(make_batch(cx, st, loader, &item, &Dim::konst(bc), Some(bc))),
             _ => None,
         };
     }
     let b = match (&bs, len.as_ref().and_then(|l| l.as_const())) {
+        // an empty dataset has no batch (a loop over it never runs)
+        (_, Some(n)) if n <= 0 => return None,
         (Value::Int(p), Some(n)) => match p.as_const() {
             Some(bc) => Dim::konst(bc.min(n)),
             None => Dim::known(p.clone(), None),
@@ -556,7 +665,50 @@ pub fn batch_of(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value) -> Option
         (Value::Int(p), None) => Dim::known(p.clone(), None),
         _ => cx.fresh_dim("batch"),
     };
-    Some(collate(st, &item, &b))
+    let count = b.as_const();
+    Some(make_batch(cx, st, loader, &item, &b, count))
+}
+
+/// At most this many samples are handed to a user collate function (a longer batch is Unknown).
+const MAX_COLLATED: i128 = 64;
+
+/// The batch of `b` samples like `item` (`count` of them when that is a known number): the
+/// default collation, or the loader's `collate_fn` called on a list of `count` samples. Each
+/// sample in that list has the dims that every sample has (constant ones); a size that varies
+/// per sample (a symbolic dim, a sequence's length) is unknown in each, as it is a different
+/// number in each real sample. The collate function's one outcome is the batch; with several,
+/// or a longer batch, the batch is Unknown.
+fn make_batch(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value, item: &Value, b: &Dim, count: Option<i128>) -> Value {
+    let Some(f) = ns_attr(st, loader, "DataLoader", "collate_fn") else { return collate(st, item, b) };
+    let Some(n) = count.filter(|n| (1..=MAX_COLLATED).contains(n)) else { return Value::Unknown };
+    let sample = per_sample(st, item);
+    let list = Value::Ref(st.alloc(Obj::List(vec![sample; n as usize])));
+    match <[_; 1]>::try_from(cx.call(f, vec![list], Vec::new(), st.clone(), Span::default())) {
+        Ok([(s2, v)]) => {
+            *st = s2;
+            v
+        }
+        _ => Value::Unknown,
+    }
+}
+
+/// One sample as the collate function sees it: the dims of its tensors that are not constant,
+/// and its ints that are not, are unknown (they differ between samples).
+fn per_sample(st: &State, item: &Value) -> Value {
+    match item {
+        Value::Tensor(t) => {
+            let s = st.resolve(&t.shape);
+            if s.prefix.is_some() {
+                return Value::Unknown;
+            }
+            let dims = s.dims.iter().map(|d| if d.as_const().is_some() { d.clone() } else { Dim::unknown() }).collect();
+            tensor_value(Shape::known(dims), t.dtype)
+        }
+        Value::Int(p) if p.as_const().is_none() => Value::Unknown,
+        Value::Str(Some(s)) if &**s == "<label>" => Value::Unknown,
+        Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| per_sample(st, i)).collect())),
+        v => v.clone(),
+    }
 }
 
 fn sample_of(cx: &mut dyn ModelCtx, st: &mut State, ds: &Value) -> Option<(Value, Option<Poly>)> {
@@ -571,12 +723,62 @@ fn sample_of(cx: &mut dyn ModelCtx, st: &mut State, ds: &Value) -> Option<(Value
     let (_, Value::Func(getitem)) = cx.class_lookup(st, class, "__getitem__")? else { return None };
     let idx = Value::Int(cx.fresh_sym("idx", 0));
     let results = cx.call_closure(&getitem, vec![ds.clone(), idx], Vec::new(), st.clone(), Span::default());
-    if results.len() != 1 {
-        return None;
+    if results.len() == 1 {
+        let (s2, v) = results.into_iter().next()?;
+        *st = s2;
+        return Some((v, None));
     }
-    let (s2, v) = results.into_iter().next()?;
-    *st = s2;
-    Some((v, None))
+    // several outcomes (a random augmentation, a branch on the index): the sample that holds
+    // for each of them, of plain values; their changes to the objects are not kept (they
+    // happen per sample, in the loader's workers)
+    let mut joined: Option<Value> = None;
+    for (_, v) in &results {
+        if refers_to_objects(v) {
+            return None;
+        }
+        joined = Some(match joined {
+            None => v.clone(),
+            Some(j) => join_sample(cx, st, &j, v)?,
+        });
+    }
+    Some((joined?, None))
+}
+
+fn refers_to_objects(v: &Value) -> bool {
+    let mut refers = false;
+    crate::value::gc::value_ids(v, &mut |_| refers = true);
+    refers
+}
+
+/// One sample that stands for two outcomes of `__getitem__`: equal values stay; tensors of one
+/// rank and dtype keep the dims they agree on (the others are sizes of their own); two ints
+/// are an int; tuples join item by item. `None` when they differ otherwise (a tensor against
+/// a number, different ranks, dtypes or lengths): the batch is Unknown.
+fn join_sample(cx: &mut dyn ModelCtx, st: &State, a: &Value, b: &Value) -> Option<Value> {
+    if a == b {
+        return Some(a.clone());
+    }
+    match (a, b) {
+        (Value::Tensor(x), Value::Tensor(y)) => {
+            let (sx, sy) = (st.resolve(&x.shape), st.resolve(&y.shape));
+            if sx.prefix.is_some() || sy.prefix.is_some() || sx.dims.len() != sy.dims.len() || x.dtype != y.dtype || x.dtype.is_none() {
+                return None;
+            }
+            let dims = sx.dims.iter().zip(&sy.dims).map(|(p, q)| if p.v.is_some() && p.v == q.v { p.clone() } else { cx.fresh_dim("n") }).collect();
+            Some(tensor_value(Shape::known(dims), x.dtype))
+        }
+        // two known ints: an int at least the smaller (a label)
+        (Value::Int(p), Value::Int(q)) => match (p.as_const(), q.as_const()) {
+            (Some(p), Some(q)) => Some(Value::Int(cx.fresh_int_sym("label", p.min(q)))),
+            _ => Some(Value::Unknown),
+        },
+        (Value::Float(_), Value::Float(_)) => Some(Value::Float(None)),
+        (Value::Tuple(xs), Value::Tuple(ys)) if xs.len() == ys.len() => {
+            let items = xs.iter().zip(ys.iter()).map(|(x, y)| join_sample(cx, st, x, y)).collect::<Option<Vec<_>>>()?;
+            Some(Value::Tuple(Rc::new(items)))
+        }
+        _ => None,
+    }
 }
 
 /// Stack samples into a batch of `b`, as the default collate function does.
@@ -611,6 +813,9 @@ fn collate(st: &State, item: &Value, b: &Dim) -> Value {
 /// ValueError ends the run before any sample exists, so no batch the model gives is wrong.
 pub const APIS: &[Decl] = &[
     Decl::function("torch.utils.data.TensorDataset", "*tensors"),
+    Decl::function("torch.utils.data.Subset", "dataset, indices"),
+    Decl::function("torch.utils.data.random_split", "dataset, lengths, ~generator=None"),
+    Decl::function("torch.utils.data.ConcatDataset", "datasets"),
     Decl::function(
         "torch.utils.data.DataLoader",
         "dataset, batch_size=1, ~shuffle=None, sampler=None, batch_sampler=None, ~num_workers=0, collate_fn=None, ~pin_memory=False, drop_last=False, ~timeout=0, ~worker_init_fn=None, ~multiprocessing_context=None, ~generator=None, *, ~prefetch_factor=None, ~persistent_workers=False, ~pin_memory_device=\"\", ~in_order=True",
@@ -645,6 +850,7 @@ pub const APIS: &[Decl] = &[
     Decl::module("torchvision.transforms.RandomRotation", "~degrees, ~interpolation=InterpolationMode.NEAREST, expand=False, ~center=None, fill=0", "img"),
     Decl::module("torchvision.transforms.RandomErasing", "~p=0.5, ~scale=(0.02, 0.33), ~ratio=(0.3, 3.3), value=0, ~inplace=False", "img"),
     Decl::module("torchvision.transforms.ConvertImageDtype", "dtype", "image"),
+    Decl::module("torchvision.transforms.Lambda", "lambd", "img"),
     Decl::module("torchvision.transforms.RandomAffine", "~degrees, ~translate=None, ~scale=None, ~shear=None, ~interpolation=InterpolationMode.NEAREST, fill=0, ~center=None", "img"),
     Decl::module("torchvision.transforms.AutoAugment", "~policy=AutoAugmentPolicy.IMAGENET, ~interpolation=InterpolationMode.NEAREST, fill=None", "img"),
     Decl::module("torchvision.transforms.RandAugment", "~num_ops=2, ~magnitude=9, ~num_magnitude_bins=31, ~interpolation=InterpolationMode.NEAREST, fill=None", "img"),
