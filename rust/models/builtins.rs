@@ -41,7 +41,7 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
             }
             Some(Value::Str(Some(s))) => Value::int(s.chars().count() as i128),
             Some(v @ (Value::Ref(_) | Value::Tuple(_))) => match v {
-                Value::Ref(id) => match st.get(*id).clone() {
+                Value::Ref(id) => match st.get(*id) {
                     Obj::List(items) => Value::int(items.len() as i128),
                     Obj::Dict(items) if !items.iter().any(|(k, _)| k.is_unknown()) => Value::int(items.len() as i128),
                     Obj::Container { items, .. } => Value::int(items.len() as i128),
@@ -49,7 +49,7 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
                         Some(n) => Value::Int(n),
                         None => Value::Int(cx.fresh_int_sym("n", 0)),
                     },
-                    Obj::Instance { class, .. } => match cx.class_lookup(&st, class, "__len__") {
+                    Obj::Instance { class, .. } => match cx.class_lookup(&st, *class, "__len__") {
                         // a user `__len__` with one outcome, an int
                         Some((_, Value::Func(f))) => {
                             let out = cx.call_closure(&f, vec![v.clone()], Vec::new(), st.clone(), span);

@@ -420,8 +420,12 @@ impl Layout {
     pub fn contiguous(rank: usize) -> Layout {
         Layout { perm: (0..rank as u8).collect(), origin: None, gaps: false }
     }
+    /// Whether the dims are in memory order (contiguous, or a slice of a contiguous tensor).
+    pub fn is_identity(&self) -> bool {
+        self.perm.iter().enumerate().all(|(i, p)| *p as usize == i)
+    }
     pub fn is_contiguous(&self) -> bool {
-        !self.gaps && self.perm.iter().enumerate().all(|(i, p)| *p as usize == i)
+        !self.gaps && self.is_identity()
     }
 }
 

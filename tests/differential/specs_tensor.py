@@ -793,6 +793,20 @@ for _n in (100, 600):
     _more("torch.chunk", *_many_parts("torch.chunk(x, {n}, dim=1)", _n))
 
 
+def _grouped(r, dims: list) -> list:
+    """A view target of `dims` cut into random runs of consecutive dims, each run's product."""
+    k = len(dims)
+    cuts = sorted(r.sample(range(1, k), r.randint(0, k - 1))) if k > 1 else []
+    bounds = [0] + cuts + [k]
+    target = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        prod = 1
+        for d in dims[lo:hi]:
+            prod *= d
+        target.append(prod)
+    return target
+
+
 def _strided_views(n: int, seed: str, method: str) -> tuple:
     """`view`/`reshape` of a tensor made non-contiguous by transpose, permute, t(), .mT or movedim
     (sometimes twice, or through relu, which keeps the strides, or softmax, which does not), with
@@ -832,14 +846,7 @@ def _strided_views(n: int, seed: str, method: str) -> tuple:
                 op += f".{kind}({'-1' if kind == 'softmax' else ''})"
         ps = [s[i] for i in perm]
         # group the permuted dims (consecutive runs), then maybe split a group or infer one
-        cuts = sorted(r.sample(range(1, rank), r.randint(0, rank - 1)))
-        bounds = [0] + cuts + [rank]
-        target = []
-        for lo, hi in zip(bounds, bounds[1:]):
-            prod = 1
-            for d in ps[lo:hi]:
-                prod *= d
-            target.append(prod)
+        target = _grouped(r, ps)
         if r.random() < 0.2:
             k = r.randrange(len(target))
             if target[k] % 2 == 0 and target[k] > 2:
@@ -905,15 +912,7 @@ def _sliced_views(n: int, seed: str, method: str) -> tuple:
             index = f"[{', '.join(parts)}]"
         if not result or 0 in result:
             continue
-        k = len(result)
-        cuts = sorted(r.sample(range(1, k), r.randint(0, k - 1))) if k > 1 else []
-        bounds = [0] + cuts + [k]
-        target = []
-        for lo, hi in zip(bounds, bounds[1:]):
-            prod = 1
-            for d in result[lo:hi]:
-                prod *= d
-            target.append(prod)
+        target = _grouped(r, result)
         if r.random() < 0.3:
             target[r.randrange(len(target))] = -1
         out.append((f"x{op}{index}.{method}({fmt_shape(target)})", {"x": T(*s)}))

@@ -25,8 +25,11 @@ pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwarg
         "linspace" | "logspace" => fresh(linspace(cx, st, f, args, kwargs, span)),
         "arange" => fresh(arange(cx, st, args, kwargs, span)),
         // of data (a list, a number): a fresh tensor
-        "tensor" | "as_tensor" if !matches!(args.first(), Some(Value::Tensor(_))) => fresh(super::shape_ops::tensor_literal(cx, st, args, kwargs, span)),
-        "tensor" | "as_tensor" => super::shape_ops::tensor_literal(cx, st, args, kwargs, span),
+        "tensor" | "as_tensor" => {
+            let of_data = !matches!(args.first(), Some(Value::Tensor(_)));
+            let out = super::shape_ops::tensor_literal(cx, st, args, kwargs, span);
+            if of_data { fresh(out) } else { out }
+        }
         "randperm" => fresh(randperm(st, args, kwargs, span)),
         "eye" => fresh(eye(st, args, kwargs)),
         _ => return Err(st),

@@ -120,12 +120,12 @@ fn bind_api(api: &Api, args: &[Value], kwargs: &[(Name, Value)]) -> BTreeMap<&'s
 
 /// `torch.utils.data.X(...)`.
 pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, _span: Span) -> Vals {
-    let _ = cx;
     let mut st = st;
     let Some(api) = resolve(path) else { return vec![(st, Value::Unknown)] };
     if !api.accepts(&args, &kwargs) {
         return vec![(st, Value::Unknown)];
     }
+    let b = bind_api(api, &args, &kwargs);
     match api.short_name() {
         "TensorDataset" => {
             let mut items = Vec::new();
@@ -150,7 +150,6 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
             vec![(st, v)]
         }
         "DataLoader" => {
-            let b = bind_api(api, &args, &kwargs);
             let Some(ds) = b.get("dataset").cloned() else { return vec![(st, Value::Unknown)] };
             let bs = match b.get("batch_size") {
                 None => Value::int(1),
@@ -181,7 +180,6 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
         }
         // the samples of another dataset: `indices` says how many
         "Subset" => {
-            let b = bind_api(api, &args, &kwargs);
             let (Some(ds), Some(indices)) = (b.get("dataset"), b.get("indices")) else { return vec![(st, Value::Unknown)] };
             let Some((item, n)) = sample_of(cx, &mut st, ds) else { return vec![(st, Value::Unknown)] };
             // the indices, when known: an index out of range raises when its sample is loaded
@@ -197,7 +195,6 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
         }
         // a list of Subsets of the lengths given (counts, or fractions of a known length)
         "random_split" => {
-            let b = bind_api(api, &args, &kwargs);
             let (Some(ds), Some(lengths)) = (b.get("dataset").cloned(), b.get("lengths").cloned()) else { return vec![(st, Value::Unknown)] };
             let Some(parts) = cx.iterate(&mut st, &lengths, Span::default()) else { return vec![(st, Value::Unknown)] };
             let mut st0 = st.clone();
@@ -210,7 +207,6 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
         }
         // datasets one after the other: one sample that stands for each (`join_sample`)
         "ConcatDataset" => {
-            let b = bind_api(api, &args, &kwargs);
             let Some(dss) = b.get("datasets").and_then(|d| cx.iterate(&mut st, d, Span::default())) else { return vec![(st, Value::Unknown)] };
             let (mut item, mut len): (Option<Value>, Option<Poly>) = (None, Some(Poly::constant(0)));
             for d in &dss {
@@ -358,8 +354,7 @@ fn target_of(cx: &mut dyn ModelCtx, st: &State, f: &Value, span: Span) -> Value 
     let index = Value::Int(cx.fresh_int_sym("label", 0));
     let results = cx.call(f.clone(), vec![index], Vec::new(), st.clone(), span);
     let [(_, v)] = <[_; 1]>::try_from(results).unwrap_or_else(|_| [(State::new(), Value::Unknown)]);
-    let mut refers = false;
-    crate::value::gc::value_ids(&v, &mut |_| refers = true);
+    let refers = refers_to_objects(&v);
     let plain = |v: &Value| matches!(v, Value::Tensor(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_));
     match &v {
         _ if refers => Value::Unknown,

@@ -133,7 +133,7 @@ fn narrow(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[V
     dims[i] = Dim::known(len.clone(), None);
     // a view with the input's strides, as a slice
     let rank = dims.len();
-    let layout = t.layout.as_ref().and_then(|l| sliced_layout(l, &s.dims, &(0..rank).collect::<Vec<_>>(), &[i]));
+    let layout = t.layout.as_ref().and_then(|l| sliced_layout(l, &s.dims, &(0..rank).collect::<Vec<_>>(), &[i], false));
     vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(dims), t.dtype).with_layout(layout))))]
 }
 
@@ -208,21 +208,9 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
             k += skip;
             continue;
         }
-        match it {
-            Value::Tuple(sl) if is_slice(it) => {
-                if let Some(kept) = kept.as_mut() {
-                    kept.push(k);
-                }
-                if !sl[1..].iter().all(|v| matches!(v, Value::None)) {
-                    cut.push(k);
-                }
-                // a step spreads the dim's elements apart
-                if !matches!(&sl[3], Value::None) && sl[3].as_const_int() != Some(1) {
-                    stepped = true;
-                }
-            }
-            Value::Int(_) => cut.push(k),
-            _ => kept = None,
+        // `None`, a bool or a tensor index: the layout is not followed
+        if !matches!(it, Value::Int(_)) && !is_slice(it) {
+            kept = None;
         }
         match it {
             Value::None => out.push(Dim::konst(1)),
@@ -234,8 +222,14 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
                 let new = if matches!(lo, Value::None) && matches!(hi, Value::None) && matches!(step, Value::None) {
                     d.clone()
                 } else {
+                    cut.push(k);
+                    // a step spreads the dim's elements apart
+                    stepped |= !matches!(step, Value::None) && step.as_const_int() != Some(1);
                     slice_len(cx, &st, d, lo, hi, step)
                 };
+                if let Some(kept) = kept.as_mut() {
+                    kept.push(k);
+                }
                 out.push(new);
                 k += 1;
             }
@@ -265,6 +259,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
                         return Vec::new();
                     }
                 }
+                cut.push(k);
                 k += 1;
             }
             _ => return vec![(st, Value::Unknown)],
@@ -276,7 +271,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
     }
     // the elements are some of x's: its value bounds hold, none is known to be attained
     let values = t.values.as_ref().map(|b| b.subset());
-    let layout = kept.and_then(|kept| sliced_layout(t.layout.as_ref()?, &s.dims, &kept, &cut)).map(|l| Layout { gaps: l.gaps || stepped, ..l });
+    let layout = kept.and_then(|kept| sliced_layout(t.layout.as_ref()?, &s.dims, &kept, &cut, stepped));
     vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(out), t.dtype).with_values(values).with_layout(layout))))]
 }
 
@@ -285,15 +280,16 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
 /// a view with the input's strides, so the kept dims stay in their memory order (`x.t()[1:]`
 /// is still transposed). Cutting a dim leaves gaps between the elements unless every dim
 /// outer to it in memory has size 1 (`x[1:]` of a contiguous `x` is contiguous, `x[:, :3]`
-/// is not): the layout then says so (`Layout::gaps`), as it does after a step (`x[::2]`).
-fn sliced_layout(l: &Layout, dims: &[Dim], kept: &[usize], cut: &[usize]) -> Option<Layout> {
+/// is not): the layout then says so (`Layout::gaps`), as it does after a step (`stepped`:
+/// `x[::2]`).
+fn sliced_layout(l: &Layout, dims: &[Dim], kept: &[usize], cut: &[usize], stepped: bool) -> Option<Layout> {
     if l.perm.len() != dims.len() || kept.iter().chain(cut).any(|&d| d >= dims.len()) {
         return None;
     }
     let order: Vec<u8> = kept.iter().map(|&d| l.perm[d]).collect();
     // renumber the kept memory positions 0..n in their order
     let perm: Rc<[u8]> = order.iter().map(|p| order.iter().filter(|q| *q < p).count() as u8).collect();
-    let gaps = l.gaps || cut.iter().any(|&c| (0..dims.len()).any(|o| l.perm[o] < l.perm[c] && dims[o].as_const() != Some(1)));
+    let gaps = l.gaps || stepped || cut.iter().any(|&c| (0..dims.len()).any(|o| l.perm[o] < l.perm[c] && dims[o].as_const() != Some(1)));
     Some(Layout { perm, origin: l.origin, gaps })
 }
 

@@ -114,7 +114,7 @@ pub fn forget_permuted(vals: Vals, input: &Rc<Tensor>) -> Vals {
 /// the product of the dims of some trailing run of chunks is none of the products of the
 /// view's trailing dims.
 pub fn view_fails(cx: &dyn ModelCtx, st: &State, dims: &[Dim], layout: &Layout, target: &[Dim]) -> Option<Formula> {
-    if layout.perm.len() != dims.len() || layout.perm.iter().enumerate().all(|(i, p)| *p as usize == i) {
+    if layout.perm.len() != dims.len() || layout.is_identity() {
         return None;
     }
     let one = Poly::constant(1);
