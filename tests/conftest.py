@@ -4,7 +4,22 @@ from __future__ import annotations
 import sys
 
 
+def _cache_summary(w, times):
+    """test_projects: `shape-lint check` of each project copy, cold and then from the cache."""
+    if not times:
+        return
+    w.section("shape-lint check, cold and warm (the cache), per project copy")
+    w.write_line(f"{'copy':<44} {'command cold':>12} {'warm':>6} {'ratio':>6} {'analysis cold':>14} {'warm':>6} {'ratio':>6}")
+    for label in sorted(times):
+        cold, warm, a_cold, a_warm = times[label]
+        w.write_line(f"{label:<44} {cold * 1000:10.0f}ms {warm * 1000:4.0f}ms {warm / cold:6.2f} {a_cold * 1000:12.1f}ms {a_warm * 1000:4.1f}ms {a_warm / a_cold:6.2f}")
+    total = [sum(t[k] for t in times.values()) for k in range(4)]
+    w.write_line(f"all {len(times)} copies: warm/cold {total[1] / total[0]:.2f} for the whole command (interpreter start-up included), "
+                 f"{total[3] / total[2]:.2f} for the analysis alone")
+
+
 def pytest_terminal_summary(terminalreporter):
+    _cache_summary(terminalreporter, getattr(sys.modules.get("test_projects"), "CACHE_TIMES", None))
     mod = sys.modules.get("test_differential_api")
     _unread_summary(terminalreporter, getattr(mod, "UNREAD", None))
     tallies = getattr(mod, "TALLIES", None)

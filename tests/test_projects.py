@@ -21,6 +21,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -41,9 +42,7 @@ FLAKE8_TIMEOUT_S = 120
 # - transformer_cls/mask_batch_len, no_batch_first: the padding-mask check needs the layer to
 #   be known in training mode (the script sets it with model.train(flag)); mode tracking is
 #   issue 12.
-XFAIL_ANALYZER = {
-    "transformer_cls/mask_batch_len", "transformer_cls/no_batch_first",
-}
+XFAIL_ANALYZER: set[str] = set()
 XFAIL_REASON = "not found yet (see XFAIL_ANALYZER)"
 # What else a project's mutants need before their analyzer tests can pass (added to the reason).
 ALSO_NEEDED: dict[str, str] = {}
@@ -388,3 +387,62 @@ def test_mutant_is_found_where_torch_raises(analyzed_mutant, findings, copies):
     assert [(f, r, c) for f, r, c, _ in found] == [(file, int(line), m["code"])], (
         "%s (%s): expected exactly one %s at %s, flake8 reported:\n%s" % (
             analyzed_mutant, m["note"], m["code"], m["raises_at"], shown(found)))
+
+
+# ---------------------------------------------------------------------------------------------
+# One answer: flake8 with two jobs and the CLI, and the cache's second run
+
+
+def _tool(args, cwd):
+    """Run ``python -m <args>`` in ``cwd``: (``{(path, row, code)}``, seconds, the process)."""
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", *args], cwd=cwd, capture_output=True, text=True, timeout=FLAKE8_TIMEOUT_S,
+                          env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1"))
+    seconds = time.perf_counter() - t0
+    found = set()
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^(?:\./)?([^:]+):(\d+):\d+: (SHP\d+)", line)
+        if m:
+            found.add((m[1], int(m[2]), m[3]))
+    return found, seconds, proc
+
+
+# seconds of `shape-lint check` per project copy, for the summary: the whole command cold and
+# warm, and the analysis of the project's files in this process cold and warm
+CACHE_TIMES: dict[str, tuple[float, float, float, float]] = {}
+
+
+@pytest.mark.parametrize("analyzed_project", sorted(PROJECTS))
+def test_flake8_with_two_jobs_and_the_cli_agree_and_the_cache_answers_the_second_run(analyzed_project, copies):
+    """On the clean project and on its first mutant: ``flake8 --jobs 2`` and ``shape-lint
+    check`` (both without the cache) report the same findings; then ``shape-lint check`` with
+    the cache, twice: the second run gives the same findings from the cache."""
+    pytest.importorskip("shape_lint._core")
+    pytest.importorskip("flake8")
+    from shape_lint import cache, solver
+
+    first = next(mid for mid in sorted(MUTANTS) if MUTANTS[mid]["project"] == analyzed_project)
+    for label, (project_dir, drifted) in ((analyzed_project + "/clean", copies("clean", analyzed_project)), (first, copies("mutant", first))):
+        if drifted:
+            pytest.fail(drifted)
+        flake, _, fp = _tool(["flake8", "--select=SHP", "--jobs", "2", "--shp-no-cache", "."], project_dir)
+        cli, _, cp = _tool(["shape_lint.cli", "check", "--no-cache", "--output-format", "concise", "."], project_dir)
+        assert fp.returncode in (0, 1) and cp.returncode in (0, 1), fp.stderr[-2000:] + cp.stderr[-2000:]
+        assert flake == cli, "%s: flake8 --jobs 2 %s, shape-lint check %s" % (label, sorted(flake), sorted(cli))
+        assert label.endswith("/clean") == (not flake), "%s: %s" % (label, sorted(flake))
+        shutil.rmtree(project_dir / ".shape_lint_cache", ignore_errors=True)
+        cold, t_cold, _ = _tool(["shape_lint.cli", "check", "--output-format", "concise", "."], project_dir)
+        warm, t_warm, _ = _tool(["shape_lint.cli", "check", "--output-format", "concise", "."], project_dir)
+        assert cold == warm == cli, "%s: cold %s, warm %s" % (label, sorted(cold), sorted(warm))
+        assert (project_dir / ".shape_lint_cache").is_dir()
+        # the analysis alone (in this process, without the interpreter's start-up), cold and
+        # then answered from the cache, as a second run sees it
+        shutil.rmtree(project_dir / ".shape_lint_cache", ignore_errors=True)
+        times = []
+        for _ in range(2):
+            cache.forget_stamps()
+            t0 = time.perf_counter()
+            for path in sorted(project_dir.glob("*.py")):
+                solver.check_source(path.read_text(encoding="utf-8"), str(path), {"solver": False})
+            times.append(time.perf_counter() - t0)
+        CACHE_TIMES[label] = (t_cold, t_warm, times[0], times[1])

@@ -244,11 +244,16 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
         if !matches!(inst, Value::Ref(_)) {
             continue;
         }
-        // forward's parameters: tensors of unknown shape, or their defaults
+        // forward's parameters: tensors of the shape their annotation gives (`annotations.rs`),
+        // else of unknown shape, or their defaults
         let n_required = fwd.def.params.len().saturating_sub(fwd.defaults.len());
         let mut args = vec![inst.clone()];
+        let mut named = super::annotations::Named::default();
         for p in fwd.def.params.iter().take(n_required).skip(1) {
-            let _ = p;
+            if let Some(v) = p.annotation.as_ref().and_then(|a| super::annotations::input_of(interp, a, &p.name, &mut named)) {
+                args.push(v);
+                continue;
+            }
             let var = interp.fresh_shape_var();
             args.push(crate::models::torch::tensor::tensor_value(Shape { prefix: Some(var), dims: Vec::new() }, None));
         }

@@ -16,6 +16,7 @@
 //!
 //! This file is the engine's public API.
 
+mod annotations;
 pub mod check;
 pub mod ctx;
 pub mod events;

@@ -35,11 +35,14 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
             Some(Value::Tensor(t)) => {
                 let s = st.resolve(&t.shape);
                 match (s.rank(), s.dims.first()) {
-                    (Some(r), Some(d)) if r >= 1 => d.v.clone().map(Value::Int).unwrap_or(Value::Unknown),
+                    // a dim not known (a sample's length in a collate function): an int of its own
+                    (Some(r), Some(d)) if r >= 1 => d.v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0))),
                     _ => Value::Unknown,
                 }
             }
             Some(Value::Str(Some(s))) => Value::int(s.chars().count() as i128),
+            // a sequence of alike items of unknown length (an ImageFolder's classes)
+            Some(Value::LibMethod(_, name)) if &**name == "<repeat>" => Value::Int(cx.fresh_int_sym("n", 0)),
             Some(v @ (Value::Ref(_) | Value::Tuple(_))) => match v {
                 Value::Ref(id) => match st.get(*id) {
                     Obj::List(items) => Value::int(items.len() as i128),

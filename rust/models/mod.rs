@@ -96,9 +96,20 @@ pub fn element_of(cx: &mut dyn ModelCtx, st: &mut State, it: &Value) -> Value {
         // a tuple too long to unroll whose items are all equal (the parts of a split)
         Value::Tuple(items) if !items.is_empty() && items.iter().all(|x| *x == items[0]) => items[0].clone(),
         Value::Gen(..) => cx.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
+        // the index of an `enumerate` over an unknown number of items: an int >= 0
         Value::LibMethod(inner, name) if &**name == "<enumerate>" => {
             let elem = element_of(cx, st, inner);
-            Value::Tuple(Rc::new(vec![Value::Unknown, elem]))
+            Value::Tuple(Rc::new(vec![Value::Int(cx.fresh_int_sym("i", 0)), elem]))
+        }
+        // an item of a range too long to unroll or of a symbolic length (`range(seq_len)`) with
+        // a known start and a positive step: an int of its own, at least the start and below
+        // the stop (a fact of the path, not a branch: every iteration has one such index)
+        Value::Range(a, b, step) if a.as_const().is_some() && step.as_const().is_some_and(|s| s > 0) => {
+            let i = cx.fresh_int_sym("i", a.as_const().unwrap_or(0));
+            match i.sub(b) {
+                Some(below) if st.facts.assume(cx.syms(), &crate::shape::Cond { poly: below.clone(), rel: crate::shape::Rel::Lt }) => Value::Int(i),
+                _ => Value::Unknown,
+            }
         }
         _ => torch::data::batch_of(cx, st, it).unwrap_or(Value::Unknown),
     }
@@ -167,6 +178,16 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     if path.starts_with("torch.utils.data.") {
         return torch::data::utils_data(cx, st, path, args, kwargs, span);
     }
+    if path.starts_with("torch.nn.utils.rnn.") {
+        return torch::packed::call(cx, st, path, args, kwargs, span);
+    }
+    if path.starts_with("torch.optim.") {
+        let mut st = st;
+        return match torch::optim::construct(&mut st, path) {
+            Some(v) => vec![(st, v)],
+            None => vec![(st, Value::Unknown)],
+        };
+    }
     if path.starts_with("torchvision.models.") {
         return torch::zoo::construct(cx, st, path, args, kwargs, span);
     }
@@ -193,25 +214,51 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     vec![(st, Value::Unknown)]
 }
 
-/// Record the training mode `mode` on a library layer or container and on the layers it holds.
-fn set_training(st: &mut State, id: ObjId, mode: &Value, depth: usize) {
-    if depth > 64 {
-        return;
-    }
+/// Record the training mode `mode` on a module and on the modules it registers, as
+/// `nn.Module.train` does: a library layer or container and its items, a user module and the
+/// modules among its attributes (a plain list of layers is not registered: not followed).
+/// Each object once (a layer shared by two parents, a cycle through `self`).
+pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) {
     let key: Name = Name::from("training");
-    let children: Vec<ObjId> = match st.get_mut(id) {
-        Obj::Layer(l) => {
-            l.attrs.insert(key, mode.clone());
-            Vec::new()
+    let mut todo = vec![id];
+    let mut seen: Vec<ObjId> = Vec::new();
+    while let Some(id) = todo.pop() {
+        if seen.contains(&id) || seen.len() > 4096 || !is_module(cx, st, id) {
+            continue;
         }
-        Obj::Container { items, attrs, .. } => {
-            attrs.insert(key, mode.clone());
-            items.iter().filter_map(|(_, v)| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
-        }
-        _ => Vec::new(),
-    };
-    for c in children {
-        set_training(st, c, mode, depth + 1);
+        seen.push(id);
+        let children: Vec<ObjId> = match st.get_mut(id) {
+            Obj::Layer(l) => {
+                l.attrs.insert(key.clone(), mode.clone());
+                Vec::new()
+            }
+            Obj::Container { items, attrs, .. } => {
+                attrs.insert(key.clone(), mode.clone());
+                items.iter().filter_map(|(_, v)| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
+            }
+            Obj::Instance { attrs, .. } => {
+                attrs.insert(key.clone(), mode.clone());
+                attrs.values().filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
+            }
+            _ => Vec::new(),
+        };
+        todo.extend(children);
+    }
+}
+
+/// The modules among a library call's arguments (`freeze_bn(model)`, `accelerator.prepare(model)`):
+/// a call whose result is not modelled may switch their mode (`forget_training`).
+pub fn module_args(cx: &dyn ModelCtx, st: &State, args: &[Value], kwargs: &[(Name, Value)]) -> Vec<ObjId> {
+    args.iter().chain(kwargs.iter().map(|(_, v)| v)).filter_map(|v| match v {
+        Value::Ref(id) if is_module(cx, st, *id) => Some(*id),
+        _ => None,
+    }).collect()
+}
+
+/// These modules' training mode is no longer known.
+pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
+    for &id in ids {
+        set_training(cx, st, id, &Value::Unknown);
     }
 }
 
@@ -257,18 +304,22 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 }
                 return vec![(st, Value::None)];
             }
-            // `.eval()`/`.train(mode)` of a library layer or container: its mode, and its children's,
-            // so that a layer built in the calling expression and switched to eval is not taken for
-            // one in training mode (the checks of batch statistics)
-            if matches!(name, "eval" | "train") && matches!(st.get(id), Obj::Layer(_) | Obj::Container { .. }) {
+            // `.eval()`/`.train(mode)` of a module: its mode, and its children's (the checks of
+            // batch statistics and of the attention masks that only training mode makes)
+            if matches!(name, "eval" | "train") && is_module(cx, &st, id) {
                 let mode = match (name, args.first().or(kwargs.iter().find(|(k, _)| &**k == "mode").map(|(_, v)| v))) {
                     ("eval", _) => Value::Bool(false),
                     (_, None) => Value::Bool(true),
                     (_, Some(Value::Bool(b))) => Value::Bool(*b),
                     _ => Value::Unknown,
                 };
-                set_training(&mut st, id, &mode, 0);
+                set_training(cx, &mut st, id, &mode);
                 return vec![(st, recv.clone())];
+            }
+            // what is done with the submodules that `modules()`/`children()`/`apply(fn)` hand out
+            // is not followed (`for m in model.modules(): m.eval()`): their mode is no longer known
+            if matches!(name, "modules" | "children" | "named_modules" | "named_children" | "apply") && is_module(cx, &st, id) {
+                set_training(cx, &mut st, id, &Value::Unknown);
             }
             // `model.parameters()`: an iterator over the module's parameters, of shapes not
             // followed here; `next(...)` of it (the idiom that takes the weights' dtype and

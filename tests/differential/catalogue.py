@@ -82,6 +82,7 @@ IN = "nn.InstanceNorm1d nn.InstanceNorm2d nn.InstanceNorm3d F.instance_norm"
 MHA = "nn.MultiheadAttention nn.Transformer nn.TransformerEncoder nn.TransformerEncoderLayer nn.TransformerDecoder nn.TransformerDecoderLayer"
 TRANSFORMER = "nn.Transformer nn.TransformerEncoder nn.TransformerEncoderLayer nn.TransformerDecoder nn.TransformerDecoderLayer"
 RNN = "nn.RNN nn.LSTM nn.GRU"
+PACKED = "torch.nn.utils.rnn.*"  # (their specs call the recurrent layers on packed batches)
 CELLS = "nn.RNNCell nn.LSTMCell nn.GRUCell"
 CONV = "nn.Conv1d nn.Conv2d nn.Conv3d nn.ConvTranspose1d nn.ConvTranspose2d nn.ConvTranspose3d F.conv1d F.conv2d F.conv3d F.conv_transpose1d F.conv_transpose2d F.conv_transpose3d"
 CONV_MOD = "nn.Conv1d nn.Conv2d nn.Conv3d nn.ConvTranspose1d nn.ConvTranspose2d nn.ConvTranspose3d"
@@ -168,8 +169,8 @@ FAMILIES: list[Family] = [
     _f("adaptive.none_size_rank", ADAPTIVE, M + "utils.py:_list_with_default", "Input dimension should be at least"),
     _f("groupnorm.divisible", "nn.GroupNorm", M + "normalization.py:GroupNorm.__init__", "must be divisible by num_groups ("),
     _f("rnn.input_rank", RNN, M + "rnn.py:RNN.forward", "Expected input to be 2D or 3D, got"),
-    _f("rnn.input_size", RNN, M + "rnn.py:RNNBase.check_input", "input.size(-1) must be equal to input_size"),
-    _f("rnn.hidden_size", RNN, M + "rnn.py:RNNBase.check_hidden_size", "Expected hidden size {}, got {}", r"Expected hidden(\[\d\])? size \("),
+    _f("rnn.input_size", RNN + " " + PACKED, M + "rnn.py:RNNBase.check_input", "input.size(-1) must be equal to input_size"),
+    _f("rnn.hidden_size", RNN + " " + PACKED, M + "rnn.py:RNNBase.check_hidden_size", "Expected hidden size {}, got {}", r"Expected hidden(\[\d\])? size \("),
     _f("rnn.hx_rank", RNN, M + "rnn.py:RNN.forward", "hx should also be", r"hx (and cx )?should also be"),
     _f("rnn.proj_size", "nn.LSTM", M + "rnn.py:RNNBase.__init__", "proj_size has to be smaller than hidden_size"),
     _f("rnn.proj_size_other", "nn.RNN nn.GRU", M + "rnn.py:RNN.__init__", "proj_size argument is only supported for LSTM"),
@@ -322,6 +323,7 @@ FAMILIES: list[Family] = [
     _f("rms_norm.rank", "nn.RMSNorm", CPP, "Input tensor must have at least "),
     _f("unfold.padding_negative", "nn.Unfold F.unfold nn.Fold F.fold", CPP, "padding should be non-negative, but got "),
     _f("tensor.not_sequence", "torch.tensor torch.as_tensor", CPP, "not a sequence"),
+    _f("packed.lengths_batch", PACKED, CPP, "Expected `len(lengths)` to be equal to batch_size, but got "),
     _f("tensor_dataset.sizes", "torch.utils.data.*", "utils/data/dataset.py:TensorDataset.__init__", "Size mismatch between tensors"),
     # ---- the interpreter: unpacking the pieces of chunk/split/unbind into another number of names
     _f("unpack.count", SPLITS, CPY, "CPython:not enough values to unpack", r"(not enough|too many) values to unpack"),

@@ -295,6 +295,14 @@ impl<'a> Interp<'a> {
                     if let Some(v) = seq_index(&items, &i) {
                         return vec![(st, v)];
                     }
+                    // an index not known (a Dataset's `self.samples[idx]`): one of the items, a
+                    // value that stands for each of them (an index out of range raises, so a
+                    // path that goes on got one of them)
+                    if matches!(i, Value::Int(_)) && i.as_const_int().is_none() && !items.is_empty() && items.len() <= 256 {
+                        if let Some(v) = torch::data::join_all(self, &st, &items) {
+                            return vec![(st, v)];
+                        }
+                    }
                     if let Some(s) = slice_of(&items, &i) {
                         let mut st = st;
                         let nid = st.alloc(Obj::List(s));

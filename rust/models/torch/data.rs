@@ -277,7 +277,9 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
             Some(t) => apply_transform(cx, &st, t, image, _span),
         };
         let item = sample(img, label, b.get("transform"));
-        let v = ns(&mut st, "Dataset", vec![("item", item), ("len", Value::Unknown)]);
+        // `.classes`: one name per class folder, as many as there are (torch finds at least one)
+        let classes = Value::LibMethod(Box::new(Value::Str(None)), Rc::from("<repeat>"));
+        let v = ns(&mut st, "Dataset", vec![("item", item), ("len", Value::Unknown), ("classes", classes)]);
         return vec![(st, v)];
     }
     let (c, h, w, train_len, test_len): (i128, i128, i128, i128, i128) = match name {
@@ -303,7 +305,25 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         Some(t) => apply_transform(cx, &st, t, image, _span),
     };
     let item = sample(img, label, b.get("transform"));
-    let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len)]);
+    let mut attrs = vec![("item", item), ("len", len.clone())];
+    // the dataset's own attributes: the classes' names (`len(train_set.classes)` for a head),
+    // and for the MNIST family the whole split as tensors (`.data` uint8 [N, 28, 28], `.targets`
+    // [N]); CIFAR's are a numpy array and a list, not modelled (Unknown)
+    let classes = match name {
+        "CIFAR100" => 100,
+        "SVHN" => 0,
+        _ => 10,
+    };
+    if classes > 0 {
+        let names = Value::Ref(st.alloc(Obj::List(vec![Value::Str(None); classes])));
+        attrs.push(("classes", names));
+    }
+    if let (true, Value::Int(n)) = (name.ends_with("MNIST"), &len) {
+        let n = Dim::known(n.clone(), None);
+        attrs.push(("data", tensor_value(Shape::known(vec![n.clone(), Dim::konst(h), Dim::konst(w)]), Some(DType::Other))));
+        attrs.push(("targets", tensor_value(Shape::known(vec![n]), Some(DType::Long))));
+    }
+    let v = ns(&mut st, "Dataset", attrs);
     vec![(st, v)]
 }
 
@@ -676,8 +696,8 @@ const MAX_COLLATED: i128 = 64;
 fn make_batch(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value, item: &Value, b: &Dim, count: Option<i128>) -> Value {
     let Some(f) = ns_attr(st, loader, "DataLoader", "collate_fn") else { return collate(st, item, b) };
     let Some(n) = count.filter(|n| (1..=MAX_COLLATED).contains(n)) else { return Value::Unknown };
-    let sample = per_sample(st, item);
-    let list = Value::Ref(st.alloc(Obj::List(vec![sample; n as usize])));
+    let samples = (0..n).map(|_| per_sample(cx, st, item)).collect();
+    let list = Value::Ref(st.alloc(Obj::List(samples)));
     match <[_; 1]>::try_from(cx.call(f, vec![list], Vec::new(), st.clone(), Span::default())) {
         Ok([(s2, v)]) => {
             *st = s2;
@@ -687,9 +707,9 @@ fn make_batch(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value, item: &Valu
     }
 }
 
-/// One sample as the collate function sees it: the dims of its tensors that are not constant,
-/// and its ints that are not, are unknown (they differ between samples).
-fn per_sample(st: &State, item: &Value) -> Value {
+/// One sample as the collate function sees it: the dims of its tensors that are not constant
+/// are unknown, and its ints that are not are ints of their own (they differ between samples).
+fn per_sample(cx: &mut dyn ModelCtx, st: &State, item: &Value) -> Value {
     match item {
         Value::Tensor(t) => {
             let s = st.resolve(&t.shape);
@@ -699,9 +719,9 @@ fn per_sample(st: &State, item: &Value) -> Value {
             let dims = s.dims.iter().map(|d| if d.as_const().is_some() { d.clone() } else { Dim::unknown() }).collect();
             tensor_value(Shape::known(dims), t.dtype)
         }
-        Value::Int(p) if p.as_const().is_none() => Value::Unknown,
+        Value::Int(p) if p.as_const().is_none() => Value::Int(cx.fresh_int_sym("n", 0)),
         Value::Str(Some(s)) if &**s == "<label>" => Value::Unknown,
-        Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| per_sample(st, i)).collect())),
+        Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| per_sample(cx, st, i)).collect())),
         v => v.clone(),
     }
 }
@@ -743,6 +763,32 @@ fn refers_to_objects(v: &Value) -> bool {
     let mut refers = false;
     crate::value::gc::value_ids(v, &mut |_| refers = true);
     refers
+}
+
+/// One value that stands for any of `items` (a list indexed by an index not known: one of
+/// them): [`join_sample`] over all of them, a dim that is not the same in every tensor a size
+/// of its own. None when they do not join.
+pub fn join_all(cx: &mut dyn ModelCtx, st: &State, items: &[Value]) -> Option<Value> {
+    let first = items.first()?;
+    if let Value::Tensor(t0) = first {
+        let s0 = st.resolve(&t0.shape);
+        let mut dims: Vec<Option<Dim>> = s0.dims.iter().map(|d| d.v.is_some().then(|| d.clone())).collect();
+        for v in &items[1..] {
+            let Value::Tensor(t) = v else { return None };
+            let s = st.resolve(&t.shape);
+            if s0.prefix.is_some() || s.prefix.is_some() || s.dims.len() != s0.dims.len() || t.dtype != t0.dtype || t.dtype.is_none() {
+                return None;
+            }
+            for (d, e) in dims.iter_mut().zip(&s.dims) {
+                if d.as_ref().is_some_and(|d| d.v != e.v) {
+                    *d = None;
+                }
+            }
+        }
+        let dims = dims.into_iter().map(|d| d.unwrap_or_else(|| cx.fresh_dim("n"))).collect();
+        return Some(tensor_value(Shape::known(dims), t0.dtype));
+    }
+    items[1..].iter().try_fold(first.clone(), |acc, v| join_sample(cx, st, &acc, v))
 }
 
 /// One sample that stands for two outcomes of `__getitem__`: equal values stay; tensors of one

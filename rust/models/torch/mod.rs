@@ -13,6 +13,8 @@ pub mod layers;
 pub mod layout;
 pub mod losses;
 pub mod matmul;
+pub mod optim;
+pub mod packed;
 pub mod pointwise;
 pub mod shape_ops;
 pub mod spectral;
@@ -42,6 +44,7 @@ pub fn families() -> Vec<(&'static str, &'static [Decl])> {
         ("fft", fft::APIS),
         ("nn", layers::APIS),
         ("data", data::APIS),
+        ("packed", packed::APIS),
         ("zoo", zoo::APIS),
     ]
 }

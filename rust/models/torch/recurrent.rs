@@ -134,73 +134,111 @@ fn check_state(cx: &mut dyn ModelCtx, st: &State, v: &Value, want: &[Dim], what:
 /// (`H_out` is `proj_size` when set; LSTM's cell state keeps `hidden_size`). An initial state
 /// must have the final state's shape.
 pub fn rnn(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn, b: &Bound, span: Span) -> Vals {
-    let h0 = b.get("hx");
-    let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
-    let (Some(input_size), Some(hidden)) = (int("input_size"), int("hidden_size")) else { return vec![(st, Value::Unknown)] };
-    let layers = match l.args.get("num_layers") {
-        None => Some(Poly::constant(1)),
-        Some(v) => v.as_int().cloned(),
-    };
-    let flag = |k: &str| match l.args.get(k) {
-        None => Some(false),
-        Some(Value::Bool(b)) => Some(*b),
-        _ => None,
-    };
-    let (Some(layers), Some(batch_first), Some(bidir)) = (layers, flag("batch_first"), flag("bidirectional")) else { return vec![(st, Value::Unknown)] };
-    let kind = l.kind.to_string();
-    let proj = match l.args.get("proj_size") {
-        None => None,
-        Some(v) => match v.as_int() {
-            Some(p) if p.as_const() == Some(0) => None,
-            Some(p) if which == Rnn::Lstm => Some(p.clone()),
-            _ => return vec![(st, Value::Unknown)],
-        },
-    };
-    let h_out = proj.clone().unwrap_or_else(|| hidden.clone());
+    let Some(cfg) = Config::of(l, which) else { return vec![(st, Value::Unknown)] };
+    let (who, kind) = (layer_name(l), l.kind.to_string());
+    let mut out = Vec::new();
+    let fixed = [(1usize, Some(cfg.input_size.clone()))];
+    let names: &[&str] = if cfg.batch_first { &["B", "T", "F"] } else { &["T", "B", "F"] };
+    for (st, s) in require_rank(cx, st, t, &[2, 3], names, &fixed, span, &format!("{who}{kind}: ")) {
+        let batch = (s.dims.len() == 3).then(|| if cfg.batch_first { s.dims[0].clone() } else { s.dims[1].clone() });
+        if let Some((st, o, h)) = run(cx, st, &cfg, l, which, &s, t.dtype, batch, b, span) {
+            let v = match o {
+                Some(o) => Value::Tuple(Rc::new(vec![tensor_value(o, t.dtype), h])),
+                None => Value::Unknown,
+            };
+            out.push((st, v));
+        }
+    }
+    out
+}
+
+/// What a recurrent layer's call reads of its constructor's arguments.
+pub struct Config {
+    input_size: Poly,
+    hidden: Poly,
+    layers: Poly,
+    pub batch_first: bool,
+    bidir: bool,
+    proj: Option<Poly>,
+}
+
+impl Config {
+    pub fn input_size(&self) -> &Poly {
+        &self.input_size
+    }
+
+    /// None when one of them is not known.
+    pub fn of(l: &Layer, which: Rnn) -> Option<Config> {
+        let int = |k: &str| l.args.get(k).and_then(|v| v.as_int()).cloned();
+        let (input_size, hidden) = (int("input_size")?, int("hidden_size")?);
+        let layers = match l.args.get("num_layers") {
+            None => Poly::constant(1),
+            Some(v) => v.as_int()?.clone(),
+        };
+        let flag = |k: &str| match l.args.get(k) {
+            None => Some(false),
+            Some(Value::Bool(b)) => Some(*b),
+            _ => None,
+        };
+        let proj = match l.args.get("proj_size") {
+            None => None,
+            Some(v) => match v.as_int() {
+                Some(p) if p.as_const() == Some(0) => None,
+                Some(p) if which == Rnn::Lstm => Some(p.clone()),
+                _ => return None,
+            },
+        };
+        Some(Config { input_size, hidden, layers, batch_first: flag("batch_first")?, bidir: flag("bidirectional")?, proj })
+    }
+}
+
+/// The recurrence over an input whose feature dim is the last of `s` and whose other dims the
+/// output keeps (`[L, N, H_in]`, `[L, H_in]`, or a PackedSequence's data `[sum of lengths,
+/// H_in]`), of `batch` sequences (None: unbatched). Checks the input size and the initial
+/// state (`dtype`: the input's); None when torch raises. Else the output's shape (None: not modelled) and the final
+/// state (LSTM's `(h, c)`).
+#[allow(clippy::too_many_arguments)]
+pub fn run(cx: &mut dyn ModelCtx, st: State, cfg: &Config, l: &Layer, which: Rnn, s: &Shape, dtype: Option<DType>, batch: Option<Dim>, b: &Bound, span: Span) -> Option<(State, Option<Shape>, Value)> {
+    let (who, kind) = (layer_name(l), l.kind.to_string());
     // the initial state: a tensor, or LSTM's `(h0, c0)`
-    let (h0, c0) = match (which, h0) {
+    let (h0, c0) = match (which, b.get("hx")) {
         (_, None | Some(Value::None)) => (None, None),
         (Rnn::Lstm, Some(hc)) => match pair(&st, hc) {
             Some((h, c)) => (Some(h), Some(c)),
-            None => return vec![(st, Value::Unknown)],
+            None => return Some((st, None, Value::Unknown)),
         },
         (_, Some(h)) => (Some(h.clone()), None),
     };
-    let who = layer_name(l);
-    let d = if bidir { 2 } else { 1 };
-    let mut out = Vec::new();
-    let fixed = [(1usize, Some(input_size.clone()))];
-    for (st, s) in require_rank(cx, st, t, &[2, 3], if batch_first { &["B", "T", "F"] } else { &["T", "B", "F"] }, &fixed, span, &format!("{who}{kind}: ")) {
-        let r = s.dims.len();
-        if !input_size_fits(cx, &st, &s, &input_size, &who, &kind, span) {
-            continue;
-        }
-        let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
-        let mut odims = s.dims[..r - 1].to_vec();
-        odims.push(Dim { v: h_out.mul(&Poly::constant(d)), why: why.clone() });
-        let nl = Dim { v: layers.mul(&Poly::constant(d)), why: None };
-        let batch = if r == 3 { Some(if batch_first { s.dims[0].clone() } else { s.dims[1].clone() }) } else { None };
-        let state = |last: &Poly| {
-            let mut v = vec![nl.clone()];
-            v.extend(batch.clone());
-            v.push(Dim { v: Some(last.clone()), why: why.clone() });
-            v
-        };
-        let (hs, cs) = (state(&h_out), state(&hidden));
-        if let Some(h) = &h0
-            && !check_state(cx, &st, h, &hs, &format!("{who}{kind} initial hidden state"), span) {
-                continue;
-            }
-        if let Some(c) = &c0
-            && !check_state(cx, &st, c, &cs, &format!("{who}{kind} initial cell state"), span) {
-                continue;
-            }
-        let o = tensor_value(Shape::known(odims), t.dtype);
-        let h = tensor_value(Shape::known(hs), t.dtype);
-        let hstate = if which == Rnn::Lstm { Value::Tuple(Rc::new(vec![h, tensor_value(Shape::known(cs), t.dtype)])) } else { h };
-        out.push((st, Value::Tuple(Rc::new(vec![o, hstate]))));
+    let h_out = cfg.proj.clone().unwrap_or_else(|| cfg.hidden.clone());
+    let d = if cfg.bidir { 2 } else { 1 };
+    let r = s.dims.len();
+    if !input_size_fits(cx, &st, s, &cfg.input_size, &who, &kind, span) {
+        return None;
     }
-    out
+    let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
+    let mut odims = s.dims[..r - 1].to_vec();
+    odims.push(Dim { v: h_out.mul(&Poly::constant(d)), why: why.clone() });
+    let nl = Dim { v: cfg.layers.mul(&Poly::constant(d)), why: None };
+    let state = |last: &Poly| {
+        let mut v = vec![nl.clone()];
+        v.extend(batch.clone());
+        v.push(Dim { v: Some(last.clone()), why: why.clone() });
+        v
+    };
+    let (hs, cs) = (state(&h_out), state(&cfg.hidden));
+    if let Some(h) = &h0
+        && !check_state(cx, &st, h, &hs, &format!("{who}{kind} initial hidden state"), span)
+    {
+        return None;
+    }
+    if let Some(c) = &c0
+        && !check_state(cx, &st, c, &cs, &format!("{who}{kind} initial cell state"), span)
+    {
+        return None;
+    }
+    let h = tensor_value(Shape::known(hs), dtype);
+    let hstate = if which == Rnn::Lstm { Value::Tuple(Rc::new(vec![h, tensor_value(Shape::known(cs), dtype)])) } else { h };
+    Some((st, Some(Shape::known(odims)), hstate))
 }
 
 /// LSTM's state `(h, c)`: any sequence of two items, a tuple or a list (torch takes both,

@@ -49,5 +49,8 @@ crate::violation! {
         Stack { op, first, index, other, dim } => "{op}: stack expects each tensor to be equal size: tensor 0 is {first}, tensor {index} is {other} (dim {dim})",
         /// `cat`: the tensors differ in size at `dim`, which is not the concatenated dim.
         Cat { op, first, index, other, dim } => "{op}: sizes of tensors must match except in the concatenated dimension: tensor 0 is {first}, tensor {index} is {other} (dim {dim})",
+        /// `pad_sequence`/`pack_sequence`: the sequences differ after their length dim (in
+        /// rank or at `dim`).
+        Padded { op, first, index, other } => "{op}: sequences must match in every dim after the first: sequence 0 is {first}, sequence {index} is {other}",
     }
 }

@@ -89,6 +89,8 @@ crate::violation! {
         BatchStats { op, input } => "{op}: expected more than 1 value per channel when training, got input {input}",
         /// Instance norm: one spatial element.
         InstanceStats { op, input } => "{op}: expected more than 1 spatial element when training, got input {input}",
+        /// `pack_padded_sequence`: not one length per sequence of the batch.
+        PackedLengths { count, input, batch } => "pack_padded_sequence: expected one length per sequence, got {count} lengths for input {input} of batch size {batch}",
         /// Group norm: one value per group.
         GroupStats { op, input } => "{op}: expected more than 1 value per group, got input {input}",
         /// `roll` with shifts and dims that do not align (one shift without dims, or one per dim).

@@ -358,6 +358,13 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
         return vec![(st, Value::Unknown)];
     }
     let x = args.first().cloned().or_else(|| kwargs.first().map(|(_, v)| v.clone())).unwrap_or(Value::Unknown);
+    // a recurrent layer's PackedSequence input (`packed.rs`)
+    if let Module::Recurrent(which) = m
+        && super::packed::of(&st, &x).is_some()
+    {
+        let b = bind(&api.call_params, &args, &kwargs);
+        return super::packed::rnn(cx, st, l, which, &b, span);
+    }
     let Value::Tensor(t) = x else { return vec![(st, Value::Unknown)] };
     // strides (`layout.rs`): a layer handing back its input does not always keep them
     let out = call_module(cx, st, l, m, api, &t, args, kwargs, span);
@@ -479,10 +486,17 @@ fn is_fresh(l: &Layer, span: Span) -> bool {
     l.span.start >= span.start && l.span.end <= span.end && l.span != span
 }
 
-/// Is this layer certainly in training mode at this call? Built in the calling expression and
-/// not switched by `.eval()`/`.train(False)` (or a `.train(mode)` of unknown mode) on the way.
+/// Is this layer certainly in training mode at this call? Switched to it by a `.train()` of
+/// its own or of a module that holds it, on this path (`models::set_training`), or built in
+/// the calling expression and not switched by `.eval()`/`.train(False)` (or a `.train(mode)`
+/// of unknown mode) on the way. A layer whose mode was never set (a `forward` checked on its
+/// own, a model built elsewhere) is not taken to be in training.
 pub(in crate::models::torch) fn is_training(l: &Layer, span: Span) -> bool {
-    is_fresh(l, span) && matches!(l.attrs.get("training"), None | Some(Value::Bool(true)))
+    match l.attrs.get("training") {
+        Some(Value::Bool(b)) => *b,
+        None => is_fresh(l, span),
+        Some(_) => false,
+    }
 }
 
 /// An optional tensor argument the model does not check itself (`bias`, `weight`): absent or
