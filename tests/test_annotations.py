@@ -1,5 +1,7 @@
 """Input specs from annotations (rust/engine/annotations.rs): a ``forward`` checked on its own
-takes the shapes its parameters' jaxtyping- or torchtyping-style annotations give.
+takes the shapes its parameters' jaxtyping- or torchtyping-style annotations give; and a
+function under a runtime checker (``@jaxtyped(typechecker=beartype)``) is checked at each call
+against its annotations (SHP113), proven against jaxtyping itself at the end.
 
 Each bug case is also run under torch with an input of the annotated shape (batch 2) and must
 raise at the reported line; each clean case must run. jaxtyping is not needed: the annotations
@@ -136,3 +138,81 @@ def test_named_dims_are_one_size_across_parameters():
     assert _core.check_source(source, "pair.py", {}) == []
     bad = source.replace('c: Float[Tensor, "other dim"]', 'c: Float[Tensor, "batch 3 dim"]')
     assert [f["code"] for f in _core.check_source(bad, "pair.py", {})] == ["SHP104"]
+
+
+# ---------------------------------------------------------------------------------------------
+# SHP113: under a runtime checker, every call is checked against the annotations
+
+CHECKED_HEAD = """\
+import torch
+import torch.nn as nn
+from beartype import beartype
+from jaxtyping import Float, jaxtyped
+from torch import Tensor
+
+
+@jaxtyped(typechecker=beartype)
+def pool(x: Float[Tensor, "batch channels h w"]) -> Float[Tensor, "batch channels"]:
+    return x.mean(dim=({dims}))
+
+
+class Head(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(64, 10)
+
+    @jaxtyped(typechecker=beartype)
+    def forward(self, x: Float[Tensor, "batch 64"], mask: Float[Tensor, "batch"]) -> Float[Tensor, "batch 10"]:
+        return self.fc(x) * mask[:, None]
+
+
+features = pool(torch.randn(8, 64, 7, 7))
+logits = Head()({x}, torch.ones({mask}))
+"""
+
+CHECKED = {
+    # (pool's dims, Head's x, the mask's length, the statement of the finding or None)
+    "clean": ("2, 3", "features", 8, None),
+    "return_value": ("1, 2", "features", 8, "features ="),  # pool returns [8, 7]
+    "argument_size": ("2, 3", "torch.randn(8, 32)", 8, "logits ="),  # 32 features, not 64
+    "argument_name_across_parameters": ("2, 3", "features", 4, "logits ="),  # batch 8 vs batch 4
+    "argument_rank": ("2, 3", "features[None]", 8, "logits ="),  # [1, 8, 64]
+}
+
+
+def checked(name):
+    dims, x, mask, _ = CHECKED[name]
+    return CHECKED_HEAD.format(dims=dims, x=x, mask=mask)
+
+
+def checked_line(name):
+    where = CHECKED[name][3]
+    return where and next(i for i, line in enumerate(checked(name).splitlines(), 1) if line.startswith(where))
+
+
+@pytest.mark.parametrize("name", sorted(CHECKED))
+def test_a_runtime_checked_call_contradicting_its_annotations(name):
+    found = [(f["code"], f["row"]) for f in _core.check_source(checked(name), "checked.py", {})]
+    line = checked_line(name)
+    assert found == ([("SHP113", line)] if line else []), found
+
+
+@pytest.mark.parametrize("name", sorted(CHECKED))
+def test_jaxtyping_raises_where_shp113_is_reported(name):
+    pytest.importorskip("torch")
+    jaxtyping = pytest.importorskip("jaxtyping")
+    pytest.importorskip("beartype")
+    scope = {"__name__": "checked"}
+    line = checked_line(name)
+    try:
+        exec(compile(checked(name), "checked.py", "exec"), scope)
+    except jaxtyping.TypeCheckError as e:
+        raised = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == "checked.py"][-1]
+        assert raised == line, f"jaxtyping raised at {raised}"
+    else:
+        assert line is None, "jaxtyping accepted the call"
+
+
+def test_without_a_runtime_checker_the_annotation_is_not_judged():
+    source = checked("return_value").replace("@jaxtyped(typechecker=beartype)\n", "")
+    assert _core.check_source(source, "checked.py", {}) == []

@@ -13,7 +13,9 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use crate::ir::{Const, Expr, ExprKind};
+use crate::ir::{Const, Expr, ExprKind, FuncDef};
+use crate::models::ctx::ModelCtx;
+use crate::shape::Tri;
 use crate::models::torch::tensor::tensor_value;
 use super::interp::Interp;
 use crate::value::*;
@@ -52,9 +54,9 @@ fn last_name(e: &Expr) -> Option<&str> {
     }
 }
 
-/// The tensor `ann` describes, for parameter `param`; None when it is no shape annotation
-/// this reads.
-pub fn input_of(interp: &mut Interp, ann: &Expr, param: &str, named: &mut Named) -> Option<Value> {
+/// The dims and dtype `ann` describes: a jaxtyping annotation (`jaxtyping` true) or a
+/// torchtyping one; None when it is no shape annotation this reads.
+fn spec_of(ann: &Expr) -> Option<(Vec<Token>, Option<DType>, bool)> {
     let ExprKind::Subscript(head, idx) = &ann.kind else { return None };
     let head = last_name(head)?;
     let items: Vec<&Expr> = match &idx.kind {
@@ -69,7 +71,7 @@ pub fn input_of(interp: &mut Interp, ann: &Expr, param: &str, named: &mut Named)
         }
         let ExprKind::Const(Const::Str(spec)) = &spec.kind else { return None };
         let tokens: Vec<Token> = spec.split_whitespace().map(token).collect::<Option<_>>()?;
-        return shape_of(interp, &tokens, param, named).map(|s| tensor_value(s, *dtype));
+        return Some((tokens, *dtype, true));
     }
     // torchtyping: TensorType["batch", 3, ...] (dtype items such as `float` are left out)
     if head == "TensorType" {
@@ -83,7 +85,83 @@ pub fn input_of(interp: &mut Interp, ann: &Expr, param: &str, named: &mut Named)
                 _ => return None,
             }
         }
-        return shape_of(interp, &tokens, param, named).map(|s| tensor_value(s, None));
+        return Some((tokens, None, false));
+    }
+    None
+}
+
+/// The tensor `ann` describes, for parameter `param`; None when it is no shape annotation
+/// this reads.
+pub fn input_of(interp: &mut Interp, ann: &Expr, param: &str, named: &mut Named) -> Option<Value> {
+    let (tokens, dtype, _) = spec_of(ann)?;
+    shape_of(interp, &tokens, param, named).map(|s| tensor_value(s, dtype))
+}
+
+/// Does a runtime checker check this function's jaxtyping annotations when it is called?
+/// `@jaxtyped(typechecker=...)` (not None), or `@jaxtyped` with `@beartype`/`@typechecked`.
+pub fn runtime_checked(def: &FuncDef) -> bool {
+    let mut jaxtyped = false;
+    let mut checker = false;
+    for d in &def.decorators {
+        let (callee, kwargs) = match &d.kind {
+            ExprKind::Call { func, kwargs, .. } => (&**func, Some(kwargs)),
+            _ => (d, None),
+        };
+        match last_name(callee) {
+            Some("jaxtyped") => {
+                jaxtyped = true;
+                if let Some(kw) = kwargs
+                    && kw.iter().any(|k| k.name.as_deref() == Some("typechecker") && !matches!(k.value.kind, ExprKind::Const(Const::None)))
+                {
+                    checker = true;
+                }
+            }
+            Some("beartype" | "typechecked") => checker = true,
+            _ => {}
+        }
+    }
+    jaxtyped && checker
+}
+
+/// The first contradiction between a runtime-checked function's annotation `ann` and the
+/// value `v` (a tensor), binding the names it meets in `bound`: `(the annotation's dims, why)`.
+/// None when `v` certainly fits or may fit (an unknown rank or size, a value that is no
+/// tensor: not judged).
+pub fn contradiction(interp: &Interp, st: &State, ann: &Expr, v: &Value, bound: &mut BTreeMap<String, Dim>) -> Option<(String, String)> {
+    let (tokens, _, true) = spec_of(ann)? else { return None };
+    let Value::Tensor(t) = v else { return None };
+    let s = st.resolve(&t.shape);
+    if s.prefix.is_some() {
+        return None;
+    }
+    let spec = tokens.iter().map(Token::show).collect::<Vec<_>>().join(" ");
+    let variadic = matches!(tokens.first(), Some(Token::Variadic(_)));
+    let fixed = &tokens[usize::from(variadic)..];
+    let rank = s.dims.len();
+    if (!variadic && rank != fixed.len()) || (variadic && rank < fixed.len()) {
+        let want = if variadic { format!("at least {} dims", fixed.len()) } else { format!("{} dims", fixed.len()) };
+        return Some((spec, format!("{rank} dims, the annotation has {want}")));
+    }
+    for (k, (tok, d)) in fixed.iter().zip(&s.dims[rank - fixed.len()..]).enumerate() {
+        let at = rank - fixed.len() + k;
+        match tok {
+            Token::Size(n) => {
+                if interp.dim_eq(st, d, &Dim::konst(*n)) == Tri::False {
+                    return Some((spec, format!("dim {at} is {}, not {n}", interp.show_dim_in(st, d))));
+                }
+            }
+            Token::Name(n) => match bound.get(n) {
+                Some(b) => {
+                    if interp.dim_eq(st, d, b) == Tri::False {
+                        return Some((spec, format!("dim {at} is {}, but {n} is {}", interp.show_dim_in(st, d), interp.show_dim_in(st, b))));
+                    }
+                }
+                None => {
+                    bound.insert(n.clone(), d.clone());
+                }
+            },
+            _ => {}
+        }
     }
     None
 }
@@ -93,6 +171,18 @@ enum Token {
     Name(String),
     Any,
     Variadic(Option<String>),
+}
+
+impl Token {
+    fn show(&self) -> String {
+        match self {
+            Token::Size(n) => n.to_string(),
+            Token::Name(n) => n.clone(),
+            Token::Any => "_".into(),
+            Token::Variadic(None) => "...".into(),
+            Token::Variadic(Some(n)) => format!("*{n}"),
+        }
+    }
 }
 
 fn token(t: &str) -> Option<Token> {

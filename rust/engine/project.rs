@@ -322,11 +322,34 @@ pub fn scan(text: &str) -> FileFacts {
                     // a call statement: `main()`, `train(model, loader)`, `model.fit(x)`
                     let head: String = code.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.').collect();
                     code[head.len()..].starts_with('(') && !["def", "class", "print"].contains(&head.as_str())
-                });
+                })
+                || assigned_call(code);
             facts.script |= script_line;
         }
     }
     facts
+}
+
+/// A top-level assignment of a call's result (`out = lm(x)`, `model, opt = build(cfg)`), the
+/// way short scripts run their model; not the module set-up that library modules do at import
+/// (`logger = logging.getLogger(__name__)`, `T = TypeVar("T")`, a compiled regex, a path).
+fn assigned_call(code: &str) -> bool {
+    const SET_UP: &[&str] = &[
+        "logging.getLogger", "getLogger", "get_logger", "TypeVar", "NewType", "namedtuple", "collections.namedtuple", "re.compile", "os.getenv",
+        "os.environ.get", "Path", "pathlib.Path", "field", "dataclasses.field", "object", "set", "dict", "list", "tuple", "frozenset", "str", "int",
+        "float", "bool", "partial", "functools.partial", "warnings.filterwarnings",
+    ];
+    let Some((targets, value)) = code.split_once('=') else { return false };
+    if value.starts_with('=') || targets.ends_with(['!', '<', '>', ':', '+', '-', '*', '/', '%', '&', '|', '^']) {
+        return false;
+    }
+    let targets_ok = targets.split(',').all(|t| {
+        let t = t.trim();
+        !t.is_empty() && t.split('.').all(is_identifier)
+    });
+    let value = value.trim_start();
+    let callee: String = value.chars().take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.').collect();
+    targets_ok && !callee.is_empty() && value[callee.len()..].starts_with('(') && !SET_UP.contains(&callee.as_str())
 }
 
 /// The directories a walk of the project skips: hidden ones, caches, environments, builds.
@@ -583,6 +606,12 @@ mod tests {
         assert!(scan("def main():\n    pass\n\nif __name__ == \"__main__\":\n    main()\n").script);
         assert!(scan("import torch\nmodel = make()\nfor x in data:\n    model(x)\n").script);
         assert!(scan("train(model)\n").script);
+        // a script that only assigns: `out = lm(x)`
+        assert!(scan("import torch\nfrom model import LM\nlm = LM(100)\nout = lm(torch.zeros(2, 5, dtype=torch.long))\n").script);
+        assert!(scan("model, opt = build(cfg)\n").script);
+        // module set-up is not
+        let setup = "import logging\nimport re\nfrom typing import TypeVar\nlogger = logging.getLogger(__name__)\nT = TypeVar(\"T\")\nPAT = re.compile(\"x\")\nX == f(1)\nY: int = 3\nZ += g(2)\n";
+        assert!(!scan(setup).script, "set-up assignments, a comparison and augmented assignments are not a script");
     }
 
     #[test]

@@ -269,6 +269,7 @@ impl Lowerer {
     fn function(&mut self, f: &py::StmtFunctionDef) -> FuncDef {
         let mut def = FuncDef::empty(self.id(), name(&f.name), self.span_of(f));
         def.decorators = f.decorator_list.iter().map(|d| self.expr(&d.expression)).collect();
+        def.returns = f.returns.as_deref().map(|e| self.expr(e));
         def.is_async = f.is_async;
         self.params(&f.parameters, &mut def);
         let outer = std::mem::replace(&mut self.saw_yield, false);

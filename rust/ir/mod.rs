@@ -103,6 +103,8 @@ pub struct FuncDef {
     pub kwarg: Option<Name>,
     pub body: Vec<Stmt>,
     pub decorators: Vec<Expr>,
+    /// The return annotation.
+    pub returns: Option<Expr>,
     pub is_async: bool,
     /// Contains `yield`: calling it makes a generator (unknown to the engine).
     pub is_generator: bool,
@@ -124,6 +126,7 @@ impl FuncDef {
             kwarg: None,
             body: Vec::new(),
             decorators: Vec::new(),
+            returns: None,
             is_async: false,
             is_generator: false,
             is_lambda: false,

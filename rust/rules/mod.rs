@@ -66,6 +66,7 @@ pub static ALL: &[&Rule] = &[
     &shape::index_out_of_range::RULE,
     &shape::invalid_shape_argument::RULE,
     &shape::view_non_contiguous::RULE,
+    &shape::annotation_shape_mismatch::RULE,
     &may_fail::loss_target_broadcast::RULE,
 ];
 

@@ -167,12 +167,12 @@ impl<'a> Interp<'a> {
             return Vec::new();
         }
         match f {
-            Value::Func(c) => self.call_closure(&c, args, kwargs, st, span),
+            Value::Func(c) => self.call_user(&c, args, kwargs, st, span),
             Value::Bound(recv, c) => {
                 let mut a = Vec::with_capacity(args.len() + 1);
                 a.push(*recv);
                 a.extend(args);
-                self.call_closure(&c, a, kwargs, st, span)
+                self.call_user(&c, a, kwargs, st, span)
             }
             Value::Ref(id) => match Callee::of(&st, id) {
                 Callee::Class => self.instantiate(id, args, kwargs, st, span),
@@ -182,7 +182,7 @@ impl<'a> Interp<'a> {
                         Some((_, Value::Func(c))) => {
                             let mut a = vec![Value::Ref(id)];
                             a.extend(args);
-                            self.call_closure(&c, a, kwargs, st, span)
+                            self.call_user(&c, a, kwargs, st, span)
                         }
                         _ => {
                             if !self.has_unknown_base(&st, class) && self.layer_base(&st, class).is_some() {
@@ -248,6 +248,53 @@ impl<'a> Interp<'a> {
             Value::Builtin(name) => models::builtins::call_builtin(self, st, name, args, kwargs, span),
             _ => vec![(st, Value::Unknown)],
         }
+    }
+
+    /// A call of a user function from user code: its body, and for a function whose
+    /// jaxtyping annotations a runtime checker checks (`annotations::runtime_checked`), the
+    /// checker's verdict at this call on the tensor arguments and on each returned tensor
+    /// (SHP113; a contradiction raises, so the path ends).
+    fn call_user(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        if !crate::engine::annotations::runtime_checked(&c.def) {
+            return self.call_closure(c, args, kwargs, st, span);
+        }
+        let def = c.def.clone();
+        let func = def.name.to_string();
+        let mut bound = BTreeMap::new();
+        let mut given: Vec<(&Param, &Value)> = def.params.iter().zip(args.iter()).collect();
+        for (k, v) in &kwargs {
+            if let Some(p) = def.params.iter().chain(def.kwonly.iter()).find(|p| p.name == *k) {
+                given.push((p, v));
+            }
+        }
+        for (p, v) in given {
+            let Some(ann) = &p.annotation else { continue };
+            if let Some((spec, why)) = crate::engine::annotations::contradiction(self, &st, ann, v, &mut bound) {
+                self.annotation_violation(&st, span, &func, &format!("argument {}", p.name), v, spec, why);
+                return Vec::new();
+            }
+        }
+        let out = self.call_closure(c, args, kwargs, st, span);
+        let Some(ret) = &def.returns else { return out };
+        let mut kept = Vec::with_capacity(out.len());
+        for (st, v) in out {
+            let mut bound = bound.clone();
+            match crate::engine::annotations::contradiction(self, &st, ret, &v, &mut bound) {
+                Some((spec, why)) => self.annotation_violation(&st, span, &func, "return value", &v, spec, why),
+                None => kept.push((st, v)),
+            }
+        }
+        kept
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn annotation_violation(&mut self, st: &State, span: Span, func: &str, what: &str, v: &Value, spec: String, why: String) {
+        let shape = match v {
+            Value::Tensor(t) => crate::models::ctx::ModelCtx::show_shape(self, st, &st.resolve(&t.shape)),
+            _ => String::new(),
+        };
+        let (func, what) = (func.to_string(), what.to_string());
+        crate::models::ctx::ModelCtxExt::check(self, st, span, crate::shape::Tri::True, |_| (crate::rules::shape::AnnotationShapeMismatch::Mismatch { func, what, shape, spec, why }, Vec::new()));
     }
 
     fn instantiate(&mut self, class: ObjId, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {

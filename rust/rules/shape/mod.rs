@@ -1,4 +1,5 @@
 //! `SHP1xx`: definite tensor shape errors.
+pub mod annotation_shape_mismatch;
 pub mod broadcast_shape_mismatch;
 pub mod concat_shape_mismatch;
 pub mod dim_out_of_range;
@@ -12,6 +13,7 @@ pub mod output_size_too_small;
 pub mod reshape_size_mismatch;
 pub mod view_non_contiguous;
 
+pub use annotation_shape_mismatch::AnnotationShapeMismatch;
 pub use broadcast_shape_mismatch::BroadcastShapeMismatch;
 pub use concat_shape_mismatch::ConcatShapeMismatch;
 pub use dim_out_of_range::DimOutOfRange;
