@@ -97,6 +97,16 @@ pub fn input_of(interp: &mut Interp, ann: &Expr, param: &str, named: &mut Named)
     shape_of(interp, &tokens, param, named).map(|s| tensor_value(s, dtype))
 }
 
+/// Is this decorator a runtime type checker (`@jaxtyped(...)`, `@beartype`, `@typechecked`)?
+/// It returns the function itself (`interp::stmt` keeps the function for it).
+pub fn is_type_checker(d: &Expr) -> bool {
+    let callee = match &d.kind {
+        ExprKind::Call { func, .. } => &**func,
+        _ => d,
+    };
+    matches!(last_name(callee), Some("jaxtyped" | "beartype" | "typechecked"))
+}
+
 /// Does a runtime checker check this function's jaxtyping annotations when it is called?
 /// `@jaxtyped(typechecker=...)` (not None), or `@jaxtyped` with `@beartype`/`@typechecked`.
 pub fn runtime_checked(def: &FuncDef) -> bool {
@@ -145,17 +155,14 @@ pub fn contradiction(interp: &Interp, st: &State, ann: &Expr, v: &Value, bound: 
     for (k, (tok, d)) in fixed.iter().zip(&s.dims[rank - fixed.len()..]).enumerate() {
         let at = rank - fixed.len() + k;
         match tok {
-            Token::Size(n) => {
-                if interp.dim_eq(st, d, &Dim::konst(*n)) == Tri::False {
-                    return Some((spec, format!("dim {at} is {}, not {n}", interp.show_dim_in(st, d))));
-                }
+            Token::Size(n) if interp.dim_eq(st, d, &Dim::konst(*n)) == Tri::False => {
+                return Some((spec, format!("dim {at} is {}, not {n}", interp.show_dim_in(st, d))));
             }
             Token::Name(n) => match bound.get(n) {
-                Some(b) => {
-                    if interp.dim_eq(st, d, b) == Tri::False {
-                        return Some((spec, format!("dim {at} is {}, but {n} is {}", interp.show_dim_in(st, d), interp.show_dim_in(st, b))));
-                    }
+                Some(b) if interp.dim_eq(st, d, b) == Tri::False => {
+                    return Some((spec, format!("dim {at} is {}, but {n} is {}", interp.show_dim_in(st, d), interp.show_dim_in(st, b))));
                 }
+                Some(_) => {}
                 None => {
                     bound.insert(n.clone(), d.clone());
                 }

@@ -104,8 +104,8 @@ pub fn element_of(cx: &mut dyn ModelCtx, st: &mut State, it: &Value) -> Value {
         // an item of a range too long to unroll or of a symbolic length (`range(seq_len)`) with
         // a known start and a positive step: an int of its own, at least the start and below
         // the stop (a fact of the path, not a branch: every iteration has one such index)
-        Value::Range(a, b, step) if a.as_const().is_some() && step.as_const().is_some_and(|s| s > 0) => {
-            let i = cx.fresh_int_sym("i", a.as_const().unwrap_or(0));
+        Value::Range(a, b, step) if let Some(lo) = a.as_const() && step.as_const().is_some_and(|s| s > 0) => {
+            let i = cx.fresh_int_sym("i", lo);
             match i.sub(b) {
                 Some(below) if st.facts.assume(cx.syms(), &crate::shape::Cond { poly: below.clone(), rel: crate::shape::Rel::Lt }) => Value::Int(i),
                 _ => Value::Unknown,
@@ -221,12 +221,11 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
 pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) {
     let key: Name = Name::from("training");
     let mut todo = vec![id];
-    let mut seen: Vec<ObjId> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
     while let Some(id) = todo.pop() {
-        if seen.contains(&id) || seen.len() > 4096 || !is_module(cx, st, id) {
+        if seen.len() > 4096 || !is_module(cx, st, id) || !seen.insert(id) {
             continue;
         }
-        seen.push(id);
         let children: Vec<ObjId> = match st.get_mut(id) {
             Obj::Layer(l) => {
                 l.attrs.insert(key.clone(), mode.clone());
@@ -246,16 +245,14 @@ pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) 
     }
 }
 
-/// The modules among a library call's arguments (`freeze_bn(model)`, `accelerator.prepare(model)`):
-/// a call whose result is not modelled may switch their mode (`forget_training`).
-pub fn module_args(cx: &dyn ModelCtx, st: &State, args: &[Value], kwargs: &[(Name, Value)]) -> Vec<ObjId> {
-    args.iter().chain(kwargs.iter().map(|(_, v)| v)).filter_map(|v| match v {
-        Value::Ref(id) if is_module(cx, st, *id) => Some(*id),
-        _ => None,
-    }).collect()
+/// The objects among a library call's arguments (`freeze_bn(model)`, `accelerator.prepare(model)`):
+/// a call whose result is not modelled may switch the modules among them to another mode
+/// (`forget_training`, which keeps to the modules: taken only when that happens).
+pub fn ref_args(args: &[Value], kwargs: &[(Name, Value)]) -> Vec<ObjId> {
+    args.iter().chain(kwargs.iter().map(|(_, v)| v)).filter_map(|v| if let Value::Ref(id) = v { Some(*id) } else { None }).collect()
 }
 
-/// These modules' training mode is no longer known.
+/// The training mode of these objects that are modules is no longer known.
 pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
     for &id in ids {
         set_training(cx, st, id, &Value::Unknown);

@@ -145,12 +145,12 @@ impl<'a> Interp<'a> {
         // result is not modelled (it may write through any alias)
         let mutates = !user && writes_in_place(&f, &kwargs);
         // and a module handed to such a call may be switched to eval or training in it
-        let modules = if user { Vec::new() } else { models::module_args(self, &st, &args, &kwargs) };
+        let objects = if user { Vec::new() } else { models::ref_args(&args, &kwargs) };
         let mut out = self.call_dispatch(f, args, kwargs, st, span);
         if !user {
             for (st, v) in out.iter_mut() {
                 if mutates || v.is_unknown() {
-                    models::forget_training(self, st, &modules);
+                    models::forget_training(self, st, &objects);
                     st.forget_values();
                     if mutates {
                         *v = std::mem::replace(v, Value::Unknown).forget_values();

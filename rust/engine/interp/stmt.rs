@@ -274,10 +274,8 @@ impl<'a> Interp<'a> {
             }
             // runtime type checkers return the function itself, checking its annotations at
             // each call (`annotations::runtime_checked`, SHP113)
-            let checker = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) | ExprKind::Attr(_, n) if matches!(&**n, "jaxtyped" | "beartype" | "typechecked"));
             let unknown_decorator = def.decorators.iter().any(|d| {
-                !checker(d)
-                    && !matches!(&d.kind, ExprKind::Call { func, .. } if checker(func))
+                !crate::engine::annotations::is_type_checker(d)
                     && !matches!(&d.kind, ExprKind::Name(n) if matches!(&**n, "staticmethod" | "classmethod" | "property" | "cached_property" | "torch.no_grad"))
                     && !matches!(&d.kind, ExprKind::Attr(_, n) if matches!(&**n, "cached_property" | "no_grad" | "inference_mode" | "wraps" | "jit" | "script"))
                     && !matches!(&d.kind, ExprKind::Call { func, .. } if matches!(&func.kind, ExprKind::Attr(_, n) if matches!(&**n, "no_grad" | "inference_mode" | "wraps")))

@@ -17,7 +17,8 @@ use crate::value::*;
 use crate::ir::{Name, Span};
 use crate::shape::Poly;
 
-fn ns(st: &mut State, kind: &str, attrs: Vec<(&str, Value)>) -> Value {
+/// A modelled object of `kind` (`Dataset`, `PackedSequence`, `Optimizer`) with these attributes.
+pub(in crate::models::torch) fn ns(st: &mut State, kind: &str, attrs: Vec<(&str, Value)>) -> Value {
     let attrs: BTreeMap<Name, Value> = attrs.into_iter().map(|(k, v)| (Rc::from(k), v)).collect();
     Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from(kind), attrs }))
 }
@@ -113,7 +114,7 @@ fn defining_module(name: &str) -> Option<&'static str> {
 
 /// Bind a call's arguments to an entry's parameters (positional ones in order, then keywords),
 /// as Python would; the call was checked with `Api::accepts`.
-fn bind_api(api: &Api, args: &[Value], kwargs: &[(Name, Value)]) -> BTreeMap<&'static str, Value> {
+pub(in crate::models::torch) fn bind_api(api: &Api, args: &[Value], kwargs: &[(Name, Value)]) -> BTreeMap<&'static str, Value> {
     let positional: Vec<&'static str> = api.params.iter().filter(|p| p.kind == ParamKind::Positional).map(|p| p.name).collect();
     bind(&positional, args, kwargs).into_iter().chain(kwargs.iter().filter_map(|(k, v)| api.params.iter().find(|p| p.name == &**k).map(|p| (p.name, v.clone())))).collect()
 }
@@ -769,14 +770,20 @@ fn refers_to_objects(v: &Value) -> bool {
 /// them): [`join_sample`] over all of them, a dim that is not the same in every tensor a size
 /// of its own. None when they do not join.
 pub fn join_all(cx: &mut dyn ModelCtx, st: &State, items: &[Value]) -> Option<Value> {
-    let first = items.first()?;
+    let (first, rest) = items.split_first()?;
+    if rest.is_empty() {
+        return Some(first.clone());
+    }
     if let Value::Tensor(t0) = first {
         let s0 = st.resolve(&t0.shape);
+        if s0.prefix.is_some() || t0.dtype.is_none() {
+            return None;
+        }
         let mut dims: Vec<Option<Dim>> = s0.dims.iter().map(|d| d.v.is_some().then(|| d.clone())).collect();
-        for v in &items[1..] {
+        for v in rest {
             let Value::Tensor(t) = v else { return None };
             let s = st.resolve(&t.shape);
-            if s0.prefix.is_some() || s.prefix.is_some() || s.dims.len() != s0.dims.len() || t.dtype != t0.dtype || t.dtype.is_none() {
+            if s.prefix.is_some() || s.dims.len() != s0.dims.len() || t.dtype != t0.dtype {
                 return None;
             }
             for (d, e) in dims.iter_mut().zip(&s.dims) {
@@ -788,7 +795,7 @@ pub fn join_all(cx: &mut dyn ModelCtx, st: &State, items: &[Value]) -> Option<Va
         let dims = dims.into_iter().map(|d| d.unwrap_or_else(|| cx.fresh_dim("n"))).collect();
         return Some(tensor_value(Shape::known(dims), t0.dtype));
     }
-    items[1..].iter().try_fold(first.clone(), |acc, v| join_sample(cx, st, &acc, v))
+    rest.iter().try_fold(first.clone(), |acc, v| join_sample(cx, st, &acc, v))
 }
 
 /// One sample that stands for two outcomes of `__getitem__`: equal values stay; tensors of one
@@ -800,14 +807,7 @@ fn join_sample(cx: &mut dyn ModelCtx, st: &State, a: &Value, b: &Value) -> Optio
         return Some(a.clone());
     }
     match (a, b) {
-        (Value::Tensor(x), Value::Tensor(y)) => {
-            let (sx, sy) = (st.resolve(&x.shape), st.resolve(&y.shape));
-            if sx.prefix.is_some() || sy.prefix.is_some() || sx.dims.len() != sy.dims.len() || x.dtype != y.dtype || x.dtype.is_none() {
-                return None;
-            }
-            let dims = sx.dims.iter().zip(&sy.dims).map(|(p, q)| if p.v.is_some() && p.v == q.v { p.clone() } else { cx.fresh_dim("n") }).collect();
-            Some(tensor_value(Shape::known(dims), x.dtype))
-        }
+        (Value::Tensor(_), Value::Tensor(_)) => join_all(cx, st, &[a.clone(), b.clone()]),
         // two known ints: an int at least the smaller (a label)
         (Value::Int(p), Value::Int(q)) => match (p.as_const(), q.as_const()) {
             (Some(p), Some(q)) => Some(Value::Int(cx.fresh_int_sym("label", p.min(q)))),

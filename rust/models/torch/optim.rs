@@ -4,10 +4,6 @@
 //! `param_groups`) are Unknown, and a user subclass of `torch.optim.Optimizer` is not built.
 //! The optimizer's state through a training loop (SHP3xx) grows here.
 
-use std::collections::BTreeMap;
-use std::rc::Rc;
-
-use crate::ir::Name;
 use crate::value::*;
 
 /// The optimizer classes of `torch.optim` (torch 2.11).
@@ -24,6 +20,5 @@ pub fn construct(st: &mut State, path: &str) -> Option<Value> {
     if !OPTIMIZERS.contains(&name) {
         return None;
     }
-    let attrs: BTreeMap<Name, Value> = BTreeMap::new();
-    Some(Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from("Optimizer"), attrs })))
+    Some(super::data::ns(st, "Optimizer", Vec::new()))
 }

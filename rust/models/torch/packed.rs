@@ -11,13 +11,13 @@
 
 use std::rc::Rc;
 
+use super::data::{bind_api, ns};
 use super::layers::Bound;
 use super::recurrent::{self, Rnn};
 use super::tensor::tensor_value;
 use crate::ir::{Name, Span};
-use crate::models::bind;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
-use crate::models::registry::{self, Api, Decl, ParamKind};
+use crate::models::registry::{self, Decl};
 use crate::rules::shape::{ConcatShapeMismatch, InvalidShapeArgument};
 use crate::shape::{Poly, Rel, Tri};
 use crate::value::*;
@@ -32,11 +32,6 @@ pub const APIS: &[Decl] = &[
     Decl::function("torch.nn.utils.rnn.pad_packed_sequence", "sequence, batch_first=False, ~padding_value=0.0, total_length=None"),
     Decl::function("torch.nn.utils.rnn.pack_sequence", "sequences, enforce_sorted=True"),
 ];
-
-fn bind_api(api: &Api, args: &[Value], kwargs: &[(Name, Value)]) -> Bound {
-    let positional: Vec<&'static str> = api.params.iter().filter(|p| p.kind == ParamKind::Positional).map(|p| p.name).collect();
-    bind(&positional, args, kwargs).into_iter().chain(kwargs.iter().filter_map(|(k, v)| api.params.iter().find(|p| p.name == &**k).map(|p| (p.name, v.clone())))).collect()
-}
 
 /// A bool argument: its default when absent, None when not known.
 fn flag(b: &Bound, k: &str, default: bool) -> Option<bool> {
@@ -63,12 +58,21 @@ pub fn of(st: &State, v: &Value) -> Option<(Rc<Tensor>, Dim, Option<Poly>)> {
 }
 
 fn packed(st: &mut State, data: Shape, dtype: Option<DType>, batch: &Dim, max_len: Option<Poly>) -> Value {
-    let attrs = [
-        (Name::from("data"), tensor_value(data, dtype)),
-        (Name::from("batch"), batch.v.clone().map(Value::Int).unwrap_or(Value::Unknown)),
-        (Name::from("max_len"), max_len.map(Value::Int).unwrap_or(Value::Unknown)),
+    let attrs = vec![
+        ("data", tensor_value(data, dtype)),
+        ("batch", batch.v.clone().map(Value::Int).unwrap_or(Value::Unknown)),
+        ("max_len", max_len.map(Value::Int).unwrap_or(Value::Unknown)),
     ];
-    Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from(KIND), attrs: attrs.into_iter().collect() }))
+    ns(st, KIND, attrs)
+}
+
+/// The packed data's first dim: the sum of the lengths, a size of its own when one is not
+/// known.
+fn total(cx: &mut dyn ModelCtx, lengths: Option<&[Dim]>) -> Dim {
+    match lengths.and_then(|ls| ls.iter().try_fold(Poly::constant(0), |acc, d| acc.add(d.v.as_ref()?))) {
+        Some(t) => Dim::known(t, None),
+        None => cx.fresh_dim("N"),
+    }
 }
 
 /// `torch.nn.utils.rnn.<name>(...)`.
@@ -92,8 +96,7 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
                 if flag(&b, "enforce_sorted", true) != Some(false) && !sorted(cx, &st, &lengths) {
                     return vec![(st, Value::Unknown)];
                 }
-                let total = lengths.iter().try_fold(Poly::constant(0), |acc, d| acc.add(d.v.as_ref()?));
-                let mut data = vec![total.map(|t| Dim::known(t, None)).unwrap_or_else(|| cx.fresh_dim("N"))];
+                let mut data = vec![total(cx, Some(&lengths))];
                 data.extend(trailing);
                 packed(&mut st, Shape::known(data), dtype, &batch, max_len.v)
             } else {
@@ -158,9 +161,8 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
                     return vec![(st, Value::Unknown)];
                 }
             }
-            let total = known.as_ref().and_then(|ls| ls.iter().try_fold(Poly::constant(0), |acc, p| acc.add(p)));
             let max_len = known.as_ref().map(|_| longest(cx, &st, &dims)).and_then(|d| d.v);
-            let mut data = vec![total.map(|t| Dim::known(t, None)).unwrap_or_else(|| cx.fresh_dim("N"))];
+            let mut data = vec![total(cx, known.as_ref().map(|_| dims.as_slice()))];
             data.extend(s.dims[2..].iter().cloned());
             packed(&mut st, Shape::known(data), t.dtype, &batch, max_len)
         }

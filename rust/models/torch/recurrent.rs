@@ -157,7 +157,7 @@ pub struct Config {
     input_size: Poly,
     hidden: Poly,
     layers: Poly,
-    pub batch_first: bool,
+    batch_first: bool,
     bidir: bool,
     proj: Option<Poly>,
 }
