@@ -15,6 +15,7 @@ import runpy
 import sys
 import traceback
 
+import simulated_cuda  # tests/, next to this script
 import torchvision_compat  # tests/, next to this script
 
 
@@ -24,7 +25,10 @@ def main():
     sys.path.insert(0, os.path.dirname(fixture))
     out = {"ok": True, "exc_type": None, "error": None, "frames": []}
     with open(fixture, encoding="utf-8") as f:
-        uses_torchvision = "torchvision" in f.read()
+        text = f.read()
+    uses_torchvision = "torchvision" in text
+    if simulated_cuda.MARKER in text:
+        simulated_cuda.enable()
     if uses_torchvision and torchvision_compat.load() is None:
         # not a verdict: the fixture cannot run here (test_oracle.py skips it with this reason)
         out.update(ok=False, skip=torchvision_compat.REASON)

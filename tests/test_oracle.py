@@ -25,7 +25,7 @@ pytest.importorskip("torch")
 HERE = Path(__file__).resolve().parent
 FIXTURES_DIR = HERE / "fixtures"
 RUNNER = HERE / "oracle_runner.py"
-GROUPS = ("linear", "conv", "seq", "shapeops", "constructs", "zoo")
+GROUPS = ("linear", "conv", "seq", "shapeops", "constructs", "zoo", "device")
 MARKER = re.compile(r"#\s*error:\s*(SHP\d{3})\b")
 TIMEOUT_S = 60
 

@@ -23,6 +23,17 @@ impl ModelCtx for Interp<'_> {
         self.syms.fresh_int(name, lo)
     }
 
+    fn flag(&mut self, name: &str, phrase: (&'static str, &'static str)) -> Cond {
+        self.syms.flag(name, phrase)
+    }
+
+    fn entry_of(&self, t: &Rc<Tensor>) -> Option<Span> {
+        // the outermost call of the checked file that handed it on unchanged
+        let n = self.calls.len().min(self.arg_tensors.len());
+        let off = self.calls.len() - n;
+        (0..n).find(|&i| self.calls[off + i].file == crate::ir::FileId::MAIN && self.arg_tensors[i].iter().any(|a| Rc::ptr_eq(a, t))).map(|i| self.calls[off + i])
+    }
+
     fn fresh_shape_var(&mut self) -> u32 {
         Interp::fresh_shape_var(self)
     }

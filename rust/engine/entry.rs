@@ -56,6 +56,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     // kept (`one_per_site`), which is the error torch raises for the program as run
     let mut forward_findings: Vec<Finding> = Vec::new();
 
+    crate::models::torch::device::set_defaults(interp.file.source);
     // 1. the script
     let mut st = State::new();
     let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });

@@ -242,6 +242,7 @@ impl Project {
         }
         self.bytes += source.len();
         let file = FileId(FIRST_FILE + self.loaded.len() as u32);
+        crate::models::torch::device::note_source(&source);
         let parsed = crate::parse::parse(&source);
         if parsed.has_syntax_errors() {
             return None;

@@ -34,6 +34,12 @@ pub trait ModelCtx {
     fn fresh_sym(&mut self, name: &str, lo: i128) -> Poly;
     /// A fresh symbol known to be a Python int (a class index).
     fn fresh_int_sym(&mut self, name: &str, lo: i128) -> Poly;
+    /// The condition that the environment answers yes (`torch.cuda.is_available()`): the same
+    /// condition at every ask (`Symbols::flag`).
+    fn flag(&mut self, name: &str, phrase: (&'static str, &'static str)) -> Cond;
+    /// The call in the checked file through which this very tensor entered the user code
+    /// running now (`model(images)` for the `images` a layer in `forward` rejects), if any.
+    fn entry_of(&self, t: &Rc<Tensor>) -> Option<Span>;
     /// A fresh shape variable: an unknown list of dims, refined by its first use.
     fn fresh_shape_var(&mut self) -> u32;
     /// The shape variable for the dims a first use leaves unknown when it binds `parent`

@@ -200,26 +200,40 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
         }
     }
     if let Some(f) = path.strip_prefix("torch.nn.functional.") {
-        return torch::layers::functional(cx, st, f, args, kwargs, span);
+        return torch::device::around_function(cx, st, path, args, kwargs, span, |cx, st, args, kwargs| torch::layers::functional(cx, st, f, args, kwargs, span));
     }
     if stdlib::handles(path) {
         return stdlib::call(cx, st, path, args, kwargs, span);
     }
+    if path == "torch.device" {
+        return vec![(st, torch::device::construct(&args, &kwargs))];
+    }
+    if let Some(v) = torch::device::is_available(cx, path) {
+        return vec![(st, v)];
+    }
     if let Some(f) = path.strip_prefix("torch.fft.") {
-        return torch::fft::call(cx, st, f, args, kwargs, span);
+        return torch::device::around_function(cx, st, path, args, kwargs, span, |cx, st, args, kwargs| torch::fft::call(cx, st, f, args, kwargs, span));
     }
     if let Some(f) = path.strip_prefix("torch.") {
-        return torch::tensor::torch_function(cx, st, f, args, kwargs, span);
+        return torch::device::around_function(cx, st, path, args, kwargs, span, |cx, st, args, kwargs| torch::tensor::torch_function(cx, st, f, args, kwargs, span));
     }
     vec![(st, Value::Unknown)]
 }
 
 /// Record the training mode `mode` on a module and on the modules it registers, as
-/// `nn.Module.train` does: a library layer or container and its items, a user module and the
-/// modules among its attributes (a plain list of layers is not registered: not followed).
-/// Each object once (a layer shared by two parents, a cycle through `self`).
+/// `nn.Module.train` does (`for_each_module`).
 pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) {
     let key: Name = Name::from("training");
+    for_each_module(cx, st, id, &mut |attrs| {
+        attrs.insert(key.clone(), mode.clone());
+    });
+}
+
+/// Apply `f` to the attributes of a module and of the modules it registers, as
+/// `nn.Module.apply` walks them: a library layer or container and its items, a user module and
+/// the modules among its attributes (a plain list of layers is not registered: not followed).
+/// Each object once (a layer shared by two parents, a cycle through `self`).
+pub fn for_each_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, f: &mut dyn FnMut(&mut BTreeMap<Name, Value>)) {
     let mut todo = vec![id];
     let mut seen = std::collections::BTreeSet::new();
     while let Some(id) = todo.pop() {
@@ -228,15 +242,15 @@ pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) 
         }
         let children: Vec<ObjId> = match st.get_mut(id) {
             Obj::Layer(l) => {
-                l.attrs.insert(key.clone(), mode.clone());
+                f(&mut l.attrs);
                 Vec::new()
             }
             Obj::Container { items, attrs, .. } => {
-                attrs.insert(key.clone(), mode.clone());
+                f(attrs);
                 items.iter().filter_map(|(_, v)| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
             }
             Obj::Instance { attrs, .. } => {
-                attrs.insert(key.clone(), mode.clone());
+                f(attrs);
                 attrs.values().filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
             }
             _ => Vec::new(),
@@ -255,7 +269,17 @@ pub fn ref_args(args: &[Value], kwargs: &[(Name, Value)]) -> Vec<ObjId> {
 /// The training mode of these objects that are modules is no longer known.
 pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
     for &id in ids {
-        set_training(cx, st, id, &Value::Unknown);
+        for_each_module(cx, st, id, &mut |attrs| {
+            attrs.insert(Name::from("training"), Value::Unknown);
+            // (`accelerator.prepare(model)` moves it too)
+            attrs.insert(Name::from(torch::device::DEVICE_ATTR), Value::Unknown);
+            attrs.insert(Name::from(torch::device::DTYPE_ATTR), Value::Unknown);
+            for v in attrs.values_mut() {
+                if let Value::Tensor(t) = v {
+                    *v = Value::Tensor(Rc::new(Tensor { device: None, dtype: None, ..(**t).clone() }));
+                }
+            }
+        });
     }
 }
 
@@ -263,7 +287,7 @@ pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
 pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     match &recv {
-        Value::Tensor(_) => return torch::tensor::tensor_method(cx, st, recv, name, args, kwargs, span),
+        Value::Tensor(_) => return torch::device::around_method(cx, st, recv, name, args, kwargs, span, |cx, st, recv, args, kwargs| torch::tensor::tensor_method(cx, st, recv, name, args, kwargs, span)),
         Value::Ref(id) => {
             let id = *id;
             match st.get(id).clone() {
@@ -316,13 +340,20 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             // what is done with the submodules that `modules()`/`children()`/`apply(fn)` hand out
             // is not followed (`for m in model.modules(): m.eval()`): their mode is no longer known
             if matches!(name, "modules" | "children" | "named_modules" | "named_children" | "apply") && is_module(cx, &st, id) {
-                set_training(cx, &mut st, id, &Value::Unknown);
+                forget_training(cx, &mut st, &[id]);
             }
             // `model.parameters()`: an iterator over the module's parameters, of shapes not
             // followed here; `next(...)` of it (the idiom that takes the weights' dtype and
             // device for a new state) is a tensor of unknown shape (`element_of`)
             if name == "parameters" && args.is_empty() && kwargs.is_empty() && is_module(cx, &st, id) {
                 return vec![(st, Value::LibMethod(Box::new(recv.clone()), Rc::from("<parameters>")))];
+            }
+            // `model.to(device)`, `.cuda()`, `.half()`: its parameters and buffers move (`device.rs`)
+            if is_module(cx, &st, id)
+                && let Some(mv) = torch::device::move_of(name, &args, &kwargs)
+            {
+                torch::device::move_module(cx, &mut st, id, mv);
+                return vec![(st, recv.clone())];
             }
             // nn.Module methods that return the module itself
             if matches!(name, "to" | "cuda" | "cpu" | "train" | "eval" | "float" | "double" | "half" | "requires_grad_" | "apply") {

@@ -4,6 +4,7 @@
 //! module lists them all. Codes are never reused: a removed rule stays here with
 //! `RuleStatus::Removed`.
 
+pub mod device_dtype;
 pub mod events;
 pub mod may_fail;
 pub mod violation;
@@ -67,6 +68,8 @@ pub static ALL: &[&Rule] = &[
     &shape::invalid_shape_argument::RULE,
     &shape::view_non_contiguous::RULE,
     &shape::annotation_shape_mismatch::RULE,
+    &device_dtype::device_mismatch::RULE,
+    &device_dtype::dtype_mismatch::RULE,
     &may_fail::loss_target_broadcast::RULE,
 ];
 

@@ -18,6 +18,10 @@ pub struct SymInfo {
     /// Known to be a Python int (a class index), not only assumed to be one (a missing
     /// argument may be a list): `torch.tensor` of it is a long scalar.
     pub int: bool,
+    /// A truth value the program asks the environment (`torch.cuda.is_available()`): a 0/1
+    /// symbol, the same one at every ask ([`Symbols::flag`]), shown in conditions as the
+    /// phrase of its side (`CUDA is available`, `CUDA is not available`).
+    pub phrase: Option<(&'static str, &'static str)>,
 }
 
 /// Three-valued truth.
@@ -156,7 +160,7 @@ impl Symbols {
     /// A fresh symbol with a lower bound (dimensions are >= 0; most sizes are >= 1).
     pub fn fresh(&mut self, name: &str, lo: i128) -> Poly {
         let id = self.infos.len() as SymId;
-        self.infos.push(SymInfo { name: name.to_string(), lo, int: false });
+        self.infos.push(SymInfo { name: name.to_string(), lo, int: false, phrase: None });
         Poly::sym(id)
     }
 
@@ -173,6 +177,23 @@ impl Symbols {
     /// to be ints (`fresh_int`).
     pub fn is_int(&self, p: &Poly) -> bool {
         p.terms().all(|(m, _)| m.iter().all(|a| matches!(a, poly::Atom::Sym(id) if self.infos.get(*id as usize).is_some_and(|i| i.int))))
+    }
+
+    /// The condition that the environment answers yes to a question (`phrase`: how each
+    /// answer reads in a message): `s == 1` over one 0/1 symbol per question, so that the
+    /// program asking twice gets the same answer on a path.
+    pub fn flag(&mut self, name: &str, phrase: (&'static str, &'static str)) -> Cond {
+        let id = match self.infos.iter().position(|i| i.phrase == Some(phrase)) {
+            Some(id) => id as SymId,
+            None => {
+                let p = self.fresh_int(name, 0);
+                if let Some(i) = self.infos.last_mut() {
+                    i.phrase = Some(phrase);
+                }
+                return Cond { poly: p.sub(&Poly::constant(1)).expect("no overflow"), rel: Rel::Eq };
+            }
+        };
+        Cond { poly: Poly::sym(id).sub(&Poly::constant(1)).expect("no overflow"), rel: Rel::Eq }
     }
 
     pub fn name(&self, id: SymId) -> &str {
@@ -435,6 +456,16 @@ impl Facts {
 
 /// `a == b` style text for a condition, moving negative terms to the right.
 pub fn describe_cond(syms: &Symbols, c: &Cond) -> String {
+    // an answer of the environment (`Symbols::flag`): `s == 1` or `s != 1`
+    if matches!(c.rel, Rel::Eq | Rel::Ne) {
+        for (id, info) in syms.infos.iter().enumerate() {
+            let Some(phrase) = info.phrase else { continue };
+            let one = Poly::sym(id as SymId).sub(&Poly::constant(1)).expect("no overflow");
+            if c.poly == one || c.poly.neg().is_some_and(|p| p == one) {
+                return (if c.rel == Rel::Eq { phrase.0 } else { phrase.1 }).to_string();
+            }
+        }
+    }
     let (lhs, rhs) = c.poly.split_signs();
     let op = match c.rel {
         Rel::Eq => "==",

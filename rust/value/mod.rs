@@ -73,6 +73,36 @@ pub enum DType {
     Other,
 }
 
+/// Where a tensor lives, as far as the device rules tell them apart (SHP201): the CPU, a
+/// CUDA device (any index: only CPU against an accelerator is ever reported) or Apple's MPS.
+/// Other devices (`meta`, `xla`, ...) are not modelled: a tensor on one has no known device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Device {
+    Cpu,
+    Cuda,
+    Mps,
+}
+
+impl Device {
+    /// The device a device string names (`"cuda"`, `"cuda:1"`, `"cpu"`, `"mps"`).
+    pub fn parse(s: &str) -> Option<Device> {
+        let kind = s.split(':').next().unwrap_or(s);
+        match kind {
+            "cpu" => Some(Device::Cpu),
+            "cuda" => Some(Device::Cuda),
+            "mps" => Some(Device::Mps),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Device::Cpu => "cpu",
+            Device::Cuda => "cuda",
+            Device::Mps => "mps",
+        }
+    }
+}
+
 impl DType {
     /// A floating-point dtype (`float16`, `bfloat16`, `float32`, `float64`).
     pub fn is_floating(self) -> bool {
@@ -84,6 +114,9 @@ impl DType {
 pub struct Tensor {
     pub shape: Shape,
     pub dtype: Option<DType>,
+    /// The device, when known (`models/torch/device.rs`: set by creation, moves and the data
+    /// models, carried through every other op by the dispatch).
+    pub device: Option<Device>,
     /// The strides, when known (`None`: not known, never reported). Set by the few models whose
     /// strides are proven against torch (`models/torch/layout.rs`); `tensor()` leaves it `None`.
     pub layout: Option<Layout>,
@@ -94,7 +127,7 @@ pub struct Tensor {
 impl Tensor {
     /// A tensor of this shape and dtype whose strides and values are not known.
     pub fn new(shape: Shape, dtype: Option<DType>) -> Tensor {
-        Tensor { shape, dtype, layout: None, values: None }
+        Tensor { shape, dtype, device: None, layout: None, values: None }
     }
     /// The same tensor with these value bounds.
     pub fn with_values(mut self, values: Option<Rc<IntBounds>>) -> Tensor {
@@ -307,7 +340,7 @@ pub fn layout_blind<R>(f: impl FnOnce() -> R) -> R {
 
 impl PartialEq for Tensor {
     fn eq(&self, o: &Tensor) -> bool {
-        self.shape == o.shape && self.dtype == o.dtype && self.values == o.values && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
+        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
     }
 }
 
@@ -389,6 +422,11 @@ impl Obj {
 }
 
 impl Tensor {
+    /// The tensor on the given device (`None`: not known).
+    pub fn on(mut self, device: Option<Device>) -> Tensor {
+        self.device = device;
+        self
+    }
     /// The tensor with the given layout (`None`: the strides are not known).
     pub fn with_layout(mut self, layout: Option<Layout>) -> Tensor {
         self.layout = layout;

@@ -626,6 +626,7 @@ impl<'a> Interp<'a> {
             vars.insert(kw.clone(), Value::Ref(id));
         }
         let self_val = def.params.first().and_then(|p| vars.get(&p.name).cloned());
+        let handed: Vec<Rc<Tensor>> = vars.values().filter_map(|v| if let Value::Tensor(t) = v { Some(t.clone()) } else { None }).collect();
         if let Obj::Scope { vars: v, .. } = st.get_mut(scope) {
             *v = vars;
         }
@@ -644,9 +645,11 @@ impl<'a> Interp<'a> {
         self.stack.push(def.id);
         let outer_calls = self.calls.clone();
         self.calls = outer_calls.iter().copied().chain([span]).collect();
+        self.arg_tensors.push(handed);
         self.gen_frames.push(first_yield);
         let paths = self.block(&def.body, st, &ctx);
         self.gen_frames.pop();
+        self.arg_tensors.pop();
         self.calls = outer_calls;
         self.stack.pop();
         self.call_depth -= 1;

@@ -137,6 +137,9 @@ pub struct Interp<'a> {
     /// Undecided checks exported for the Z3 bridge (only with `Settings::export_undecided`).
     pub undecided: Vec<Pending>,
     pub next_shape_var: u32,
+    /// The tensors handed to each user call of `calls` (its arguments), innermost last: where
+    /// a tensor entered the code that misuses it (`ModelCtx::entry_of`).
+    pub arg_tensors: Vec<Vec<Rc<Tensor>>>,
     pub call_depth: usize,
     /// Names of the variables being assigned, for labels ("fc2"); read through `label`.
     pub assign_label: Option<Rc<str>>,
@@ -246,6 +249,7 @@ impl<'a> Interp<'a> {
             oldest_label_read: u64::MAX,
             stack: Vec::new(),
             calls: Rc::from(Vec::new()),
+            arg_tensors: Vec::new(),
             paths_high_water: 0,
             shape_log: None,
             gen_frames: Vec::new(),

@@ -12,6 +12,14 @@ use std::rc::Rc;
 use crate::models::bind;
 use crate::models::registry::{self, Api, ApiKind, Decl, ParamKind};
 use super::tensor::tensor_value;
+
+/// A tensor value on a device.
+fn on(v: Value, device: Option<Device>) -> Value {
+    match v {
+        Value::Tensor(t) => Value::Tensor(Rc::new((*t).clone().on(device))),
+        v => v,
+    }
+}
 use crate::models::ctx::ModelCtx;
 use crate::value::*;
 use crate::ir::{Name, Span};
@@ -143,7 +151,7 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
                     (Some(a), Some(b)) if a == b => {}
                     _ => return vec![(st, Value::Unknown)],
                 }
-                items.push(tensor_value(Shape::known(s.dims[1..].to_vec()), t.dtype));
+                items.push(on(tensor_value(Shape::known(s.dims[1..].to_vec()), t.dtype), t.device));
             }
             let item = Value::Tuple(Rc::new(items));
             let len = len.map(Value::Int).unwrap_or(Value::Unknown);
@@ -321,8 +329,8 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
     }
     if let (true, Value::Int(n)) = (name.ends_with("MNIST"), &len) {
         let n = Dim::known(n.clone(), None);
-        attrs.push(("data", tensor_value(Shape::known(vec![n.clone(), Dim::konst(h), Dim::konst(w)]), Some(DType::Other))));
-        attrs.push(("targets", tensor_value(Shape::known(vec![n]), Some(DType::Long))));
+        attrs.push(("data", on(tensor_value(Shape::known(vec![n.clone(), Dim::konst(h), Dim::konst(w)]), Some(DType::Other)), Some(Device::Cpu))));
+        attrs.push(("targets", on(tensor_value(Shape::known(vec![n]), Some(DType::Long)), Some(Device::Cpu))));
     }
     let v = ns(&mut st, "Dataset", attrs);
     vec![(st, v)]
@@ -513,7 +521,7 @@ fn apply_transform(cx: &mut dyn ModelCtx, st: &State, t: &Value, x: Value, span:
         "ToTensor" | "PILToTensor" => match pil(&x) {
             Some((c, h, w)) => {
                 let dims = [c, h, w].iter().map(|v| v.as_int().map(|p| Dim::known(p.clone(), None)).unwrap_or_else(Dim::unknown)).collect();
-                tensor_value(Shape::known(dims), Some(if &*name == "ToTensor" { DType::Float } else { DType::Other }))
+                on(tensor_value(Shape::known(dims), Some(if &*name == "ToTensor" { DType::Float } else { DType::Other })), Some(Device::Cpu))
             }
             None => Value::Unknown,
         },
@@ -567,7 +575,7 @@ fn apply_transform(cx: &mut dyn ModelCtx, st: &State, t: &Value, x: Value, span:
         }
         "ConvertImageDtype" => match (&x, ns_attr(st, t, "Transform", "dtype")) {
             // to a floating dtype (from a float one, or a known integer one)
-            (Value::Tensor(tt), Some(Value::DType(d))) if tt.dtype.is_some() && d.is_floating() => tensor_value(tt.shape.clone(), Some(d)),
+            (Value::Tensor(tt), Some(Value::DType(d))) if tt.dtype.is_some() && d.is_floating() => on(tensor_value(tt.shape.clone(), Some(d)), tt.device),
             _ => Value::Unknown,
         },
         // called on a tensor image (a PIL image is not modelled as Python sees it), on a copy
@@ -793,7 +801,8 @@ pub fn join_all(cx: &mut dyn ModelCtx, st: &State, items: &[Value]) -> Option<Va
             }
         }
         let dims = dims.into_iter().map(|d| d.unwrap_or_else(|| cx.fresh_dim("n"))).collect();
-        return Some(tensor_value(Shape::known(dims), t0.dtype));
+        let device = if rest.iter().all(|v| matches!(v, Value::Tensor(t) if t.device == t0.device)) { t0.device } else { None };
+        return Some(on(tensor_value(Shape::known(dims), t0.dtype), device));
     }
     rest.iter().try_fold(first.clone(), |acc, v| join_sample(cx, st, &acc, v))
 }
@@ -832,11 +841,12 @@ fn collate(st: &State, item: &Value, b: &Dim) -> Value {
             }
             let mut dims = vec![b.clone()];
             dims.extend(s.dims);
-            tensor_value(Shape::known(dims), t.dtype)
+            on(tensor_value(Shape::known(dims), t.dtype), t.device)
         }
-        Value::Int(_) | Value::Bool(_) => tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)),
-        Value::Str(Some(s)) if &**s == "<label>" => tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)),
-        Value::Float(_) => tensor_value(Shape::known(vec![b.clone()]), Some(DType::Double)),
+        // numbers collate into CPU tensors
+        Value::Int(_) | Value::Bool(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)),
+        Value::Str(Some(s)) if &**s == "<label>" => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)),
+        Value::Float(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Double)), Some(Device::Cpu)),
         Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| collate(st, i, b)).collect())),
         _ => Value::Unknown,
     }

@@ -6,6 +6,7 @@
 pub mod attention;
 pub mod creation;
 pub mod data;
+pub mod device;
 pub mod fft;
 pub mod indexing;
 pub mod join;
@@ -122,14 +123,24 @@ pub fn call_module_value(cx: &mut dyn ModelCtx, st: State, m: Value, args: Vec<V
 
 /// Attribute of a tensor.
 pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span: Span) -> Vals {
-    tensor::tensor_attr(cx, st, o, name, span)
+    // `x.device`: the device's string (`torch.device` values are strings here)
+    if &**name == "device"
+        && let Value::Tensor(t) = &o
+        && let Some(d) = t.device
+    {
+        return vec![(st, Value::Str(Some(Rc::from(d.name()))))];
+    }
+    let out = tensor::tensor_attr(cx, st, o.clone(), name, span);
+    device::on_device_of(out, &o)
 }
 
 pub fn tensor_index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -> Vals {
-    tensor::index(cx, st, o, i, span)
+    let out = tensor::index(cx, st, o.clone(), i, span);
+    device::on_device_of(out, &o)
 }
 
 pub fn tensor_binop(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
-    tensor::binop(cx, st, op, a, b, span, inplace)
+    let (x, y) = (a.clone(), b.clone());
+    device::around_binop(cx, st, &format!("`{}`", op.symbol()), op == BinOp::MatMul, &x, &y, span, |cx, st| tensor::binop(cx, st, op, a, b, span, inplace))
 }
 

@@ -31,7 +31,7 @@ use rustc_hash::FxHashMap;
 
 use super::losses::Loss;
 use super::recurrent::Rnn;
-use super::{attention, layout, losses, recurrent, resample};
+use super::{attention, device, layout, losses, recurrent, resample};
 use crate::rules::shape::{LayerInputRankMismatch, OutputSizeTooSmall};
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
@@ -366,9 +366,88 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
         return super::packed::rnn(cx, st, l, which, &b, span);
     }
     let Value::Tensor(t) = x else { return vec![(st, Value::Unknown)] };
+    let Some((st, dev)) = devices_and_dtypes(cx, st, l, m, api, &t, &args, &kwargs, span) else { return Vec::new() };
     // strides (`layout.rs`): a layer handing back its input does not always keep them
     let out = call_module(cx, st, l, m, api, &t, args, kwargs, span);
-    layout::forget_permuted(out, &t)
+    device::stamp(layout::forget_permuted(out, &t), dev)
+}
+
+/// Whether a layer holds parameters or buffers that must be on its input's device (a norm
+/// without affine weights or running statistics holds none).
+fn holds_tensors(l: &Layer, m: Module) -> bool {
+    let on = |k: &str, default: bool| match l.args.get(k) {
+        None => default,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => true,
+    };
+    match m {
+        Module::Linear | Module::Bilinear | Module::Conv { .. } | Module::Embedding | Module::EmbeddingBag | Module::PReLU | Module::Recurrent(_) | Module::Cell(_) | Module::MultiheadAttention => true,
+        Module::TransformerEncoderLayer | Module::TransformerDecoderLayer | Module::Transformer | Module::TransformerStack => true,
+        Module::BatchNorm { .. } => on("affine", true) || on("track_running_stats", true),
+        Module::InstanceNorm { .. } => on("affine", false) || on("track_running_stats", false),
+        Module::LayerNorm => on("elementwise_affine", true),
+        Module::GroupNorm => on("affine", true),
+        _ => false,
+    }
+}
+
+/// The device and dtype checks of a layer call (`device.rs`): its input and hidden state on the
+/// device of its parameters (a loss: input, target and class weights on one device), an input
+/// of its weights' dtype, integer indices, class-index targets of int64. Returns the device of
+/// the result, or None when the path ends (torch raises).
+#[allow(clippy::too_many_arguments)]
+fn devices_and_dtypes(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, api: &'static Api, t: &Rc<Tensor>, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<(State, Option<Device>)> {
+    let op = format!("{}{}", layer_name(l), l.kind);
+    if let Module::Loss(kind) = m {
+        let b = bind(&api.call_params, args, kwargs);
+        let mut ts: Vec<(String, Rc<Tensor>)> = ["input", "target"].iter().filter_map(|k| match b.get(k) { Some(Value::Tensor(x)) => Some((k.to_string(), x.clone())), _ => None }).collect();
+        for k in ["weight", "pos_weight"] {
+            if let Some(Value::Tensor(w)) = l.args.get(k) {
+                // a loss's weights are buffers: moved with it
+                let w = match l.attrs.get(device::DEVICE_ATTR) {
+                    Some(d) => Rc::new((**w).clone().on(device::named(d))),
+                    None => w.clone(),
+                };
+                ts.push((format!("{k} "), w));
+            }
+        }
+        let ts: Vec<(String, Rc<Tensor>)> = ts.into_iter().map(|(k, x)| (k.trim().to_string(), x)).collect();
+        if !device::check_operands(cx, &st, &op, &ts, span) {
+            return None;
+        }
+        if let (Some(Value::Tensor(i)), Some(Value::Tensor(g))) = (b.get("input"), b.get("target")) {
+            let class = matches!(kind, Loss::CrossEntropy | Loss::Nll);
+            if (class || matches!(kind, Loss::Bce | Loss::BceWithLogits)) && !device::check_loss_target(cx, &st, &op, class, i, g, span) {
+                return None;
+            }
+        }
+        let dev = device::common(&st, &ts.into_iter().map(|(_, x)| x).collect::<Vec<_>>());
+        return Some((st, dev));
+    }
+    let mut inputs: Vec<(&str, Rc<Tensor>)> = vec![("input", t.clone())];
+    for v in args.iter().skip(1).chain(kwargs.iter().map(|(_, v)| v)) {
+        inputs.extend(device::tensors_in(&st, std::iter::once(v)).into_iter().map(|x| ("hidden state", x)));
+    }
+    let dev = if holds_tensors(l, m) {
+        match device::module_device(&l.attrs, &l.args) {
+            Some(p) => {
+                if !device::check_layer(cx, &st, &op, p, &inputs, span) {
+                    return None;
+                }
+                Some(p)
+            }
+            None => None,
+        }
+    } else {
+        device::common(&st, &inputs.iter().map(|(_, x)| x.clone()).collect::<Vec<_>>())
+    };
+    let weights = device::module_dtype(&l.attrs, &l.args);
+    let ok = match m {
+        Module::Linear | Module::Bilinear | Module::Conv { .. } | Module::Recurrent(_) | Module::Cell(_) | Module::MultiheadAttention => device::check_weights_dtype(cx, &st, &op, weights, t, span),
+        Module::Embedding | Module::EmbeddingBag => device::check_indices(cx, &st, &op, t, span),
+        _ => true,
+    };
+    ok.then_some((st, dev))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -1,0 +1,504 @@
+//! Where tensors live and what their layers hold: devices (SHP201) and the dtypes that layers,
+//! products and losses reject (SHP202).
+//!
+//! A tensor's device is set where it is born (creation functions: `device=`, else the CPU;
+//! `DataLoader` batches: the CPU; `.to(...)`, `.cuda()`, `.cpu()`) and carried through every
+//! other op by the dispatch (`around_*` below): a result whose model left its device unset is
+//! on the device of the inputs (a method's: its receiver's, unless it is a 0-dim tensor).
+//! A module's parameters are on the CPU and float32 unless built with `device=`/`dtype=` or
+//! moved with `.to(...)`/`.cuda()`/`.half()` (`move_module`: the module, its submodules and
+//! the tensors it holds). Where the source changes the defaults (`set_default_device`,
+//! `set_default_dtype`, `with torch.device(...)`) or runs under `autocast`, the defaults are
+//! not known (`Defaults`).
+//!
+//! `torch.cuda.is_available()` is a condition the machine answers (`ModelCtx::flag`), the same
+//! at every ask: a mismatch on its true side is reported `(when CUDA is available)`.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use crate::ir::{Name, Span};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::rules::device_dtype::{DeviceMismatch, DtypeMismatch};
+use crate::shape::Tri;
+use crate::value::*;
+
+/// The attribute of a module object holding where its parameters were moved (a device string,
+/// Unknown) and the one holding their dtype after a cast (a dtype, Unknown).
+pub const DEVICE_ATTR: &str = "<device>";
+pub const DTYPE_ATTR: &str = "<dtype>";
+
+/// What the checked source does to torch's defaults (read from its text once per analysis).
+#[derive(Clone, Copy, Default)]
+pub struct Defaults {
+    /// `set_default_device`, `set_default_tensor_type`, a `with torch.device(...)` block.
+    pub device_changed: bool,
+    /// `set_default_dtype`, `set_default_tensor_type`.
+    pub dtype_changed: bool,
+    /// `autocast` (mixed precision casts the inputs of layers and products).
+    pub autocast: bool,
+}
+
+thread_local! {
+    static DEFAULTS: Cell<Defaults> = Cell::new(Defaults::default());
+}
+
+/// Read the defaults the checked file changes (at the start of its analysis).
+pub fn set_defaults(source: &str) {
+    DEFAULTS.with(|d| d.set(Defaults::default()));
+    note_source(source);
+}
+
+/// Add the defaults another file of the project changes (when it is loaded).
+pub fn note_source(source: &str) {
+    let any = |pats: &[&str]| pats.iter().any(|p| source.contains(p));
+    DEFAULTS.with(|d| {
+        let o = d.get();
+        d.set(Defaults {
+            device_changed: o.device_changed || any(&["set_default_device", "set_default_tensor_type", "with torch.device", "DeviceMode", "init_module", "init_empty_weights"]),
+            dtype_changed: o.dtype_changed || any(&["set_default_dtype", "set_default_tensor_type"]),
+            autocast: o.autocast || any(&["autocast"]),
+        })
+    });
+}
+
+fn defaults() -> Defaults {
+    DEFAULTS.with(|d| d.get())
+}
+
+/// Where a new tensor is made when no `device=` says.
+pub fn default_device() -> Option<Device> {
+    (!defaults().device_changed).then_some(Device::Cpu)
+}
+
+/// The device a value names: a device string (`torch.device("cuda")` is the string `"cuda"`),
+/// a CUDA index, a tensor's device.
+pub fn named(v: &Value) -> Option<Device> {
+    match v {
+        Value::Str(Some(s)) => Device::parse(s),
+        Value::Int(p) if p.as_const().is_some_and(|i| i >= 0) => Some(Device::Cuda),
+        Value::Tensor(t) => t.device,
+        _ => None,
+    }
+}
+
+/// `torch.device(...)`: the device's string (`"cuda:0"`), when it names a known device.
+pub fn construct(args: &[Value], kwargs: &[(Name, Value)]) -> Value {
+    let first = args.first().or(kwargs.iter().find(|(k, _)| &**k == "type").map(|(_, v)| v));
+    match first {
+        Some(Value::Str(Some(s))) if Device::parse(s).is_some() => match args.get(1).and_then(|i| i.as_const_int()) {
+            Some(i) if !s.contains(':') => Value::Str(Some(Rc::from(format!("{s}:{i}")))),
+            _ => Value::Str(Some(s.clone())),
+        },
+        _ => Value::Unknown,
+    }
+}
+
+/// `torch.cuda.is_available()`, `torch.backends.mps.is_available()`.
+pub fn is_available(cx: &mut dyn ModelCtx, path: &str) -> Option<Value> {
+    let c = match path {
+        "torch.cuda.is_available" => cx.flag("cuda_available", ("CUDA is available", "CUDA is not available")),
+        "torch.backends.mps.is_available" => cx.flag("mps_available", ("MPS is available", "MPS is not available")),
+        _ => return None,
+    };
+    Some(Value::Cond(c))
+}
+
+/// The tensors among values (one level into tuples and lists).
+pub fn tensors_in<'v>(st: &State, vals: impl Iterator<Item = &'v Value>) -> Vec<Rc<Tensor>> {
+    let mut out = Vec::new();
+    for v in vals {
+        match v {
+            Value::Tensor(t) => out.push(t.clone()),
+            Value::Tuple(items) => out.extend(items.iter().filter_map(|i| if let Value::Tensor(t) = i { Some(t.clone()) } else { None })),
+            Value::Ref(id) => {
+                if let Obj::List(items) = st.get(*id) {
+                    out.extend(items.iter().filter_map(|i| if let Value::Tensor(t) = i { Some(t.clone()) } else { None }));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Not 0-dim for certain (a known dim, or a rank not known but at least one).
+fn nonscalar(st: &State, t: &Tensor) -> bool {
+    !st.resolve(&t.shape).dims.is_empty()
+}
+
+/// The device of an op's result from its inputs: the device of the tensors that are not 0-dim
+/// when they all agree (torch moves a 0-dim CPU tensor to the others), else of all of them.
+pub fn common(st: &State, ts: &[Rc<Tensor>]) -> Option<Device> {
+    let big: Vec<&Rc<Tensor>> = ts.iter().filter(|t| nonscalar(st, t)).collect();
+    let pool: Vec<&Rc<Tensor>> = if big.is_empty() { ts.iter().collect() } else { big };
+    let first = pool.first()?.device?;
+    pool.iter().all(|t| t.device == Some(first)).then_some(first)
+}
+
+/// Two of these tensors that cannot meet: on known different devices, one not 0-dim, and the
+/// other not a 0-dim CPU tensor (torch's exception for CPU scalars).
+fn clash<'t>(st: &State, ts: &'t [(String, Rc<Tensor>)]) -> Option<(&'t (String, Rc<Tensor>), &'t (String, Rc<Tensor>))> {
+    for a in ts {
+        for b in ts {
+            let (Some(da), Some(db)) = (a.1.device, b.1.device) else { continue };
+            if da != db && nonscalar(st, &b.1) && (nonscalar(st, &a.1) || da != Device::Cpu) {
+                return Some((a, b));
+            }
+        }
+    }
+    None
+}
+
+/// SHP201 over an op's named tensor arguments. False when the path ends here (torch raises).
+pub fn check_operands(cx: &mut dyn ModelCtx, st: &State, op: &str, ts: &[(String, Rc<Tensor>)], span: Span) -> bool {
+    let Some((a, b)) = clash(st, ts) else { return true };
+    let (a, b) = (a.clone(), b.clone());
+    let op = op.to_string();
+    // the tensor on the CPU is the one left behind: reported where it entered the code, if
+    // it was handed in (`model(images)`), else here
+    let cpu = if a.1.device == Some(Device::Cpu) { &a.1 } else { &b.1 };
+    let site = cx.entry_of(cpu).unwrap_or(span);
+    cx.check(st, site, Tri::True, |cx| {
+        (
+            DeviceMismatch::Operands {
+                op,
+                a: a.0.clone(),
+                a_shape: cx.show_shape(st, &a.1.shape),
+                a_device: a.1.device.map(Device::name).unwrap_or("?").into(),
+                b: b.0.clone(),
+                b_shape: cx.show_shape(st, &b.1.shape),
+                b_device: b.1.device.map(Device::name).unwrap_or("?").into(),
+            },
+            Vec::new(),
+        )
+    })
+}
+
+/// SHP201 for a layer: each input tensor (and hidden state) on the device of its parameters.
+pub fn check_layer(cx: &mut dyn ModelCtx, st: &State, op: &str, params: Device, inputs: &[(&str, Rc<Tensor>)], span: Span) -> bool {
+    for (what, t) in inputs {
+        let Some(d) = t.device else { continue };
+        if d == params || (d == Device::Cpu && !nonscalar(st, t)) {
+            continue;
+        }
+        let (op, what, t) = (op.to_string(), what.to_string(), t.clone());
+        let site = cx.entry_of(&t).unwrap_or(span);
+        if !cx.check(st, site, Tri::True, |cx| {
+            (DeviceMismatch::Layer { op, what, shape: cx.show_shape(st, &t.shape), device: d.name().into(), params: params.name().into() }, Vec::new())
+        }) {
+            return false;
+        }
+    }
+    true
+}
+
+/// The results with the devices their models left unset set to `dev` (inside tuples too).
+pub fn stamp(out: Vals, dev: Option<Device>) -> Vals {
+    if dev.is_none() {
+        return out;
+    }
+    out.into_iter().map(|(st, v)| (st, stamp_value(v, dev, false))).collect()
+}
+
+/// The results on `dev` whatever their models said (a move: `.to(...)`, `.cuda()`).
+pub fn place(out: Vals, dev: Option<Device>) -> Vals {
+    out.into_iter().map(|(st, v)| (st, stamp_value(v, dev, true))).collect()
+}
+
+fn stamp_value(v: Value, dev: Option<Device>, force: bool) -> Value {
+    match v {
+        Value::Tensor(t) if force || t.device.is_none() => {
+            if t.device == dev {
+                Value::Tensor(t)
+            } else {
+                Value::Tensor(Rc::new((*t).clone().on(dev)))
+            }
+        }
+        Value::Tuple(items) if items.iter().any(|i| matches!(i, Value::Tensor(t) if force || t.device.is_none())) => {
+            Value::Tuple(Rc::new(items.iter().map(|i| stamp_value(i.clone(), dev, force)).collect()))
+        }
+        v => v,
+    }
+}
+
+/// What a move (`.to(...)` and its forms) does to the device and to the dtype: `None` keeps
+/// it, `Some(None)` makes it not known.
+pub type Move = (Option<Option<Device>>, Option<Option<DType>>);
+
+/// The move a method call makes, when `name` is one (`to`, `cuda`, `cpu`, `float`, ...).
+pub fn move_of(name: &str, args: &[Value], kwargs: &[(Name, Value)]) -> Option<Move> {
+    let cast = |d: DType| Some((None, Some(Some(d))));
+    match name {
+        "cpu" => Some((Some(Some(Device::Cpu)), None)),
+        "cuda" => Some((Some(Some(Device::Cuda)), None)),
+        "float" => cast(DType::Float),
+        "double" => cast(DType::Double),
+        "half" => cast(DType::Half),
+        "bfloat16" => cast(DType::BFloat16),
+        "type" => match args.first().or(kwargs.iter().find(|(k, _)| &**k == "dst_type" || &**k == "dtype").map(|(_, v)| v)) {
+            Some(Value::DType(d)) => cast(*d),
+            None => None,
+            Some(_) => Some((Some(None), Some(None))),
+        },
+        "to" => {
+            let (mut dev, mut dt) = (None, None);
+            let named_args = kwargs.iter().filter(|(k, _)| matches!(&**k, "device" | "dtype" | "other" | "tensor")).map(|(_, v)| v);
+            for v in args.iter().chain(named_args) {
+                match v {
+                    Value::DType(d) => dt = Some(Some(*d)),
+                    Value::Str(Some(s)) => dev = Some(Device::parse(s)),
+                    Value::Int(_) => dev = Some(named(v)),
+                    Value::Tensor(t) => {
+                        dev = Some(t.device);
+                        dt = Some(t.dtype);
+                    }
+                    // `non_blocking`, `copy`
+                    Value::Bool(_) | Value::None => {}
+                    _ => {
+                        dev = Some(None);
+                        dt = Some(None);
+                    }
+                }
+            }
+            Some((dev, dt))
+        }
+        _ => None,
+    }
+}
+
+/// Move a module, its submodules and the tensors they hold (`model.to(device)`,
+/// `model.half()`): a cast changes only the floating-point ones, as `nn.Module` does.
+pub fn move_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mv: Move) {
+    let (dev, dt) = mv;
+    let dev_v = dev.map(|d| d.map(|d| Value::Str(Some(Rc::from(d.name())))).unwrap_or(Value::Unknown));
+    let dt_v = dt.map(|d| d.map(Value::DType).unwrap_or(Value::Unknown));
+    let move_tensor = |t: &Rc<Tensor>| -> Value {
+        let mut n = (**t).clone();
+        if let Some(d) = dev {
+            n.device = d;
+        }
+        if let Some(d) = dt
+            && t.dtype.is_none_or(|x| x.is_floating())
+        {
+            n.dtype = d;
+        }
+        Value::Tensor(Rc::new(n))
+    };
+    crate::models::for_each_module(cx, st, id, &mut |attrs| {
+        if let Some(v) = &dev_v {
+            attrs.insert(Name::from(DEVICE_ATTR), v.clone());
+        }
+        if let Some(v) = &dt_v {
+            attrs.insert(Name::from(DTYPE_ATTR), v.clone());
+        }
+        for v in attrs.values_mut() {
+            if let Value::Tensor(t) = v {
+                *v = move_tensor(t);
+            }
+        }
+    });
+}
+
+/// Where a module's parameters are: moved there, built there (`device=`), or the default.
+pub fn module_device(attrs: &std::collections::BTreeMap<Name, Value>, args: &std::collections::BTreeMap<Rc<str>, Value>) -> Option<Device> {
+    match attrs.get(DEVICE_ATTR) {
+        Some(v) => named(v),
+        None => match args.get("device") {
+            None | Some(Value::None) => default_device(),
+            Some(v) => named(v),
+        },
+    }
+}
+
+/// The dtype of a module's parameters: cast to it, built with it (`dtype=`), or float32.
+pub fn module_dtype(attrs: &std::collections::BTreeMap<Name, Value>, args: &std::collections::BTreeMap<Rc<str>, Value>) -> Option<DType> {
+    match attrs.get(DTYPE_ATTR) {
+        Some(v) => v.as_dtype(),
+        None => match args.get("dtype") {
+            None | Some(Value::None) => (!defaults().dtype_changed).then_some(DType::Float),
+            Some(v) => v.as_dtype(),
+        },
+    }
+}
+
+fn dtype_name(d: DType) -> &'static str {
+    match d {
+        DType::Float => "float32",
+        DType::Double => "float64",
+        DType::Half => "float16",
+        DType::BFloat16 => "bfloat16",
+        DType::Long => "int64",
+        DType::Int => "int32",
+        DType::Bool => "bool",
+        DType::Other => "?",
+    }
+}
+
+/// SHP202 for a layer or a product with float weights: the input must have their dtype
+/// (`mat1 and mat2 must have the same dtype`). Not under `autocast`, which casts the inputs.
+pub fn check_weights_dtype(cx: &mut dyn ModelCtx, st: &State, op: &str, weights: Option<DType>, t: &Tensor, span: Span) -> bool {
+    let (Some(w), Some(d)) = (weights, t.dtype) else { return true };
+    if w == d || d == DType::Other || w == DType::Other || defaults().autocast {
+        return true;
+    }
+    let op = op.to_string();
+    cx.check(st, span, Tri::True, |cx| (DtypeMismatch::Weights { op, shape: cx.show_shape(st, &t.shape), dtype: dtype_name(d).into(), weights: dtype_name(w).into() }, Vec::new()))
+}
+
+/// SHP202 for the two operands of a matrix product (`@`, `matmul`, `mm`, `bmm`).
+pub fn check_product_dtypes(cx: &mut dyn ModelCtx, st: &State, op: &str, a: &Tensor, b: &Tensor, span: Span) -> bool {
+    let (Some(x), Some(y)) = (a.dtype, b.dtype) else { return true };
+    if x == y || x == DType::Other || y == DType::Other || defaults().autocast {
+        return true;
+    }
+    let op = op.to_string();
+    cx.check(st, span, Tri::True, |cx| {
+        (DtypeMismatch::Operands { op, a: cx.show_shape(st, &a.shape), a_dtype: dtype_name(x).into(), b: cx.show_shape(st, &b.shape), b_dtype: dtype_name(y).into() }, Vec::new())
+    })
+}
+
+/// SHP202 for indices (`nn.Embedding`): an integer dtype (Long or Int).
+pub fn check_indices(cx: &mut dyn ModelCtx, st: &State, op: &str, t: &Tensor, span: Span) -> bool {
+    let Some(d) = t.dtype else { return true };
+    if !(d.is_floating() || d == DType::Bool) {
+        return true;
+    }
+    let op = op.to_string();
+    cx.check(st, span, Tri::True, |cx| (DtypeMismatch::Indices { op, shape: cx.show_shape(st, &t.shape), dtype: dtype_name(d).into() }, Vec::new()))
+}
+
+/// SHP202 for a loss's target. Class indices (`CrossEntropyLoss`/`NLLLoss` with a target of
+/// one dim less than the input) must be Long (or uint8); `BCELoss`/`BCEWithLogitsLoss` targets
+/// must be floating.
+pub fn check_loss_target(cx: &mut dyn ModelCtx, st: &State, op: &str, class_indices: bool, input: &Tensor, target: &Tensor, span: Span) -> bool {
+    let Some(d) = target.dtype else { return true };
+    let want = if class_indices {
+        // probability targets have the input's rank: a float target of a lower rank is class indices
+        let (si, stg) = (st.resolve(&input.shape), st.resolve(&target.shape));
+        let lower = si.prefix.is_none() && stg.prefix.is_none() && stg.dims.len() + 1 == si.dims.len();
+        if !lower || matches!(d, DType::Long | DType::Other) {
+            return true;
+        }
+        "int64 class indices"
+    } else {
+        if d.is_floating() || d == DType::Other || d == DType::Bool {
+            return true;
+        }
+        // BCELoss rejects any dtype but the input's; BCEWithLogits an integer target
+        "a floating dtype"
+    };
+    let op = op.to_string();
+    cx.check(st, span, Tri::True, |cx| (DtypeMismatch::Target { op, shape: cx.show_shape(st, &target.shape), dtype: dtype_name(d).into(), want: want.into() }, Vec::new()))
+}
+
+/// The named tensor arguments of a library call: by the declared parameter names when the
+/// registry has the API (`input`, `target`), else by position.
+fn named_tensors(st: &State, api: Option<&crate::models::registry::Api>, recv: Option<&Value>, args: &[Value], kwargs: &[(Name, Value)]) -> Vec<(String, Rc<Tensor>)> {
+    let mut out = Vec::new();
+    if let Some(r) = recv {
+        out.extend(tensors_in(st, std::iter::once(r)).into_iter().map(|t| ("self".to_string(), t)));
+    }
+    for (i, a) in args.iter().enumerate() {
+        let name = api.and_then(|api| api.params.get(i)).map(|p| p.name.to_string()).unwrap_or_else(|| format!("argument {}", i + 1));
+        out.extend(tensors_in(st, std::iter::once(a)).into_iter().map(|t| (name.clone(), t)));
+    }
+    for (k, v) in kwargs {
+        out.extend(tensors_in(st, std::iter::once(v)).into_iter().map(|t| (k.to_string(), t)));
+    }
+    out
+}
+
+/// Ops whose tensor arguments must be on one device, by the registry family that models them
+/// (the pointwise ops, matrix products, `cat`/`stack`), minus the ones that read only a size
+/// or copy across devices.
+fn colocated(family: &str, name: &str) -> bool {
+    matches!(family, "pointwise" | "matmul" | "join")
+        && !matches!(name, "copy_" | "to" | "cuda" | "cpu" | "type_as" | "expand_as" | "view_as" | "reshape_as" | "set_" | "new_tensor" | "clone" | "detach" | "contiguous" | "pin_memory")
+        && !name.starts_with("new_")
+}
+
+/// A `torch.`/`torch.nn.functional.` function call with its devices: the arguments checked to
+/// be on one device (SHP201), the result on `device=` when given, else on the inputs' device,
+/// else (a creation function) on the default device.
+pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State, Vec<Value>, Vec<(Name, Value)>) -> Vals) -> Vals {
+    let api = crate::models::resolve_api(path);
+    let functional = path.starts_with("torch.nn.functional.");
+    let short = path.rsplit('.').next().unwrap_or(path);
+    let ts = named_tensors(&st, api, None, &args, &kwargs);
+    let checked = (functional && short != "ctc_loss") || api.is_some_and(|a| colocated(a.family, short));
+    if checked && ts.len() > 1 {
+        let op = if functional { format!("F.{short}") } else { format!("torch.{short}") };
+        if !check_operands(cx, &st, &op, &ts, span) {
+            return Vec::new();
+        }
+    }
+    let explicit = kwargs.iter().find(|(k, _)| &**k == "device").map(|(_, v)| named(v));
+    let inputs: Vec<Rc<Tensor>> = ts.into_iter().map(|(_, t)| t).collect();
+    let dev = if inputs.is_empty() { if functional { None } else { default_device() } } else { common(&st, &inputs) };
+    let out = model(cx, st, args, kwargs);
+    match explicit {
+        Some(d) => place(out, d),
+        None => stamp(out, dev),
+    }
+}
+
+/// A tensor method call with its devices: a move (`to`, `cuda`, `cpu`, `type`) places the
+/// result, other ops keep the receiver's device (a 0-dim receiver: the inputs').
+pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State, Value, Vec<Value>, Vec<(Name, Value)>) -> Vals) -> Vals {
+    let Value::Tensor(r) = &recv else { return model(cx, st, recv, args, kwargs) };
+    let r = r.clone();
+    if let Some((dev, dt)) = move_of(name, &args, &kwargs) {
+        // `x.to(other)`: other's device and dtype
+        if name == "to" && args.iter().any(|a| matches!(a, Value::Tensor(_))) {
+            let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, shape: r.shape.clone() };
+            return vec![(st, Value::Tensor(Rc::new(t)))];
+        }
+        let out = model(cx, st, recv, args, kwargs);
+        return match dev {
+            Some(d) => place(out, d),
+            None => stamp(out, r.device),
+        };
+    }
+    if name == "pin_memory" {
+        return place(model(cx, st, recv, args, kwargs), Some(Device::Cpu));
+    }
+    let api = crate::models::registry::lookup_in("torch.Tensor", name);
+    let ts = named_tensors(&st, api, Some(&recv), &args, &kwargs);
+    if ts.len() > 1 && api.is_some_and(|a| colocated(a.family, name)) && !check_operands(cx, &st, &format!(".{name}()"), &ts, span) {
+        return Vec::new();
+    }
+    let explicit = kwargs.iter().find(|(k, _)| &**k == "device").map(|(_, v)| named(v));
+    let dev = if nonscalar(&st, &r) && r.device.is_some() { r.device } else { common(&st, &ts.into_iter().map(|(_, t)| t).collect::<Vec<_>>()) };
+    let out = model(cx, st, recv, args, kwargs);
+    match explicit {
+        Some(d) => place(out, d),
+        None => stamp(out, dev),
+    }
+}
+
+/// An operator between values with its devices (SHP201 when two tensors cannot meet; `@` of
+/// two dtypes, SHP202), the result on their device.
+pub fn around_binop(cx: &mut dyn ModelCtx, st: State, op: &str, matmul: bool, a: &Value, b: &Value, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State) -> Vals) -> Vals {
+    let (Value::Tensor(x), Value::Tensor(y)) = (a, b) else {
+        let dev = tensors_in(&st, [a, b].into_iter()).first().and_then(|t| t.device);
+        return stamp(model(cx, st), dev);
+    };
+    let ts = vec![("left operand".to_string(), x.clone()), ("right operand".to_string(), y.clone())];
+    if !check_operands(cx, &st, op, &ts, span) {
+        return Vec::new();
+    }
+    if matmul && !check_product_dtypes(cx, &st, op, x, y, span) {
+        return Vec::new();
+    }
+    let dev = common(&st, &[x.clone(), y.clone()]);
+    stamp(model(cx, st), dev)
+}
+
+/// A result read off a tensor (`x[i]`, `x.T`): on its device.
+pub fn on_device_of(out: Vals, x: &Value) -> Vals {
+    match x {
+        Value::Tensor(t) => stamp(out, t.device),
+        _ => out,
+    }
+}
