@@ -241,6 +241,11 @@ pub fn move_of(name: &str, args: &[Value], kwargs: &[(Name, Value)]) -> Option<M
             None => None,
             Some(_) => Some((Some(None), Some(None))),
         },
+        // `x.type_as(other)`: other's type, its device included
+        "type_as" => match args.first() {
+            Some(Value::Tensor(t)) => Some((Some(t.device), Some(t.dtype))),
+            _ => Some((Some(None), Some(None))),
+        },
         "to" => {
             let (mut dev, mut dt) = (None, None);
             let named_args = kwargs.iter().filter(|(k, _)| matches!(&**k, "device" | "dtype" | "other" | "tensor")).map(|(_, v)| v);
@@ -450,7 +455,7 @@ pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
     let r = r.clone();
     if let Some((dev, dt)) = move_of(name, &args, &kwargs) {
         // `x.to(other)`: other's device and dtype
-        if name == "to" && args.iter().any(|a| matches!(a, Value::Tensor(_))) {
+        if matches!(name, "to" | "type_as") && args.iter().any(|a| matches!(a, Value::Tensor(_))) {
             let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, shape: r.shape.clone() };
             return vec![(st, Value::Tensor(Rc::new(t)))];
         }

@@ -226,7 +226,16 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>,
             let integral = matches!(&data, Value::Tensor(t) if t.dtype.is_some_and(|d| !d.is_floating()));
             vec![(st, if grad && integral { Value::Unknown } else { data })]
         }
-        Module::Wrapper => vec![(st, b.get("module").cloned().unwrap_or(Value::Unknown))],
+        Module::Wrapper => {
+            // `nn.DataParallel(m)` scatters its inputs to the devices of `m`: where `m`'s
+            // parameters are is no longer a precondition on the inputs
+            let mut st = st;
+            let m = b.get("module").cloned().unwrap_or(Value::Unknown);
+            if let Value::Ref(id) = m {
+                device::move_module(cx, &mut st, id, (Some(None), None));
+            }
+            vec![(st, m)]
+        }
         _ => {
             let mut st = st;
             let amap: BTreeMap<Rc<str>, Value> = b.into_iter().map(|(k, v)| (Rc::from(k), v)).collect();
