@@ -70,6 +70,8 @@ def test_what_torch_runs_is_not_reported(body):
     "out = nn.CrossEntropyLoss()(torch.randn(8, 3), torch.rand(8, 3))\n",
     # int32 indices are valid for an embedding
     "out = nn.Embedding(10, 4)(torch.randint(0, 10, (8,), dtype=torch.int32))\n",
+    # a bool padding mask is not an input of attention's products
+    "mha = nn.MultiheadAttention(8, 2, batch_first=True)\nq = torch.randn(2, 5, 8)\nout = mha(q, q, q, key_padding_mask=torch.zeros(2, 5, dtype=torch.bool))\n",
     # set_default_dtype changes the parameters' dtype too
     "torch.set_default_dtype(torch.float64)\nout = nn.Linear(4, 2)(torch.randn(8, 4, dtype=torch.float64))\n",
 ])
@@ -96,3 +98,18 @@ def test_a_mismatch_inside_forward_is_reported_where_the_cpu_tensor_entered():
     )
     # line 11 is `out = net(...)`: the batch to move; torch raises in forward, line 9
     assert codes(body) == [("SHP201", 11)]
+
+
+@pytest.mark.parametrize("call", [
+    "nn.functional.nll_loss(torch.randn(8, 3).log_softmax(1), torch.randint(0, 3, (8,)).float())",
+    "nn.functional.cross_entropy(torch.randn(8, 3), torch.randint(0, 3, (8,), dtype=torch.int32))",
+    "nn.functional.binary_cross_entropy_with_logits(torch.randn(8), torch.randint(0, 2, (8,)))",
+    "nn.MultiheadAttention(8, 2)(*[torch.randn(5, 2, 8).double()] * 3)",
+])
+def test_the_functional_losses_and_attention_check_dtypes_as_the_modules(call):
+    assert codes("out = " + call + "\n") == [("SHP202", 4)]
+    # and torch raises there ("expected target dtype to be Long or Byte", "result type Float
+    # can't be cast to the desired output type Long", "mat1 and mat2 must have the same dtype")
+    torch = pytest.importorskip("torch")
+    with pytest.raises((RuntimeError, ValueError)):
+        eval(call, {"torch": torch, "nn": torch.nn})

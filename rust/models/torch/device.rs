@@ -438,6 +438,16 @@ pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<V
             return Vec::new();
         }
     }
+    // the functional losses' targets (SHP202), as their modules'
+    let class = matches!(short, "cross_entropy" | "nll_loss");
+    if functional && (class || matches!(short, "binary_cross_entropy" | "binary_cross_entropy_with_logits")) {
+        let arg = |name: &str| ts.iter().find(|(k, _)| k == name).map(|(_, t)| t.clone());
+        if let (Some(i), Some(g)) = (arg("input"), arg("target"))
+            && !check_loss_target(cx, &st, &format!("F.{short}"), class, &i, &g, span)
+        {
+            return Vec::new();
+        }
+    }
     let explicit = kwargs.iter().find(|(k, _)| &**k == "device").map(|(_, v)| named(v));
     let inputs: Vec<Rc<Tensor>> = ts.into_iter().map(|(_, t)| t).collect();
     let dev = if inputs.is_empty() { if functional { None } else { default_device() } } else { common(&st, &inputs) };
@@ -455,7 +465,10 @@ pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
     let r = r.clone();
     if let Some((dev, dt)) = move_of(name, &args, &kwargs) {
         // `x.to(other)`: other's device and dtype
-        if matches!(name, "to" | "type_as") && args.iter().any(|a| matches!(a, Value::Tensor(_))) {
+        if name == "to"
+            && args.iter().any(|a| matches!(a, Value::Tensor(_)))
+            && kwargs.iter().all(|(k, _)| matches!(&**k, "non_blocking" | "copy" | "memory_format"))
+        {
             let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, shape: r.shape.clone() };
             return vec![(st, Value::Tensor(Rc::new(t)))];
         }

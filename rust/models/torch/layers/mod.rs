@@ -417,10 +417,9 @@ fn devices_and_dtypes(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, ap
                     Some(d) => Rc::new((**w).clone().on(device::named(d))),
                     None => w.clone(),
                 };
-                ts.push((format!("{k} "), w));
+                ts.push((k.to_string(), w));
             }
         }
-        let ts: Vec<(String, Rc<Tensor>)> = ts.into_iter().map(|(k, x)| (k.trim().to_string(), x)).collect();
         if !device::check_operands(cx, &st, &op, &ts, span) {
             return None;
         }
@@ -434,8 +433,9 @@ fn devices_and_dtypes(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, ap
         return Some((st, dev));
     }
     let mut inputs: Vec<(&str, Rc<Tensor>)> = vec![("input", t.clone())];
+    let more = if matches!(m, Module::Recurrent(_) | Module::Cell(_)) { "hidden state" } else { "argument" };
     for v in args.iter().skip(1).chain(kwargs.iter().map(|(_, v)| v)) {
-        inputs.extend(device::tensors_in(&st, std::iter::once(v)).into_iter().map(|x| ("hidden state", x)));
+        inputs.extend(device::tensors_in(&st, std::iter::once(v)).into_iter().map(|x| (more, x)));
     }
     let dev = if holds_tensors(l, m) {
         match device::module_device(&l.attrs, &l.args) {
@@ -452,7 +452,13 @@ fn devices_and_dtypes(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, ap
     };
     let weights = device::module_dtype(&l.attrs, &l.args);
     let ok = match m {
-        Module::Linear | Module::Bilinear | Module::Conv { .. } | Module::Recurrent(_) | Module::Cell(_) | Module::MultiheadAttention => device::check_weights_dtype(cx, &st, &op, weights, t, span),
+        Module::Linear | Module::Conv { .. } | Module::Recurrent(_) | Module::Cell(_) => device::check_weights_dtype(cx, &st, &op, weights, t, span),
+        // every input: query, key and value; both of a bilinear form
+        Module::Bilinear | Module::MultiheadAttention => {
+            let n = if m == Module::Bilinear { 2 } else { 3 };
+            let b = bind(&api.call_params, args, kwargs);
+            api.call_params.iter().take(n).filter_map(|p| match b.get(p.name) { Some(Value::Tensor(x)) => Some(x.clone()), _ => None }).all(|x| device::check_weights_dtype(cx, &st, &op, weights, &x, span))
+        }
         Module::Embedding | Module::EmbeddingBag => device::check_indices(cx, &st, &op, t, span),
         _ => true,
     };
