@@ -7,6 +7,7 @@ cpu!``. A fixture whose source has the line ``# oracle: simulated-cuda`` runs wi
 ``torch.cuda.is_available()`` true and every ``"cuda"`` device (``device=``, ``.to(...)``,
 ``.cuda()``) mapped to ``meta``. Reading values off a simulated tensor (``.item()``,
 ``.cpu()``, ``.tolist()``, ``bool``) gives zeros on the CPU: the clean twins run to the end.
+Handing one to NumPy (``.numpy()``, ``np.asarray``) raises CUDA's ``TypeError``.
 
 Where meta does not check devices (a convolution, ``@``, ``nn.Embedding`` accept a CPU input
 with meta weights), a fixture cannot be proven this way; the device fixtures avoid those ops
@@ -42,7 +43,10 @@ class SimulatedCuda(TorchFunctionMode):
             dev = kwargs.get("device", args[1] if len(args) > 1 else None)
             if isinstance(src, torch.Tensor) and src.is_meta and (dev == "cpu" or getattr(dev, "type", None) == "cpu"):
                 return torch.zeros(src.shape, dtype=src.dtype)
-        if name in ("cpu", "numpy", "tolist", "item", "__bool__", "__float__", "__int__", "__index__") and args and isinstance(args[0], torch.Tensor) and args[0].is_meta:
+        if name in ("numpy", "__array__") and args and isinstance(args[0], torch.Tensor) and args[0].is_meta:
+            # as CUDA: NumPy reads host memory only
+            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.")
+        if name in ("cpu", "tolist", "item", "__bool__", "__float__", "__int__", "__index__") and args and isinstance(args[0], torch.Tensor) and args[0].is_meta:
             zeros = torch.zeros(args[0].shape, dtype=args[0].dtype)
             if name == "cpu":
                 return zeros

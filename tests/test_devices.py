@@ -113,3 +113,56 @@ def test_the_functional_losses_and_attention_check_dtypes_as_the_modules(call):
     torch = pytest.importorskip("torch")
     with pytest.raises((RuntimeError, ValueError)):
         eval(call, {"torch": torch, "nn": torch.nn})
+
+
+SIMULATED = [
+    # a mask or a choice made on the CPU for a tensor on the accelerator
+    "x = torch.randn(4, 8, device=device)\ny = x.masked_fill(torch.zeros(4, 8).bool(), 0.0)\n",
+    "x = torch.randn(4, 8, device=device)\ny = torch.where(torch.ones(4, 8).bool(), x, 0.0)\n",
+    "x = torch.randn(4, 8, device=device)\ny = torch.where(x > 0, x, torch.zeros(4, 8))\n",
+    # NumPy reads host memory only
+    "x = torch.randn(4, 8, device=device)\ny = x.argmax(1).numpy()\n",
+    "import numpy as np\nx = torch.randn(4, 8, device=device)\ny = np.asarray(x)\n",
+]
+SIMULATED_OK = [
+    "x = torch.randn(4, 8, device=device)\ny = x.masked_fill(torch.tensor(True), 0.0)\n",
+    "x = torch.randn(4, 8, device=device)\ny = x.masked_fill(x > 0, 0.0)\n",
+    "x = torch.randn(4, 8, device=device)\ny = x.argmax(1).cpu().numpy()\n",
+]
+
+
+def _under_simulated_cuda(bodies):
+    """The line where each body raises under the simulated CUDA (None: it runs), in one subprocess."""
+    import json
+    import pathlib
+    import subprocess
+    import sys
+
+    pytest.importorskip("torch")
+    runner = (
+        "import json, sys, traceback\n"
+        "sys.path.insert(0, sys.argv[1])\n"
+        "import simulated_cuda\n"
+        "simulated_cuda.enable()\n"
+        "out = []\n"
+        "for src in json.load(sys.stdin):\n"
+        "    try:\n"
+        "        exec(compile(src, 'dev.py', 'exec'), {})\n"
+        "        out.append(None)\n"
+        "    except Exception as e:\n"
+        "        out.append([f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == 'dev.py'][-1])\n"
+        "print(json.dumps(out))\n"
+    )
+    here = str(pathlib.Path(__file__).parent)
+    proc = subprocess.run([sys.executable, "-c", runner, here], input=json.dumps([HEAD + b for b in bodies]), capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_devices_that_cannot_meet_under_a_simulated_cuda_are_reported_where_torch_raises():
+    lines = _under_simulated_cuda(SIMULATED + SIMULATED_OK)
+    for body, line in zip(SIMULATED, lines):
+        assert line is not None, f"torch runs {body!r}"
+        assert codes(body) == [("SHP201", line)], body
+    for body, line in zip(SIMULATED_OK, lines[len(SIMULATED):]):
+        assert line is None, f"torch raises at line {line}: {body!r}"
+        assert codes(body) == [], body

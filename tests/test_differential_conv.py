@@ -27,7 +27,7 @@ def _compare(ctor, build, shape):
         want = tuple(build()(torch.randn(*shape)).shape)
     except Exception:  # noqa: BLE001 - any torch error counts as "raises"
         want = None
-    findings = [f for f in _core.check_source(src, "t.py") if f["code"].startswith("SHP1")]
+    findings = [f for f in _core.check_source(src, "t.py") if f["code"].startswith("SHP1") or f["code"] == "SHP202"]
     shapes = dict(_core.show_shapes(src, "t.py"))
     got = shapes.get(4)
     if want is not None:

@@ -25,7 +25,7 @@ def _check(expr, env_src, env):
         want = tuple(out.shape)
     except Exception:  # noqa: BLE001 - any torch error counts as "raises"
         want = None
-    findings = [f for f in _core.check_source(src, "t.py") if f["code"].startswith("SHP1")]
+    findings = [f for f in _core.check_source(src, "t.py") if f["code"].startswith("SHP1") or f["code"] == "SHP202"]
     got = dict(_core.show_shapes(src, "t.py")).get(line)
     if want is not None:
         assert not findings, f"{expr} with {env_src!r}: torch gives {want}, core reports {findings}"

@@ -126,7 +126,7 @@ def run_torch(src):
 
 
 def core_view(src):
-    findings = [f for f in _core.check_source(src, "t.py") if f["code"].startswith("SHP1")]
+    findings = [f for f in _core.check_source(src, "t.py") if f["code"].startswith("SHP1") or f["code"] == "SHP202"]
     shown = dict(_core.show_shapes(src, "t.py")).get(src.count("\n"))
     known = None
     if shown and "|" not in shown and "[" in shown:

@@ -38,7 +38,7 @@ const JAXTYPING: &[(&str, Option<DType>)] = &[
     ("Int32", Some(DType::Int)),
     ("Int64", Some(DType::Long)),
     ("Integer", None),
-    ("UInt8", Some(DType::Other)),
+    ("UInt8", Some(DType::Byte)),
     ("Bool", Some(DType::Bool)),
     ("Shaped", None),
     ("Num", None),

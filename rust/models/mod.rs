@@ -7,6 +7,7 @@
 //! - `torch`: tensors, `nn` modules and their functional twins, losses, data, the zoo.
 
 pub mod builtins;
+pub mod numpy;
 pub mod ctx;
 pub mod registry;
 pub mod stdlib;
@@ -25,12 +26,14 @@ pub fn import(dotted: &str) -> Value {
         "torch.nn.functional" => "torch.nn.functional",
         d => d,
     };
-    if canon == "numpy.newaxis" {
-        return Value::None; // `from numpy import newaxis`
+    if canon == "numpy" || canon == "numpy.random" {
+        // only what `numpy.rs` models is known (`lib_attr`); every other attribute is Unknown
+        return Value::Lib(Rc::from(canon));
     }
-    if canon == "numpy" {
-        // only `numpy.newaxis` is modelled (`lib_attr`); every other attribute is Unknown
-        return Value::Lib(Rc::from("numpy"));
+    if let Some((path, name)) = canon.rsplit_once('.')
+        && (path == "numpy" || path == "numpy.random")
+    {
+        return numpy::lib_attr(path, name); // `from numpy import newaxis, float32`
     }
     if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") || canon == "collections" || canon == "collections.OrderedDict" || canon == "dataclasses" || canon.starts_with("dataclasses.") {
         Value::Lib(Rc::from(canon))
@@ -42,9 +45,8 @@ pub fn import(dotted: &str) -> Value {
 /// `lib.name` for a library object.
 pub fn lib_attr(path: &str, name: &str) -> Value {
     let full = format!("{path}.{name}");
-    if path == "numpy" {
-        // `np.newaxis` is `None` (a new axis when indexing); nothing else of numpy is modelled
-        return if name == "newaxis" { Value::None } else { Value::Unknown };
+    if path == "numpy" || path.starts_with("numpy.") {
+        return numpy::lib_attr(path, name);
     }
     match full.as_str() {
         "math.pi" => Value::Float(Some(std::f64::consts::PI)),
@@ -55,6 +57,7 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
         "torch.long" | "torch.int64" => Value::DType(DType::Long),
         "torch.int32" | "torch.int" => Value::DType(DType::Int),
         "torch.bool" => Value::DType(DType::Bool),
+        "torch.uint8" => Value::DType(DType::Byte),
         "torch.float16" | "torch.half" => Value::DType(DType::Half),
         "torch.bfloat16" => Value::DType(DType::BFloat16),
         _ => Value::Lib(Rc::from(canon_path(&full))),
@@ -175,6 +178,9 @@ pub fn bind<'p>(params: &[&'p str], args: &[Value], kwargs: &[(Name, Value)]) ->
 
 /// Call a library function or class by qualified name.
 pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    if path.starts_with("numpy.") {
+        return numpy::call(cx, st, path, args, kwargs, span);
+    }
     if path.starts_with("torch.utils.data.") {
         return torch::data::utils_data(cx, st, path, args, kwargs, span);
     }
@@ -315,6 +321,7 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 }
                 Obj::Layer(_) if name == "__call__" => return torch::call_module_value(cx, st, recv.clone(), args, kwargs, span),
                 Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(cx, st, id, attrs, name, args, kwargs, span),
+                Obj::Namespace { kind, .. } if kind.starts_with("numpy.") => return numpy::method(cx, st, id, name, args, kwargs),
                 _ => {}
             }
             // nn.Module methods that set an attribute

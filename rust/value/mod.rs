@@ -70,6 +70,9 @@ pub enum DType {
     Long,
     Int,
     Bool,
+    /// `uint8` (images from `PILToTensor`/`read_image`, MNIST's `.data`, `.byte()`).
+    Byte,
+    /// A dtype the core does not tell apart (int8, int16, complex, ...).
     Other,
 }
 

@@ -12,10 +12,11 @@ For each case the harness builds the program
     y = <expression>
 
 and compares (`compare`):
-- torch runs: the core must not report an SHP1xx finding, and when it infers a fully known shape
+- torch runs: the core must not report an SHP1xx or SHP202 finding (dtypes; CPU tensors have no
+  device to mismatch), and when it infers a fully known shape
   for `y` that shape (and the dtype, when the core names one) must equal torch's: **agree**; when
   the core infers nothing or a partly unknown shape: **silent**.
-- torch raises: an SHP1xx finding is **agree**; no finding and no fully known shape is **silent**;
+- torch raises: an SHP1xx or SHP202 finding is **agree**; no finding and no fully known shape is **silent**;
   a fully known shape without a finding is a disagreement (the model misses a precondition).
 Anything else is a **disagreement**, recorded with the program for the failure message.
 
@@ -127,7 +128,7 @@ def split_case(expr: str) -> tuple[str, str]:
 
 def program(expr: str, inputs: dict[str, Input]) -> str:
     body = "".join(f"{name} = {inp.source()}\n" for name, inp in inputs.items())
-    prelude = PRELUDE + ("import torchvision\n" if "torchvision" in expr else "")
+    prelude = PRELUDE + ("import torchvision\n" if "torchvision" in expr else "") + ("import numpy as np\n" if "np." in expr else "")
     stmts, last = split_case(expr)
     return prelude + body + stmts + f"y = {last}\n"
 
@@ -136,7 +137,7 @@ _DTYPES = {"float32": "float", "float64": "double", "float16": "half", "bfloat16
            "int64": "long", "int32": "int", "int16": "short", "int8": "char", "uint8": "byte", "bool": "bool"}
 
 
-_CORE_DTYPES = {"float", "double", "half", "bfloat16", "long", "int", "bool"}
+_CORE_DTYPES = {"float", "double", "half", "bfloat16", "long", "int", "bool", "byte"}
 
 
 @dataclasses.dataclass
@@ -167,6 +168,10 @@ def run_torch(torch, expr: str, inputs: dict[str, Input]):
         import torchvision_compat
 
         env["torchvision"] = torchvision_compat.load()
+    if "np." in expr:
+        import numpy
+
+        env["np"] = numpy
     try:
         for name, inp in inputs.items():
             env[name] = eval(inp.source(), env)  # noqa: S307 - generated test input
@@ -182,9 +187,9 @@ def run_torch(torch, expr: str, inputs: dict[str, Input]):
 
 
 def run_core(core, src: str):
-    """(SHP1xx findings, the core's shape text for `y` or None)."""
+    """(SHP1xx and SHP202 findings, the core's shape text for `y` or None)."""
     line = src.count("\n")
-    findings = [f for f in core.check_source(src, "t.py") if f["code"].startswith("SHP1")]
+    findings = [f for f in core.check_source(src, "t.py") if f["code"].startswith("SHP1") or f["code"] == "SHP202"]
     shown = dict(core.show_shapes(src, "t.py")).get(line)
     return findings, shown
 

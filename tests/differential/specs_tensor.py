@@ -666,7 +666,27 @@ def nested(r: random.Random) -> str:
     return lit
 
 
+def numpy_array(r: random.Random) -> str:
+    """A NumPy array expression: a creation function, a cast, arithmetic (float64 by default)."""
+    s = ", ".join(map(str, rank_shape(r, 1, 3, 1, 4)))
+    base = r.choice([f"np.random.rand({s})", f"np.zeros(({s},))", f"np.ones(({s},), dtype=np.int32)", f"np.random.randint(0, 5, size=({s},))",
+                     f"np.random.default_rng(0).normal(size=({s},))", f"np.full(({s},), 7, dtype=np.uint8)", "np.arange(6)", "np.linspace(0, 1, 5)",
+                     "np.array([[1, 2], [3, 4]])", "np.array([0.5, 1.5])"])
+    return r.choice([base, f"{base}.astype(np.float32)", f"({base} * 2)", f"({base} / 2)", f"({base} > 1)", f"{base}[1:]"])
+
+
+def legacy(ctor: str):
+    """`torch.LongTensor(...)`: of sizes, of data (a list, ragged now and then, an array), of nothing."""
+    def gen(r: random.Random):
+        arg = r.choice([", ".join(map(str, rank_shape(r, 1, 3, 1, 4))), "[[1, 2, 3], [4, 5, 6]]", "[1, 0, 1]", "[[1], [2, 3]]", numpy_array(r), ""])
+        return (f"{ctor}({arg})", {})
+    return gen
+
+
 SPECS += [
+    Spec("torch.from_numpy", "function", lambda r: (f"torch.from_numpy({numpy_array(r)})", {}), cases=40),
+    *[Spec(c, "function", legacy(c), cases=16) for c in ("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.LongTensor", "torch.IntTensor", "torch.ByteTensor", "torch.BoolTensor")],
+    Spec("Tensor.byte", "method", lambda r: ("x.byte()", {"x": L(*rank_shape(r), high=4)}), cases=12),
     Spec("torch.tensor", "function", lambda r: (r.choice(["torch.tensor({})", "torch.tensor({}, dtype=torch.float64)"]).format(nested(r)), {}), cases=20),
     Spec("torch.as_tensor", "function", lambda r: r.choice([(f"torch.as_tensor({nested(r)})", {}), ("torch.as_tensor(x)", {"x": T(*rank_shape(r))})]), cases=20),
     Spec("torch.logspace", "function", lambda r: (f"torch.logspace(0, 1, {r.randint(0, 6)})", {}), cases=12),

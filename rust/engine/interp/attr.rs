@@ -87,7 +87,7 @@ impl<'a> Interp<'a> {
                         None => vec![(st, Value::Unknown)],
                     },
                     Obj::Namespace { kind, attrs } => {
-                        if &*kind == "ArgParser" {
+                        if &*kind == "ArgParser" || (&*kind == crate::models::numpy::ARRAY && crate::models::numpy::is_array_method(name)) || crate::models::numpy::is_generator_method(&kind, name) {
                             return vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))];
                         }
                         let v = attrs.get(name).cloned().unwrap_or(Value::Unknown);

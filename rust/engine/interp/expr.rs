@@ -420,6 +420,13 @@ impl<'a> Interp<'a> {
                 out.extend(torch::tensor::compare(self, st, a.clone(), b, e.span));
                 continue;
             }
+            if tail.is_empty()
+                && matches!(op, CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE)
+                && crate::models::numpy::involves_array(&st, &a, &b)
+            {
+                out.extend(crate::models::numpy::compare(self, st, &a, &b));
+                continue;
+            }
             let r = self.cmp(&st, *op, &a, &b);
             if tail.is_empty() {
                 out.push((st, r));

@@ -30,6 +30,9 @@ impl<'a> Interp<'a> {
             }
             return out;
         }
+        if crate::models::numpy::involves_array(&st, &a, &b) {
+            return crate::models::numpy::binop(self, st, op, &a, &b);
+        }
         let int_of = |v: &Value| -> Option<Poly> {
             match v {
                 Value::Int(p) => Some(p.clone()),
@@ -338,6 +341,10 @@ impl<'a> Interp<'a> {
                     }
                     vec![(st, Value::Unknown)]
                 }
+                Obj::Namespace { kind, attrs } if &*kind == crate::models::numpy::ARRAY => match attrs.get(crate::models::numpy::TENSOR) {
+                    Some(Value::Tensor(a)) => crate::models::numpy::index(self, st, a, &i),
+                    _ => vec![(st, Value::Unknown)],
+                },
                 Obj::Instance { .. } => {
                     let gi: Name = Rc::from("__getitem__");
                     let mut out = Vec::new();

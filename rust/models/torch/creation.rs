@@ -25,6 +25,16 @@ pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwarg
         "linspace" | "logspace" => fresh(linspace(cx, st, f, args, kwargs, span)),
         "arange" => fresh(arange(cx, st, args, kwargs, span)),
         // of data (a list, a number): a fresh tensor
+        // of a NumPy array: its shape, its dtype unless `dtype=` says
+        "tensor" | "as_tensor" | "from_numpy" if let Some(a) = args.first().and_then(|a| crate::models::numpy::array_of(&st, a)) => {
+            let dtype = match arg_dtype(kwargs) {
+                Some(d) => d,
+                None => a.dtype,
+            };
+            fresh(vec![(st, tensor_value(a.shape.clone(), dtype))])
+        }
+        "from_numpy" => vec![(st, Value::Unknown)],
+        _ if let Some(d) = legacy_dtype(f) => fresh(legacy(cx, st, d, args, span)),
         "tensor" | "as_tensor" => {
             let of_data = !matches!(args.first(), Some(Value::Tensor(_)));
             let out = super::shape_ops::tensor_literal(cx, st, args, kwargs, span);
@@ -218,4 +228,57 @@ pub const APIS: &[Decl] = &[
     Decl::function("torch.arange", "start=0, end=None, step=1, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
     Decl::function("torch.randperm", "n, *, ~generator=None, dtype=torch.int64, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
     Decl::function("torch.eye", "n, m=None, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
+    // a NumPy array's shape and dtype (`models/numpy.rs`), on the CPU
+    Decl::function("torch.from_numpy", "ndarray"),
+    // the legacy constructors: of data (a sequence, an array) or of sizes, in their dtype
+    Decl::function("torch.Tensor", "*data, ~device=None"),
+    Decl::function("torch.FloatTensor", "*data, ~device=None"),
+    Decl::function("torch.DoubleTensor", "*data, ~device=None"),
+    Decl::function("torch.HalfTensor", "*data, ~device=None"),
+    Decl::function("torch.LongTensor", "*data, ~device=None"),
+    Decl::function("torch.IntTensor", "*data, ~device=None"),
+    Decl::function("torch.ByteTensor", "*data, ~device=None"),
+    Decl::function("torch.BoolTensor", "*data, ~device=None"),
 ];
+
+/// The dtype of a legacy constructor (`torch.LongTensor`).
+fn legacy_dtype(f: &str) -> Option<DType> {
+    Some(match f {
+        "Tensor" | "FloatTensor" => DType::Float,
+        "DoubleTensor" => DType::Double,
+        "HalfTensor" => DType::Half,
+        "LongTensor" => DType::Long,
+        "IntTensor" => DType::Int,
+        "ByteTensor" => DType::Byte,
+        "BoolTensor" => DType::Bool,
+        _ => return None,
+    })
+}
+
+/// `torch.LongTensor(data)` / `torch.LongTensor(*sizes)`: a tensor of the constructor's dtype,
+/// of the data's shape (a sequence of numbers, a NumPy array) or of the sizes (ints). Another
+/// argument (a tensor, a number) is Unknown.
+fn legacy(cx: &mut dyn ModelCtx, st: State, dtype: DType, args: &[Value], span: Span) -> Vals {
+    let mut st = st;
+    let shape = match args {
+        [] => Shape::known(vec![Dim::konst(0)]),
+        _ if args.iter().all(|a| matches!(a, Value::Int(_))) => match sizes(cx, &mut st, args) {
+            Some(dims) => Shape::known(dims),
+            None => return vec![(st, Value::Unknown)],
+        },
+        [data] => match crate::models::numpy::array_of(&st, data) {
+            Some(a) => a.shape.clone(),
+            None if matches!(data, Value::Tuple(_) | Value::Ref(_)) => {
+                // the shape of the data (ragged data raises: Unknown there)
+                let out = super::shape_ops::tensor_literal(cx, st, args, &[], span);
+                return out.into_iter().map(|(st, v)| match v {
+                    Value::Tensor(t) => (st, tensor_value(t.shape.clone(), Some(dtype))),
+                    v => (st, v),
+                }).collect();
+            }
+            None => return vec![(st, Value::Unknown)],
+        },
+        _ => return vec![(st, Value::Unknown)],
+    };
+    vec![(st, tensor_value(shape, Some(dtype)))]
+}

@@ -139,18 +139,29 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
         "TensorDataset" => {
             let mut items = Vec::new();
             let mut len: Option<Poly> = None;
+            let mut first = true;
             for a in &args {
-                let Value::Tensor(t) = a else { return vec![(st, Value::Unknown)] };
+                // an argument not known to be a tensor of known rank: its part of a sample is
+                // Unknown (a wrong one raises here, before any batch exists)
+                let Value::Tensor(t) = a else {
+                    items.push(Value::Unknown);
+                    continue;
+                };
                 let s = st.resolve(&t.shape);
-                if s.prefix.is_some() || s.dims.is_empty() {
+                if s.dims.is_empty() && s.prefix.is_none() {
                     return vec![(st, Value::Unknown)];
+                }
+                if s.prefix.is_some() {
+                    items.push(Value::Unknown);
+                    continue;
                 }
                 // torch refuses tensors of different lengths (Size mismatch between tensors)
                 match (&len, &s.dims[0].v) {
-                    (None, d) if items.is_empty() => len = d.clone(),
+                    (None, d) if first => len = d.clone(),
                     (Some(a), Some(b)) if a == b => {}
                     _ => return vec![(st, Value::Unknown)],
                 }
+                first = false;
                 items.push(on(tensor_value(Shape::known(s.dims[1..].to_vec()), t.dtype), t.device));
             }
             let item = Value::Tuple(Rc::new(items));
@@ -329,7 +340,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
     }
     if let (true, Value::Int(n)) = (name.ends_with("MNIST"), &len) {
         let n = Dim::known(n.clone(), None);
-        attrs.push(("data", on(tensor_value(Shape::known(vec![n.clone(), Dim::konst(h), Dim::konst(w)]), Some(DType::Other)), Some(Device::Cpu))));
+        attrs.push(("data", on(tensor_value(Shape::known(vec![n.clone(), Dim::konst(h), Dim::konst(w)]), Some(DType::Byte)), Some(Device::Cpu))));
         attrs.push(("targets", on(tensor_value(Shape::known(vec![n]), Some(DType::Long)), Some(Device::Cpu))));
     }
     let v = ns(&mut st, "Dataset", attrs);
@@ -521,7 +532,7 @@ fn apply_transform(cx: &mut dyn ModelCtx, st: &State, t: &Value, x: Value, span:
         "ToTensor" | "PILToTensor" => match pil(&x) {
             Some((c, h, w)) => {
                 let dims = [c, h, w].iter().map(|v| v.as_int().map(|p| Dim::known(p.clone(), None)).unwrap_or_else(Dim::unknown)).collect();
-                on(tensor_value(Shape::known(dims), Some(if &*name == "ToTensor" { DType::Float } else { DType::Other })), Some(Device::Cpu))
+                on(tensor_value(Shape::known(dims), Some(if &*name == "ToTensor" { DType::Float } else { DType::Byte })), Some(Device::Cpu))
             }
             None => Value::Unknown,
         },
@@ -848,6 +859,11 @@ fn collate(st: &State, item: &Value, b: &Dim) -> Value {
         Value::Str(Some(s)) if &**s == "<label>" => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)),
         Value::Float(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Double)), Some(Device::Cpu)),
         Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| collate(st, i, b)).collect())),
+        // a NumPy array becomes a tensor of its dtype, then stacks
+        Value::Ref(_) => match crate::models::numpy::array_of(st, item) {
+            Some(a) => collate(st, &on(Value::Tensor(a), Some(Device::Cpu)), b),
+            None => Value::Unknown,
+        },
         _ => Value::Unknown,
     }
 }

@@ -19,7 +19,7 @@ use std::rc::Rc;
 
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
-use crate::rules::device_dtype::{DeviceMismatch, DtypeMismatch};
+use crate::rules::device_dtype::DeviceMismatch;
 use crate::shape::Tri;
 use crate::value::*;
 
@@ -64,6 +64,12 @@ pub fn note_source(source: &str) {
 
 fn defaults() -> Defaults {
     DEFAULTS.with(|d| d.get())
+}
+
+/// Whether the source runs under `autocast` (mixed precision casts the inputs of layers and
+/// products: their dtype checks are off).
+pub fn autocast() -> bool {
+    defaults().autocast
 }
 
 /// Where a new tensor is made when no `device=` says.
@@ -191,6 +197,14 @@ pub fn check_layer(cx: &mut dyn ModelCtx, st: &State, op: &str, params: Device, 
         }
     }
     true
+}
+
+/// SHP201 for a tensor handed to NumPy (`.numpy()`, `np.array(t)`): on the CPU, or torch raises
+/// "can't convert cuda:0 device type tensor to numpy". False when the path ends.
+pub fn to_numpy(cx: &mut dyn ModelCtx, st: &State, op: &str, t: &Tensor, span: Span) -> bool {
+    let Some(d) = t.device.filter(|d| *d != Device::Cpu) else { return true };
+    let op = op.to_string();
+    cx.check(st, span, Tri::True, |cx| (DeviceMismatch::ToNumpy { op, shape: cx.show_shape(st, &t.shape), device: d.name().into() }, Vec::new()))
 }
 
 /// The results with the devices their models left unset set to `dev` (inside tuples too).
@@ -327,76 +341,6 @@ pub fn module_dtype(attrs: &std::collections::BTreeMap<Name, Value>, args: &std:
     }
 }
 
-fn dtype_name(d: DType) -> &'static str {
-    match d {
-        DType::Float => "float32",
-        DType::Double => "float64",
-        DType::Half => "float16",
-        DType::BFloat16 => "bfloat16",
-        DType::Long => "int64",
-        DType::Int => "int32",
-        DType::Bool => "bool",
-        DType::Other => "?",
-    }
-}
-
-/// SHP202 for a layer or a product with float weights: the input must have their dtype
-/// (`mat1 and mat2 must have the same dtype`). Not under `autocast`, which casts the inputs.
-pub fn check_weights_dtype(cx: &mut dyn ModelCtx, st: &State, op: &str, weights: Option<DType>, t: &Tensor, span: Span) -> bool {
-    let (Some(w), Some(d)) = (weights, t.dtype) else { return true };
-    if w == d || d == DType::Other || w == DType::Other || defaults().autocast {
-        return true;
-    }
-    let op = op.to_string();
-    cx.check(st, span, Tri::True, |cx| (DtypeMismatch::Weights { op, shape: cx.show_shape(st, &t.shape), dtype: dtype_name(d).into(), weights: dtype_name(w).into() }, Vec::new()))
-}
-
-/// SHP202 for the two operands of a matrix product (`@`, `matmul`, `mm`, `bmm`).
-pub fn check_product_dtypes(cx: &mut dyn ModelCtx, st: &State, op: &str, a: &Tensor, b: &Tensor, span: Span) -> bool {
-    let (Some(x), Some(y)) = (a.dtype, b.dtype) else { return true };
-    if x == y || x == DType::Other || y == DType::Other || defaults().autocast {
-        return true;
-    }
-    let op = op.to_string();
-    cx.check(st, span, Tri::True, |cx| {
-        (DtypeMismatch::Operands { op, a: cx.show_shape(st, &a.shape), a_dtype: dtype_name(x).into(), b: cx.show_shape(st, &b.shape), b_dtype: dtype_name(y).into() }, Vec::new())
-    })
-}
-
-/// SHP202 for indices (`nn.Embedding`): an integer dtype (Long or Int).
-pub fn check_indices(cx: &mut dyn ModelCtx, st: &State, op: &str, t: &Tensor, span: Span) -> bool {
-    let Some(d) = t.dtype else { return true };
-    if !(d.is_floating() || d == DType::Bool) {
-        return true;
-    }
-    let op = op.to_string();
-    cx.check(st, span, Tri::True, |cx| (DtypeMismatch::Indices { op, shape: cx.show_shape(st, &t.shape), dtype: dtype_name(d).into() }, Vec::new()))
-}
-
-/// SHP202 for a loss's target. Class indices (`CrossEntropyLoss`/`NLLLoss` with a target of
-/// one dim less than the input) must be Long (or uint8); `BCELoss`/`BCEWithLogitsLoss` targets
-/// must be floating.
-pub fn check_loss_target(cx: &mut dyn ModelCtx, st: &State, op: &str, class_indices: bool, input: &Tensor, target: &Tensor, span: Span) -> bool {
-    let Some(d) = target.dtype else { return true };
-    let want = if class_indices {
-        // probability targets have the input's rank: a float target of a lower rank is class indices
-        let (si, stg) = (st.resolve(&input.shape), st.resolve(&target.shape));
-        let lower = si.prefix.is_none() && stg.prefix.is_none() && stg.dims.len() + 1 == si.dims.len();
-        if !lower || matches!(d, DType::Long | DType::Other) {
-            return true;
-        }
-        "int64 class indices"
-    } else {
-        if d.is_floating() || d == DType::Other || d == DType::Bool {
-            return true;
-        }
-        // BCELoss rejects any dtype but the input's; BCEWithLogits an integer target
-        "a floating dtype"
-    };
-    let op = op.to_string();
-    cx.check(st, span, Tri::True, |cx| (DtypeMismatch::Target { op, shape: cx.show_shape(st, &target.shape), dtype: dtype_name(d).into(), want: want.into() }, Vec::new()))
-}
-
 /// The named tensor arguments of a library call: by the declared parameter names when the
 /// registry has the API (`input`, `target`), else by position.
 fn named_tensors(st: &State, api: Option<&crate::models::registry::Api>, recv: Option<&Value>, args: &[Value], kwargs: &[(Name, Value)]) -> Vec<(String, Rc<Tensor>)> {
@@ -415,10 +359,11 @@ fn named_tensors(st: &State, api: Option<&crate::models::registry::Api>, recv: O
 }
 
 /// Ops whose tensor arguments must be on one device, by the registry family that models them
-/// (the pointwise ops, matrix products, `cat`/`stack`), minus the ones that read only a size
-/// or copy across devices.
+/// (the pointwise ops, matrix products, `cat`/`stack`) and by name (`masked_fill`, `where`),
+/// minus the ones that read only a size or copy across devices.
 fn colocated(family: &str, name: &str) -> bool {
-    matches!(family, "pointwise" | "matmul" | "join")
+    matches!(name, "masked_fill" | "masked_fill_" | "where")
+        || matches!(family, "pointwise" | "matmul" | "join")
         && !matches!(name, "copy_" | "to" | "cuda" | "cpu" | "type_as" | "expand_as" | "view_as" | "reshape_as" | "set_" | "new_tensor" | "clone" | "detach" | "contiguous" | "pin_memory")
         && !name.starts_with("new_")
 }
@@ -438,15 +383,9 @@ pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<V
             return Vec::new();
         }
     }
-    // the functional losses' targets (SHP202), as their modules'
-    let class = matches!(short, "cross_entropy" | "nll_loss");
-    if functional && (class || matches!(short, "binary_cross_entropy" | "binary_cross_entropy_with_logits")) {
-        let arg = |name: &str| ts.iter().find(|(k, _)| k == name).map(|(_, t)| t.clone());
-        if let (Some(i), Some(g)) = (arg("input"), arg("target"))
-            && !check_loss_target(cx, &st, &format!("F.{short}"), class, &i, &g, span)
-        {
-            return Vec::new();
-        }
+    // the dtypes torch rejects there (SHP202, `dtype.rs`), when the model reads every argument
+    if api.is_some_and(|a| a.accepts(&args, &kwargs)) && !super::dtype::check_call(cx, &st, short, functional, &ts, &args, &kwargs, span) {
+        return Vec::new();
     }
     let explicit = kwargs.iter().find(|(k, _)| &**k == "device").map(|(_, v)| named(v));
     let inputs: Vec<Rc<Tensor>> = ts.into_iter().map(|(_, t)| t).collect();
@@ -478,12 +417,18 @@ pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
             None => stamp(out, r.device),
         };
     }
+    if name == "numpy" && !to_numpy(cx, &st, ".numpy()", &r, span) {
+        return Vec::new();
+    }
     if name == "pin_memory" {
         return place(model(cx, st, recv, args, kwargs), Some(Device::Cpu));
     }
     let api = crate::models::registry::lookup_in("torch.Tensor", name);
     let ts = named_tensors(&st, api, Some(&recv), &args, &kwargs);
     if ts.len() > 1 && api.is_some_and(|a| colocated(a.family, name)) && !check_operands(cx, &st, &format!(".{name}()"), &ts, span) {
+        return Vec::new();
+    }
+    if api.is_some_and(|a| a.accepts(&args, &kwargs)) && !super::dtype::check_call(cx, &st, name, false, &ts, &args, &kwargs, span) {
         return Vec::new();
     }
     let explicit = kwargs.iter().find(|(k, _)| &**k == "device").map(|(_, v)| named(v));
@@ -506,7 +451,7 @@ pub fn around_binop(cx: &mut dyn ModelCtx, st: State, op: &str, matmul: bool, a:
     if !check_operands(cx, &st, op, &ts, span) {
         return Vec::new();
     }
-    if matmul && !check_product_dtypes(cx, &st, op, x, y, span) {
+    if matmul && !super::dtype::check_same(cx, &st, op, &ts, span) {
         return Vec::new();
     }
     let dev = common(&st, &[x.clone(), y.clone()]);

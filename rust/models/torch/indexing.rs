@@ -145,6 +145,13 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         Value::Tuple(items) if !(items.len() == 4 && items[0].as_str() == Some("<slice>")) => items.as_ref().clone(),
         other => vec![other.clone()],
     };
+    // a tensor index of a floating dtype: torch raises "tensors used as indices must be long,
+    // int, byte or bool tensors" (SHP202)
+    for ix in items.iter().filter_map(|v| if let Value::Tensor(ix) = v { Some(ix) } else { None }) {
+        if ix.dtype.is_some_and(DType::is_floating) && !super::dtype::check_indices(cx, &st, "indexing", ix, &[DType::Long, DType::Int, DType::Byte, DType::Bool], span) {
+            return Vec::new();
+        }
+    }
     let Some(rank) = s.rank() else {
         // unknown rank: only a leading run of plain slices / trailing ellipsis handled
         return vec![(st, Value::Unknown)];

@@ -262,7 +262,7 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
     match kind {
         Loss::CrossEntropy | Loss::Nll => {
             let (Some(rx), Some(ry)) = (sx.rank(), sy.rank()) else { return vec![(st, Value::Unknown)] };
-            let is_index = matches!(y.dtype, Some(DType::Long | DType::Int));
+            let is_index = matches!(y.dtype, Some(DType::Long | DType::Int | DType::Byte));
             let is_float = y.dtype.is_some_and(DType::is_floating);
             if rx == 0 {
                 return vec![(st, Value::Unknown)];

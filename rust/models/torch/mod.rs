@@ -7,6 +7,7 @@ pub mod attention;
 pub mod creation;
 pub mod data;
 pub mod device;
+pub mod dtype;
 pub mod fft;
 pub mod indexing;
 pub mod join;

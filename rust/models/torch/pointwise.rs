@@ -302,7 +302,7 @@ fn operand(st: &State, v: &Value) -> Option<Operand> {
 fn category(d: DType) -> u8 {
     match d {
         DType::Bool => 0,
-        DType::Int | DType::Long => 1,
+        DType::Int | DType::Long | DType::Byte => 1,
         DType::Half | DType::BFloat16 | DType::Float | DType::Double => 2,
         DType::Other => 3,
     }
@@ -313,7 +313,8 @@ fn wider(a: DType, b: DType) -> Option<DType> {
     use DType::*;
     Some(match (a, b) {
         _ if a == b => a,
-        (Int, Long) | (Long, Int) => Long,
+        (Int | Byte, Long) | (Long, Int | Byte) => Long,
+        (Byte, Int) | (Int, Byte) => Int,
         (Double, _) | (_, Double) => Double,
         (Float, _) | (_, Float) | (Half, BFloat16) | (BFloat16, Half) => Float,
         _ => return None,
@@ -397,10 +398,22 @@ pub(super) fn fits_in_place(cx: &mut dyn ModelCtx, st: &State, target: &Shape, o
     })
 }
 
+/// Where a binary op's result goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Write {
+    /// a new tensor
+    New,
+    /// into `a` (`a.add_(b)`, `a += b`): `a` must hold the result's dtype
+    InPlace,
+    /// into `a`, cast to its dtype (`a.copy_(b)`)
+    Copy,
+}
+
 /// A binary op on two values, at least one a tensor: broadcast the shapes, promote the dtypes;
-/// `in_place`: the result is written into `a`.
+/// `write`: where the result goes.
 #[allow(clippy::too_many_arguments)]
-fn apply_binary(cx: &mut dyn ModelCtx, st: State, kind: Binary, a: &Value, b: &Value, span: Span, what: &str, in_place: bool) -> Vals {
+fn apply_binary(cx: &mut dyn ModelCtx, st: State, kind: Binary, a: &Value, b: &Value, span: Span, what: &str, write: Write) -> Vals {
+    let in_place = write != Write::New;
     let (Some(sa), Some(sb), Some(oa), Some(ob)) = (shape_of(a), shape_of(b), operand(&st, a), operand(&st, b)) else {
         return vec![(st, Value::Unknown)];
     };
@@ -416,14 +429,14 @@ fn apply_binary(cx: &mut dyn ModelCtx, st: State, kind: Binary, a: &Value, b: &V
             return Vec::new();
         }
         // `self` must hold the result's dtype: a float result into an integer `self` raises
-        // ("result type Float can't be cast to the desired output type Long"), not modelled
-        // (Unknown). A comparison writes bools, which any dtype holds.
-        if kind != Binary::ToBool
-            && let (Operand::Tensor(Some(sd), _), Some(rd)) = (oa, dtype)
-            && category(sd) != 3
-            && category(rd) > category(sd)
+        // ("result type Float can't be cast to the desired output type Long", SHP202). A
+        // comparison writes bools, which any dtype holds; `copy_` casts.
+        if write == Write::InPlace
+            && kind != Binary::ToBool
+            && let (Value::Tensor(target), Some(rd)) = (a, dtype)
+            && !super::dtype::check_in_place(cx, &st, what, target, rd, span)
         {
-            return vec![(st, Value::Unknown)];
+            return Vec::new();
         }
         return vec![(st, a.clone())];
     }
@@ -442,7 +455,7 @@ pub fn operator(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value,
         (BinOp::Add, Value::Int(k), Value::Tensor(t)) => t.values.clone().zip(k.as_const()),
         _ => None,
     };
-    let out = apply_binary(cx, st, kind, &a, &b, span, &format!("operator {}{}", op.symbol(), if in_place { "=" } else { "" }), in_place);
+    let out = apply_binary(cx, st, kind, &a, &b, span, &format!("operator {}{}", op.symbol(), if in_place { "=" } else { "" }), if in_place { Write::InPlace } else { Write::New });
     let Some((bounds, k)) = shift else { return out };
     out.into_iter()
         .map(|(st, v)| match v {
@@ -454,7 +467,7 @@ pub fn operator(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value,
 
 /// A comparison operator (`==`, `<`, ...) with a tensor operand: broadcast, bool result.
 pub fn comparison(cx: &mut dyn ModelCtx, st: State, a: Value, b: Value, span: Span) -> Vals {
-    apply_binary(cx, st, Binary::ToBool, &a, &b, span, "comparison", false)
+    apply_binary(cx, st, Binary::ToBool, &a, &b, span, "comparison", Write::New)
 }
 
 /// A pointwise op called as `torch.name(args...)` or `recv.name(args...)` (then `recv` is the
@@ -470,7 +483,7 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs
     if name == "copy_" {
         // `dst.copy_(src)`: src broadcasts to dst's shape
         return match args.get(1) {
-            Some(src) => apply_binary(cx, st, Binary::Arith, first, src, span, &what, true),
+            Some(src) => apply_binary(cx, st, Binary::Arith, first, src, span, &what, Write::Copy),
             None => vec![(st, Value::Unknown)],
         };
     }
@@ -482,9 +495,9 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs
         }
         if in_place {
             // a floating op on an integer or bool `self`: torch raises "result type Float can't
-            // be cast to the desired output type Long" (not modelled: Unknown)
-            if kind == Unary::Floating && t.dtype.is_some_and(|d| category(d) != 2) {
-                return vec![(st, Value::Unknown)];
+            // be cast to the desired output type Long" (SHP202)
+            if kind == Unary::Floating && !super::dtype::check_in_place(cx, &st, &what, t, DType::Float, span) {
+                return Vec::new();
             }
             return vec![(st, first.clone())];
         }
@@ -507,7 +520,7 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs
         let Some(other) = other else { return vec![(st, Value::Unknown)] };
         // `div(..., rounding_mode=...)` keeps integer dtypes
         let kind = if kind == Binary::TrueDiv && kwargs.iter().any(|(k, v)| &**k == "rounding_mode" && !matches!(v, Value::None)) { Binary::Arith } else { kind };
-        return apply_binary(cx, st, kind, first, other, span, &what, in_place);
+        return apply_binary(cx, st, kind, first, other, span, &what, if in_place { Write::InPlace } else { Write::New });
     }
     // lerp(a, b, weight), addcmul(a, b, c), addcdiv(a, b, c): all three broadcast (given as
     // keywords: not modelled)

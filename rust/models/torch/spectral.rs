@@ -191,6 +191,7 @@ pub(super) fn dtype_name(d: DType) -> &'static str {
         DType::Long => "torch.int64",
         DType::Int => "torch.int32",
         DType::Bool => "torch.bool",
+        DType::Byte => "torch.uint8",
         DType::Other => "a non-floating dtype",
     }
 }

@@ -22,7 +22,7 @@ pub fn tensor_value(shape: Shape, dtype: Option<DType>) -> Value {
     Value::Tensor(Rc::new(Tensor::new(shape, dtype)))
 }
 
-pub(super) fn dim_of(v: &Value) -> Option<Dim> {
+pub fn dim_of(v: &Value) -> Option<Dim> {
     match v {
         Value::Int(p) => Some(Dim::known(p.clone(), None)),
         Value::Bool(b) => Some(Dim::konst(*b as i128)),
@@ -260,7 +260,7 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
     match name {
         // (the pointwise ops, incl. `clone`/`detach`/`contiguous`, are handled by pointwise.rs above)
         "dropout" | "gelu" | "silu" | "softplus" | "requires_grad" => same(st),
-        "float" | "double" | "half" | "long" | "int" | "bool" | "bfloat16" => {
+        "float" | "double" | "half" | "long" | "int" | "bool" | "bfloat16" | "byte" => {
             let dt = match name {
                 "float" => DType::Float,
                 "double" => DType::Double,
@@ -268,6 +268,7 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
                 "long" => DType::Long,
                 "int" => DType::Int,
                 "bool" => DType::Bool,
+                "byte" => DType::Byte,
                 _ => DType::BFloat16,
             };
             vec![(st, tensor_value(t.shape.clone(), Some(dt)))]
@@ -507,6 +508,7 @@ pub const APIS: &[Decl] = &[
     Decl::method("torch.Tensor.int", ""),
     Decl::method("torch.Tensor.bool", ""),
     Decl::method("torch.Tensor.bfloat16", ""),
+    Decl::method("torch.Tensor.byte", ""),
     // the dtype from whichever argument is one: `to(dtype)`, `to(device, dtype)`, `to(dtype=...)`
     Decl::method("torch.Tensor.to", "~device=None, dtype=None, ~non_blocking=False, ~copy=False"),
     Decl::method("torch.Tensor.type", "dtype=None, ~non_blocking=False"),

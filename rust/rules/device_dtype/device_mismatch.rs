@@ -15,8 +15,9 @@ Follows where every tensor lives: creation functions (`device=`, else the CPU), 
 its forms, `.cuda()`/`.cpu()`, `DataLoader` batches (on the CPU), module parameters and buffers
 moved with `model.to(device)`/`.cuda()`. Reports a layer whose input is on another device than
 its parameters (an RNN's initial state too), a loss whose target or class weights are on
-another device than its input, and a pointwise op, matrix product or `cat`/`stack` mixing
-devices. As torch does, a 0-dim CPU tensor may meet a tensor on any device.
+another device than its input, a pointwise op, matrix product, `cat`/`stack`, `where` or
+`masked_fill` mixing devices, and a tensor on an accelerator handed to NumPy (`.numpy()`,
+`np.array(t)`). As torch does, a 0-dim CPU tensor may meet a tensor on any device.
 
 `device = "cuda" if torch.cuda.is_available() else "cpu"` is a device that depends on the
 machine: a mismatch on every path where CUDA exists is reported with the condition
@@ -25,8 +26,9 @@ machine: a mismatch on every path where CUDA exists is reported with the conditi
 ## Why is this bad?
 PyTorch raises `RuntimeError: Expected all tensors to be on the same device, but found at
 least two devices, cuda:0 and cpu!` (for a layer: `Input type (torch.FloatTensor) and weight
-type (torch.cuda.FloatTensor) should be the same`) at the first step on the GPU machine. On
-the laptop where the script was written it runs.
+type (torch.cuda.FloatTensor) should be the same`; for NumPy: `TypeError: can't convert cuda:0
+device type tensor to numpy`) at the first step on the GPU machine. On the laptop where the
+script was written it runs.
 
 ## Example
 ```python
@@ -56,5 +58,7 @@ crate::violation! {
         Layer { op, what, shape, device, params } => "{op}: {what} {shape} is on {device}, the layer's parameters on {params}",
         /// Two arguments of an op (a loss's input and target, the operands of `+`) differ.
         Operands { op, a, a_shape, a_device, b, b_shape, b_device } => "{op}: {a} {a_shape} is on {a_device}, {b} {b_shape} on {b_device}",
+        /// A tensor on an accelerator handed to NumPy, which reads host memory only.
+        ToNumpy { op, shape, device } => "{op}: {shape} is on {device}, NumPy reads only CPU tensors (use `.cpu()` first)",
     }
 }

@@ -12,19 +12,30 @@ pub const RULE: Rule = Rule {
     default_enabled: true,
     doc: r#"## What it does
 Follows every tensor's dtype (creation functions and their `dtype=`, casts, `torch.from_numpy`
-of float64 NumPy arrays, integer datasets, module parameters cast with `.double()`/`.half()`,
-torch's promotion rules) and reports the dtypes torch rejects:
-- an integer or bool input to `nn.Linear`, a convolution or a matrix product with float
-  weights, and float64 against float32 there;
-- float targets where `CrossEntropyLoss`/`NLLLoss` expect class indices, and integer targets
-  where `BCELoss`/`BCEWithLogitsLoss` need floats;
-- float indices into `nn.Embedding`.
+and `torch.tensor` of NumPy arrays, which are float64 by default, uint8 images from
+`PILToTensor`, integer datasets, module parameters cast with `.double()`/`.half()`, torch's
+promotion rules) and reports the dtypes torch rejects:
+- an input to `nn.Linear`, a convolution, a recurrent layer or attention of another dtype than
+  the weights (an integer, bool or uint8 tensor, float64 against float32), and the operands of
+  `@`, `mm`, `bmm`, `matmul`, `einsum`, `addmm`, `F.linear`, `F.conv2d` of different dtypes;
+- an input to a normalisation layer (`BatchNorm`, `LayerNorm`, `GroupNorm`, an affine
+  `InstanceNorm`) or `PReLU` that does not fit its weights (float16 and bfloat16 inputs may meet
+  float32 norm weights);
+- float targets where `CrossEntropyLoss`/`NLLLoss` expect class indices, class weights of
+  another dtype than the input, a `BCELoss` target of another dtype than the input, integer
+  targets for `BCEWithLogitsLoss`;
+- indices of a float (or bool) dtype into `nn.Embedding`, `gather`, `scatter`, `index_select`,
+  `one_hot` (which takes int64 only); a mask that is not bool in `masked_fill`;
+- `mean`, `var`, `std`, `norm`, `softmax` and `log_softmax` of an integer or bool tensor
+  (`(pred == y).mean()`), and a loss of integer scores;
+- an in-place op whose result cannot be written back: `x /= 255` on a uint8 image, `x *= 0.5`
+  on an integer tensor, `mask += 1` on a bool one.
 
 ## Why is this bad?
 PyTorch raises `RuntimeError: mat1 and mat2 must have the same dtype, but got Long and Float`,
-`RuntimeError: expected scalar type Long but found Float` or
-`RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar
-types: Long, Int; but got torch.FloatTensor instead` at the first step.
+`RuntimeError: expected scalar type Long but found Float`, `RuntimeError: Found dtype Double but
+expected Float`, `RuntimeError: mean(): could not infer output dtype` or `RuntimeError: result
+type Float can't be cast to the desired output type Byte` at the first step.
 
 ## Example
 ```python
@@ -46,13 +57,21 @@ x = torch.from_numpy(np.random.rand(64, 8)).float()
 crate::violation! {
     /// A dtype torch rejects. `op` names the operation as the message shows it.
     pub enum DtypeMismatch for RULE {
-        /// A layer or product whose input dtype is not its weights'.
-        Weights { op, shape, dtype, weights } => "{op}: input {shape} is {dtype}, the weights {weights}",
-        /// The two operands of a matrix product have different dtypes.
+        /// A layer's input dtype is not its weights'.
+        Weights { op, shape, dtype, weights, fix } => "{op}: input {shape} is {dtype}, the weights {weights} (cast the input with {fix})",
+        /// The operands of a product have different dtypes.
         Operands { op, a, a_dtype, b, b_dtype } => "{op}: {a} is {a_dtype}, {b} is {b_dtype} (must be the same dtype)",
         /// A loss target of a dtype the loss rejects.
         Target { op, shape, dtype, want } => "{op}: target {shape} is {dtype}, expected {want}",
-        /// Indices of a float dtype.
-        Indices { op, shape, dtype } => "{op}: indices {shape} are {dtype}, expected an integer dtype",
+        /// Class weights of another dtype than the loss's input.
+        ClassWeights { op, shape, dtype, input } => "{op}: class weights {shape} are {dtype}, the input {input} (must be the same dtype)",
+        /// Indices of a dtype torch rejects.
+        Indices { op, shape, dtype, want } => "{op}: indices {shape} are {dtype}, expected {want}",
+        /// A mask that is not bool.
+        Mask { op, shape, dtype } => "{op}: mask {shape} is {dtype}, expected bool",
+        /// An integer or bool input to an op torch implements only for floating dtypes.
+        NotFloating { op, shape, dtype } => "{op}: input {shape} is {dtype}, torch implements it only for floating dtypes (cast it with `.float()` first)",
+        /// An in-place op whose result torch cannot cast into the tensor written to.
+        InPlace { op, target, dtype, result } => "{op}: the result is {result}, which cannot be written into {target} of {dtype} in place",
     }
 }

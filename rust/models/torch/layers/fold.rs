@@ -156,7 +156,7 @@ fn check_nonzero(cx: &mut dyn ModelCtx, st: &State, sh: &Shape, first: usize, wh
 /// The result's dtype: Unknown for the integer inputs torch does not implement.
 fn result(st: State, dims: Vec<Dim>, dtype: Option<DType>) -> (State, Value) {
     match dtype {
-        Some(DType::Long | DType::Int | DType::Other) => (st, Value::Unknown),
+        Some(DType::Long | DType::Int | DType::Byte | DType::Other) => (st, Value::Unknown),
         _ => (st, tensor_value(Shape::known(dims), dtype)),
     }
 }

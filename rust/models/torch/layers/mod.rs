@@ -31,7 +31,7 @@ use rustc_hash::FxHashMap;
 
 use super::losses::Loss;
 use super::recurrent::Rnn;
-use super::{attention, device, layout, losses, recurrent, resample};
+use super::{attention, device, dtype, layout, losses, recurrent, resample};
 use crate::rules::shape::{LayerInputRankMismatch, OutputSizeTooSmall};
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
@@ -384,11 +384,7 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
 /// Whether a layer holds parameters or buffers that must be on its input's device (a norm
 /// without affine weights or running statistics holds none).
 fn holds_tensors(l: &Layer, m: Module) -> bool {
-    let on = |k: &str, default: bool| match l.args.get(k) {
-        None => default,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => true,
-    };
+    let on = |k: &str, default: bool| flag(l, k, default);
     match m {
         Module::Linear | Module::Bilinear | Module::Conv { .. } | Module::Embedding | Module::EmbeddingBag | Module::PReLU | Module::Recurrent(_) | Module::Cell(_) | Module::MultiheadAttention => true,
         Module::TransformerEncoderLayer | Module::TransformerDecoderLayer | Module::Transformer | Module::TransformerStack => true,
@@ -397,6 +393,16 @@ fn holds_tensors(l: &Layer, m: Module) -> bool {
         Module::LayerNorm => on("elementwise_affine", true),
         Module::GroupNorm => on("affine", true),
         _ => false,
+    }
+}
+
+/// A layer's boolean constructor argument (`affine=`): its default when not given, true when not
+/// a known bool.
+fn flag(l: &Layer, k: &str, default: bool) -> bool {
+    match l.args.get(k) {
+        None => default,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => true,
     }
 }
 
@@ -423,9 +429,15 @@ fn devices_and_dtypes(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, ap
         if !device::check_operands(cx, &st, &op, &ts, span) {
             return None;
         }
-        if let (Some(Value::Tensor(i)), Some(Value::Tensor(g))) = (b.get("input"), b.get("target")) {
-            let class = matches!(kind, Loss::CrossEntropy | Loss::Nll);
-            if (class || matches!(kind, Loss::Bce | Loss::BceWithLogits)) && !device::check_loss_target(cx, &st, &op, class, i, g, span) {
+        let dtypes = match kind {
+            Loss::CrossEntropy | Loss::Nll => Some(dtype::LossKind::Class),
+            Loss::Bce => Some(dtype::LossKind::Bce),
+            Loss::BceWithLogits => Some(dtype::LossKind::BceWithLogits),
+            _ => None,
+        };
+        if let (Some(k), Some(Value::Tensor(i)), Some(Value::Tensor(g))) = (dtypes, b.get("input"), b.get("target")) {
+            let weight = ts.iter().find(|(n, _)| n == "weight").map(|(_, w)| w.clone());
+            if !dtype::check_loss(cx, &st, &op, k, i, g, weight.as_deref(), span) {
                 return None;
             }
         }
@@ -452,14 +464,23 @@ fn devices_and_dtypes(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, ap
     };
     let weights = device::module_dtype(&l.attrs, &l.args);
     let ok = match m {
-        Module::Linear | Module::Conv { .. } | Module::Recurrent(_) | Module::Cell(_) => device::check_weights_dtype(cx, &st, &op, weights, t, span),
+        Module::Linear | Module::Conv { .. } | Module::Recurrent(_) | Module::Cell(_) => dtype::check_weights(cx, &st, &op, weights, t, span),
         // every input: query, key and value; both of a bilinear form
         Module::Bilinear | Module::MultiheadAttention => {
             let n = if m == Module::Bilinear { 2 } else { 3 };
             let b = bind(&api.call_params, args, kwargs);
-            api.call_params.iter().take(n).filter_map(|p| match b.get(p.name) { Some(Value::Tensor(x)) => Some(x.clone()), _ => None }).all(|x| device::check_weights_dtype(cx, &st, &op, weights, &x, span))
+            api.call_params.iter().take(n).filter_map(|p| match b.get(p.name) { Some(Value::Tensor(x)) => Some(x.clone()), _ => None }).all(|x| dtype::check_weights(cx, &st, &op, weights, &x, span))
         }
-        Module::Embedding | Module::EmbeddingBag => device::check_indices(cx, &st, &op, t, span),
+        Module::Embedding | Module::EmbeddingBag => dtype::check_indices(cx, &st, &op, t, &[DType::Long, DType::Int], span),
+        // a floating input, of the dtype of the norm's affine weights and running statistics
+        // (RMSNorm computes in the input's dtype; an instance norm's running statistics are not
+        // its input's dtype's business)
+        Module::BatchNorm { .. } | Module::LayerNorm | Module::GroupNorm | Module::InstanceNorm { .. } => {
+            let weighted = l.kind.as_ref() != "RMSNorm" && if matches!(m, Module::InstanceNorm { .. }) { flag(l, "affine", false) } else { holds_tensors(l, m) };
+            dtype::check_floating(cx, &st, &op, t, span) && (!weighted || dtype::check_norm(cx, &st, &op, weights, t, true, span))
+        }
+        Module::PReLU => dtype::check_norm(cx, &st, &op, weights, t, false, span),
+        Module::Softmax => dtype::check_floating(cx, &st, &op, t, span),
         _ => true,
     };
     ok.then_some((st, dev))

@@ -1,0 +1,560 @@
+//! NumPy arrays, as far as they reach torch: their shape and dtype. NumPy's floats are float64,
+//! the classic source of `mat1 and mat2 must have the same dtype, but got Double and Float`
+//! once `torch.from_numpy`, `torch.tensor` or a `DataLoader` turns an array into a tensor
+//! (SHP202).
+//!
+//! An array is a `Namespace` object of kind [`ARRAY`]: its `shape`, `ndim` and `dtype`
+//! attributes, and its shape and dtype as a tensor under [`TENSOR`] (on no device: it is not a
+//! torch tensor, and no torch model takes it for one). What is modelled:
+//! - creation: `np.zeros`/`ones`/`empty`/`full` (and `_like`), `np.random.rand`/`randn`/
+//!   `random`/`uniform`/`normal`/`randint`/`standard_normal`, a `default_rng()` generator's
+//!   `random`/`normal`/`uniform`/`standard_normal`/`integers`, `np.arange`, `np.linspace`,
+//!   `np.eye`, `np.array`/`np.asarray` of a literal, an array or a tensor;
+//! - `a.astype(dtype)`, `a.copy()`, a subscript that keeps an array (a slice, an integer of an
+//!   array of known rank);
+//! - the dtypes `np.float32`, `np.float64`, `np.int64`, ... (as torch's dtype values).
+//!
+//! Everything else of NumPy is Unknown: an unmodelled attribute or function, arithmetic on
+//! arrays, reductions.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use crate::ir::{Name, Span};
+use crate::models::ctx::ModelCtx;
+use crate::models::torch::tensor::{dim_of, sizes};
+use crate::value::*;
+
+/// The kind of the namespace objects that are arrays.
+pub const ARRAY: &str = "numpy.ndarray";
+/// The kind of a `np.random.default_rng()` generator.
+const GENERATOR: &str = "numpy.random.Generator";
+/// The hidden attribute of an array holding its shape and dtype as a tensor.
+pub const TENSOR: &str = "<array>";
+
+/// A dtype named by NumPy (`np.float32`, or its string `"float32"`).
+fn dtype_named(name: &str) -> Option<DType> {
+    Some(match name {
+        "float32" | "single" => DType::Float,
+        "float64" | "double" | "float_" => DType::Double,
+        "float16" | "half" => DType::Half,
+        "int64" | "int_" | "intp" | "longlong" => DType::Long,
+        "int32" | "intc" => DType::Int,
+        "uint8" | "ubyte" => DType::Byte,
+        "bool_" | "bool" => DType::Bool,
+        _ => return None,
+    })
+}
+
+/// `np.<name>` (`lib_attr` of `numpy`, `numpy.random`): a modelled function or submodule as a
+/// library object, a dtype as its value; anything else Unknown.
+pub fn lib_attr(path: &str, name: &str) -> Value {
+    match path {
+        "numpy" => {
+            if name == "newaxis" {
+                return Value::None; // a new axis when indexing
+            }
+            if let Some(d) = dtype_named(name) {
+                return Value::DType(d);
+            }
+            match name {
+                "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" => {
+                    Value::Lib(Rc::from(format!("numpy.{name}")))
+                }
+                _ => Value::Unknown,
+            }
+        }
+        "numpy.random" => match name {
+            "rand" | "randn" | "random" | "random_sample" | "sample" | "uniform" | "normal" | "standard_normal" | "randint" | "seed" | "default_rng" => {
+                Value::Lib(Rc::from(format!("numpy.random.{name}")))
+            }
+            _ => Value::Unknown,
+        },
+        _ => Value::Unknown,
+    }
+}
+
+/// A new array of this shape and dtype.
+pub fn new_array(st: &mut State, shape: Shape, dtype: Option<DType>) -> Value {
+    let mut attrs = BTreeMap::new();
+    if let Some(r) = shape.rank() {
+        let dims: Vec<Value> = shape.dims.iter().map(|d| d.v.clone().map(Value::Int).unwrap_or(Value::Unknown)).collect();
+        attrs.insert(Name::from("shape"), Value::Tuple(Rc::new(dims)));
+        attrs.insert(Name::from("ndim"), Value::int(r as i128));
+    }
+    if let Some(d) = dtype {
+        attrs.insert(Name::from("dtype"), Value::DType(d));
+    }
+    attrs.insert(Name::from(TENSOR), Value::Tensor(Rc::new(Tensor::new(shape, dtype))));
+    Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from(ARRAY), attrs }))
+}
+
+/// The shape and dtype of an array value (as a tensor on no device).
+pub fn array_of(st: &State, v: &Value) -> Option<Rc<Tensor>> {
+    let Value::Ref(id) = v else { return None };
+    match st.get(*id) {
+        Obj::Namespace { kind, attrs } if &**kind == ARRAY => match attrs.get(TENSOR) {
+            Some(Value::Tensor(t)) => Some(t.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether either value is an array (NumPy's operators then apply).
+pub fn involves_array(st: &State, a: &Value, b: &Value) -> bool {
+    array_of(st, a).is_some() || array_of(st, b).is_some()
+}
+
+/// Whether `name` is a method of arrays the model answers (`a.astype` is then a bound method).
+pub fn is_array_method(name: &str) -> bool {
+    matches!(name, "astype" | "copy" | "sum" | "mean" | "max" | "min" | "std" | "var")
+}
+
+/// Whether `name` is a method of a generator the model answers.
+pub fn is_generator_method(kind: &str, name: &str) -> bool {
+    kind == GENERATOR && matches!(name, "random" | "normal" | "uniform" | "standard_normal" | "integers")
+}
+
+/// A shape of unknown rank.
+fn any_shape(cx: &mut dyn ModelCtx) -> Shape {
+    Shape { prefix: Some(cx.fresh_shape_var()), dims: Vec::new() }
+}
+
+/// The shape a `size=`/shape argument gives: `None` (the argument absent or `None`: a scalar
+/// draw), or the shape (unknown when the argument is not a known int or sequence).
+fn size_shape(cx: &mut dyn ModelCtx, st: &mut State, v: Option<&Value>) -> Option<Shape> {
+    match v {
+        None | Some(Value::None) => None,
+        Some(v) => Some(match sizes(cx, st, std::slice::from_ref(v)) {
+            Some(dims) => Shape::known(dims),
+            None => any_shape(cx),
+        }),
+    }
+}
+
+/// The value a draw gives: a Python scalar without a size (`np.random.rand()` is a float), an
+/// array of the shape with one.
+fn draw(mut st: State, shape: Option<Shape>, dtype: DType) -> Vals {
+    let v = match shape {
+        Some(s) => new_array(&mut st, s, Some(dtype)),
+        // a Python int or float
+        None if dtype == DType::Long => Value::Unknown,
+        None => Value::Float(None),
+    };
+    vec![(st, v)]
+}
+
+/// The dtype NumPy gives an array of these Python values: float64 with any float, else int64
+/// with any int, else bool. `None` when a value is not a number.
+fn literal(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, depth: usize, kind: &mut u8) -> Option<Vec<i128>> {
+    match v {
+        Value::Bool(_) => Some(Vec::new()),
+        Value::Int(p) if p.as_const().is_some() || cx.syms().is_int(p) => {
+            *kind = (*kind).max(1);
+            Some(Vec::new())
+        }
+        Value::Float(_) => {
+            *kind = 2;
+            Some(Vec::new())
+        }
+        Value::Tuple(_) | Value::Ref(_) if depth < 8 && array_of(st, v).is_none() => {
+            let items = cx.iterate(st, v, Span::default())?;
+            if items.len() > 4096 {
+                return None;
+            }
+            let mut inner: Option<Vec<i128>> = None;
+            for it in &items {
+                let s = literal(cx, st, it, depth + 1, kind)?;
+                match &inner {
+                    None => inner = Some(s),
+                    Some(p) if *p == s => {}
+                    Some(_) => return None,
+                }
+            }
+            let mut out = vec![items.len() as i128];
+            out.extend(inner.unwrap_or_default());
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// The dtype argument of a NumPy call (`dtype=np.float32`, `dtype="float32"`, `dtype=float`):
+/// `None` when absent, `Some(None)` when not known.
+fn dtype_arg(v: Option<&Value>) -> Option<Option<DType>> {
+    match v? {
+        Value::None => None,
+        Value::DType(d) => Some(Some(*d)),
+        Value::Str(Some(s)) => Some(dtype_named(s)),
+        Value::Builtin("float") => Some(Some(DType::Double)),
+        Value::Builtin("int") => Some(Some(DType::Long)),
+        Value::Builtin("bool") => Some(Some(DType::Bool)),
+        _ => Some(None),
+    }
+}
+
+/// `np.array(obj)`/`np.asarray(obj)`: an array of a literal of numbers, of an array, or of a
+/// tensor (its dtype); Unknown otherwise.
+fn array(cx: &mut dyn ModelCtx, mut st: State, obj: &Value, dtype: Option<Option<DType>>, span: Span) -> Vals {
+    let (shape, own) = if let Some(a) = array_of(&st, obj) {
+        (a.shape.clone(), a.dtype)
+    } else if let Value::Tensor(t) = obj {
+        // (a tensor on an accelerator raises: SHP201)
+        if !crate::models::torch::device::to_numpy(cx, &st, "np.array", t, span) {
+            return Vec::new();
+        }
+        (t.shape.clone(), t.dtype)
+    } else {
+        let mut kind = 0u8;
+        let Some(dims) = literal(cx, &mut st, obj, 0, &mut kind) else { return vec![(st, Value::Unknown)] };
+        let d = [DType::Bool, DType::Long, DType::Double][kind as usize];
+        (Shape::known(dims.into_iter().map(Dim::konst).collect()), Some(d))
+    };
+    let d = match dtype {
+        Some(d) => d,
+        None => own,
+    };
+    let v = new_array(&mut st, shape, d);
+    vec![(st, v)]
+}
+
+/// The number of values of `np.arange(start, stop, step)` when all are known ints.
+fn arange_len(args: &[Value]) -> Option<i128> {
+    let c: Vec<i128> = args.iter().map(|a| a.as_const_int()).collect::<Option<_>>()?;
+    let (a, b, s) = match c[..] {
+        [n] => (0, n, 1),
+        [a, b] => (a, b, 1),
+        [a, b, s] if s != 0 => (a, b, s),
+        _ => return None,
+    };
+    Some(((b - a + s - s.signum()) / s).max(0))
+}
+
+/// A call of a NumPy function (`path` is `numpy.<...>`).
+pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let mut st = st;
+    let kw = |k: &str| kwargs.iter().find(|(n, _)| &**n == k).map(|(_, v)| v);
+    let f = path.strip_prefix("numpy.").unwrap_or(path);
+    match f {
+        "random.rand" | "random.randn" => {
+            if !kwargs.is_empty() {
+                return vec![(st, Value::Unknown)];
+            }
+            let shape = if args.is_empty() { None } else { Some(sizes(cx, &mut st, &args).map(Shape::known).unwrap_or_else(|| any_shape(cx))) };
+            draw(st, shape, DType::Double)
+        }
+        "random.random" | "random.random_sample" | "random.sample" | "random.standard_normal" => {
+            let shape = size_shape(cx, &mut st, args.first().or(kw("size")));
+            draw(st, shape, DType::Double)
+        }
+        "random.uniform" | "random.normal" => {
+            // (low, high, size) / (loc, scale, size); array parameters broadcast: not modelled
+            if args.iter().take(2).chain(kwargs.iter().filter(|(k, _)| &**k != "size").map(|(_, v)| v)).any(|v| !matches!(v, Value::Int(_) | Value::Float(_))) {
+                return vec![(st, Value::Unknown)];
+            }
+            let shape = size_shape(cx, &mut st, args.get(2).or(kw("size")));
+            draw(st, shape, DType::Double)
+        }
+        "random.randint" => {
+            let d = match dtype_arg(kw("dtype")) {
+                None => Some(DType::Long),
+                Some(d) => d,
+            };
+            let Some(d) = d else { return vec![(st, Value::Unknown)] };
+            let shape = size_shape(cx, &mut st, args.get(2).or(kw("size")));
+            draw(st, shape, d)
+        }
+        "random.seed" => vec![(st, Value::None)],
+        "random.default_rng" => {
+            let v = Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from(GENERATOR), attrs: BTreeMap::new() }));
+            vec![(st, v)]
+        }
+        "zeros" | "ones" | "empty" | "full" => {
+            let Some(size) = args.first().or(kw("shape")) else { return vec![(st, Value::Unknown)] };
+            let shape = size_shape(cx, &mut st, Some(size)).unwrap_or_else(|| any_shape(cx));
+            let fill = if f == "full" { args.get(1).or(kw("fill_value")) } else { None };
+            let dtype = match dtype_arg(args.get(if f == "full" { 2 } else { 1 }).or(kw("dtype"))) {
+                Some(d) => d,
+                None => match fill {
+                    None if f == "full" => None,
+                    None => Some(DType::Double),
+                    Some(Value::Float(_)) => Some(DType::Double),
+                    Some(Value::Bool(_)) => Some(DType::Bool),
+                    Some(Value::Int(p)) if p.as_const().is_some() => Some(DType::Long),
+                    Some(_) => None,
+                },
+            };
+            let v = new_array(&mut st, shape, dtype);
+            vec![(st, v)]
+        }
+        "zeros_like" | "ones_like" | "empty_like" | "full_like" => {
+            let Some(a) = args.first().and_then(|a| array_of(&st, a)) else { return vec![(st, Value::Unknown)] };
+            let dtype = match dtype_arg(kw("dtype")) {
+                Some(d) => d,
+                None => a.dtype,
+            };
+            let v = new_array(&mut st, a.shape.clone(), dtype);
+            vec![(st, v)]
+        }
+        "array" | "asarray" => {
+            let Some(obj) = args.first().or(kw("object")).or(kw("a")) else { return vec![(st, Value::Unknown)] };
+            array(cx, st, obj, dtype_arg(args.get(1).or(kw("dtype"))), span)
+        }
+        "arange" => {
+            let float = args.iter().chain(kwargs.iter().filter(|(k, _)| &**k != "dtype").map(|(_, v)| v)).any(|v| matches!(v, Value::Float(_)));
+            if !args.iter().all(|a| matches!(a, Value::Int(_) | Value::Float(_))) || kwargs.iter().any(|(k, _)| &**k != "dtype") {
+                return vec![(st, Value::Unknown)];
+            }
+            let dtype = match dtype_arg(kw("dtype")) {
+                Some(d) => d,
+                None => Some(if float { DType::Double } else { DType::Long }),
+            };
+            let n = if float { None } else { arange_len(&args) };
+            let dim = n.map(Dim::konst).unwrap_or_else(Dim::unknown);
+            let v = new_array(&mut st, Shape::known(vec![dim]), dtype);
+            vec![(st, v)]
+        }
+        "linspace" => {
+            let num = args.get(2).or(kw("num")).cloned().unwrap_or(Value::int(50));
+            if kwargs.iter().any(|(k, _)| !matches!(&**k, "num" | "endpoint")) {
+                return vec![(st, Value::Unknown)];
+            }
+            let dim = dim_of(&num).unwrap_or_else(Dim::unknown);
+            let v = new_array(&mut st, Shape::known(vec![dim]), Some(DType::Double));
+            vec![(st, v)]
+        }
+        "eye" => {
+            let Some(n) = args.first().and_then(dim_of) else { return vec![(st, Value::Unknown)] };
+            let m = args.get(1).or(kw("M")).filter(|v| !matches!(v, Value::None)).map(|v| dim_of(v).unwrap_or_else(Dim::unknown)).unwrap_or_else(|| n.clone());
+            let dtype = match dtype_arg(kw("dtype")) {
+                Some(d) => d,
+                None => Some(DType::Double),
+            };
+            let v = new_array(&mut st, Shape::known(vec![n, m]), dtype);
+            vec![(st, v)]
+        }
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// A method of an array (`a.astype(np.float32)`, `a.copy()`) or of a generator
+/// (`rng.normal(size=(n, d))`).
+pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>) -> Vals {
+    let mut st = st;
+    let kw = |k: &str| kwargs.iter().find(|(n, _)| &**n == k).map(|(_, v)| v);
+    let recv = Value::Ref(id);
+    if let Some(a) = array_of(&st, &recv) {
+        return match name {
+            "astype" => match dtype_arg(args.first().or(kw("dtype"))) {
+                Some(d) => {
+                    let v = new_array(&mut st, a.shape.clone(), d);
+                    vec![(st, v)]
+                }
+                None => vec![(st, Value::Unknown)],
+            },
+            "copy" => {
+                let v = new_array(&mut st, a.shape.clone(), a.dtype);
+                vec![(st, v)]
+            }
+            "sum" | "mean" | "max" | "min" | "std" | "var" => reduce(cx, st, &a, name, &args, &kwargs),
+            _ => vec![(st, Value::Unknown)],
+        };
+    }
+    match name {
+        "random" | "standard_normal" => {
+            let shape = size_shape(cx, &mut st, args.first().or(kw("size")));
+            draw(st, shape, DType::Double)
+        }
+        "normal" | "uniform" => {
+            if args.iter().take(2).chain(kwargs.iter().filter(|(k, _)| &**k != "size").map(|(_, v)| v)).any(|v| !matches!(v, Value::Int(_) | Value::Float(_))) {
+                return vec![(st, Value::Unknown)];
+            }
+            let shape = size_shape(cx, &mut st, args.get(2).or(kw("size")));
+            draw(st, shape, DType::Double)
+        }
+        "integers" => {
+            if kw("dtype").is_some() {
+                return vec![(st, Value::Unknown)];
+            }
+            let shape = size_shape(cx, &mut st, args.get(2).or(kw("size")));
+            draw(st, shape, DType::Long)
+        }
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// `a[index]` of an array: an array of its dtype when the result is certainly one (a slice or
+/// a new axis among the index, an integer index of an array of rank 2 or more); Unknown
+/// otherwise (a scalar, an index not known).
+pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value) -> Vals {
+    let mut st = st;
+    let is_slice = |v: &Value| matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"));
+    let items: Vec<Value> = match i {
+        Value::Tuple(items) if !is_slice(i) => items.as_ref().clone(),
+        other => vec![other.clone()],
+    };
+    let keeps_array = items.iter().any(|v| is_slice(v) || matches!(v, Value::None));
+    let ints = items.iter().filter(|v| matches!(v, Value::Int(_))).count();
+    let rank = st.resolve(&a.shape).rank();
+    let array = keeps_array && items.iter().all(|v| is_slice(v) || matches!(v, Value::None | Value::Int(_))) || (ints == items.len() && rank.is_some_and(|r| r > ints));
+    if !array {
+        return vec![(st, Value::Unknown)];
+    }
+    // one int or one slice on an array of known rank: the rows' shape, or fewer rows
+    let s = st.resolve(&a.shape);
+    let shape = match (&items[..], s.rank()) {
+        ([Value::Int(_)], Some(r)) if r >= 2 => Shape::known(s.dims[1..].to_vec()),
+        ([v], Some(r)) if r >= 1 && is_slice(v) => Shape::known(std::iter::once(Dim::unknown()).chain(s.dims[1..].iter().cloned()).collect()),
+        _ => any_shape(cx),
+    };
+    let v = new_array(&mut st, shape, a.dtype);
+    vec![(st, v)]
+}
+
+/// An operand of NumPy arithmetic: an array's dtype, or a Python scalar (which NumPy 2
+/// promotes weakly: it decides only the kind).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Operand {
+    Array(Option<DType>),
+    Int,
+    Float,
+    Bool,
+}
+
+fn operand(st: &State, v: &Value) -> Option<(Operand, Option<Shape>)> {
+    Some(match v {
+        Value::Int(_) => (Operand::Int, None),
+        Value::Float(_) => (Operand::Float, None),
+        Value::Bool(_) => (Operand::Bool, None),
+        _ => {
+            let a = array_of(st, v)?;
+            (Operand::Array(known_np(a.dtype)), Some(st.resolve(&a.shape)))
+        }
+    })
+}
+
+/// A dtype the promotion below tells apart.
+fn known_np(d: Option<DType>) -> Option<DType> {
+    d.filter(|d| !matches!(d, DType::Other | DType::BFloat16))
+}
+
+/// The kind of a dtype: bool, integer, floating.
+fn level(d: DType) -> u8 {
+    match d {
+        DType::Bool => 0,
+        DType::Byte | DType::Int | DType::Long => 1,
+        _ => 2,
+    }
+}
+
+/// NumPy's result dtype of two arrays (`np.result_type`, checked with NumPy 2.4).
+fn promote_arrays(x: DType, y: DType) -> DType {
+    use DType::*;
+    if x == y {
+        return x;
+    }
+    let (lo, hi) = if level(x) <= level(y) { (x, y) } else { (y, x) };
+    match (level(lo), level(hi)) {
+        // two floats: the wider
+        (2, 2) => [Double, Float, Half].into_iter().find(|d| *d == x || *d == y).unwrap_or(Double),
+        // a float and an integer: a float wide enough for the integer
+        (_, 2) => match (hi, lo) {
+            (Double, _) => Double,
+            (Float | Half, Bool | Byte) => hi,
+            _ => Double,
+        },
+        // two integers (or bool): the wider integer
+        _ => [Long, Int, Byte, Bool].into_iter().find(|d| *d == x || *d == y).unwrap_or(Long),
+    }
+}
+
+/// NumPy's result dtype of an arithmetic op; `true_div` makes integers float64.
+fn promote(a: Operand, b: Operand, true_div: bool) -> Option<DType> {
+    use Operand::*;
+    let d = match (a, b) {
+        (Array(Some(x)), Array(Some(y))) => promote_arrays(x, y),
+        (Array(Some(x)), s) | (s, Array(Some(x))) => match s {
+            Int if x == DType::Bool => DType::Long,
+            Float if level(x) < 2 => DType::Double,
+            Array(None) => return None,
+            _ => x,
+        },
+        _ => return None,
+    };
+    Some(if true_div && level(d) < 2 { DType::Double } else { d })
+}
+
+/// The shape of an elementwise result: the array's when the other operand is a scalar or an
+/// array of the same known shape; not known otherwise (NumPy's broadcasting is not checked).
+fn elementwise_shape(cx: &mut dyn ModelCtx, sa: Option<Shape>, sb: Option<Shape>) -> Shape {
+    match (sa, sb) {
+        (Some(s), None) | (None, Some(s)) if s.prefix.is_none() => s,
+        (Some(x), Some(y)) if x.prefix.is_none() && y.prefix.is_none() && x.dims.len() == y.dims.len() && x.dims.iter().zip(&y.dims).all(|(p, q)| p.v.is_some() && p.v == q.v) => x,
+        _ => any_shape(cx),
+    }
+}
+
+/// `a <op> b` where one side is a NumPy array and neither a torch tensor: an array of NumPy's
+/// promoted dtype (`@` of known 1-D/2-D shapes too).
+/// Call only when [`involves_array`].
+pub fn binop(cx: &mut dyn ModelCtx, st: State, op: crate::ir::BinOp, a: &Value, b: &Value) -> Vals {
+    use crate::ir::BinOp;
+    let mut st = st;
+    let (Some((oa, sa)), Some((ob, sb))) = (operand(&st, a), operand(&st, b)) else { return vec![(st, Value::Unknown)] };
+    let (dtype, shape) = match op {
+        BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Mod | BinOp::FloorDiv | BinOp::Pow | BinOp::Div => {
+            // bool arrays: `-` raises, `+`/`*` are logical; not modelled beyond the dtype rules
+            (promote(oa, ob, op == BinOp::Div), elementwise_shape(cx, sa, sb))
+        }
+        BinOp::MatMul => {
+            let (Some(x), Some(y)) = (sa, sb) else { return vec![(st, Value::Unknown)] };
+            let shape = match (x.rank(), y.rank()) {
+                (Some(2), Some(1)) => Shape::known(vec![x.dims[0].clone()]),
+                (Some(2), Some(2)) => Shape::known(vec![x.dims[0].clone(), y.dims[1].clone()]),
+                (Some(1), Some(2)) => Shape::known(vec![y.dims[1].clone()]),
+                _ => return vec![(st, Value::Unknown)],
+            };
+            (promote(oa, ob, false), shape)
+        }
+        _ => return vec![(st, Value::Unknown)],
+    };
+    let v = new_array(&mut st, shape, dtype);
+    vec![(st, v)]
+}
+
+/// An elementwise comparison with a NumPy array (`a > 0.5`): a bool array. Call only when
+/// [`involves_array`].
+pub fn compare(cx: &mut dyn ModelCtx, st: State, a: &Value, b: &Value) -> Vals {
+    let mut st = st;
+    let (Some((_, sa)), Some((_, sb))) = (operand(&st, a), operand(&st, b)) else { return vec![(st, Value::Unknown)] };
+    let shape = elementwise_shape(cx, sa, sb);
+    let v = new_array(&mut st, shape, Some(DType::Bool));
+    vec![(st, v)]
+}
+
+/// `a.sum(axis=k)`, `mean`, `max`, `min`, `std`, `var` over one known axis (or the whole array:
+/// a NumPy scalar, Unknown): the dtype NumPy gives.
+fn reduce(cx: &mut dyn ModelCtx, st: State, a: &Tensor, name: &str, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+    let mut st = st;
+    if kwargs.iter().any(|(k, _)| &**k != "axis") || args.len() > 1 {
+        return vec![(st, Value::Unknown)];
+    }
+    let Some(axis) = args.first().or(kwargs.first().map(|(_, v)| v)).and_then(|v| v.as_const_int()) else { return vec![(st, Value::Unknown)] };
+    let dtype = known_np(a.dtype).and_then(|d| match name {
+        "sum" if d == DType::Byte => None, // uint64
+        "sum" if level(d) < 2 => Some(DType::Long),
+        "mean" | "std" | "var" if level(d) < 2 => Some(DType::Double),
+        _ => Some(d),
+    });
+    let s = st.resolve(&a.shape);
+    let shape = match s.rank() {
+        Some(r) if r >= 1 => match super::torch::tensor::norm_dim(axis, r).filter(|k| *k < r) {
+            Some(k) => Shape::known(s.dims.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, d)| d.clone()).collect()),
+            None => return vec![(st, Value::Unknown)],
+        },
+        _ => any_shape(cx),
+    };
+    let v = new_array(&mut st, shape, dtype);
+    vec![(st, v)]
+}

@@ -1,0 +1,153 @@
+"""Dtypes as the core follows them (SHP202), each case proven under torch: the expressions torch
+rejects for their dtypes are reported at their line, and their neighbours that torch runs (a
+cast, a dtype torch accepts there, promotion) are not. The tensors of each case:
+
+    f float32 [4, 4]   d float64   h float16   bf bfloat16   l int64 (arange)   i32 int32
+    u uint8            b bool
+
+NumPy arrays are followed too (`models/numpy.rs`): their dtypes under NumPy's promotion rules,
+checked against NumPy in `test_numpy_dtypes_follow_numpy`."""
+import itertools
+
+import pytest
+
+from shape_lint import _core
+
+PRELUDE = (
+    "import numpy as np\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+    "f = torch.randn(4, 4)\nd = f.double()\nh = f.half()\nbf = f.bfloat16()\n"
+    "l = torch.arange(16).view(4, 4)\ni32 = l.int()\nu = l.to(torch.uint8)\nb = f > 0\n"
+)
+LINE = PRELUDE.count("\n") + 1
+
+RAISES = [
+    # products: one dtype for every operand
+    "torch.mm(f, d)", "torch.mm(f, l)", "torch.matmul(f, d)", "torch.matmul(f[0], d[0])", "torch.bmm(f[None], d[None])",
+    "torch.mv(f, d[0])", "torch.dot(f[0], d[0])", "f.mm(l)", "l @ f", "torch.einsum('ij,jk->ik', f, d)",
+    "torch.addmm(d, f, f)", "torch.baddbmm(d[None], f[None], f[None])", "F.linear(d, f)", "F.linear(f, f, d[0])",
+    "F.conv2d(d.view(1, 1, 4, 4), torch.ones(1, 1, 2, 2))", "F.conv2d(l.view(1, 1, 4, 4), torch.ones(1, 1, 2, 2))",
+    # layers: the input of the weights' dtype
+    "nn.Linear(4, 2)(u)", "nn.Linear(4, 2)(b)", "nn.Linear(4, 2)(i32)", "nn.Linear(4, 2)(h)", "nn.Linear(4, 2).double()(f)",
+    "nn.Conv2d(4, 2, 1)(u.view(1, 4, 2, 2))", "nn.Conv2d(4, 2, 1)(h.view(1, 4, 2, 2))", "nn.LSTM(4, 3)(d)",
+    "nn.MultiheadAttention(4, 2)(d[None], d[None], d[None])",
+    # norms: a floating input fitting the weights and running statistics
+    "nn.BatchNorm1d(4)(d)", "nn.BatchNorm1d(4).eval()(d)", "nn.BatchNorm1d(4, affine=False)(d)", "nn.BatchNorm1d(4)(l)",
+    "nn.LayerNorm(4)(d)", "nn.LayerNorm(4)(l)", "nn.LayerNorm(4, elementwise_affine=False)(l)", "nn.LayerNorm(4).half()(f)",
+    "nn.GroupNorm(2, 4)(d)", "nn.GroupNorm(2, 4, affine=False)(l)", "nn.InstanceNorm1d(4, affine=True)(d.view(1, 4, 4))",
+    "nn.RMSNorm(4)(l)", "nn.PReLU()(h)", "F.layer_norm(d, (4,), torch.ones(4))", "F.batch_norm(d, torch.zeros(4), torch.ones(4))",
+    # indices and masks
+    "f.gather(1, torch.zeros(4, 1))", "torch.gather(f, 1, torch.zeros(4, 1, dtype=torch.uint8))", "f.index_select(0, torch.zeros(2))",
+    "f.scatter_add(1, torch.zeros(4, 1), f[:, :1])", "f[torch.zeros(2)]", "f[torch.tensor(1.0)]", "F.one_hot(i32[0] % 4, 4)",
+    "F.one_hot(torch.zeros(3), 4)", "nn.Embedding(16, 3)(u)", "nn.Embedding(16, 3)(l.double())", "f.masked_fill(l, 0)",
+    "f.masked_fill(u, 0)", "torch.masked_fill(f, f, 0)",
+    # floating-only reductions and activations
+    "b.mean()", "l.mean()", "torch.mean(u)", "i32.mean(0)", "l.nanmean()", "l.std(0)", "b.var()", "l.norm()",
+    "torch.norm(u)", "torch.softmax(l, 1)", "F.log_softmax(b, 0)", "l.softmax(0)", "nn.Softmax(dim=1)(l)",
+    # losses
+    "nn.CrossEntropyLoss()(f, torch.zeros(4).float())", "F.cross_entropy(f, torch.zeros(4, dtype=torch.int32))",
+    "nn.NLLLoss()(f, torch.zeros(4, dtype=torch.bool))", "nn.CrossEntropyLoss(weight=torch.ones(4).double())(f, torch.zeros(4, dtype=torch.long))",
+    "nn.CrossEntropyLoss(weight=torch.ones(4))(h, torch.zeros(4, dtype=torch.long))", "F.nll_loss(l, torch.zeros(4, dtype=torch.long))",
+    "nn.BCELoss()(torch.sigmoid(f), torch.rand(4, 4).double())", "F.binary_cross_entropy(torch.sigmoid(d), torch.rand(4, 4))",
+    "nn.BCELoss()(torch.sigmoid(f), b)", "nn.BCEWithLogitsLoss()(f, l)", "F.binary_cross_entropy_with_logits(f, u)",
+    # in place: a result the tensor cannot hold
+    "l.clone().add_(f)", "l.clone().mul_(0.5)", "l.clone().div_(2)", "u.clone().div_(255)", "b.clone().add_(1)",
+    "l.clone().add_(torch.tensor(1.5))", "l.clone().sqrt_()", "l.clone().sigmoid_()", "l.clone().pow_(0.5)",
+    # NumPy's float64 into a float32 model
+    "nn.Linear(4, 2)(torch.from_numpy(np.random.rand(8, 4)))", "nn.Linear(4, 2)(torch.tensor(np.zeros((8, 4))))",
+    "nn.Linear(4, 2)(torch.from_numpy(np.random.default_rng(0).normal(size=(8, 4))))",
+    "nn.Linear(1, 2)(torch.from_numpy(np.linspace(0, 1, 8)).unsqueeze(1))",
+    "nn.Linear(4, 2)(torch.from_numpy(np.random.rand(8, 4).astype(np.float32) * np.ones(4)))",
+    "nn.CrossEntropyLoss(weight=torch.tensor(1.0 / np.array([5, 2, 3, 6])))(f, torch.zeros(4, dtype=torch.long))",
+    "nn.Linear(4, 2)(torch.LongTensor([[1, 2, 3, 4]]))",
+]
+
+RUNS = [
+    "torch.mm(l, l)", "torch.mm(bf, bf)", "torch.outer(f[0], d[0])", "torch.addmm(f, f, f, beta=0.5)", "F.linear(l, l)",
+    "F.conv2d(l.view(1, 1, 4, 4), torch.ones(1, 1, 2, 2, dtype=torch.long))", "f @ f.t()",
+    "nn.Linear(4, 2).half()(h)", "nn.Linear(4, 2)(f.float())", "nn.Conv2d(4, 2, 1).half()(h.view(1, 4, 2, 2))",
+    "nn.BatchNorm1d(4)(h)", "nn.BatchNorm1d(4)(bf)", "nn.BatchNorm1d(4, affine=False, track_running_stats=False)(d)",
+    "nn.LayerNorm(4, elementwise_affine=False)(d)", "nn.LayerNorm(4)(h)", "nn.GroupNorm(2, 4, affine=False)(d)",
+    "nn.InstanceNorm1d(4)(d.view(1, 4, 4))", "nn.InstanceNorm1d(4, track_running_stats=True)(d.view(1, 4, 4))", "nn.RMSNorm(4)(d)",
+    "f.gather(1, torch.zeros(4, 1, dtype=torch.int32))", "f[torch.zeros(4, dtype=torch.uint8)]", "f[b]", "f[i32[0] % 4]",
+    "f.index_select(0, torch.zeros(2, dtype=torch.int32))", "F.one_hot(l[0] % 4, 4)", "nn.Embedding(16, 3)(i32)",
+    "f.masked_fill(b, 0)", "f.masked_fill(l == 0, 0)",
+    "l.mean(dtype=torch.float)", "torch.softmax(l, 1, dtype=torch.float)", "h.softmax(0)", "b.sum()", "l.float().mean()",
+    "nn.CrossEntropyLoss()(h, torch.zeros(4, dtype=torch.long))", "nn.CrossEntropyLoss()(f, torch.zeros(4, dtype=torch.uint8))",
+    "nn.CrossEntropyLoss()(f, torch.rand(4, 4).double())", "nn.CrossEntropyLoss(weight=torch.ones(4).double())(f, torch.rand(4, 4))",
+    "nn.CrossEntropyLoss()(d, torch.zeros(4, dtype=torch.long))", "nn.BCEWithLogitsLoss()(f, d)", "nn.BCELoss(weight=torch.ones(4).double())(torch.sigmoid(f), torch.rand(4, 4))",
+    "nn.MSELoss()(f, l)", "nn.MSELoss()(f, d)",
+    "l.clone().add_(1)", "l.clone().mul_(b)", "f.clone().add_(d)", "h.clone().add_(f)", "b.clone().add_(True)", "l.clone().copy_(f)",
+    "f.clone().add_(torch.tensor(1.5, dtype=torch.float64))", "u / 255", "l.clone().div_(2, rounding_mode='floor')", "l.clone().relu_()",
+    "nn.Linear(4, 2)(torch.from_numpy(np.random.rand(8, 4).astype(np.float32)))", "nn.Linear(4, 2)(torch.tensor(np.zeros((8, 4)), dtype=torch.float32))",
+    "nn.Linear(4, 2)(torch.FloatTensor(np.random.rand(8, 4)))", "nn.Linear(4, 2)(torch.Tensor(np.random.rand(8, 4)))",
+    "nn.Linear(4, 2)(torch.from_numpy(np.zeros((8, 4), dtype=np.float32)))", "nn.Embedding(10, 3)(torch.from_numpy(np.arange(10)))",
+    "nn.Linear(4, 2)(torch.from_numpy(np.random.rand(8, 4).astype(np.float32) * 2.5))",
+    "nn.CrossEntropyLoss(weight=torch.tensor(1.0 / np.array([5, 2, 3, 6]), dtype=torch.float32))(f, torch.zeros(4, dtype=torch.long))",
+    "nn.Linear(4, 2)(torch.LongTensor([[1, 2, 3, 4]]).float())",
+]
+
+
+def run_torch(expr):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("numpy")
+    env = {}
+    exec(PRELUDE, env)  # noqa: S102 - the test's own prelude
+    try:
+        eval(expr, env)  # noqa: S307 - a case of this file
+    except Exception as e:  # noqa: BLE001 - any error counts as "raises"
+        return e
+    return torch  # (ran)
+
+
+def findings(expr):
+    return [(f["code"], f["row"]) for f in _core.check_source(PRELUDE + f"y = {expr}\n", "t.py", {})]
+
+
+@pytest.mark.parametrize("expr", RAISES)
+def test_a_dtype_torch_rejects_is_reported_at_its_line(expr):
+    assert isinstance(run_torch(expr), Exception), f"{expr}: torch runs it"
+    assert findings(expr) == [("SHP202", LINE)]
+
+
+@pytest.mark.parametrize("expr", RUNS)
+def test_what_torch_runs_is_not_reported(expr):
+    assert not isinstance(run_torch(expr), Exception), f"{expr}: torch raises {run_torch(expr)!r}"
+    assert findings(expr) == []
+
+
+ARRAYS = {
+    "f64": "np.random.rand(3, 2)", "f32": "np.zeros((3, 2), dtype=np.float32)", "f16": "np.ones((3, 2), dtype=np.float16)",
+    "i64": "np.random.randint(0, 5, size=(3, 2))", "i32": "np.ones((3, 2), dtype=np.int32)", "u8": "np.full((3, 2), 7, dtype=np.uint8)",
+    "b": "(np.random.rand(3, 2) > 0.5)",
+}
+OPERANDS = list(ARRAYS) + ["1", "2.5", "True"]
+NUMPY_CASES = (
+    [f"{ARRAYS[a]} {op} {ARRAYS.get(b, b)}" for a, b in itertools.product(ARRAYS, OPERANDS) for op in ("+", "*", "/")]
+    + [f"({ARRAYS[a]}).{red}(axis=1)" for a in ARRAYS for red in ("sum", "mean", "max", "std")]
+    + [f"({ARRAYS[a]}).astype(np.{t})" for a in ("f64", "b") for t in ("float32", "int64", "uint8")]
+    + ["np.array([1, 2, 3])", "np.array([[1.0, 2], [3, 4]])", "np.array([True, False])", "np.arange(5)", "np.arange(0, 1, 0.25)",
+       "np.linspace(0, 1, 7)", "np.eye(3)", "np.zeros_like(np.ones((2, 3), dtype=np.int32))", "np.random.randn(2, 3)[1:]",
+       "np.random.randn(4, 3)[2]", "np.random.default_rng(0).integers(0, 3, size=(2, 2))", "np.random.rand(2, 3) @ np.random.rand(3)",
+       "np.asarray(torch.zeros(2, 3))"]
+)
+
+
+@pytest.mark.parametrize("expr", NUMPY_CASES)
+def test_numpy_dtypes_follow_numpy(expr):
+    """The array the core follows has NumPy's dtype (and shape, where it names one)."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    want = torch.from_numpy(np.ascontiguousarray(eval(expr, {"np": np, "torch": torch})))  # noqa: S307
+    src = "import numpy as np\nimport torch\ny = torch.from_numpy(" + expr + ")\n"
+    shown = dict(_core.show_shapes(src, "t.py")).get(3)
+    names = {torch.float32: "float", torch.float64: "double", torch.float16: "half", torch.int64: "long",
+             torch.int32: "int", torch.uint8: "byte", torch.bool: "bool"}
+    assert shown is not None, f"{expr}: the core follows no array"
+    dims, _, dtype = shown.removeprefix("y: ").partition("] ")
+    if want.dtype in names:
+        assert dtype == names[want.dtype], f"{expr}: numpy gives {want.dtype}, the core {shown}"
+    else:
+        assert dtype in ("", "other"), f"{expr}: numpy gives {want.dtype}, the core {shown}"
+    known = dims.lstrip("[").split(", ")
+    if all(k.isdigit() for k in known):
+        assert tuple(int(k) for k in known) == tuple(want.shape), f"{expr}: numpy gives {tuple(want.shape)}, the core {shown}"
