@@ -687,6 +687,10 @@ SPECS += [
     Spec("torch.from_numpy", "function", lambda r: (f"torch.from_numpy({numpy_array(r)})", {}), cases=40),
     *[Spec(c, "function", legacy(c), cases=16) for c in ("torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor", "torch.LongTensor", "torch.IntTensor", "torch.ByteTensor", "torch.BoolTensor")],
     Spec("Tensor.byte", "method", lambda r: ("x.byte()", {"x": L(*rank_shape(r), high=4)}), cases=12),
+    # a bool the core decides: the branch taken gives the shape
+    Spec("Tensor.is_floating_point", "method", lambda r: ("torch.zeros(2) if x.is_floating_point() else torch.zeros(3)", {"x": r.choice([T, D, L, B])(*rank_shape(r))}), cases=12),
+    Spec("torch.is_floating_point", "function", lambda r: ("torch.zeros(2) if torch.is_floating_point(x) else torch.zeros(3)", {"x": r.choice([T, D, L, B])(*rank_shape(r))}), cases=12),
+    Spec("Tensor.dtype", "method", lambda r: (r.choice(["torch.zeros(2) if x.dtype == torch.bool else torch.zeros(3)", "torch.zeros(2) if x.dtype.is_floating_point else torch.zeros(3)", "torch.zeros(2) if x.dtype in (torch.float16, torch.float32) else torch.zeros(3)"]), {"x": r.choice([T, D, L, B])(*rank_shape(r))}), cases=12),
     Spec("torch.tensor", "function", lambda r: (r.choice(["torch.tensor({})", "torch.tensor({}, dtype=torch.float64)"]).format(nested(r)), {}), cases=20),
     Spec("torch.as_tensor", "function", lambda r: r.choice([(f"torch.as_tensor({nested(r)})", {}), ("torch.as_tensor(x)", {"x": T(*rank_shape(r))})]), cases=20),
     Spec("torch.logspace", "function", lambda r: (f"torch.logspace(0, 1, {r.randint(0, 6)})", {}), cases=12),

@@ -149,6 +149,8 @@ impl<'a> Interp<'a> {
                 vec![(st, Value::Unknown)]
             }
             Value::Lib(path) => vec![(st, models::lib_attr(path, name))],
+            // `x.dtype.is_floating_point`
+            Value::DType(d) if *d != DType::Other && &**name == "is_floating_point" => vec![(st, Value::Bool(d.is_floating()))],
             Value::Tensor(_) => torch::tensor_attr(self, st, o.clone(), name, span),
             Value::Str(_) | Value::Tuple(_) | Value::Int(_) | Value::Float(_) | Value::Range(..) => {
                 vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))]

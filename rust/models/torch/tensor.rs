@@ -260,6 +260,7 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
     match name {
         // (the pointwise ops, incl. `clone`/`detach`/`contiguous`, are handled by pointwise.rs above)
         "dropout" | "gelu" | "silu" | "softplus" | "requires_grad" => same(st),
+        "is_floating_point" => vec![(st, t.dtype.filter(|d| *d != DType::Other).map(|d| Value::Bool(d.is_floating())).unwrap_or(Value::Unknown))],
         "float" | "double" | "half" | "long" | "int" | "bool" | "bfloat16" | "byte" => {
             let dt = match name {
                 "float" => DType::Float,
@@ -480,7 +481,12 @@ pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span
             }
             tensor_method(cx, st, o.clone(), name, Vec::new(), Vec::new(), span)
         }
-        "dtype" | "device" | "grad" | "is_cuda" | "requires_grad" | "grad_fn" => vec![(st, Value::Unknown)],
+        // the dtype when it is one the core tells apart: `x.dtype == torch.bool` is decided
+        "dtype" => match &o {
+            Value::Tensor(t) if t.dtype.is_some_and(|d| d != DType::Other) => vec![(st, Value::DType(t.dtype.unwrap_or(DType::Other)))],
+            _ => vec![(st, Value::Unknown)],
+        },
+        "device" | "grad" | "is_cuda" | "requires_grad" | "grad_fn" => vec![(st, Value::Unknown)],
         _ => vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))],
     }
 }
@@ -509,6 +515,8 @@ pub const APIS: &[Decl] = &[
     Decl::method("torch.Tensor.bool", ""),
     Decl::method("torch.Tensor.bfloat16", ""),
     Decl::method("torch.Tensor.byte", ""),
+    Decl::method("torch.Tensor.is_floating_point", ""),
+    Decl::function("torch.is_floating_point", "input"),
     // the dtype from whichever argument is one: `to(dtype)`, `to(device, dtype)`, `to(dtype=...)`
     Decl::method("torch.Tensor.to", "~device=None, dtype=None, ~non_blocking=False, ~copy=False"),
     Decl::method("torch.Tensor.type", "dtype=None, ~non_blocking=False"),
