@@ -49,6 +49,8 @@ RAISES = [
     "nn.CrossEntropyLoss(weight=torch.ones(4))(h, torch.zeros(4, dtype=torch.long))", "F.nll_loss(l, torch.zeros(4, dtype=torch.long))",
     "nn.BCELoss()(torch.sigmoid(f), torch.rand(4, 4).double())", "F.binary_cross_entropy(torch.sigmoid(d), torch.rand(4, 4))",
     "nn.BCELoss()(torch.sigmoid(f), b)", "nn.BCEWithLogitsLoss()(f, l)", "F.binary_cross_entropy_with_logits(f, u)",
+    # float16 and bfloat16 on the CPU
+    "torch.fft.fft(h[0])", "torch.fft.rfft(bf[0])", "torch.fft.fft2(h)", "torch.stft(torch.randn(64).half(), 16, return_complex=True)",
     # in place: a result the tensor cannot hold
     "l.clone().add_(f)", "l.clone().mul_(0.5)", "l.clone().div_(2)", "u.clone().div_(255)", "b.clone().add_(1)",
     "l.clone().add_(torch.tensor(1.5))", "l.clone().sqrt_()", "l.clone().sigmoid_()", "l.clone().pow_(0.5)",
@@ -76,6 +78,7 @@ RUNS = [
     "nn.CrossEntropyLoss()(f, torch.rand(4, 4).double())", "nn.CrossEntropyLoss(weight=torch.ones(4).double())(f, torch.rand(4, 4))",
     "nn.CrossEntropyLoss()(d, torch.zeros(4, dtype=torch.long))", "nn.BCEWithLogitsLoss()(f, d)", "nn.BCELoss(weight=torch.ones(4).double())(torch.sigmoid(f), torch.rand(4, 4))",
     "nn.MSELoss()(f, l)", "nn.MSELoss()(f, d)",
+    "torch.fft.fftshift(h)", "torch.fft.rfft(f[0])", "torch.stft(torch.randn(64), 16, return_complex=True)",
     "l.clone().add_(1)", "l.clone().mul_(b)", "f.clone().add_(d)", "h.clone().add_(f)", "b.clone().add_(True)", "l.clone().copy_(f)",
     "f.clone().add_(torch.tensor(1.5, dtype=torch.float64))", "u / 255", "l.clone().div_(2, rounding_mode='floor')", "l.clone().relu_()",
     "nn.Linear(4, 2)(torch.from_numpy(np.random.rand(8, 4).astype(np.float32)))", "nn.Linear(4, 2)(torch.tensor(np.zeros((8, 4)), dtype=torch.float32))",

@@ -161,6 +161,18 @@ pub fn check_floating(cx: &mut dyn ModelCtx, st: &State, op: &str, t: &Tensor, s
     cx.check(st, span, Tri::True, |cx| (DtypeMismatch::NotFloating { op, shape: cx.show_shape(st, &t.shape), dtype: name(d).into() }, Vec::new()))
 }
 
+/// SHP202 for an op torch implements on the CPU only for float32 and float64 (`torch.fft.*`:
+/// `Unsupported dtype Half`; `torch.stft`: `MKL FFT doesn't support tensors of type: Half`): a
+/// float16 or bfloat16 input known to be on the CPU. False when the path ends.
+pub fn check_low_precision_on_cpu(cx: &mut dyn ModelCtx, st: &State, op: &str, t: &Tensor, span: Span) -> bool {
+    let Some(d) = t.dtype.filter(|d| matches!(d, DType::Half | DType::BFloat16)) else { return true };
+    if t.device != Some(Device::Cpu) {
+        return true;
+    }
+    let op = op.to_string();
+    cx.check(st, span, Tri::True, |cx| (DtypeMismatch::LowPrecisionOnCpu { op, shape: cx.show_shape(st, &t.shape), dtype: name(d).into() }, Vec::new()))
+}
+
 /// The losses whose dtypes torch checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LossKind {

@@ -3,8 +3,8 @@
 //!
 //! The value model has no complex dtype, so a complex result has an unknown dtype, and a
 //! transform that needs a real input (`rfft`, `ihfft` and their `2`/`n` forms) is modelled only when
-//! the input's dtype is known (and real). Half and bfloat16 inputs (unsupported on CPU) are
-//! Unknown.
+//! the input's dtype is known (and real). Half and bfloat16 inputs are unsupported on the CPU
+//! (SHP202, `dtype::check_low_precision_on_cpu`) and Unknown elsewhere.
 
 use super::spectral::float_vector;
 use super::tensor::{check_dim, tensor_value};
@@ -118,6 +118,8 @@ fn check_norm(cx: &mut dyn ModelCtx, st: &State, v: Option<&Value>, what: &str, 
 fn transform(cx: &mut dyn ModelCtx, st: State, t: &Tensor, kind: Kind, one: bool, f: &str, b: &Bound, what: &str, span: Span) -> Vals {
     let mut st = st;
     let in_dt = match t.dtype {
+        // on the CPU torch raises "Unsupported dtype Half" (SHP202); elsewhere not modelled
+        Some(DType::Half | DType::BFloat16) if !super::dtype::check_low_precision_on_cpu(cx, &st, what, t, span) => return Vec::new(),
         Some(DType::Half | DType::BFloat16 | DType::Other) => return vec![(st, Value::Unknown)],
         None if kind == Kind::R2C => return vec![(st, Value::Unknown)],
         d => d,

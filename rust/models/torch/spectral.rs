@@ -95,6 +95,7 @@ fn stft(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &std::collections::BTre
     // the input: real floating (a complex one, of unknown dtype here, changes the default onesided)
     let in_dt = match t.dtype {
         Some(d @ (DType::Float | DType::Double)) => d,
+        Some(DType::Half | DType::BFloat16) if !super::dtype::check_low_precision_on_cpu(cx, &st, "torch.stft", t, span) => return Vec::new(),
         Some(DType::Long | DType::Int | DType::Bool) => {
             cx.check(&st, span, Tri::True, |_| (must("input", dtype_name(t.dtype.unwrap()).into(), "be a floating point (or complex) tensor".into()), Vec::new()));
             return Vec::new();

@@ -28,6 +28,7 @@ promotion rules) and reports the dtypes torch rejects:
   `one_hot` (which takes int64 only); a mask that is not bool in `masked_fill`;
 - `mean`, `var`, `std`, `norm`, `softmax` and `log_softmax` of an integer or bool tensor
   (`(pred == y).mean()`), and a loss of integer scores;
+- a float16 or bfloat16 CPU tensor into `torch.fft.*` or `torch.stft`;
 - an in-place op whose result cannot be written back: `x /= 255` on a uint8 image, `x *= 0.5`
   on an integer tensor, `mask += 1` on a bool one.
 
@@ -71,6 +72,8 @@ crate::violation! {
         Mask { op, shape, dtype } => "{op}: mask {shape} is {dtype}, expected bool",
         /// An integer or bool input to an op torch implements only for floating dtypes.
         NotFloating { op, shape, dtype } => "{op}: input {shape} is {dtype}, torch implements it only for floating dtypes (cast it with `.float()` first)",
+        /// A low-precision input to an op torch implements only for wider floats on the CPU.
+        LowPrecisionOnCpu { op, shape, dtype } => "{op}: input {shape} is {dtype}, which torch does not implement on the CPU (cast it with `.float()` first)",
         /// An in-place op whose result torch cannot cast into the tensor written to.
         InPlace { op, target, dtype, result } => "{op}: the result is {result}, which cannot be written into {target} of {dtype} in place",
     }
