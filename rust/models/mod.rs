@@ -230,7 +230,7 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
 /// `nn.Module.train` does (`for_each_module`).
 pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) {
     let key: Name = Name::from("training");
-    for_each_module(cx, st, id, &mut |attrs| {
+    for_each_module(cx, st, id, &mut |attrs, _| {
         attrs.insert(key.clone(), mode.clone());
     });
 }
@@ -238,8 +238,10 @@ pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) 
 /// Apply `f` to the attributes of a module and of the modules it registers, as
 /// `nn.Module.apply` walks them: a library layer or container and its items, a user module and
 /// the modules among its attributes (a plain list of layers is not registered: not followed).
-/// Each object once (a layer shared by two parents, a cycle through `self`).
-pub fn for_each_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, f: &mut dyn FnMut(&mut BTreeMap<Name, Value>)) {
+/// Each object once (a layer shared by two parents, a cycle through `self`). `f` also learns
+/// whether the object is an instance of a user class (whose plain attributes are not the
+/// module's parameters or buffers).
+pub fn for_each_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, f: &mut dyn FnMut(&mut BTreeMap<Name, Value>, bool)) {
     let mut todo = vec![id];
     let mut seen = std::collections::BTreeSet::new();
     while let Some(id) = todo.pop() {
@@ -248,15 +250,17 @@ pub fn for_each_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, f: &mut dyn
         }
         let children: Vec<ObjId> = match st.get_mut(id) {
             Obj::Layer(l) => {
-                f(&mut l.attrs);
-                Vec::new()
+                f(&mut l.attrs, false);
+                // the modules it was built from (`nn.TransformerEncoder(layer, n)` runs copies of
+                // `layer`, which the model runs as `layer` itself)
+                l.args.values().chain(l.attrs.values()).filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
             }
             Obj::Container { items, attrs, .. } => {
-                f(attrs);
+                f(attrs, false);
                 items.iter().filter_map(|(_, v)| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
             }
             Obj::Instance { attrs, .. } => {
-                f(attrs);
+                f(attrs, true);
                 attrs.values().filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
             }
             _ => Vec::new(),
@@ -275,7 +279,7 @@ pub fn ref_args(args: &[Value], kwargs: &[(Name, Value)]) -> Vec<ObjId> {
 /// The training mode of these objects that are modules is no longer known.
 pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
     for &id in ids {
-        for_each_module(cx, st, id, &mut |attrs| {
+        for_each_module(cx, st, id, &mut |attrs, _| {
             attrs.insert(Name::from("training"), Value::Unknown);
             // (`accelerator.prepare(model)` moves it too)
             attrs.insert(Name::from(torch::device::DEVICE_ATTR), Value::Unknown);
@@ -328,7 +332,12 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             if matches!(name, "register_buffer" | "register_parameter" | "add_module" | "register_module") {
                 if let (Some(Value::Str(Some(attr))), Some(v)) = (args.first(), args.get(1).or(kwargs.iter().find(|(k, _)| matches!(&**k, "tensor" | "param" | "module")).map(|(_, v)| v))) {
                     let attr: Name = attr.clone();
-                    cx.set_attr(&mut st, &recv, &attr, v.clone());
+                    // a buffer or a parameter moves with the module
+                    let v = match v {
+                        Value::Tensor(t) if name != "add_module" && name != "register_module" => Value::Tensor(Rc::new((**t).clone().registered())),
+                        v => v.clone(),
+                    };
+                    cx.set_attr(&mut st, &recv, &attr, v);
                 }
                 return vec![(st, Value::None)];
             }

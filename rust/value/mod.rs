@@ -125,12 +125,15 @@ pub struct Tensor {
     pub layout: Option<Layout>,
     /// Known bounds of the (integer) values, `None` when not known (see [`IntBounds`]).
     pub values: Option<Rc<IntBounds>>,
+    /// An `nn.Parameter` or a registered buffer: it moves with its module (`model.to(device)`);
+    /// a plain tensor attribute of a module does not.
+    pub registered: bool,
 }
 
 impl Tensor {
     /// A tensor of this shape and dtype whose strides and values are not known.
     pub fn new(shape: Shape, dtype: Option<DType>) -> Tensor {
-        Tensor { shape, dtype, device: None, layout: None, values: None }
+        Tensor { shape, dtype, device: None, layout: None, values: None, registered: false }
     }
     /// The same tensor with these value bounds.
     pub fn with_values(mut self, values: Option<Rc<IntBounds>>) -> Tensor {
@@ -343,7 +346,7 @@ pub fn layout_blind<R>(f: impl FnOnce() -> R) -> R {
 
 impl PartialEq for Tensor {
     fn eq(&self, o: &Tensor) -> bool {
-        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
+        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && self.registered == o.registered && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
     }
 }
 
@@ -428,6 +431,11 @@ impl Tensor {
     /// The tensor on the given device (`None`: not known).
     pub fn on(mut self, device: Option<Device>) -> Tensor {
         self.device = device;
+        self
+    }
+    /// The tensor as a parameter or buffer of a module (it moves with the module).
+    pub fn registered(mut self) -> Tensor {
+        self.registered = true;
         self
     }
     /// The tensor with the given layout (`None`: the strides are not known).

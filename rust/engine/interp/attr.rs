@@ -181,9 +181,15 @@ impl<'a> Interp<'a> {
                     torch::data::attr_stored(kind, attrs, name);
                     attrs.insert(name.clone(), v);
                 }
-                Obj::Instance { attrs, .. }
-                | Obj::Class { attrs, .. }
-                | Obj::Container { attrs, .. } => {
+                Obj::Instance { attrs, .. } => {
+                    // a tensor stored over a buffer updates the buffer (`nn.Module.__setattr__`)
+                    let v = match (attrs.get(name), v) {
+                        (Some(Value::Tensor(old)), Value::Tensor(new)) if old.registered && !new.registered => Value::Tensor(Rc::new((*new).clone().registered())),
+                        (_, v) => v,
+                    };
+                    attrs.insert(name.clone(), v);
+                }
+                Obj::Class { attrs, .. } | Obj::Container { attrs, .. } => {
                     attrs.insert(name.clone(), v);
                 }
                 // a module's global (`config.batch_size = 32`)

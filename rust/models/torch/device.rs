@@ -286,8 +286,9 @@ pub fn move_of(name: &str, args: &[Value], kwargs: &[(Name, Value)]) -> Option<M
     }
 }
 
-/// Move a module, its submodules and the tensors they hold (`model.to(device)`,
-/// `model.half()`): a cast changes only the floating-point ones, as `nn.Module` does.
+/// Move a module, its submodules and their parameters and buffers (`model.to(device)`,
+/// `model.half()`): a cast changes only the floating-point ones, as `nn.Module` does. A plain
+/// tensor attribute of a user module is neither (`Tensor::registered`): it stays.
 pub fn move_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mv: Move) {
     let (dev, dt) = mv;
     let dev_v = dev.map(|d| d.map(|d| Value::Str(Some(Rc::from(d.name())))).unwrap_or(Value::Unknown));
@@ -304,7 +305,7 @@ pub fn move_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mv: Move) {
         }
         Value::Tensor(Rc::new(n))
     };
-    crate::models::for_each_module(cx, st, id, &mut |attrs| {
+    crate::models::for_each_module(cx, st, id, &mut |attrs, user| {
         if let Some(v) = &dev_v {
             attrs.insert(Name::from(DEVICE_ATTR), v.clone());
         }
@@ -312,7 +313,11 @@ pub fn move_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mv: Move) {
             attrs.insert(Name::from(DTYPE_ATTR), v.clone());
         }
         for v in attrs.values_mut() {
-            if let Value::Tensor(t) = v {
+            // a user module's plain tensor attribute stays where it is (`self.pe = torch.zeros(...)`
+            // without `register_buffer`)
+            if let Value::Tensor(t) = v
+                && (!user || t.registered)
+            {
                 *v = move_tensor(t);
             }
         }
@@ -408,7 +413,7 @@ pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
             && args.iter().any(|a| matches!(a, Value::Tensor(_)))
             && kwargs.iter().all(|(k, _)| matches!(&**k, "non_blocking" | "copy" | "memory_format"))
         {
-            let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, shape: r.shape.clone() };
+            let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, registered: false, shape: r.shape.clone() };
             return vec![(st, Value::Tensor(Rc::new(t)))];
         }
         let out = model(cx, st, recv, args, kwargs);

@@ -224,6 +224,11 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>,
             let data = b.get("data").cloned().unwrap_or(Value::Unknown);
             let grad = !matches!(b.get("requires_grad"), Some(Value::Bool(false)));
             let integral = matches!(&data, Value::Tensor(t) if t.dtype.is_some_and(|d| !d.is_floating()));
+            // a parameter moves with the module it is assigned to
+            let data = match data {
+                Value::Tensor(t) => Value::Tensor(Rc::new((*t).clone().registered())),
+                v => v,
+            };
             vec![(st, if grad && integral { Value::Unknown } else { data })]
         }
         Module::Wrapper => {
