@@ -10,6 +10,7 @@ pub mod may_fail;
 pub mod violation;
 pub mod meta;
 pub mod shape;
+pub mod training;
 
 /// A rule family, named by the first digit of its code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +71,8 @@ pub static ALL: &[&Rule] = &[
     &shape::annotation_shape_mismatch::RULE,
     &device_dtype::device_mismatch::RULE,
     &device_dtype::dtype_mismatch::RULE,
+    &training::probabilities_as_logits::RULE,
+    &training::scalar_required::RULE,
     &may_fail::loss_target_broadcast::RULE,
 ];
 

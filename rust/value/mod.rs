@@ -128,12 +128,22 @@ pub struct Tensor {
     /// An `nn.Parameter` or a registered buffer: it moves with its module (`model.to(device)`);
     /// a plain tensor attribute of a module does not.
     pub registered: bool,
+    /// The probabilities a softmax or sigmoid made, and where (SHP308): kept by the ops that
+    /// only move or reshape values (`models/torch/activation.rs`).
+    pub act: Option<(Act, crate::ir::Span)>,
+}
+
+/// A function whose outputs are probabilities, which some losses apply themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Act {
+    Softmax,
+    Sigmoid,
 }
 
 impl Tensor {
     /// A tensor of this shape and dtype whose strides and values are not known.
     pub fn new(shape: Shape, dtype: Option<DType>) -> Tensor {
-        Tensor { shape, dtype, device: None, layout: None, values: None, registered: false }
+        Tensor { shape, dtype, device: None, layout: None, values: None, registered: false, act: None }
     }
     /// The same tensor with these value bounds.
     pub fn with_values(mut self, values: Option<Rc<IntBounds>>) -> Tensor {
@@ -346,7 +356,7 @@ pub fn layout_blind<R>(f: impl FnOnce() -> R) -> R {
 
 impl PartialEq for Tensor {
     fn eq(&self, o: &Tensor) -> bool {
-        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && self.registered == o.registered && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
+        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && self.registered == o.registered && self.act == o.act && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
     }
 }
 

@@ -377,6 +377,15 @@ fn colocated(family: &str, name: &str) -> bool {
 /// be on one device (SHP201), the result on `device=` when given, else on the inputs' device,
 /// else (a creation function) on the default device.
 pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State, Vec<Value>, Vec<(Name, Value)>) -> Vals) -> Vals {
+    // which results are probabilities (`activation.rs`, SHP308)
+    let short = path.rsplit('.').next().unwrap_or(path);
+    let src = args.first().cloned();
+    let out = around_function_inner(cx, st, path, args, kwargs, span, model);
+    super::activation::after(out, short, src.as_ref(), span)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn around_function_inner(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State, Vec<Value>, Vec<(Name, Value)>) -> Vals) -> Vals {
     let api = crate::models::resolve_api(path);
     let functional = path.starts_with("torch.nn.functional.");
     let short = path.rsplit('.').next().unwrap_or(path);
@@ -404,7 +413,16 @@ pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<V
 
 /// A tensor method call with its devices: a move (`to`, `cuda`, `cpu`, `type`) places the
 /// result, other ops keep the receiver's device (a 0-dim receiver: the inputs').
+#[allow(clippy::too_many_arguments)]
 pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State, Value, Vec<Value>, Vec<(Name, Value)>) -> Vals) -> Vals {
+    // which results are probabilities (`activation.rs`, SHP308)
+    let src = recv.clone();
+    let out = around_method_inner(cx, st, recv, name, args, kwargs, span, model);
+    super::activation::after(out, name, Some(&src), span)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn around_method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State, Value, Vec<Value>, Vec<(Name, Value)>) -> Vals) -> Vals {
     let Value::Tensor(r) = &recv else { return model(cx, st, recv, args, kwargs) };
     let r = r.clone();
     if let Some((dev, dt)) = move_of(name, &args, &kwargs) {
@@ -413,7 +431,7 @@ pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
             && args.iter().any(|a| matches!(a, Value::Tensor(_)))
             && kwargs.iter().all(|(k, _)| matches!(&**k, "non_blocking" | "copy" | "memory_format"))
         {
-            let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, registered: false, shape: r.shape.clone() };
+            let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, registered: false, act: None, shape: r.shape.clone() };
             return vec![(st, Value::Tensor(Rc::new(t)))];
         }
         let out = model(cx, st, recv, args, kwargs);

@@ -307,6 +307,15 @@ pub fn check_call(cx: &mut dyn ModelCtx, st: &State, short: &str, functional: bo
                 "binary_cross_entropy_with_logits" => LossKind::BceWithLogits,
                 _ => LossKind::Class,
             };
+            // (SHP308: probabilities where the loss applies softmax or sigmoid itself)
+            let applies = match kind {
+                LossKind::Class if short == "cross_entropy" => Some(super::activation::Applies::LogSoftmax),
+                LossKind::BceWithLogits => Some(super::activation::Applies::Sigmoid),
+                _ => None,
+            };
+            if let (Some(a), Some(i)) = (applies, by("input")) {
+                super::activation::check_loss(cx, st, &op, a, &i, span);
+            }
             match (by("input"), by("target")) {
                 (Some(i), Some(g)) => check_loss(cx, st, &op, kind, &i, &g, by("weight").as_deref(), span),
                 _ => true,

@@ -3,6 +3,7 @@
 //! matrix products, indexing), `layers` (nn modules and their functional twins).
 //! An API that is not modelled returns `Unknown`: never a report.
 
+pub mod activation;
 pub mod attention;
 pub mod creation;
 pub mod data;

@@ -306,6 +306,7 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
             };
             vec![(st, v)]
         }
+        "item" | "backward" if !one_element(cx, &st, name, &t, &s, span) => Vec::new(),
         "item" => vec![(st, Value::Float(None))],
         "tolist" | "numpy" | "data_ptr" | "backward" | "register_hook" => vec![(st, if name == "backward" { Value::None } else { Value::Unknown })],
         "flip" | "roll" => {
@@ -424,6 +425,28 @@ pub fn binop(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, sp
 /// Elementwise comparison (`x != pad`, `scores > 0`): a bool tensor of the broadcast shape.
 pub fn compare(cx: &mut dyn ModelCtx, st: State, a: Value, b: Value, span: Span) -> Vals {
     super::pointwise::comparison(cx, st, a, b, span)
+}
+
+/// SHP311: `x.item()` and `x.backward()` (without a gradient) need exactly one element. A known
+/// dim other than 1 (a 0 too) settles it; symbolic dims leave it open. False when the path ends.
+fn one_element(cx: &mut dyn ModelCtx, st: &State, name: &str, t: &Tensor, s: &Shape, span: Span) -> bool {
+    use crate::rules::training::scalar_required::ScalarRequired;
+    if s.prefix.is_some() || !s.dims.iter().any(|d| d.as_const().is_some_and(|c| c != 1)) {
+        return true;
+    }
+    let numel = numel(&s.dims);
+    if numel.as_ref().and_then(|n| n.as_const()) == Some(1) {
+        return true;
+    }
+    let backward = name == "backward";
+    cx.check(st, span, Tri::True, |cx| {
+        let count = match numel.as_ref() {
+            Some(n) => format!("{} elements", cx.show_dim(&Dim::known(n.clone(), None))),
+            None => "not one element".to_string(),
+        };
+        let shape = cx.show_shape(st, &t.shape);
+        (if backward { ScalarRequired::Backward { shape, count } } else { ScalarRequired::Item { shape, count } }, Vec::new())
+    })
 }
 
 pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: Span) -> Vals {

@@ -383,6 +383,8 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
     let Some((st, dev)) = devices_and_dtypes(cx, st, l, m, api, &t, &args, &kwargs, span) else { return Vec::new() };
     // strides (`layout.rs`): a layer handing back its input does not always keep them
     let out = call_module(cx, st, l, m, api, &t, args, kwargs, span);
+    // (a softmax or sigmoid layer's probabilities are named by where the layer was built)
+    let out = super::activation::after(out, &l.kind, Some(&Value::Tensor(t.clone())), if super::activation::of(&l.kind).is_some() { l.span } else { span });
     device::stamp(layout::forget_permuted(out, &t), dev)
 }
 
@@ -433,6 +435,15 @@ fn devices_and_dtypes(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, ap
         }
         if !device::check_operands(cx, &st, &op, &ts, span) {
             return None;
+        }
+        // SHP308: probabilities where the loss applies softmax or sigmoid itself
+        let applies = match kind {
+            Loss::CrossEntropy => Some(super::activation::Applies::LogSoftmax),
+            Loss::BceWithLogits => Some(super::activation::Applies::Sigmoid),
+            _ => None,
+        };
+        if let (Some(a), Some(Value::Tensor(i))) = (applies, b.get("input")) {
+            super::activation::check_loss(cx, &st, &op, a, i, span);
         }
         let dtypes = match kind {
             Loss::CrossEntropy | Loss::Nll => Some(dtype::LossKind::Class),

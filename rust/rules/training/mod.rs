@@ -1,0 +1,4 @@
+//! `SHP3xx`: training-loop and autograd bugs: the loss, the gradients, the optimizer and the
+//! train/eval mode followed through the loop.
+pub mod probabilities_as_logits;
+pub mod scalar_required;
