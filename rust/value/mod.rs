@@ -131,6 +131,38 @@ pub struct Tensor {
     /// The probabilities a softmax or sigmoid made, and where (SHP308): kept by the ops that
     /// only move or reshape values (`models/torch/activation.rs`).
     pub act: Option<(Act, crate::ir::Span)>,
+    /// Whether autograd records it (`models/torch/autograd.rs`).
+    pub grad: Grad,
+}
+
+/// Whether autograd records ops: on (the default), off since a span (`with torch.no_grad()`,
+/// `@torch.no_grad()`, `torch.inference_mode()`), or not known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GradMode {
+    On,
+    Off(Span),
+    Unknown,
+}
+
+/// Whether a tensor is part of an autograd graph (requires grad or has a grad_fn), for
+/// `backward()` (SHP309): not known, tracked, or certainly not and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Grad {
+    #[default]
+    Unknown,
+    Tracked,
+    Untracked(NoGrad, Span),
+}
+
+/// Why a tensor has no graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoGrad {
+    /// computed while autograd was off (the span: where it was turned off)
+    Mode,
+    /// `.detach()`ed (the span: the call)
+    Detached,
+    /// computed only from tensors that need no gradient (the span: the last op)
+    Constant,
 }
 
 /// A function whose outputs are probabilities, which some losses apply themselves.
@@ -143,7 +175,7 @@ pub enum Act {
 impl Tensor {
     /// A tensor of this shape and dtype whose strides and values are not known.
     pub fn new(shape: Shape, dtype: Option<DType>) -> Tensor {
-        Tensor { shape, dtype, device: None, layout: None, values: None, registered: false, act: None }
+        Tensor { shape, dtype, device: None, layout: None, values: None, registered: false, act: None, grad: Grad::Unknown }
     }
     /// The same tensor with these value bounds.
     pub fn with_values(mut self, values: Option<Rc<IntBounds>>) -> Tensor {
@@ -225,21 +257,33 @@ pub fn reset_values_tracking() {
     BOUNDED.with(|b| b.set(false));
 }
 
-/// `v` with the known values of its tensors forgotten; `None` when it holds none.
-fn forget_in(v: &Value) -> Option<Value> {
+/// What a path-wide forget changes in a tensor ([`State::forget_values`],
+/// [`State::forget_grads`]): the tensor it becomes, `None` when it has nothing to forget.
+type Forget = fn(&Tensor) -> Option<Tensor>;
+
+fn no_values(t: &Tensor) -> Option<Tensor> {
+    t.values.is_some().then(|| Tensor { values: None, ..t.clone() })
+}
+
+fn no_untracked(t: &Tensor) -> Option<Tensor> {
+    matches!(t.grad, Grad::Untracked(..)).then(|| Tensor { grad: Grad::Unknown, ..t.clone() })
+}
+
+/// `v` with its tensors changed by `f`; `None` when none changes.
+fn forget_in(v: &Value, f: Forget) -> Option<Value> {
     let many = |vs: &[Value]| -> Option<Vec<Value>> {
-        let k = vs.iter().position(|v| forget_in(v).is_some())?;
-        Some(vs.iter().enumerate().map(|(i, v)| if i < k { v.clone() } else { forget_in(v).unwrap_or_else(|| v.clone()) }).collect())
+        let k = vs.iter().position(|v| forget_in(v, f).is_some())?;
+        Some(vs.iter().enumerate().map(|(i, v)| if i < k { v.clone() } else { forget_in(v, f).unwrap_or_else(|| v.clone()) }).collect())
     };
     match v {
-        Value::Tensor(t) if t.values.is_some() => Some(Value::Tensor(Rc::new(Tensor { values: None, ..(**t).clone() }))),
+        Value::Tensor(t) => f(t).map(|n| Value::Tensor(Rc::new(n))),
         Value::Tuple(items) => many(items).map(|v| Value::Tuple(Rc::new(v))),
-        Value::Bound(r, c) => forget_in(r).map(|r| Value::Bound(Box::new(r), c.clone())),
-        Value::LibMethod(r, n) => forget_in(r).map(|r| Value::LibMethod(Box::new(r), n.clone())),
-        Value::Super(c, r) => forget_in(r).map(|r| Value::Super(*c, Box::new(r))),
+        Value::Bound(r, c) => forget_in(r, f).map(|r| Value::Bound(Box::new(r), c.clone())),
+        Value::LibMethod(r, n) => forget_in(r, f).map(|r| Value::LibMethod(Box::new(r), n.clone())),
+        Value::Super(c, r) => forget_in(r, f).map(|r| Value::Super(*c, Box::new(r))),
         Value::Func(c) => {
             let d = many(&c.defaults);
-            let kw: Vec<Option<Value>> = c.kw_defaults.iter().map(|v| v.as_ref().and_then(forget_in)).collect();
+            let kw: Vec<Option<Value>> = c.kw_defaults.iter().map(|v| v.as_ref().and_then(|v| forget_in(v, f))).collect();
             if d.is_none() && kw.iter().all(|v| v.is_none()) {
                 return None;
             }
@@ -272,11 +316,11 @@ fn forget_in(v: &Value) -> Option<Value> {
     }
 }
 
-/// Forget the known values in a map of values; true when one changed.
-fn forget_map<K>(m: &mut BTreeMap<K, Value>) -> bool {
+/// Change the tensors of a map of values by `f`; true when one changed.
+fn forget_map<K>(m: &mut BTreeMap<K, Value>, f: Forget) -> bool {
     let mut changed = false;
     for v in m.values_mut() {
-        if let Some(n) = forget_in(v) {
+        if let Some(n) = forget_in(v, f) {
             *v = n;
             changed = true;
         }
@@ -308,11 +352,11 @@ fn obj_has_values(o: &Obj) -> bool {
     }
 }
 
-fn forget_obj(o: &mut Obj) -> bool {
+fn forget_obj(o: &mut Obj, f: Forget) -> bool {
     let mut changed = false;
     let mut list = |vs: &mut dyn Iterator<Item = &mut Value>| {
         for v in vs {
-            if let Some(n) = forget_in(v) {
+            if let Some(n) = forget_in(v, f) {
                 *v = n;
                 changed = true;
             }
@@ -321,20 +365,20 @@ fn forget_obj(o: &mut Obj) -> bool {
     match o {
         Obj::List(items) => list(&mut items.iter_mut()),
         Obj::Dict(items) => list(&mut items.iter_mut().flat_map(|(k, v)| [k, v])),
-        Obj::Instance { attrs, .. } | Obj::Namespace { attrs, .. } => return forget_map(attrs),
+        Obj::Instance { attrs, .. } | Obj::Namespace { attrs, .. } => return forget_map(attrs, f),
         Obj::Class { bases, attrs, .. } => {
             list(&mut bases.iter_mut());
-            return forget_map(attrs) || changed;
+            return forget_map(attrs, f) || changed;
         }
         Obj::Layer(l) => {
-            let a = forget_map(&mut l.args);
-            return forget_map(&mut l.attrs) || a;
+            let a = forget_map(&mut l.args, f);
+            return forget_map(&mut l.attrs, f) || a;
         }
         Obj::Container { items, attrs, .. } => {
             list(&mut items.iter_mut().map(|(_, v)| v));
-            return forget_map(attrs) || changed;
+            return forget_map(attrs, f) || changed;
         }
-        Obj::Scope { vars, .. } => return forget_map(vars),
+        Obj::Scope { vars, .. } => return forget_map(vars, f),
     }
     changed
 }
@@ -356,7 +400,7 @@ pub fn layout_blind<R>(f: impl FnOnce() -> R) -> R {
 
 impl PartialEq for Tensor {
     fn eq(&self, o: &Tensor) -> bool {
-        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && self.registered == o.registered && self.act == o.act && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
+        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && self.registered == o.registered && self.act == o.act && self.grad == o.grad && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
     }
 }
 
@@ -644,7 +688,7 @@ impl Value {
     }
     /// The same value with the known values of its tensors forgotten.
     pub fn forget_values(self) -> Value {
-        forget_in(&self).unwrap_or(self)
+        forget_in(&self, no_values).unwrap_or(self)
     }
     pub fn as_dtype(&self) -> Option<DType> {
         match self {
@@ -680,6 +724,9 @@ pub struct State {
     pub shapes: Rc<BTreeMap<u32, Shape>>,
     /// Inside a `try` that catches errors: violations are not reported.
     pub in_try: u32,
+    /// Whether autograd records the ops on this path (`with torch.no_grad()`, a function
+    /// decorated with `@torch.no_grad()`, `torch.enable_grad()`).
+    pub grad_mode: GradMode,
     /// The preconditions of the checks the core left undecided on this path, in order: the
     /// executions that go on past such a check are those where it held. Kept only with
     /// `Settings::export_undecided`, for the SMT-LIB context of later checks; never read by the
@@ -697,6 +744,7 @@ impl State {
             tainted: false,
             shapes: Rc::new(BTreeMap::new()),
             in_try: 0,
+            grad_mode: GradMode::On,
             assumed: RefCell::new(Rc::new(Vec::new())),
         }
     }
@@ -772,7 +820,18 @@ impl State {
         }
         for id in 0..self.heap.len() {
             if obj_has_values(self.get(id)) {
-                forget_obj(self.get_mut(id));
+                forget_obj(self.get_mut(id), no_values);
+            }
+        }
+    }
+
+    /// Forget which tensors are known to be outside autograd's graph, on this whole path: a
+    /// tensor's `requires_grad` changed in place (`x.requires_grad_()`, `x.requires_grad =
+    /// True`), and any alias of it may be the one.
+    pub fn forget_grads(&mut self) {
+        for id in 0..self.heap.len() {
+            if forget_obj(&mut self.get(id).clone(), no_untracked) {
+                forget_obj(self.get_mut(id), no_untracked);
             }
         }
     }
@@ -784,6 +843,7 @@ impl State {
     /// Same program state (heap, shape bindings), ignoring how the path got here.
     pub fn same_state(&self, o: &State) -> bool {
         self.in_try == o.in_try
+            && self.grad_mode == o.grad_mode
             && self.heap.len() == o.heap.len()
             && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
             && (Rc::ptr_eq(&self.heap, &o.heap)

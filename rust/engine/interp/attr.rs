@@ -163,6 +163,10 @@ impl<'a> Interp<'a> {
         if matches!(o, Value::Tensor(_)) {
             // `x.data = y` replaces x's values (in every alias)
             st.forget_values();
+            // `x.requires_grad = True` changes whether autograd records it (in every alias)
+            if &**name == "requires_grad" {
+                st.forget_grads();
+            }
         }
         if let Value::Ref(id) = o {
             // a layer's attribute stored into an instance of a subclass of it goes to the layer

@@ -461,6 +461,17 @@ impl<'a> Interp<'a> {
             // calling a generator function runs nothing yet
             return vec![(st, Value::Gen(c.clone(), Rc::new(args), Rc::new(kwargs)))];
         }
+        // `@torch.no_grad()` and its kin: the body runs in that grad mode (`autograd.rs`)
+        if let Some((enabled, at)) = grad_decorator(&c.def) {
+            let mut st = st;
+            let before = st.grad_mode;
+            st.grad_mode = crate::models::torch::autograd::mode(enabled, at);
+            let mut out = self.run_closure(c, args, kwargs, st, span, false);
+            for (st, _) in out.iter_mut() {
+                st.grad_mode = before;
+            }
+            return out;
+        }
         self.run_closure(c, args, kwargs, st, span, false)
     }
 
@@ -716,3 +727,32 @@ impl Callee {
         }
     }
 }
+
+/// The grad mode a decorator of `def` sets for its body: `@torch.no_grad()`/`@torch.no_grad`,
+/// `@torch.inference_mode()` (off), `@torch.enable_grad()` (on), with the decorator's span.
+fn grad_decorator(def: &crate::ir::FuncDef) -> Option<(Option<bool>, Span)> {
+    use crate::ir::ExprKind;
+    def.decorators.iter().find_map(|d| {
+        let (callee, called) = match &d.kind {
+            ExprKind::Call { func, .. } => (&**func, true),
+            _ => (d, false),
+        };
+        let name = match &callee.kind {
+            ExprKind::Name(n) | ExprKind::Attr(_, n) => n.clone(),
+            _ => return None,
+        };
+        let enabled = match &*name {
+            "no_grad" => Some(false),
+            "enable_grad" => Some(true),
+            // (`inference_mode(False)` is rare: its mode is not read)
+            "inference_mode" if called => match &d.kind {
+                ExprKind::Call { args, .. } if args.is_empty() => Some(false),
+                _ => None,
+            },
+            "inference_mode" => Some(false),
+            _ => return None,
+        };
+        Some((enabled, d.span))
+    })
+}
+

@@ -169,11 +169,19 @@ impl<'a> Interp<'a> {
                 out
             }
             StmtKind::With { items, body } => {
+                // a grad-mode context (`with torch.no_grad():`) sets the mode of the body, and
+                // the mode before the statement comes back after it (`autograd.rs`)
+                let mode_before = st.grad_mode;
+                let mut sets_mode = false;
                 let mut states = vec![st];
                 for (e, t) in items {
                     let mut next = Vec::new();
                     for st in states {
-                        for (st, v) in self.eval(e, st, ctx) {
+                        for (mut st, v) in self.eval(e, st, ctx) {
+                            if let Some(enabled) = crate::models::torch::autograd::mode_of(&v) {
+                                st.grad_mode = crate::models::torch::autograd::mode(enabled, e.span);
+                                sets_mode = true;
+                            }
                             let entered = match &v {
                                 Value::Lib(_) | Value::LibMethod(..) => Value::Unknown,
                                 _ => v.clone(),
@@ -189,6 +197,11 @@ impl<'a> Interp<'a> {
                 let mut out = Vec::new();
                 for st in states {
                     out.extend(self.block(body, st, ctx));
+                }
+                if sets_mode {
+                    for (st, _) in out.iter_mut() {
+                        st.grad_mode = mode_before;
+                    }
                 }
                 out
             }

@@ -380,7 +380,15 @@ pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<V
     // which results are probabilities (`activation.rs`, SHP308)
     let short = path.rsplit('.').next().unwrap_or(path);
     let src = args.first().cloned();
+    // what autograd records of the results (`autograd.rs`, SHP309)
+    let inputs = tensors_in(&st, args.iter().chain(kwargs.iter().filter(|(k, _)| &**k != "out").map(|(_, v)| v)));
+    let source = if inputs.is_empty() && !path.starts_with("torch.nn.functional.") {
+        super::autograd::Source::Created { requires_grad: super::autograd::requires_grad_arg(&kwargs) }
+    } else {
+        super::autograd::Source::Inputs { params: false }
+    };
     let out = around_function_inner(cx, st, path, args, kwargs, span, model);
+    let out = super::autograd::stamp(out, &inputs, source, span);
     super::activation::after(out, short, src.as_ref(), span)
 }
 
@@ -417,7 +425,25 @@ fn around_function_inner(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec
 pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State, Value, Vec<Value>, Vec<(Name, Value)>) -> Vals) -> Vals {
     // which results are probabilities (`activation.rs`, SHP308)
     let src = recv.clone();
-    let out = around_method_inner(cx, st, recv, name, args, kwargs, span, model);
+    // what autograd records of the results (`autograd.rs`, SHP309)
+    let inputs = tensors_in(&st, std::iter::once(&recv).chain(args.iter()).chain(kwargs.iter().map(|(_, v)| v)));
+    let source = match name {
+        "detach" | "detach_" => super::autograd::Source::Detached,
+        "requires_grad_" => super::autograd::Source::RequiresGrad(match args.first().or(kwargs.iter().find(|(k, _)| &**k == "requires_grad").map(|(_, v)| v)) {
+            None => Some(true),
+            Some(Value::Bool(b)) => Some(*b),
+            Some(_) => None,
+        }),
+        _ => super::autograd::Source::Inputs { params: false },
+    };
+    let mut out = around_method_inner(cx, st, recv, name, args, kwargs, span, model);
+    if matches!(name, "requires_grad_" | "detach_") {
+        // the receiver changes in place, in every alias of it
+        for (st, _) in out.iter_mut() {
+            st.forget_grads();
+        }
+    }
+    let out = if matches!(src, Value::Tensor(_)) { super::autograd::stamp(out, &inputs, source, span) } else { out };
     super::activation::after(out, name, Some(&src), span)
 }
 
@@ -431,7 +457,7 @@ fn around_method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str
             && args.iter().any(|a| matches!(a, Value::Tensor(_)))
             && kwargs.iter().all(|(k, _)| matches!(&**k, "non_blocking" | "copy" | "memory_format"))
         {
-            let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, registered: false, act: None, shape: r.shape.clone() };
+            let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, registered: false, act: None, grad: Grad::Unknown, shape: r.shape.clone() };
             return vec![(st, Value::Tensor(Rc::new(t)))];
         }
         let out = model(cx, st, recv, args, kwargs);
@@ -467,8 +493,10 @@ fn around_method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str
 /// two dtypes, SHP202), the result on their device.
 pub fn around_binop(cx: &mut dyn ModelCtx, st: State, op: &str, matmul: bool, a: &Value, b: &Value, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State) -> Vals) -> Vals {
     let (Value::Tensor(x), Value::Tensor(y)) = (a, b) else {
-        let dev = tensors_in(&st, [a, b].into_iter()).first().and_then(|t| t.device);
-        return stamp(model(cx, st), dev);
+        let ts = tensors_in(&st, [a, b].into_iter());
+        let dev = ts.first().and_then(|t| t.device);
+        let out = super::autograd::stamp(model(cx, st), &ts, super::autograd::Source::Inputs { params: false }, span);
+        return stamp(out, dev);
     };
     let ts = vec![("left operand".to_string(), x.clone()), ("right operand".to_string(), y.clone())];
     if !check_operands(cx, &st, op, &ts, span) {
@@ -478,7 +506,8 @@ pub fn around_binop(cx: &mut dyn ModelCtx, st: State, op: &str, matmul: bool, a:
         return Vec::new();
     }
     let dev = common(&st, &[x.clone(), y.clone()]);
-    stamp(model(cx, st), dev)
+    let out = super::autograd::stamp(model(cx, st), &[x.clone(), y.clone()], super::autograd::Source::Inputs { params: false }, span);
+    stamp(out, dev)
 }
 
 /// A result read off a tensor (`x[i]`, `x.T`): on its device.

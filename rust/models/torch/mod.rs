@@ -5,6 +5,7 @@
 
 pub mod activation;
 pub mod attention;
+pub mod autograd;
 pub mod creation;
 pub mod data;
 pub mod device;
@@ -133,12 +134,16 @@ pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span
         return vec![(st, Value::Str(Some(Rc::from(d.name()))))];
     }
     let out = tensor::tensor_attr(cx, st, o.clone(), name, span);
-    device::on_device_of(out, &o)
+    // recorded by autograd as the tensor is (`x.data` is `x` detached)
+    let ts: Vec<Rc<Tensor>> = if let Value::Tensor(t) = &o { vec![t.clone()] } else { Vec::new() };
+    let source = if &**name == "data" { autograd::Source::Detached } else { autograd::Source::Inputs { params: false } };
+    device::on_device_of(autograd::stamp(out, &ts, source, span), &o)
 }
 
 pub fn tensor_index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -> Vals {
     let out = tensor::index(cx, st, o.clone(), i, span);
-    device::on_device_of(out, &o)
+    let ts: Vec<Rc<Tensor>> = if let Value::Tensor(t) = &o { vec![t.clone()] } else { Vec::new() };
+    device::on_device_of(autograd::stamp(out, &ts, autograd::Source::Inputs { params: false }, span), &o)
 }
 
 pub fn tensor_binop(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {

@@ -184,8 +184,26 @@ fn function_inner(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
     let st = or_next!(matmul::function(cx, st, f, &args, span));
     let st = or_next!(spectral::function(cx, st, f, &args, &kwargs, span));
     match f {
-        "manual_seed" | "set_grad_enabled" | "set_num_threads" | "save" | "set_default_dtype" | "set_printoptions" => return vec![(st, Value::None)],
-        "no_grad" | "enable_grad" | "inference_mode" | "device" | "Size" => return vec![(st, Value::Unknown)],
+        "manual_seed" | "set_num_threads" | "save" | "set_default_dtype" | "set_printoptions" => return vec![(st, Value::None)],
+        // context managers of the grad mode (`autograd.rs`); `set_grad_enabled(mode)` also sets it
+        // at once, as torch does
+        "no_grad" => return vec![(st, super::autograd::mode_value(Some(false)))],
+        "enable_grad" => return vec![(st, super::autograd::mode_value(Some(true)))],
+        "inference_mode" | "set_grad_enabled" => {
+            let arg = args.first().or(kwargs.iter().find(|(k, _)| matches!(&**k, "mode")).map(|(_, v)| v));
+            let enabled = match (f, arg) {
+                ("inference_mode", None) => Some(false),
+                ("inference_mode", Some(Value::Bool(b))) => Some(!b),
+                ("set_grad_enabled", Some(Value::Bool(b))) => Some(*b),
+                _ => None,
+            };
+            let mut st = st;
+            if f == "set_grad_enabled" {
+                st.grad_mode = super::autograd::mode(enabled, span);
+            }
+            return vec![(st, super::autograd::mode_value(enabled))];
+        }
+        "device" | "Size" => return vec![(st, Value::Unknown)],
         "is_tensor" => return vec![(st, Value::Bool(args.first().map(|a| matches!(a, Value::Tensor(_))).unwrap_or(false)))],
         _ => {}
     }
@@ -307,6 +325,7 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
             vec![(st, v)]
         }
         "item" | "backward" if !one_element(cx, &st, name, &t, &s, span) => Vec::new(),
+        "backward" if !super::autograd::check_backward(cx, &st, &t, span) => Vec::new(),
         "item" => vec![(st, Value::Float(None))],
         "tolist" | "numpy" | "data_ptr" | "backward" | "register_hook" => vec![(st, if name == "backward" { Value::None } else { Value::Unknown })],
         "flip" | "roll" => {
@@ -520,7 +539,11 @@ pub const APIS: &[Decl] = &[
     // (return None; the arguments change no shape. `set_default_dtype` changes the dtype of later
     // creations, which the models do not follow: they keep float32)
     Decl::function("torch.manual_seed", "~seed"),
-    Decl::function("torch.set_grad_enabled", "~mode"),
+    // the grad mode (`autograd.rs`): context managers whose value sets the mode of a `with` body
+    Decl::function("torch.set_grad_enabled", "mode"),
+    Decl::function("torch.no_grad", ""),
+    Decl::function("torch.enable_grad", ""),
+    Decl::function("torch.inference_mode", "mode=True"),
     Decl::function("torch.set_num_threads", "~int"),
     Decl::function("torch.save", "~obj, ~f, ~pickle_module=pickle, ~pickle_protocol=2, ~_use_new_zipfile_serialization=True, ~_disable_byteorder_record=False"),
     Decl::function("torch.set_default_dtype", "~d"),

@@ -1,4 +1,5 @@
 //! `SHP3xx`: training-loop and autograd bugs: the loss, the gradients, the optimizer and the
 //! train/eval mode followed through the loop.
+pub mod backward_without_graph;
 pub mod probabilities_as_logits;
 pub mod scalar_required;

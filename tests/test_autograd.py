@@ -1,0 +1,73 @@
+"""Which tensors autograd records, as the core follows them (`models/torch/autograd.rs`), each
+case run under torch: `backward()` on a tensor without a graph is SHP309 at its line where
+torch raises ("element 0 of tensors does not require grad"), and its neighbours that torch
+runs are not reported."""
+import pytest
+
+from shape_lint import _core
+
+HEAD = "import torch\nimport torch.nn as nn\nw = torch.randn(3, requires_grad=True)\n"
+
+RAISES = [
+    "x = torch.randn(3)\ny = x.sum()\ny.backward()\n",
+    "with torch.no_grad():\n    y = (w * 2).sum()\ny.backward()\n",
+    "with torch.inference_mode():\n    y = (w * 2).sum()\ny.backward()\n",
+    "y = (w.detach() * 2).sum()\ny.backward()\n",
+    "y = w.data.sum()\ny.backward()\n",
+    "y = w.argmax().float()\ny.backward()\n",
+    "@torch.no_grad()\ndef f(v):\n    return (v * 2).sum()\ny = f(w)\ny.backward()\n",
+    "@torch.no_grad\ndef f(v):\n    return (v * 2).sum()\ny = f(w)\ny.backward()\n",
+    "torch.set_grad_enabled(False)\ny = (w * 2).sum()\ny.backward()\n",
+    "m = nn.Linear(3, 1)\nwith torch.no_grad():\n    y = m(torch.randn(2, 3)).sum()\ny.backward()\n",
+    "m = nn.Linear(3, 1)\ny = nn.functional.mse_loss(m(torch.randn(2, 3)).detach(), torch.zeros(2, 1))\ny.backward()\n",
+    "y = torch.zeros(()).requires_grad_(False)\ny.backward()\n",
+]
+
+RUNS = [
+    "y = (w * 2).sum()\ny.backward()\n",
+    "m = nn.Linear(3, 1)\ny = m(torch.randn(2, 3)).sum()\ny.backward()\n",
+    "with torch.no_grad():\n    with torch.enable_grad():\n        y = (w * 2).sum()\ny.backward()\n",
+    "with torch.no_grad():\n    z = w * 2\ny = (w * 3).sum()\ny.backward()\n",
+    "x = torch.randn(3).requires_grad_()\ny = x.sum()\ny.backward()\n",
+    "loss = torch.tensor(0.0)\nloss = loss + (w * 2).sum()\nloss.backward()\n",
+    "loss = torch.zeros(())\nloss += (w * 2).sum()\nloss.backward()\n",
+    "with torch.set_grad_enabled(True):\n    y = (w * 2).sum()\ny.backward()\n",
+    "import random\nwith torch.set_grad_enabled(random.random() > 2):\n    y = (w * 2).sum()\nif y.requires_grad:\n    y.backward()\n",
+    "@torch.no_grad()\ndef f(v):\n    return (v * 2).sum()\nz = f(w)\ny = (w * 2).sum()\ny.backward()\n",
+    "torch.set_grad_enabled(False)\ntorch.set_grad_enabled(True)\ny = (w * 2).sum()\ny.backward()\n",
+    "p = nn.Parameter(torch.randn(3))\ny = (p * torch.randn(3)).sum()\ny.backward()\n",
+    "x = torch.randn(3)\nx.requires_grad = True\ny = x.sum()\ny.backward()\n",
+    "x = torch.randn(3)\nx.requires_grad_()\ny = x.sum()\ny.backward()\n",
+    "x = torch.randn(3)\nxs = [x]\nxs[0].requires_grad_(True)\ny = x.sum()\ny.backward()\n",
+]
+
+
+def run(body):
+    """The line where torch raises running the case, or None."""
+    import traceback
+
+    torch = pytest.importorskip("torch")
+    try:
+        exec(compile(HEAD + body, "t.py", "exec"), {})  # noqa: S102 - a case of this file
+    except Exception as e:  # noqa: BLE001
+        return [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == "t.py"][-1]
+    finally:
+        torch.set_grad_enabled(True)  # (a case may turn it off for the process)
+    return None
+
+
+def findings(body):
+    return [(f["code"], f["row"]) for f in _core.check_source(HEAD + body, "t.py", {})]
+
+
+@pytest.mark.parametrize("body", RAISES)
+def test_backward_without_a_graph_is_reported_where_torch_raises(body):
+    line = run(body)
+    assert line is not None, f"torch runs {body!r}"
+    assert findings(body) == [("SHP309", line)]
+
+
+@pytest.mark.parametrize("body", RUNS)
+def test_backward_torch_runs_is_not_reported(body):
+    assert run(body) is None, f"torch raises on {body!r}"
+    assert findings(body) == []
