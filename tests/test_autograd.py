@@ -39,6 +39,10 @@ RUNS = [
     "x = torch.randn(3)\nx.requires_grad = True\ny = x.sum()\ny.backward()\n",
     "x = torch.randn(3)\nx.requires_grad_()\ny = x.sum()\ny.backward()\n",
     "x = torch.randn(3)\nxs = [x]\nxs[0].requires_grad_(True)\ny = x.sum()\ny.backward()\n",
+    # writing a tensor that requires grad into another makes it part of the graph
+    "out = torch.zeros(2, 3)\nfor t in range(3):\n    out[:, t] = w[t] * 2\nout.sum().backward()\n",
+    "buf = torch.zeros(3)\nbuf.copy_(w * 2)\nbuf.sum().backward()\n",
+    "acc = torch.zeros(())\nxs = [acc]\nacc += (w * 2).sum()\nxs[0].backward()\n",
 ]
 
 

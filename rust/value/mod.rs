@@ -328,27 +328,29 @@ fn forget_map<K>(m: &mut BTreeMap<K, Value>, f: Forget) -> bool {
     changed
 }
 
-/// Whether `v` holds a tensor with known values.
-fn has_values(v: &Value) -> bool {
+/// Whether `v` holds a tensor for which `p` holds.
+fn has(v: &Value, p: fn(&Tensor) -> bool) -> bool {
+    let h = |v: &Value| has(v, p);
     match v {
-        Value::Tensor(t) => t.values.is_some(),
-        Value::Tuple(items) => items.iter().any(has_values),
-        Value::Bound(r, _) | Value::LibMethod(r, _) | Value::Super(_, r) => has_values(r),
-        Value::Func(c) => c.defaults.iter().any(has_values) || c.kw_defaults.iter().flatten().any(has_values),
-        Value::Gen(_, a, k) => a.iter().any(has_values) || k.iter().any(|(_, v)| has_values(v)),
+        Value::Tensor(t) => p(t),
+        Value::Tuple(items) => items.iter().any(h),
+        Value::Bound(r, _) | Value::LibMethod(r, _) | Value::Super(_, r) => h(r),
+        Value::Func(c) => c.defaults.iter().any(h) || c.kw_defaults.iter().flatten().any(h),
+        Value::Gen(_, a, k) => a.iter().any(h) || k.iter().any(|(_, v)| h(v)),
         _ => false,
     }
 }
 
-fn obj_has_values(o: &Obj) -> bool {
+fn obj_has(o: &Obj, p: fn(&Tensor) -> bool) -> bool {
+    let has_here = |v: &Value| has(v, p);
     match o {
-        Obj::List(items) => items.iter().any(has_values),
-        Obj::Dict(items) => items.iter().any(|(k, v)| has_values(k) || has_values(v)),
-        Obj::Instance { attrs, .. } | Obj::Namespace { attrs, .. } => attrs.values().any(has_values),
-        Obj::Class { bases, attrs, .. } => bases.iter().any(has_values) || attrs.values().any(has_values),
-        Obj::Layer(l) => l.args.values().any(has_values) || l.attrs.values().any(has_values),
-        Obj::Container { items, attrs, .. } => items.iter().any(|(_, v)| has_values(v)) || attrs.values().any(has_values),
-        Obj::Scope { vars, .. } => vars.values().any(has_values),
+        Obj::List(items) => items.iter().any(has_here),
+        Obj::Dict(items) => items.iter().any(|(k, v)| has_here(k) || has_here(v)),
+        Obj::Instance { attrs, .. } | Obj::Namespace { attrs, .. } => attrs.values().any(has_here),
+        Obj::Class { bases, attrs, .. } => bases.iter().any(has_here) || attrs.values().any(has_here),
+        Obj::Layer(l) => l.args.values().any(has_here) || l.attrs.values().any(has_here),
+        Obj::Container { items, attrs, .. } => items.iter().any(|(_, v)| has_here(v)) || attrs.values().any(has_here),
+        Obj::Scope { vars, .. } => vars.values().any(has_here),
     }
 }
 
@@ -819,7 +821,7 @@ impl State {
             return;
         }
         for id in 0..self.heap.len() {
-            if obj_has_values(self.get(id)) {
+            if obj_has(self.get(id), |t| t.values.is_some()) {
                 forget_obj(self.get_mut(id), no_values);
             }
         }
@@ -830,7 +832,7 @@ impl State {
     /// True`), and any alias of it may be the one.
     pub fn forget_grads(&mut self) {
         for id in 0..self.heap.len() {
-            if forget_obj(&mut self.get(id).clone(), no_untracked) {
+            if obj_has(self.get(id), |t| matches!(t.grad, Grad::Untracked(..))) {
                 forget_obj(self.get_mut(id), no_untracked);
             }
         }

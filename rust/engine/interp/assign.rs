@@ -176,8 +176,10 @@ impl<'a> Interp<'a> {
 
     fn set_item(&mut self, st: &mut State, o: &Value, i: &Value, v: Value, _span: Span) {
         if matches!(o, Value::Tensor(_)) {
-            // `x[i] = v` writes into x and every view of it: known values are stale
+            // `x[i] = v` writes into x and every view of it: known values are stale, and x is
+            // part of autograd's graph when v is
             st.forget_values();
+            st.forget_grads();
         }
         if let Value::Ref(id) = o {
             let key = i.clone();

@@ -22,9 +22,11 @@ impl<'a> Interp<'a> {
             let writes = inplace && matches!(a, Value::Tensor(_));
             let mut out = torch::tensor_binop(self, st, op, a, b, span, inplace);
             if writes {
-                // `x += k` writes into x and every view of it: known values are stale
+                // `x += k` writes into x and every view of it: known values are stale, and which
+                // of them autograd records may have changed
                 for (st, v) in out.iter_mut() {
                     st.forget_values();
+                    st.forget_grads();
                     *v = std::mem::replace(v, Value::Unknown).forget_values();
                 }
             }

@@ -437,8 +437,9 @@ pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
         _ => super::autograd::Source::Inputs { params: false },
     };
     let mut out = around_method_inner(cx, st, recv, name, args, kwargs, span, model);
-    if matches!(name, "requires_grad_" | "detach_") {
-        // the receiver changes in place, in every alias of it
+    if name.ends_with('_') {
+        // the receiver changes in place, in every alias of it (`buf.copy_(w * 2)` makes it
+        // part of autograd's graph)
         for (st, _) in out.iter_mut() {
             st.forget_grads();
         }
