@@ -196,6 +196,8 @@ fn token(t: &str) -> Option<Token> {
     let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_alphanumeric() || c == '_') && !s.starts_with(|c: char| c.is_ascii_digit());
     Some(match t {
         "_" => Token::Any,
+        // jaxtyping checks no dim whose name starts with an underscore (`_n`): documentation only
+        t if t.starts_with('_') && ident(t) => Token::Any,
         "..." => Token::Variadic(None),
         t if t.chars().all(|c| c.is_ascii_digit()) => Token::Size(t.parse().ok()?),
         t if t.starts_with('*') && ident(&t[1..]) => Token::Variadic(Some(t[1..].to_string())),

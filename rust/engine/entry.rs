@@ -241,10 +241,10 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
         }
     };
     let _ = ctx;
-    for (st, inst) in instances.into_iter().take(4) {
-        if !matches!(inst, Value::Ref(_)) {
-            continue;
-        }
+    for (mut st, inst) in instances.into_iter().take(4) {
+        let Value::Ref(id) = inst else { continue };
+        // a call of forward from anywhere: the module may have been moved to any device first
+        crate::models::torch::device::move_module(interp, &mut st, id, (Some(None), None));
         // forward's parameters: tensors of the shape their annotation gives (`annotations.rs`),
         // else of unknown shape, or their defaults
         let n_required = fwd.def.params.len().saturating_sub(fwd.defaults.len());

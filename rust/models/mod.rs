@@ -78,6 +78,9 @@ fn canon_path(p: &str) -> String {
     }
 }
 
+/// The hidden attribute marking a user module with a forward hook: its calls are Unknown.
+pub const HOOKED: &str = "<hooked>";
+
 /// The hidden attribute under which an instance of a user subclass of a modelled layer holds
 /// the layer (a name no Python code can spell; see `engine::interp::attr`).
 pub const LAYER: &str = "<layer>";
@@ -214,6 +217,15 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     if path == "torch.device" {
         return vec![(st, torch::device::construct(&args, &kwargs))];
     }
+    // `Variable(t)` (torch < 0.4) is `t` itself; `requires_grad=True` makes it a leaf that does
+    if path == "torch.autograd.Variable" {
+        let v = match (args.as_slice(), kwargs.iter().find(|(k, _)| &**k == "requires_grad").map(|(_, v)| v)) {
+            ([Value::Tensor(t)], None) if kwargs.iter().all(|(k, _)| &**k == "volatile") => Value::Tensor(t.clone()),
+            ([Value::Tensor(t)], Some(Value::Bool(true))) if kwargs.len() == 1 => Value::Tensor(Rc::new(Tensor { grad: Grad::Tracked, ..(**t).clone() })),
+            _ => Value::Unknown,
+        };
+        return vec![(st, v)];
+    }
     if let Some(v) = torch::device::is_available(cx, path) {
         return vec![(st, v)];
     }
@@ -224,6 +236,54 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
         return torch::device::around_function(cx, st, path, args, kwargs, span, |cx, st, args, kwargs| torch::tensor::torch_function(cx, st, f, args, kwargs, span));
     }
     vec![(st, Value::Unknown)]
+}
+
+/// The position `i` names in a sequence of `n` items (a negative one from the end), when known
+/// and in range.
+fn position(i: &Value, n: usize) -> Option<usize> {
+    let k = i.as_const_int()?;
+    let k = if k < 0 { k + n as i128 } else { k };
+    (0..n as i128).contains(&k).then_some(k as usize)
+}
+
+/// `del o[i]`: the item is gone from a list, a dict or a module container; an index or key not
+/// known leaves the object's items unknown.
+pub fn delete_item(st: &mut State, o: &Value, i: &Value) {
+    let Value::Ref(id) = o else { return };
+    match st.get_mut(*id) {
+        Obj::List(items) => match position(i, items.len()) {
+            Some(k) => {
+                items.remove(k);
+            }
+            None => forget_items(items.iter_mut()),
+        },
+        Obj::Dict(items) => {
+            if i.as_str().is_some() || i.as_const_int().is_some() {
+                items.retain(|(k, _)| k != i);
+            } else {
+                items.clear();
+                items.push((Value::Unknown, Value::Unknown));
+            }
+        }
+        Obj::Container { items, .. } => {
+            let key = i.as_str();
+            match (key, position(i, items.len())) {
+                (Some(k), _) => items.retain(|(n, _)| n.as_deref() != Some(k)),
+                (None, Some(k)) => {
+                    items.remove(k);
+                }
+                // a slice or an index not known: what the container runs is not known
+                (None, None) => forget_items(items.iter_mut().map(|(_, v)| v)),
+            }
+        }
+        _ => {}
+    }
+}
+
+fn forget_items<'a>(items: impl Iterator<Item = &'a mut Value>) {
+    for v in items {
+        *v = Value::Unknown;
+    }
 }
 
 /// Record the training mode `mode` on a module and on the modules it registers, as
@@ -297,6 +357,16 @@ pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
 pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     match &recv {
+        // `x.set_(y)`, `x.resize_(...)`: the tensor object changes, in every alias
+        Value::Tensor(t) if matches!(name, "set_" | "resize_" | "resize_as_") => {
+            let new = match (name, args.first()) {
+                ("set_", Some(v @ Value::Tensor(_))) => v.clone(),
+                _ => Value::Unknown,
+            };
+            let t = t.clone();
+            torch::layers::tensor_replaced(&mut st, &t, &new);
+            return vec![(st, new)];
+        }
         Value::Tensor(_) => return torch::device::around_method(cx, st, recv, name, args, kwargs, span, |cx, st, recv, args, kwargs| torch::tensor::tensor_method(cx, st, recv, name, args, kwargs, span)),
         Value::Ref(id) => {
             let id = *id;
@@ -320,6 +390,33 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                             return vec![(st, Value::Unknown)];
                         }
                         "__call__" => return torch::call_module_value(cx, st, recv.clone(), args, kwargs, span),
+                        // `layers.insert(0, m)`, `layers.pop()`, `layers.pop(2)`
+                        "insert" => {
+                            let (Some(i), Some(m)) = (args.first(), args.get(1)) else { return vec![(st, Value::Unknown)] };
+                            match i.as_const_int().map(|k| if k < 0 { (k + items.len() as i128).max(0) } else { k.min(items.len() as i128) }) {
+                                Some(k) => items.insert(k as usize, (None, m.clone())),
+                                None => forget_items(items.iter_mut().map(|(_, v)| v)),
+                            }
+                            *st.get_mut(id) = Obj::Container { kind, items, attrs };
+                            return vec![(st, Value::None)];
+                        }
+                        "pop" => {
+                            let i = args.first().cloned().unwrap_or(Value::int(-1));
+                            let (out, items) = match position(&i, items.len()) {
+                                Some(k) => {
+                                    let mut items = items;
+                                    let (_, v) = items.remove(k);
+                                    (v, items)
+                                }
+                                None => {
+                                    let mut items = items;
+                                    forget_items(items.iter_mut().map(|(_, v)| v));
+                                    (Value::Unknown, items)
+                                }
+                            };
+                            *st.get_mut(id) = Obj::Container { kind, items, attrs };
+                            return vec![(st, out)];
+                        }
                         _ => {}
                     }
                 }
@@ -327,6 +424,19 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(cx, st, id, attrs, name, args, kwargs, span),
                 Obj::Namespace { kind, .. } if kind.starts_with("numpy.") => return numpy::method(cx, st, id, name, args, kwargs),
                 _ => {}
+            }
+            // a forward hook may change what a module takes or returns: its calls are no longer
+            // modelled
+            if matches!(name, "register_forward_pre_hook" | "register_forward_hook") {
+                match st.get_mut(id) {
+                    Obj::Layer(l) => torch::layers::mark_modified(l),
+                    Obj::Container { items, .. } => forget_items(items.iter_mut().map(|(_, v)| v)),
+                    Obj::Instance { attrs, .. } => {
+                        attrs.insert(Name::from(HOOKED), Value::Bool(true));
+                    }
+                    _ => {}
+                }
+                return vec![(st, Value::Unknown)];
             }
             // nn.Module methods that set an attribute
             if matches!(name, "register_buffer" | "register_parameter" | "add_module" | "register_module") {

@@ -145,13 +145,21 @@ pub enum GradMode {
 }
 
 /// Whether a tensor is part of an autograd graph (requires grad or has a grad_fn), for
-/// `backward()` (SHP309): not known, tracked, or certainly not and why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// `backward()` (SHP309): not known, tracked, or certainly not and why. Two untracked tensors
+/// are equal whatever the reason (which only a message shows): paths and loop iterations that
+/// differ only there merge.
+#[derive(Debug, Clone, Copy, Eq, Default)]
 pub enum Grad {
     #[default]
     Unknown,
     Tracked,
     Untracked(NoGrad, Span),
+}
+
+impl PartialEq for Grad {
+    fn eq(&self, o: &Grad) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(o)
+    }
 }
 
 /// Why a tensor has no graph.
@@ -257,16 +265,22 @@ pub fn reset_values_tracking() {
     BOUNDED.with(|b| b.set(false));
 }
 
-/// What a path-wide forget changes in a tensor ([`State::forget_values`],
-/// [`State::forget_grads`]): the tensor it becomes, `None` when it has nothing to forget.
-type Forget = fn(&Tensor) -> Option<Tensor>;
+/// What a path-wide change does to a tensor ([`State::forget_values`],
+/// [`State::forget_grads`], [`State::replace_tensor`]): the value it becomes, `None` when it
+/// stays.
+type Forget<'f> = &'f dyn Fn(&Rc<Tensor>) -> Option<Value>;
 
-fn no_values(t: &Tensor) -> Option<Tensor> {
-    t.values.is_some().then(|| Tensor { values: None, ..t.clone() })
+fn no_values(t: &Rc<Tensor>) -> Option<Value> {
+    t.values.is_some().then(|| Value::Tensor(Rc::new(Tensor { values: None, ..(**t).clone() })))
 }
 
-fn no_untracked(t: &Tensor) -> Option<Tensor> {
-    matches!(t.grad, Grad::Untracked(..)).then(|| Tensor { grad: Grad::Unknown, ..t.clone() })
+/// (an integer or bool tensor never requires grad: it stays untracked)
+fn no_untracked(t: &Rc<Tensor>) -> Option<Value> {
+    may_track(t).then(|| Value::Tensor(Rc::new(Tensor { grad: Grad::Unknown, ..(**t).clone() })))
+}
+
+fn may_track(t: &Tensor) -> bool {
+    matches!(t.grad, Grad::Untracked(..)) && t.dtype.is_none_or(|d| d.is_floating())
 }
 
 /// `v` with its tensors changed by `f`; `None` when none changes.
@@ -276,7 +290,7 @@ fn forget_in(v: &Value, f: Forget) -> Option<Value> {
         Some(vs.iter().enumerate().map(|(i, v)| if i < k { v.clone() } else { forget_in(v, f).unwrap_or_else(|| v.clone()) }).collect())
     };
     match v {
-        Value::Tensor(t) => f(t).map(|n| Value::Tensor(Rc::new(n))),
+        Value::Tensor(t) => f(t),
         Value::Tuple(items) => many(items).map(|v| Value::Tuple(Rc::new(v))),
         Value::Bound(r, c) => forget_in(r, f).map(|r| Value::Bound(Box::new(r), c.clone())),
         Value::LibMethod(r, n) => forget_in(r, f).map(|r| Value::LibMethod(Box::new(r), n.clone())),
@@ -690,7 +704,7 @@ impl Value {
     }
     /// The same value with the known values of its tensors forgotten.
     pub fn forget_values(self) -> Value {
-        forget_in(&self, no_values).unwrap_or(self)
+        forget_in(&self, &no_values).unwrap_or(self)
     }
     pub fn as_dtype(&self) -> Option<DType> {
         match self {
@@ -822,7 +836,7 @@ impl State {
         }
         for id in 0..self.heap.len() {
             if obj_has(self.get(id), |t| t.values.is_some()) {
-                forget_obj(self.get_mut(id), no_values);
+                forget_obj(self.get_mut(id), &no_values);
             }
         }
     }
@@ -832,8 +846,19 @@ impl State {
     /// True`), and any alias of it may be the one.
     pub fn forget_grads(&mut self) {
         for id in 0..self.heap.len() {
-            if obj_has(self.get(id), |t| matches!(t.grad, Grad::Untracked(..))) {
-                forget_obj(self.get_mut(id), no_untracked);
+            if obj_has(self.get(id), may_track) {
+                forget_obj(self.get_mut(id), &no_untracked);
+            }
+        }
+    }
+
+    /// Replace a tensor, in every alias of it on this path, by `new` (`x.data = y`,
+    /// `x.set_(y)`: the tensor object changed in place).
+    pub fn replace_tensor(&mut self, old: &Rc<Tensor>, new: &Value) {
+        let f = |t: &Rc<Tensor>| Rc::ptr_eq(t, old).then(|| new.clone());
+        for id in 0..self.heap.len() {
+            if forget_obj(&mut self.get(id).clone(), &f) {
+                forget_obj(self.get_mut(id), &f);
             }
         }
     }

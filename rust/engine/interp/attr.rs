@@ -167,6 +167,12 @@ impl<'a> Interp<'a> {
             if &**name == "requires_grad" {
                 st.forget_grads();
             }
+            // `x.data = y` makes x hold y (in every alias), of y's shape
+            if &**name == "data"
+                && let Value::Tensor(old) = o
+            {
+                torch::layers::tensor_replaced(st, old, &v);
+            }
         }
         if let Value::Ref(id) = o {
             // a layer's attribute stored into an instance of a subclass of it goes to the layer

@@ -219,13 +219,37 @@ impl<'a> Interp<'a> {
             StmtKind::ImportFrom { module, level, names } => self.import_from_stmt(module.as_ref(), *level, names, st, ctx, s.span),
             StmtKind::Global(_) | StmtKind::Nonlocal(_) | StmtKind::Pass => vec![(st, Flow::Normal)],
             StmtKind::Delete(ts) => {
-                let mut st = st;
+                let mut states = vec![st];
                 for t in ts {
-                    if let Target::Name(n, _) = t {
-                        self.set_var(&mut st, ctx, n, Value::Unknown);
+                    let mut next = Vec::new();
+                    for mut st in states {
+                        match t {
+                            Target::Name(n, _) => {
+                                self.set_var(&mut st, ctx, n, Value::Unknown);
+                                next.push(st);
+                            }
+                            // `del model.classifier[6]`, `del cache[key]`
+                            Target::Subscript(obj, idx, _) => {
+                                for (st, o) in self.eval(obj, st, ctx) {
+                                    for (mut st, i) in self.eval(idx, st, ctx) {
+                                        crate::models::delete_item(&mut st, &o, &i);
+                                        next.push(st);
+                                    }
+                                }
+                            }
+                            // `del model.fc`: the attribute is gone (Unknown)
+                            Target::Attr(obj, name, _) => {
+                                for (mut st, o) in self.eval(obj, st, ctx) {
+                                    self.set_attr(&mut st, &o, name, Value::Unknown);
+                                    next.push(st);
+                                }
+                            }
+                            _ => next.push(st),
+                        }
                     }
+                    states = next;
                 }
-                vec![(st, Flow::Normal)]
+                states.into_iter().map(|st| (st, Flow::Normal)).collect()
             }
             StmtKind::Break => vec![(st, Flow::Break)],
             StmtKind::Continue => vec![(st, Flow::Continue)],

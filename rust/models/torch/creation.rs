@@ -266,6 +266,9 @@ fn legacy(cx: &mut dyn ModelCtx, st: State, dtype: DType, args: &[Value], span: 
             Some(dims) => Shape::known(dims),
             None => return vec![(st, Value::Unknown)],
         },
+        // a tuple of ints may be a `torch.Size` (`torch.FloatTensor(x.size())`: sizes) or data
+        // (`torch.FloatTensor((2, 3))`): not told apart
+        [Value::Tuple(items)] if items.iter().all(|i| matches!(i, Value::Int(_))) => return vec![(st, Value::Unknown)],
         [data] => match crate::models::numpy::array_of(&st, data) {
             Some(a) => a.shape.clone(),
             None if matches!(data, Value::Tuple(_) | Value::Ref(_)) => {

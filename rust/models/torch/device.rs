@@ -27,6 +27,9 @@ use crate::value::*;
 /// Unknown) and the one holding their dtype after a cast (a dtype, Unknown).
 pub const DEVICE_ATTR: &str = "<device>";
 pub const DTYPE_ATTR: &str = "<dtype>";
+/// The attribute marking a module wrapped by `nn.DataParallel`, which scatters its inputs to the
+/// module's devices: where it is moved is no precondition on its inputs.
+pub const SCATTERED: &str = "<scattered>";
 
 /// What the checked source does to torch's defaults (read from its text once per analysis).
 #[derive(Clone, Copy, Default)]
@@ -292,11 +295,12 @@ pub fn move_of(name: &str, args: &[Value], kwargs: &[(Name, Value)]) -> Option<M
 pub fn move_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mv: Move) {
     let (dev, dt) = mv;
     let dev_v = dev.map(|d| d.map(|d| Value::Str(Some(Rc::from(d.name())))).unwrap_or(Value::Unknown));
+    let scattered: Name = Name::from(SCATTERED);
     let dt_v = dt.map(|d| d.map(Value::DType).unwrap_or(Value::Unknown));
-    let move_tensor = |t: &Rc<Tensor>| -> Value {
+    let move_tensor = |t: &Rc<Tensor>, scattered: bool| -> Value {
         let mut n = (**t).clone();
         if let Some(d) = dev {
-            n.device = d;
+            n.device = if scattered { None } else { d };
         }
         if let Some(d) = dt
             && t.dtype.is_none_or(|x| x.is_floating())
@@ -306,8 +310,9 @@ pub fn move_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mv: Move) {
         Value::Tensor(Rc::new(n))
     };
     crate::models::for_each_module(cx, st, id, &mut |attrs, user| {
+        let scattered = attrs.contains_key(&scattered);
         if let Some(v) = &dev_v {
-            attrs.insert(Name::from(DEVICE_ATTR), v.clone());
+            attrs.insert(Name::from(DEVICE_ATTR), if scattered { Value::Unknown } else { v.clone() });
         }
         if let Some(v) = &dt_v {
             attrs.insert(Name::from(DTYPE_ATTR), v.clone());
@@ -318,7 +323,7 @@ pub fn move_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mv: Move) {
             if let Value::Tensor(t) = v
                 && (!user || t.registered)
             {
-                *v = move_tensor(t);
+                *v = move_tensor(t, scattered);
             }
         }
     });

@@ -41,24 +41,45 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
     };
     let Some(items) = b.get("tensors").and_then(|v| cx.iterate(&mut st, v, span)) else { return vec![(st, Value::Unknown)] };
     let mut shapes = Vec::new();
-    let mut dtype = None;
-    for it in &items {
+    let mut dtypes = Vec::new();
+    let name = if stack { "torch.stack" } else { "torch.cat" };
+    for (k, it) in items.iter().enumerate() {
         match it {
             Value::Tensor(t) => {
                 let s = st.resolve(&t.shape);
                 if s.prefix.is_some() {
                     return vec![(st, Value::Unknown)];
                 }
-                dtype = t.dtype;
+                dtypes.push(t.dtype);
+                // torch raises "zero-dimensional tensor (at position k) cannot be concatenated"
+                if !stack && s.dims.is_empty() {
+                    cx.check(&st, span, Tri::True, |_| (ConcatShapeMismatch::ZeroDim { op: name.into(), index: k.to_string() }, Vec::new()));
+                    return Vec::new();
+                }
+                // cat skips a legacy empty 1-D tensor (`torch.tensor([])`) wherever it is; one
+                // that may be empty leaves the result unknown
+                if !stack && s.dims.len() == 1 {
+                    match s.dims[0].as_const() {
+                        Some(0) => continue,
+                        Some(_) => {}
+                        None => {
+                            if items.iter().any(|o| matches!(o, Value::Tensor(u) if st.resolve(&u.shape).dims.len() != 1)) {
+                                return vec![(st, Value::Unknown)];
+                            }
+                        }
+                    }
+                }
                 shapes.push(s);
             }
             _ => return vec![(st, Value::Unknown)],
         }
     }
+    // (the result's dtype: the inputs' when they agree)
+    let dtype = if dtypes.windows(2).all(|w| w[0] == w[1]) { dtypes.first().copied().flatten() } else { None };
     if shapes.is_empty() {
-        return vec![(st, Value::Unknown)];
+        // every tensor a skipped empty one: an empty one
+        return if !stack && !dtypes.is_empty() { vec![(st, tensor_value(Shape::known(vec![Dim::konst(0)]), dtype))] } else { vec![(st, Value::Unknown)] };
     }
-    let name = if stack { "torch.stack" } else { "torch.cat" };
     let rank0 = shapes[0].dims.len();
     // ranks must agree
     for (k, s) in shapes.iter().enumerate() {

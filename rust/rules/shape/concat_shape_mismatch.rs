@@ -52,5 +52,7 @@ crate::violation! {
         /// `pad_sequence`/`pack_sequence`: the sequences differ after their length dim (in
         /// rank or at `dim`).
         Padded { op, first, index, other } => "{op}: sequences must match in every dim after the first: sequence 0 is {first}, sequence {index} is {other}",
+        /// `cat` of a 0-dim tensor (a loss, a `.sum()`).
+        ZeroDim { op, index } => "{op}: tensor {index} is 0-dim, and a 0-dim tensor cannot be concatenated (use torch.stack)",
     }
 }

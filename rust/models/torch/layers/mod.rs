@@ -238,6 +238,10 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>,
             let m = b.get("module").cloned().unwrap_or(Value::Unknown);
             if let Value::Ref(id) = m {
                 device::move_module(cx, &mut st, id, (Some(None), None));
+                // and a later `model.cuda()` of the wrapper still scatters them
+                crate::models::for_each_module(cx, &mut st, id, &mut |attrs, _| {
+                    attrs.insert(Name::from(device::SCATTERED), Value::Bool(true));
+                });
             }
             vec![(st, m)]
         }
@@ -360,7 +364,31 @@ pub fn attr_stored(st: &State, l: &mut Layer, name: &str, v: &Value) {
     if name == "training" || same_parameter || tied {
         return;
     }
+    mark_modified(l);
+}
+
+/// Make a layer's calls Unknown: something the model does not follow changed what it computes
+/// (a forward hook, a parameter's `.data` replaced).
+pub fn mark_modified(l: &mut Layer) {
     l.attrs.insert(Rc::from(MODIFIED), Value::Bool(true));
+}
+
+/// `x.data = y` / `x.set_(y)` of a tensor of another (or an unknown) shape: `x` is `y` in every
+/// alias, and since `x` may be a layer's parameter (`emb.weight.data = ...`), which the layer
+/// models do not read from the tensor, every layer's calls become Unknown.
+pub fn tensor_replaced(st: &mut State, old: &Rc<Tensor>, new: &Value) {
+    let same = matches!(new, Value::Tensor(n) if st.resolve(&n.shape) == st.resolve(&old.shape) && n.shape.prefix.is_none());
+    if same {
+        return;
+    }
+    st.replace_tensor(old, new);
+    for id in 0..st.heap.len() {
+        if matches!(st.get(id), Obj::Layer(l) if !l.attrs.contains_key(MODIFIED)) {
+            if let Obj::Layer(l) = st.get_mut(id) {
+                mark_modified(l);
+            }
+        }
+    }
 }
 
 pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
