@@ -75,3 +75,43 @@ def test_backward_without_a_graph_is_reported_where_torch_raises(body):
 def test_backward_torch_runs_is_not_reported(body):
     assert run(body) is None, f"torch raises on {body!r}"
     assert findings(body) == []
+
+
+# SHP310: in-place ops autograd cannot undo (the line torch raises: the backward, or the in-place
+# op on a leaf)
+INPLACE_RAISES = [
+    "h = torch.sigmoid(w * 2)\nh.mul_(2)\ny = h.sum()\ny.backward()\n",
+    "h = torch.tanh(w * 2)\ng = h * 3\nh += 1\ny = g.sum()\ny.backward()\n",
+    "e = torch.exp(w)\ne /= e.sum()\ny = e.sum()\ny.backward()\n",
+    "p = torch.softmax(w, dim=0)\np[0] = 0\ny = p.sum()\ny.backward()\n",
+    "h = torch.relu(w * 2)\nv = h.view(3, 1)\nv.add_(1)\ny = h.sum()\ny.backward()\n",
+    "m = nn.Sequential(nn.Linear(3, 3), nn.Sigmoid())\nh = m(torch.randn(2, 3))\nh.clamp_(0.1, 0.9)\ny = h.sum()\ny.backward()\n",
+    "h = torch.sigmoid(w)\nwith torch.no_grad():\n    h.mul_(2)\ny = h.sum()\ny.backward()\n",
+    "w.add_(1)\n",
+    "w += 1\n",
+    "p = nn.Parameter(torch.randn(3))\np.mul_(2)\n",
+]
+
+INPLACE_RUNS = [
+    "lin = nn.Linear(3, 3)\nh = lin(torch.randn(2, 3))\nh.relu_()\ny = h.sum()\ny.backward()\n",
+    "h = torch.sigmoid(w)\nh = h * 2\nh.add_(1)\ny = h.sum()\ny.backward()\n",
+    "h = torch.tanh(w)\nh2 = h.clone()\nh2.mul_(2)\ny = (h + h2).sum()\ny.backward()\n",
+    "with torch.no_grad():\n    w.add_(1)\ny = (w * 2).sum()\ny.backward()\n",
+    "w.data.add_(1)\ny = (w * 2).sum()\ny.backward()\n",
+    "x = torch.randn(3)\nh = torch.sigmoid(x)\nh.mul_(2)\ny = (h * w).sum()\ny.backward()\n",
+    "h = torch.sigmoid(w)\ny = h.sum()\ny.backward()\nh.mul_(2)\n",
+    "h = torch.exp(w)\nother = torch.exp(w * 2)\nother += 1\ny = h.sum()\ny.backward()\n",
+]
+
+
+@pytest.mark.parametrize("body", INPLACE_RAISES)
+def test_an_in_place_op_autograd_cannot_undo_is_reported_where_torch_raises(body):
+    line = run(body)
+    assert line is not None, f"torch runs {body!r}"
+    assert findings(body) == [("SHP310", line)]
+
+
+@pytest.mark.parametrize("body", INPLACE_RUNS)
+def test_an_in_place_op_torch_runs_is_not_reported(body):
+    assert run(body) is None, f"torch raises on {body!r}"
+    assert findings(body) == []

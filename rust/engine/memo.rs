@@ -113,6 +113,7 @@ pub struct EntryFacts {
     pub tainted: bool,
     pub in_try: u32,
     pub grad_mode: GradMode,
+    pub params_frozen: bool,
     pub opaque_prefix: bool,
     /// Whether tensors with known values exist (`value::values_tracked`): a call recorded
     /// before any did skipped forgetting them (an in-place write), so it must not be
@@ -128,6 +129,7 @@ impl EntryFacts {
             tainted: st.tainted,
             in_try: st.in_try,
             grad_mode: st.grad_mode,
+            params_frozen: st.params_frozen,
             opaque_prefix: st.branches.iter().any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..))),
             values_tracked: crate::value::values_tracked(),
         }
@@ -207,7 +209,7 @@ impl Memo {
             let untouched = s.heap.len() >= l0
                 && s.heap[..l0].iter().zip(r.entry_state.heap.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || a == b);
             let n = r.entry_state.branches.len();
-            if !untouched || s.in_try != r.entry_state.in_try || s.grad_mode != r.entry_state.grad_mode || s.branches.len() < n || s.branches[..n] != r.entry_state.branches[..] {
+            if !untouched || s.in_try != r.entry_state.in_try || s.grad_mode != r.entry_state.grad_mode || s.params_frozen != r.entry_state.params_frozen || s.branches.len() < n || s.branches[..n] != r.entry_state.branches[..] {
                 return;
             }
             results.push(CallResult {

@@ -221,7 +221,7 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     if path == "torch.autograd.Variable" {
         let v = match (args.as_slice(), kwargs.iter().find(|(k, _)| &**k == "requires_grad").map(|(_, v)| v)) {
             ([Value::Tensor(t)], None) if kwargs.iter().all(|(k, _)| &**k == "volatile") => Value::Tensor(t.clone()),
-            ([Value::Tensor(t)], Some(Value::Bool(true))) if kwargs.len() == 1 => Value::Tensor(Rc::new(Tensor { grad: Grad::Tracked, ..(**t).clone() })),
+            ([Value::Tensor(t)], Some(Value::Bool(true))) if kwargs.len() == 1 => Value::Tensor(Rc::new(Tensor { grad: Grad::Leaf, ..(**t).clone() })),
             _ => Value::Unknown,
         };
         return vec![(st, v)];
@@ -480,6 +480,11 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             {
                 torch::device::move_module(cx, &mut st, id, mv);
                 return vec![(st, recv.clone())];
+            }
+            // `model.requires_grad_(False)`: its parameters (and maybe others': not followed) may
+            // no longer require grad
+            if name == "requires_grad_" {
+                st.params_frozen = true;
             }
             // nn.Module methods that return the module itself
             if matches!(name, "to" | "cuda" | "cpu" | "train" | "eval" | "float" | "double" | "half" | "requires_grad_" | "apply") {

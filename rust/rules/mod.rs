@@ -73,6 +73,7 @@ pub static ALL: &[&Rule] = &[
     &device_dtype::dtype_mismatch::RULE,
     &training::probabilities_as_logits::RULE,
     &training::backward_without_graph::RULE,
+    &training::inplace_modifies_saved::RULE,
     &training::scalar_required::RULE,
     &may_fail::loss_target_broadcast::RULE,
 ];

@@ -133,6 +133,26 @@ pub struct Tensor {
     pub act: Option<(Act, crate::ir::Span)>,
     /// Whether autograd records it (`models/torch/autograd.rs`).
     pub grad: Grad,
+    /// What of it autograd saved for backward, and whether an in-place op broke that (SHP310).
+    pub saved: Option<Rc<Saved>>,
+}
+
+/// The tensors autograd saved for backward that a tensor's graph needs unchanged, by the span of
+/// the op that saved them (`models/torch/autograd.rs`, SHP310).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Saved {
+    /// This tensor's values (its storage) were saved by the op at this span (`h = tanh(...)`; a
+    /// view of `h` too): an in-place op on it breaks every graph that needs them.
+    pub storage: Option<Span>,
+    /// The saved storages its graph needs (at most [`Saved::MAX`]: a longer list forgets some,
+    /// which can only miss a report).
+    pub needs: Vec<Span>,
+    /// An in-place op (the first span) changed a storage its graph needs (saved at the second).
+    pub broken: Option<(Span, Span)>,
+}
+
+impl Saved {
+    pub const MAX: usize = 8;
 }
 
 /// Whether autograd records ops: on (the default), off since a span (`with torch.no_grad()`,
@@ -152,7 +172,11 @@ pub enum GradMode {
 pub enum Grad {
     #[default]
     Unknown,
+    /// the result of an op autograd records
     Tracked,
+    /// a leaf that requires grad (`requires_grad=True`, `nn.Parameter`), or a view of one: an
+    /// in-place op on it raises outside `torch.no_grad()`
+    Leaf,
     Untracked(NoGrad, Span),
 }
 
@@ -183,7 +207,7 @@ pub enum Act {
 impl Tensor {
     /// A tensor of this shape and dtype whose strides and values are not known.
     pub fn new(shape: Shape, dtype: Option<DType>) -> Tensor {
-        Tensor { shape, dtype, device: None, layout: None, values: None, registered: false, act: None, grad: Grad::Unknown }
+        Tensor { shape, dtype, device: None, layout: None, values: None, registered: false, act: None, grad: Grad::Unknown, saved: None }
     }
     /// The same tensor with these value bounds.
     pub fn with_values(mut self, values: Option<Rc<IntBounds>>) -> Tensor {
@@ -416,7 +440,7 @@ pub fn layout_blind<R>(f: impl FnOnce() -> R) -> R {
 
 impl PartialEq for Tensor {
     fn eq(&self, o: &Tensor) -> bool {
-        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && self.registered == o.registered && self.act == o.act && self.grad == o.grad && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
+        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && self.registered == o.registered && self.act == o.act && self.grad == o.grad && self.saved == o.saved && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
     }
 }
 
@@ -743,6 +767,10 @@ pub struct State {
     /// Whether autograd records the ops on this path (`with torch.no_grad()`, a function
     /// decorated with `@torch.no_grad()`, `torch.enable_grad()`).
     pub grad_mode: GradMode,
+    /// Some parameter may have been frozen on this path (`p.requires_grad = False`,
+    /// `model.requires_grad_(False)`): the parameters of a layer are no longer known to
+    /// require grad.
+    pub params_frozen: bool,
     /// The preconditions of the checks the core left undecided on this path, in order: the
     /// executions that go on past such a check are those where it held. Kept only with
     /// `Settings::export_undecided`, for the SMT-LIB context of later checks; never read by the
@@ -761,6 +789,7 @@ impl State {
             shapes: Rc::new(BTreeMap::new()),
             in_try: 0,
             grad_mode: GradMode::On,
+            params_frozen: false,
             assumed: RefCell::new(Rc::new(Vec::new())),
         }
     }
@@ -852,6 +881,20 @@ impl State {
         }
     }
 
+    /// An in-place op at `at` changed the storage autograd saved at `saved`: every tensor of
+    /// this path whose graph needs it is broken (`Saved::broken`).
+    pub fn break_saved(&mut self, saved: Span, at: Span) {
+        let f = |t: &Rc<Tensor>| {
+            let s = t.saved.as_ref()?;
+            (s.broken.is_none() && s.needs.contains(&saved)).then(|| Value::Tensor(Rc::new(Tensor { saved: Some(Rc::new(Saved { broken: Some((at, saved)), ..(**s).clone() })), ..(**t).clone() })))
+        };
+        for id in 0..self.heap.len() {
+            if forget_obj(&mut self.get(id).clone(), &f) {
+                forget_obj(self.get_mut(id), &f);
+            }
+        }
+    }
+
     /// Replace a tensor, in every alias of it on this path, by `new` (`x.data = y`,
     /// `x.set_(y)`: the tensor object changed in place).
     pub fn replace_tensor(&mut self, old: &Rc<Tensor>, new: &Value) {
@@ -871,6 +914,7 @@ impl State {
     pub fn same_state(&self, o: &State) -> bool {
         self.in_try == o.in_try
             && self.grad_mode == o.grad_mode
+            && self.params_frozen == o.params_frozen
             && self.heap.len() == o.heap.len()
             && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
             && (Rc::ptr_eq(&self.heap, &o.heap)

@@ -175,11 +175,14 @@ impl<'a> Interp<'a> {
     }
 
     fn set_item(&mut self, st: &mut State, o: &Value, i: &Value, v: Value, _span: Span) {
-        if matches!(o, Value::Tensor(_)) {
-            // `x[i] = v` writes into x and every view of it: known values are stale, and x is
-            // part of autograd's graph when v is
+        if let Value::Tensor(t) = o {
+            // `x[i] = v` writes into x and every view of it: known values are stale, x is part
+            // of autograd's graph when v is, and a graph that saved x breaks (SHP310)
             st.forget_values();
             st.forget_grads();
+            if let Some(at) = t.saved.as_ref().and_then(|s| s.storage) {
+                st.break_saved(at, _span);
+            }
         }
         if let Value::Ref(id) = o {
             let key = i.clone();

@@ -166,6 +166,8 @@ impl<'a> Interp<'a> {
             // `x.requires_grad = True` changes whether autograd records it (in every alias)
             if &**name == "requires_grad" {
                 st.forget_grads();
+                // (`for p in model.parameters(): p.requires_grad = False`)
+                st.params_frozen = true;
             }
             // `x.data = y` makes x hold y (in every alias), of y's shape
             if &**name == "data"

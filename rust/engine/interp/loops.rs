@@ -249,6 +249,7 @@ impl<'a> Interp<'a> {
                     a.heap.len() == b.heap.len()
                         && a.in_try == b.in_try
                         && a.grad_mode == b.grad_mode
+                        && a.params_frozen == b.params_frozen
                         && a.same_path_facts(b)
                         && (Rc::ptr_eq(&a.shapes, &b.shapes) || a.shapes == b.shapes)
                         && if suffix.is_empty() { a.branches == b.branches } else { b.branches.starts_with(&a.branches) }

@@ -20,7 +20,20 @@ impl<'a> Interp<'a> {
     fn binop_inner(&mut self, op: BinOp, a: Value, b: Value, st: State, span: Span, inplace: bool) -> Vals {
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             let writes = inplace && matches!(a, Value::Tensor(_));
+            // `x += y` writes into x: a leaf that requires grad raises, a tensor autograd saved
+            // breaks the graphs that need it (SHP310)
+            let mut st = st;
+            let written = match &a {
+                Value::Tensor(t) if writes => match torch::autograd::in_place(self, &mut st, &format!("`{}=`", op.symbol()), t, span) {
+                    Some(w) => Some(w),
+                    None => return Vec::new(),
+                },
+                _ => None,
+            };
             let mut out = torch::tensor_binop(self, st, op, a, b, span, inplace);
+            if let Some(w) = written {
+                out = torch::autograd::written(out, &w);
+            }
             if writes {
                 // `x += k` writes into x and every view of it: known values are stale, and which
                 // of them autograd records may have changed

@@ -1,22 +1,44 @@
-//! Which tensors autograd records (`Tensor::grad`), for `backward()` on a tensor without a
-//! graph (SHP309, `rules/training/backward_without_graph.rs`).
+//! What autograd records of each tensor: whether it is part of a graph (`Tensor::grad`, for
+//! `backward()` on a tensor without one, SHP309), and which tensors its graph needs saved and
+//! unchanged (`Tensor::saved`, for in-place ops that break them, SHP310).
 //!
-//! The dispatch sets the grad of every result of a torch call ([`stamp`]): while autograd is off
-//! on the path (`State::grad_mode`: `with torch.no_grad()`, `@torch.no_grad()`,
-//! `torch.inference_mode()`) a result is untracked; `detach()` gives an untracked tensor; an
-//! integer or bool result is never tracked; a creation function's result is tracked only with
-//! `requires_grad=True`; any other result is tracked when an input is, untracked when every
-//! input is known to be, and unknown otherwise. A layer with parameters counts them as an input
-//! of unknown grad (they may be frozen), so its output is tracked only when its input is. What
-//! no model stamps (a dataset's batch, a parameter read off a layer) is unknown: never a report.
+//! The dispatch sets both on every result of a torch call ([`stamp`]):
+//! - **grad.** While autograd is off on the path (`State::grad_mode`: `with torch.no_grad()`,
+//!   `@torch.no_grad()`, `torch.inference_mode()`) a result is untracked; `detach()` gives an
+//!   untracked tensor; an integer or bool result is never tracked; a creation function's result
+//!   is a leaf only with `requires_grad=True` (as `nn.Parameter` and `requires_grad_()` make one);
+//!   any other result is tracked when an input is, untracked when every input is known to be,
+//!   and unknown otherwise. A layer's parameters require grad unless something on the path may
+//!   have frozen some (`State::params_frozen`). What no model stamps (a dataset's batch, a
+//!   parameter read off a layer) is unknown: never a report.
+//! - **saved.** An op whose backward reads its own output ([`SAVES_OUTPUT`]: `sigmoid`,
+//!   `tanh`, `exp`, `softmax`, `relu`, ...) marks a tracked result as saved, by the op's span;
+//!   a view of it ([`VIEWS`]) shares that storage; every result needs what its inputs' graphs
+//!   need. An in-place op on a saved storage ([`in_place`]) breaks every tensor on the path
+//!   whose graph needs it, and `backward()` on a broken one raises. An in-place op on a leaf
+//!   that requires grad raises outside `no_grad`.
 
 use std::rc::Rc;
 
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::rules::training::backward_without_graph::BackwardWithoutGraph;
+use crate::rules::training::inplace_modifies_saved::InplaceModifiesSaved;
 use crate::shape::Tri;
 use crate::value::*;
+
+/// The ops whose backward reads their output: a tracked result is saved.
+pub const SAVES_OUTPUT: &[&str] = &[
+    "sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu", "sqrt", "rsqrt", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "ReLU",
+];
+
+/// The ops whose result is a view of their input (sharing its storage and version): an
+/// in-place op on the result changes the input. (`reshape`, `flatten` and `contiguous` may copy:
+/// not counted, which can only miss a report.)
+pub const VIEWS: &[&str] = &[
+    "view", "view_as", "transpose", "permute", "t", "T", "mT", "squeeze", "unsqueeze", "expand", "expand_as", "narrow", "select", "unflatten", "detach", "swapaxes", "movedim",
+    "<basic index>",
+];
 
 /// The grad of a result computed from inputs of these grads: tracked when one is, untracked
 /// (for the reason of the first untracked one) when all are known to be, unknown otherwise.
@@ -25,7 +47,7 @@ pub fn combine(inputs: impl Iterator<Item = Grad>, span: Span) -> Grad {
     let mut unknown = false;
     for g in inputs {
         match g {
-            Grad::Tracked => return Grad::Tracked,
+            Grad::Tracked | Grad::Leaf => return Grad::Tracked,
             Grad::Unknown => unknown = true,
             Grad::Untracked(w, s) => {
                 if why.is_none_or(|(c, _)| c == NoGrad::Constant && w != NoGrad::Constant) {
@@ -44,9 +66,9 @@ pub fn combine(inputs: impl Iterator<Item = Grad>, span: Span) -> Grad {
 /// How a call's results relate to autograd.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Source {
-    /// computed from these inputs (and, with `params`, from parameters of unknown grad)
+    /// computed from the inputs (and, with `params`, from the parameters of a layer)
     Inputs { params: bool },
-    /// a new tensor (a creation function), tracked only with `requires_grad=True`
+    /// a new tensor (a creation function), a leaf only with `requires_grad=True`
     Created { requires_grad: Option<bool> },
     /// `x.detach()`
     Detached,
@@ -54,13 +76,18 @@ pub enum Source {
     RequiresGrad(Option<bool>),
 }
 
-/// The grad of each tensor among the results (in tuples too).
-pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, span: Span) -> Vals {
+/// The grad and the saved tensors of each tensor among the results (in tuples too) of the op
+/// `name` (a function's or method's last name, a layer's class, `<basic index>`).
+pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, span: Span) -> Vals {
     out.into_iter()
         .map(|(st, v)| {
             let g = grad_of(&st, inputs, source, span);
+            let saved = saved_of(inputs, g, name, span);
             // (an integer or bool tensor never requires grad)
-            let v = set(v, &|t: &Tensor| if t.dtype.is_some_and(|d| !d.is_floating()) { Grad::Untracked(NoGrad::Constant, span) } else { g });
+            let v = set(v, &|t: &Tensor| {
+                let g = if t.dtype.is_some_and(|d| !d.is_floating()) { Grad::Untracked(NoGrad::Constant, span) } else { g };
+                (g, saved.clone())
+            });
             (st, v)
         })
         .collect()
@@ -69,7 +96,7 @@ pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, span: Span) -> Va
 fn grad_of(st: &State, inputs: &[Rc<Tensor>], source: Source, span: Span) -> Grad {
     match source {
         Source::Detached => return Grad::Untracked(NoGrad::Detached, span),
-        Source::RequiresGrad(Some(true)) => return Grad::Tracked,
+        Source::RequiresGrad(Some(true)) => return Grad::Leaf,
         Source::RequiresGrad(Some(false)) => return Grad::Untracked(NoGrad::Detached, span),
         Source::RequiresGrad(None) => return Grad::Unknown,
         _ => {}
@@ -80,21 +107,54 @@ fn grad_of(st: &State, inputs: &[Rc<Tensor>], source: Source, span: Span) -> Gra
         GradMode::On => {}
     }
     match source {
-        Source::Created { requires_grad: Some(true) } => Grad::Tracked,
+        Source::Created { requires_grad: Some(true) } => Grad::Leaf,
         Source::Created { requires_grad: Some(false) } => Grad::Untracked(NoGrad::Constant, span),
         Source::Created { requires_grad: None } => Grad::Unknown,
-        Source::Inputs { params } => combine(inputs.iter().map(|t| t.grad).chain(params.then_some(Grad::Unknown)), span),
+        Source::Inputs { params } => {
+            let p = if st.params_frozen { Grad::Unknown } else { Grad::Tracked };
+            combine(inputs.iter().map(|t| t.grad).chain(params.then_some(p)), span)
+        }
         _ => Grad::Unknown,
     }
 }
 
-fn set(v: Value, g: &dyn Fn(&Tensor) -> Grad) -> Value {
+/// What a result of `name` computed from `inputs` needs saved, when it is known to be tracked.
+fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, span: Span) -> Option<Rc<Saved>> {
+    let view = VIEWS.contains(&name);
+    let mut s = Saved::default();
+    for t in inputs {
+        if let Some(i) = &t.saved {
+            for n in &i.needs {
+                if !s.needs.contains(n) && s.needs.len() < Saved::MAX {
+                    s.needs.push(*n);
+                }
+            }
+            s.broken = s.broken.or(i.broken);
+        }
+    }
+    if view {
+        // (a view of a saved tensor is that storage; `detach()` shares it too)
+        s.storage = inputs.first().and_then(|t| t.saved.as_ref()).and_then(|i| i.storage);
+    } else if matches!(g, Grad::Tracked | Grad::Leaf) && SAVES_OUTPUT.contains(&name) {
+        s.storage = Some(span);
+        if s.needs.len() < Saved::MAX && !s.needs.contains(&span) {
+            s.needs.push(span);
+        }
+    }
+    (s != Saved::default()).then(|| Rc::new(s))
+}
+
+fn set(v: Value, f: &dyn Fn(&Tensor) -> (Grad, Option<Rc<Saved>>)) -> Value {
     match v {
         Value::Tensor(t) => {
-            let n = g(&t);
-            if t.grad == n { Value::Tensor(t) } else { Value::Tensor(Rc::new(Tensor { grad: n, ..(*t).clone() })) }
+            let (g, s) = f(&t);
+            if t.grad == g && std::mem::discriminant(&t.grad) == std::mem::discriminant(&g) && t.saved == s {
+                Value::Tensor(t)
+            } else {
+                Value::Tensor(Rc::new(Tensor { grad: g, saved: s, ..(*t).clone() }))
+            }
         }
-        Value::Tuple(items) if items.iter().any(|i| matches!(i, Value::Tensor(_))) => Value::Tuple(Rc::new(items.iter().map(|i| set(i.clone(), g)).collect())),
+        Value::Tuple(items) if items.iter().any(|i| matches!(i, Value::Tensor(_))) => Value::Tuple(Rc::new(items.iter().map(|i| set(i.clone(), f)).collect())),
         v => v,
     }
 }
@@ -138,8 +198,59 @@ pub fn mode(enabled: Option<bool>, at: Span) -> GradMode {
     }
 }
 
-/// SHP309: `t.backward()` on a tensor without a graph: torch raises. False when the path ends.
+/// The in-place ops on a tensor that change no values (`x.requires_grad_()`).
+pub fn changes_values(name: &str) -> bool {
+    name.ends_with('_') && !matches!(name, "requires_grad_" | "detach_" | "share_memory_" | "retain_grad")
+}
+
+/// An in-place op `op` at `span` writes into `target` (`x.mul_(m)`, `x += 1`, `x[i] = v`):
+/// on a leaf that requires grad outside `no_grad` torch raises (SHP310, false: the path ends);
+/// on a saved storage, every tensor of the path whose graph needs it is broken, and the
+/// returned tensor is `target` broken too (it needs it as well).
+pub fn in_place(cx: &mut dyn ModelCtx, st: &mut State, op: &str, target: &Rc<Tensor>, span: Span) -> Option<Rc<Tensor>> {
+    if target.grad == Grad::Leaf && matches!(target.grad, Grad::Leaf) && st.grad_mode == GradMode::On {
+        let op = op.to_string();
+        cx.check(st, span, Tri::True, |cx| (InplaceModifiesSaved::Leaf { op, shape: cx.show_shape(st, &target.shape) }, Vec::new()));
+        return None;
+    }
+    let Some(at) = target.saved.as_ref().and_then(|s| s.storage) else { return Some(target.clone()) };
+    st.break_saved(at, span);
+    let mut s = (**target.saved.as_ref().unwrap_or(&Rc::new(Saved::default()))).clone();
+    s.broken = s.broken.or(Some((span, at)));
+    Some(Rc::new(Tensor { saved: Some(Rc::new(s)), ..(**target).clone() }))
+}
+
+/// The results of an in-place op carry what its target needs, and its breakage (`written`: the
+/// target as [`in_place`] left it).
+pub fn written(out: Vals, w: &Tensor) -> Vals {
+    let Some(ws) = &w.saved else { return out };
+    out.into_iter()
+        .map(|(st, v)| {
+            let v = set(v, &|t: &Tensor| {
+                let mut s = t.saved.as_deref().cloned().unwrap_or_default();
+                for n in &ws.needs {
+                    if !s.needs.contains(n) && s.needs.len() < Saved::MAX {
+                        s.needs.push(*n);
+                    }
+                }
+                s.storage = s.storage.or(ws.storage);
+                s.broken = s.broken.or(ws.broken);
+                (t.grad, Some(Rc::new(s)))
+            });
+            (st, v)
+        })
+        .collect()
+}
+
+/// SHP309 and SHP310 at `t.backward()`: a tensor without a graph, or whose graph an in-place op
+/// broke: torch raises. False when the path ends.
 pub fn check_backward(cx: &mut dyn ModelCtx, st: &State, t: &Tensor, span: Span) -> bool {
+    if let Some((modified, saved)) = t.saved.as_ref().and_then(|s| s.broken)
+        && matches!(t.grad, Grad::Tracked | Grad::Leaf)
+    {
+        let (modified, saved_by) = (cx.place(modified), format!("at {}", cx.place(saved)));
+        return cx.check(st, span, Tri::True, |cx| (InplaceModifiesSaved::Saved { shape: cx.show_shape(st, &t.shape), modified, saved_by }, Vec::new()));
+    }
     let Grad::Untracked(why, at) = t.grad else { return true };
     let why = match why {
         NoGrad::Mode => format!("computed while gradients were off, since {}", cx.place(at)),

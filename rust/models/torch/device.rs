@@ -393,7 +393,7 @@ pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<V
         super::autograd::Source::Inputs { params: false }
     };
     let out = around_function_inner(cx, st, path, args, kwargs, span, model);
-    let out = super::autograd::stamp(out, &inputs, source, span);
+    let out = super::autograd::stamp(out, &inputs, source, short, span);
     super::activation::after(out, short, src.as_ref(), span)
 }
 
@@ -428,6 +428,16 @@ fn around_function_inner(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec
 /// result, other ops keep the receiver's device (a 0-dim receiver: the inputs').
 #[allow(clippy::too_many_arguments)]
 pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State, Value, Vec<Value>, Vec<(Name, Value)>) -> Vals) -> Vals {
+    let mut st = st;
+    // an in-place op: on a leaf that requires grad torch raises; on a tensor autograd saved,
+    // the graphs that need it break (`autograd.rs`, SHP310)
+    let written = match &recv {
+        Value::Tensor(t) if super::autograd::changes_values(name) => match super::autograd::in_place(cx, &mut st, &format!(".{name}()"), t, span) {
+            Some(w) => Some(w),
+            None => return Vec::new(),
+        },
+        _ => None,
+    };
     // which results are probabilities (`activation.rs`, SHP308)
     let src = recv.clone();
     // what autograd records of the results (`autograd.rs`, SHP309)
@@ -447,9 +457,15 @@ pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
         // part of autograd's graph)
         for (st, _) in out.iter_mut() {
             st.forget_grads();
+            // (`p.requires_grad_(False)` on a parameter may freeze a module)
+            st.params_frozen |= name == "requires_grad_";
         }
     }
-    let out = if matches!(src, Value::Tensor(_)) { super::autograd::stamp(out, &inputs, source, span) } else { out };
+    let out = if matches!(src, Value::Tensor(_)) { super::autograd::stamp(out, &inputs, source, name, span) } else { out };
+    let out = match written {
+        Some(w) => super::autograd::written(out, &w),
+        None => out,
+    };
     super::activation::after(out, name, Some(&src), span)
 }
 
@@ -463,7 +479,7 @@ fn around_method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str
             && args.iter().any(|a| matches!(a, Value::Tensor(_)))
             && kwargs.iter().all(|(k, _)| matches!(&**k, "non_blocking" | "copy" | "memory_format"))
         {
-            let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, registered: false, act: None, grad: Grad::Unknown, shape: r.shape.clone() };
+            let t = Tensor { dtype: dt.flatten(), device: dev.flatten(), layout: None, values: None, registered: false, act: None, grad: Grad::Unknown, saved: None, shape: r.shape.clone() };
             return vec![(st, Value::Tensor(Rc::new(t)))];
         }
         let out = model(cx, st, recv, args, kwargs);
@@ -501,7 +517,7 @@ pub fn around_binop(cx: &mut dyn ModelCtx, st: State, op: &str, matmul: bool, a:
     let (Value::Tensor(x), Value::Tensor(y)) = (a, b) else {
         let ts = tensors_in(&st, [a, b].into_iter());
         let dev = ts.first().and_then(|t| t.device);
-        let out = super::autograd::stamp(model(cx, st), &ts, super::autograd::Source::Inputs { params: false }, span);
+        let out = super::autograd::stamp(model(cx, st), &ts, super::autograd::Source::Inputs { params: false }, "", span);
         return stamp(out, dev);
     };
     let ts = vec![("left operand".to_string(), x.clone()), ("right operand".to_string(), y.clone())];
@@ -512,7 +528,7 @@ pub fn around_binop(cx: &mut dyn ModelCtx, st: State, op: &str, matmul: bool, a:
         return Vec::new();
     }
     let dev = common(&st, &[x.clone(), y.clone()]);
-    let out = super::autograd::stamp(model(cx, st), &[x.clone(), y.clone()], super::autograd::Source::Inputs { params: false }, span);
+    let out = super::autograd::stamp(model(cx, st), &[x.clone(), y.clone()], super::autograd::Source::Inputs { params: false }, "", span);
     stamp(out, dev)
 }
 

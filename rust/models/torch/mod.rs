@@ -137,13 +137,19 @@ pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span
     // recorded by autograd as the tensor is (`x.data` is `x` detached)
     let ts: Vec<Rc<Tensor>> = if let Value::Tensor(t) = &o { vec![t.clone()] } else { Vec::new() };
     let source = if &**name == "data" { autograd::Source::Detached } else { autograd::Source::Inputs { params: false } };
-    device::on_device_of(autograd::stamp(out, &ts, source, span), &o)
+    device::on_device_of(autograd::stamp(out, &ts, source, name, span), &o)
 }
 
 pub fn tensor_index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -> Vals {
+    // (a basic index, of ints, slices, None and `...`, is a view)
+    let basic = |v: &Value| matches!(v, Value::Int(_) | Value::None) || matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>")) || v.as_str() == Some("<ellipsis>");
+    let view = match &i {
+        Value::Tuple(items) if !basic(&i) => items.iter().all(basic),
+        v => basic(v),
+    };
     let out = tensor::index(cx, st, o.clone(), i, span);
     let ts: Vec<Rc<Tensor>> = if let Value::Tensor(t) = &o { vec![t.clone()] } else { Vec::new() };
-    device::on_device_of(autograd::stamp(out, &ts, autograd::Source::Inputs { params: false }, span), &o)
+    device::on_device_of(autograd::stamp(out, &ts, autograd::Source::Inputs { params: false }, if view { "<basic index>" } else { "" }, span), &o)
 }
 
 pub fn tensor_binop(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {

@@ -1,5 +1,6 @@
 //! `SHP3xx`: training-loop and autograd bugs: the loss, the gradients, the optimizer and the
 //! train/eval mode followed through the loop.
 pub mod backward_without_graph;
+pub mod inplace_modifies_saved;
 pub mod probabilities_as_logits;
 pub mod scalar_required;

@@ -226,7 +226,7 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>,
             let integral = matches!(&data, Value::Tensor(t) if t.dtype.is_some_and(|d| !d.is_floating()));
             // a parameter moves with the module it is assigned to
             let data = match data {
-                Value::Tensor(t) => Value::Tensor(Rc::new(Tensor { grad: if grad { Grad::Tracked } else { Grad::Untracked(NoGrad::Detached, span) }, ..(*t).clone().registered() })),
+                Value::Tensor(t) => Value::Tensor(Rc::new(Tensor { grad: if grad { Grad::Leaf } else { Grad::Untracked(NoGrad::Detached, span) }, ..(*t).clone().registered() })),
                 v => v,
             };
             vec![(st, if grad && integral { Value::Unknown } else { data })]
@@ -416,7 +416,7 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
     inputs.extend(device::tensors_in(&st, args.iter().skip(1).chain(kwargs.iter().map(|(_, v)| v))));
     let params = holds_tensors(l, m) && !matches!(m, Module::Loss(_));
     let out = call_module(cx, st, l, m, api, &t, args, kwargs, span);
-    let out = super::autograd::stamp(out, &inputs, super::autograd::Source::Inputs { params }, span);
+    let out = super::autograd::stamp(out, &inputs, super::autograd::Source::Inputs { params }, &l.kind, span);
     // (a softmax or sigmoid layer's probabilities are named by where the layer was built)
     let out = super::activation::after(out, &l.kind, Some(&Value::Tensor(t.clone())), if super::activation::of(&l.kind).is_some() { l.span } else { span });
     device::stamp(layout::forget_permuted(out, &t), dev)
