@@ -90,6 +90,8 @@ INPLACE_RAISES = [
     "w.add_(1)\n",
     "w += 1\n",
     "p = nn.Parameter(torch.randn(3))\np.mul_(2)\n",
+    "w[0].add_(1)\n",
+    "w.view(3, 1).mul_(2)\n",
 ]
 
 INPLACE_RUNS = [

@@ -81,7 +81,11 @@ pub enum Source {
 pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, span: Span) -> Vals {
     out.into_iter()
         .map(|(st, v)| {
-            let g = grad_of(&st, inputs, source, span);
+            let mut g = grad_of(&st, inputs, source, span);
+            // (a view of a leaf that requires grad is one for in-place ops: torch raises there too)
+            if g == Grad::Tracked && name != "detach" && VIEWS.contains(&name) && inputs.first().is_some_and(|t| matches!(t.grad, Grad::Leaf)) {
+                g = Grad::Leaf;
+            }
             let saved = saved_of(inputs, g, name, span);
             // (an integer or bool tensor never requires grad)
             let v = set(v, &|t: &Tensor| {
