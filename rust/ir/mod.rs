@@ -22,7 +22,7 @@ impl FileId {
 }
 
 /// A byte range in a source file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
 pub struct Span {
     pub file: FileId,
     pub start: u32,

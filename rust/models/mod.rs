@@ -49,9 +49,9 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
         return numpy::lib_attr(path, name);
     }
     match full.as_str() {
-        "math.pi" => Value::Float(Some(std::f64::consts::PI)),
-        "math.e" => Value::Float(Some(std::f64::consts::E)),
-        "math.inf" => Value::Float(None),
+        "math.pi" | "torch.pi" => Value::Float(Some(std::f64::consts::PI)),
+        "math.e" | "torch.e" => Value::Float(Some(std::f64::consts::E)),
+        "math.inf" | "torch.inf" | "math.nan" | "torch.nan" => Value::Float(None),
         "torch.float32" | "torch.float" => Value::DType(DType::Float),
         "torch.float64" | "torch.double" => Value::DType(DType::Double),
         "torch.long" | "torch.int64" => Value::DType(DType::Long),
@@ -190,9 +190,17 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     if path.starts_with("torch.nn.utils.rnn.") {
         return torch::packed::call(cx, st, path, args, kwargs, span);
     }
+    // gradient clipping (SHP304: where no backward's gradients wait for a step)
+    if let Some(op) = path.strip_prefix("torch.nn.utils.").filter(|f| matches!(*f, "clip_grad_norm_" | "clip_grad_value_")) {
+        if let Some(p) = args.first().or(kwargs.iter().find(|(k, _)| &**k == "parameters").map(|(_, v)| v)) {
+            let limit = args.get(1).or(kwargs.iter().find(|(k, _)| matches!(&**k, "max_norm" | "clip_value")).map(|(_, v)| v));
+            torch::optim::clip(cx, &st, op, p, limit, span);
+        }
+        return vec![(st, Value::Unknown)];
+    }
     if path.starts_with("torch.optim.") {
         let mut st = st;
-        return match torch::optim::construct(&mut st, path) {
+        return match torch::optim::construct(cx, &mut st, path, &args, &kwargs, span) {
             Some(v) => vec![(st, v)],
             None => vec![(st, Value::Unknown)],
         };
@@ -338,6 +346,8 @@ pub fn ref_args(args: &[Value], kwargs: &[(Name, Value)]) -> Vec<ObjId> {
 
 /// The training mode of these objects that are modules is no longer known.
 pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
+    // (and an optimizer handed to it may have stepped or zeroed: `scaler.step(optimizer)`)
+    torch::optim::forget(st, Some(ids));
     for &id in ids {
         for_each_module(cx, st, id, &mut |attrs, _| {
             attrs.insert(Name::from("training"), Value::Unknown);
@@ -356,6 +366,11 @@ pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
 /// Methods on values: tensors, modules, lists, dicts, strings.
 pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
+    // `loss.backward()` on a value the core does not follow (`scaler.scale(loss).backward()`,
+    // `accelerator.backward(loss)`): it may give any optimizer gradients (`optim.rs`)
+    if name == "backward" && !matches!(recv, Value::Tensor(_)) {
+        torch::optim::forget(&mut st, None);
+    }
     match &recv {
         // `x.set_(y)`, `x.resize_(...)`: the tensor object changes, in every alias
         Value::Tensor(t) if matches!(name, "set_" | "resize_" | "resize_as_") => {
@@ -423,6 +438,7 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 Obj::Layer(_) if name == "__call__" => return torch::call_module_value(cx, st, recv.clone(), args, kwargs, span),
                 Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(cx, st, id, attrs, name, args, kwargs, span),
                 Obj::Namespace { kind, .. } if kind.starts_with("numpy.") => return numpy::method(cx, st, id, name, args, kwargs),
+                Obj::Namespace { kind, .. } if &*kind == torch::optim::OPTIMIZER => return torch::optim::method(cx, st, id, name, &args, &kwargs, span),
                 _ => {}
             }
             // a forward hook may change what a module takes or returns: its calls are no longer
@@ -480,6 +496,11 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             {
                 torch::device::move_module(cx, &mut st, id, mv);
                 return vec![(st, recv.clone())];
+            }
+            // `model.zero_grad()`: the gradients of the optimizers of its layers (`optim.rs`)
+            if name == "zero_grad" && is_module(cx, &st, id) {
+                torch::optim::zero_module(&mut st, id, span);
+                return vec![(st, Value::None)];
             }
             // `model.requires_grad_(False)`: its parameters (and maybe others': not followed) may
             // no longer require grad

@@ -149,10 +149,16 @@ pub struct Saved {
     pub needs: Vec<Span>,
     /// An in-place op (the first span) changed a storage its graph needs (saved at the second).
     pub broken: Option<(Span, Span)>,
+    /// The library layers (by the span that built them) whose parameters its graph reaches,
+    /// the ones `backward()` gives gradients (at most [`Saved::MAX_LAYERS`]; more: `layers_lost`).
+    pub layers: Vec<Span>,
+    /// Some layer of its graph is not in `layers`.
+    pub layers_lost: bool,
 }
 
 impl Saved {
     pub const MAX: usize = 8;
+    pub const MAX_LAYERS: usize = 32;
 }
 
 /// Whether autograd records ops: on (the default), off since a span (`with torch.no_grad()`,

@@ -87,7 +87,11 @@ impl<'a> Interp<'a> {
                         None => vec![(st, Value::Unknown)],
                     },
                     Obj::Namespace { kind, attrs } => {
-                        if &*kind == "ArgParser" || (&*kind == crate::models::numpy::ARRAY && crate::models::numpy::is_array_method(name)) || crate::models::numpy::is_generator_method(&kind, name) {
+                        if &*kind == "ArgParser"
+                            || (&*kind == crate::models::numpy::ARRAY && crate::models::numpy::is_array_method(name))
+                            || crate::models::numpy::is_generator_method(&kind, name)
+                            || (&*kind == torch::optim::OPTIMIZER && matches!(&**name, "zero_grad" | "step"))
+                        {
                             return vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))];
                         }
                         let v = attrs.get(name).cloned().unwrap_or(Value::Unknown);
@@ -155,6 +159,8 @@ impl<'a> Interp<'a> {
             Value::Str(_) | Value::Tuple(_) | Value::Int(_) | Value::Float(_) | Value::Range(..) => {
                 vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))]
             }
+            // `loss.backward()` of a value not followed still reaches the optimizers (`optim.rs`)
+            Value::Unknown if &**name == "backward" => vec![(st, Value::LibMethod(Box::new(Value::Unknown), name.clone()))],
             _ => vec![(st, Value::Unknown)],
         }
     }
@@ -168,6 +174,10 @@ impl<'a> Interp<'a> {
                 st.forget_grads();
                 // (`for p in model.parameters(): p.requires_grad = False`)
                 st.params_frozen = true;
+            }
+            // `p.grad = None` clears gradients the optimizers hold (`optim.rs`): not followed
+            if &**name == "grad" {
+                torch::optim::forget(st, None);
             }
             // `x.data = y` makes x hold y (in every alias), of y's shape
             if &**name == "data"

@@ -79,6 +79,12 @@ pub enum Source {
 /// The grad and the saved tensors of each tensor among the results (in tuples too) of the op
 /// `name` (a function's or method's last name, a layer's class, `<basic index>`).
 pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, span: Span) -> Vals {
+    stamp_layer(out, inputs, source, name, None, span)
+}
+
+/// [`stamp`] for the call of the library layer built at `layer`, whose parameters the
+/// results' graph reaches.
+pub fn stamp_layer(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, layer: Option<Span>, span: Span) -> Vals {
     out.into_iter()
         .map(|(st, v)| {
             let mut g = grad_of(&st, inputs, source, span);
@@ -86,7 +92,7 @@ pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, span:
             if g == Grad::Tracked && name != "detach" && VIEWS.contains(&name) && inputs.first().is_some_and(|t| matches!(t.grad, Grad::Leaf)) {
                 g = Grad::Leaf;
             }
-            let saved = saved_of(inputs, g, name, span);
+            let saved = saved_of(inputs, g, name, layer, span);
             // (an integer or bool tensor never requires grad)
             let v = set(v, &|t: &Tensor| {
                 let g = if t.dtype.is_some_and(|d| !d.is_floating()) { Grad::Untracked(NoGrad::Constant, span) } else { g };
@@ -123,7 +129,7 @@ fn grad_of(st: &State, inputs: &[Rc<Tensor>], source: Source, span: Span) -> Gra
 }
 
 /// What a result of `name` computed from `inputs` needs saved, when it is known to be tracked.
-fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, span: Span) -> Option<Rc<Saved>> {
+fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, layer: Option<Span>, span: Span) -> Option<Rc<Saved>> {
     let view = VIEWS.contains(&name);
     let mut s = Saved::default();
     for t in inputs {
@@ -134,7 +140,26 @@ fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, span: Span) -> Option<Rc
                 }
             }
             s.broken = s.broken.or(i.broken);
+            add_layers(&mut s, &i.layers);
+            s.layers_lost |= i.layers_lost;
         }
+    }
+    if let Some(l) = layer
+        && matches!(g, Grad::Tracked | Grad::Leaf)
+    {
+        add_layers(&mut s, &[l]);
+    }
+    // a leaf that requires grad (a raw nn.Parameter) is a parameter of no layer the set names
+    if inputs.iter().any(|t| matches!(t.grad, Grad::Leaf)) {
+        s.layers_lost = true;
+    }
+    // a tensor autograd does not record has no graph: it needs nothing and reaches no layer
+    // (`fake.detach()`); its storage stays what it is
+    if matches!(g, Grad::Untracked(..)) {
+        s.needs.clear();
+        s.layers.clear();
+        s.layers_lost = false;
+        s.broken = None;
     }
     if view {
         // (a view of a saved tensor is that storage; `detach()` shares it too)
@@ -146,6 +171,18 @@ fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, span: Span) -> Option<Rc
         }
     }
     (s != Saved::default()).then(|| Rc::new(s))
+}
+
+fn add_layers(s: &mut Saved, layers: &[Span]) {
+    for l in layers {
+        if !s.layers.contains(l) {
+            if s.layers.len() < Saved::MAX_LAYERS {
+                s.layers.push(*l);
+            } else {
+                s.layers_lost = true;
+            }
+        }
+    }
 }
 
 fn set(v: Value, f: &dyn Fn(&Tensor) -> (Grad, Option<Rc<Saved>>)) -> Value {

@@ -1,10 +1,35 @@
-//! `torch.optim`: an optimizer is an object that exists (`optimizer is not None` holds, so a
-//! helper's `training = optimizer is not None` decides its `model.train(training)`). Nothing
-//! else about it is modelled yet: its attributes and methods (`step`, `zero_grad`,
-//! `param_groups`) are Unknown, and a user subclass of `torch.optim.Optimizer` is not built.
-//! The optimizer's state through a training loop (SHP3xx) grows here.
+//! `torch.optim`: optimizers and their gradients through the training loop (SHP301, SHP303,
+//! SHP304), and the learning-rate schedulers (objects that touch no gradient).
+//!
+//! An optimizer is a `Namespace` object of kind [`OPTIMIZER`] (so `optimizer is not None`
+//! holds) that knows the library layers whose parameters it updates (by the span that built
+//! each, collected from `model.parameters()`; a parameter list the core cannot follow leaves the
+//! set unknown) and the state of their gradients on the path:
+//! - `none` before any backward, `zeroed` after `zero_grad()` (of the optimizer, or
+//!   `model.zero_grad()` of a module whose layers it updates), `backward` after a `backward()`
+//!   whose loss reaches one of its layers (`Saved::layers`), `stepped` after `step()` used them;
+//! - unknown after anything the core does not follow: the optimizer handed to a library call
+//!   (`scaler.step(optimizer)`), `step(closure)`, a `.grad` store, a loss whose layers are not
+//!   all known.
+//!
+//! The rules read the transitions: a backward into `stepped` gradients (SHP301), a step on
+//! gradients zeroed after the last backward (SHP303), clipping when no backward's gradients wait
+//! for a step (SHP304). Each is a warning on the path: the report rule reports it where every
+//! path to the line carries it.
 
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use crate::ir::{FileId, Name, Span};
+use crate::models::ctx::ModelCtx;
+use crate::rules::training::{clip_order, discarded_gradients, stale_gradients};
+use crate::rules::violation::Violation;
+use crate::shape::Poly;
 use crate::value::*;
+
+/// The kind of the namespace objects that are optimizers.
+pub const OPTIMIZER: &str = "Optimizer";
+const SCHEDULER: &str = "LRScheduler";
 
 /// The optimizer classes of `torch.optim` (torch 2.11).
 const OPTIMIZERS: &[&str] = &[
@@ -12,13 +37,257 @@ const OPTIMIZERS: &[&str] = &[
     "SparseAdam",
 ];
 
-/// `torch.optim.<Class>(...)`: an optimizer object, or None when `path` is not an optimizer
-/// class. The arguments are not checked (torch's own checks of `lr` and the parameter groups
-/// end the run before any tensor is computed).
-pub fn construct(st: &mut State, path: &str) -> Option<Value> {
+// the attributes of an optimizer object
+const LAYERS: &str = "<layers>";
+const GRADS: &str = "<grads>";
+const ZEROED: &str = "<zeroed>";
+const BACKWARD: &str = "<backward>";
+const STEPPED: &str = "<stepped>";
+const STALE: &str = "<stale>";
+const AT: &str = "<at>";
+
+/// A span as a value (an int), for the attributes of an optimizer.
+fn span_value(s: Span) -> Value {
+    Value::Int(Poly::constant(((s.file.0 as i128) << 64) | ((s.start as i128) << 32) | s.end as i128))
+}
+
+fn span_of(v: Option<&Value>) -> Option<Span> {
+    let c = v?.as_const_int()?;
+    Some(Span { file: FileId((c >> 64) as u32), start: ((c >> 32) & 0xffff_ffff) as u32, end: (c & 0xffff_ffff) as u32 })
+}
+
+/// The library layers (by the span that built them) of the modules among `v` (a module, its
+/// `.parameters()`, a list of them, param-group dicts); `None` when some part is not followed.
+fn layers_of(cx: &dyn ModelCtx, st: &State, v: &Value, out: &mut BTreeSet<Span>, depth: usize) -> Option<()> {
+    if depth > 4 {
+        return None;
+    }
+    match v {
+        Value::LibMethod(m, name) if matches!(&**name, "<parameters>") => layers_of(cx, st, m, out, depth + 1),
+        Value::Ref(id) => match st.get(*id) {
+            Obj::List(items) => items.iter().try_for_each(|i| layers_of(cx, st, i, out, depth + 1)),
+            Obj::Dict(items) => match items.iter().find(|(k, _)| k.as_str() == Some("params")) {
+                Some((_, p)) => layers_of(cx, st, p, out, depth + 1),
+                None => None,
+            },
+            _ => module_layers(st, *id, out),
+        },
+        Value::Tuple(items) => items.iter().try_for_each(|i| layers_of(cx, st, i, out, depth + 1)),
+        _ => None,
+    }
+}
+
+/// The layers of a module and its submodules; `None` when it holds a parameter of its own (a raw
+/// `nn.Parameter`), which no layer span names, or is no module the core follows.
+fn module_layers(st: &State, id: ObjId, out: &mut BTreeSet<Span>) -> Option<()> {
+    let mut todo = vec![id];
+    let mut seen = BTreeSet::new();
+    while let Some(id) = todo.pop() {
+        if seen.len() > 4096 || !seen.insert(id) {
+            continue;
+        }
+        let refs = |vals: &mut dyn Iterator<Item = &Value>| -> Vec<ObjId> { vals.filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect::<Vec<_>>() };
+        match st.get(id) {
+            Obj::Layer(l) => {
+                out.insert(l.span);
+                todo.extend(refs(&mut l.args.values().chain(l.attrs.values())));
+            }
+            Obj::Container { items, .. } => todo.extend(refs(&mut items.iter().map(|(_, v)| v))),
+            Obj::Instance { attrs, .. } => {
+                if attrs.values().any(|v| matches!(v, Value::Tensor(t) if t.registered)) {
+                    return None;
+                }
+                todo.extend(refs(&mut attrs.values()));
+            }
+            Obj::List(items) => todo.extend(refs(&mut items.iter())),
+            _ => {}
+        }
+    }
+    Some(())
+}
+
+/// `torch.optim.<Class>(params, ...)`: an optimizer object over the layers of `params`; a
+/// learning-rate scheduler (`torch.optim.lr_scheduler.<Class>`): an object that touches no
+/// gradient. None when `path` is neither.
+pub fn construct(cx: &dyn ModelCtx, st: &mut State, path: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Value> {
+    if path.starts_with("torch.optim.lr_scheduler.") {
+        return Some(super::data::ns(st, SCHEDULER, Vec::new()));
+    }
     let name = path.strip_prefix("torch.optim.")?;
     if !OPTIMIZERS.contains(&name) {
         return None;
     }
-    Some(super::data::ns(st, "Optimizer", Vec::new()))
+    let params = args.first().or(kwargs.iter().find(|(k, _)| &**k == "params").map(|(_, v)| v));
+    let mut layers = BTreeSet::new();
+    let layers = match params.and_then(|p| layers_of(cx, st, p, &mut layers, 0)) {
+        Some(()) if !layers.is_empty() => Value::Tuple(Rc::new(layers.into_iter().map(span_value).collect())),
+        _ => Value::Unknown,
+    };
+    let grads = if name == "LBFGS" { Value::Unknown } else { Value::Str(Some(Rc::from("none"))) };
+    Some(super::data::ns(st, OPTIMIZER, vec![(LAYERS, layers), (GRADS, grads), (AT, span_value(span))]))
+}
+
+fn grads(attrs: &std::collections::BTreeMap<Name, Value>) -> Option<&str> {
+    attrs.get(GRADS).and_then(|v| v.as_str())
+}
+
+fn set(st: &mut State, id: ObjId, kvs: &[(&str, Value)]) {
+    if let Obj::Namespace { attrs, .. } = st.get_mut(id) {
+        for (k, v) in kvs {
+            attrs.insert(Name::from(*k), v.clone());
+        }
+    }
+}
+
+fn label(cx: &dyn ModelCtx, attrs: &std::collections::BTreeMap<Name, Value>) -> String {
+    match span_of(attrs.get(AT)) {
+        Some(s) => format!("the optimizer built at {}", cx.place(s)),
+        None => "the optimizer".to_string(),
+    }
+}
+
+/// The optimizers on the path.
+fn optimizers(st: &State) -> Vec<ObjId> {
+    (0..st.heap.len()).filter(|id| matches!(st.get(*id), Obj::Namespace { kind, .. } if &**kind == OPTIMIZER)).collect()
+}
+
+/// Whether the optimizer updates one of `layers` (`Some(false)`: certainly none; `None`: not
+/// known, its layers or the loss's are not all known).
+fn reaches(attrs: &std::collections::BTreeMap<Name, Value>, layers: &[Span], lost: bool) -> Option<bool> {
+    let Some(Value::Tuple(own)) = attrs.get(LAYERS) else { return None };
+    let hit = own.iter().any(|v| span_of(Some(v)).is_some_and(|s| layers.contains(&s)));
+    if hit {
+        Some(true)
+    } else if lost {
+        None
+    } else {
+        Some(false)
+    }
+}
+
+/// A method of an optimizer or a scheduler (`optimizer.zero_grad()`, `optimizer.step()`).
+pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let mut st = st;
+    let Obj::Namespace { kind, attrs } = st.get(id).clone() else { return vec![(st, Value::Unknown)] };
+    if &*kind != OPTIMIZER {
+        return vec![(st, Value::Unknown)];
+    }
+    match name {
+        "zero_grad" => {
+            set(&mut st, id, &[(GRADS, Value::Str(Some(Rc::from("zeroed")))), (ZEROED, span_value(span)), (STALE, Value::None)]);
+            vec![(st, Value::None)]
+        }
+        "step" if args.is_empty() && kwargs.is_empty() => {
+            // SHP303: the gradients of the last backward were zeroed before this step
+            if grads(&attrs) == Some("zeroed")
+                && let (Some(z), Some(b)) = (span_of(attrs.get(ZEROED)), span_of(attrs.get(BACKWARD)))
+            {
+                let v = discarded_gradients::DiscardedGradients::Step { optimizer: label(cx, &attrs), zeroed: cx.place(z), backward: cx.place(b) };
+                cx.warn(&st, span, &discarded_gradients::RULE, v.message());
+            }
+            // SHP301: this step applies gradients added to those of the previous step, never
+            // zeroed since: reported at the last backward before it (the one whose gradients the
+            // step means to use: the zeroing belongs before it)
+            if grads(&attrs) == Some("backward")
+                && matches!(attrs.get(STALE), Some(Value::Int(_)))
+                && let (Some(b), Some(s)) = (span_of(attrs.get(BACKWARD)), span_of(attrs.get(STEPPED)))
+            {
+                let v = stale_gradients::StaleGradients::Backward { optimizer: label(cx, &attrs), stepped: cx.place(s) };
+                cx.warn(&st, b, &stale_gradients::RULE, v.message());
+            }
+            let after = match grads(&attrs) {
+                Some("backward" | "stepped") => Value::Str(Some(Rc::from("stepped"))),
+                Some(g) => Value::Str(Some(Rc::from(g))),
+                None => Value::Unknown,
+            };
+            set(&mut st, id, &[(GRADS, after), (STEPPED, span_value(span)), (STALE, Value::None)]);
+            vec![(st, Value::None)]
+        }
+        // `step(closure)` runs the closure's zero_grad and backward: not followed
+        "step" => {
+            set(&mut st, id, &[(GRADS, Value::Unknown)]);
+            vec![(st, Value::Unknown)]
+        }
+        _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// `loss.backward()` on a tracked loss: the gradients of the optimizers whose layers it reaches
+/// grow. One that still holds the gradients a step used becomes stale from this backward on:
+/// SHP301 when it steps before any zeroing.
+pub fn backward(st: &mut State, loss: &Tensor, span: Span) {
+    let (layers, lost) = match &loss.saved {
+        Some(s) => (s.layers.clone(), s.layers_lost),
+        None => (Vec::new(), false),
+    };
+    for id in optimizers(st) {
+        let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
+        match reaches(&attrs, &layers, lost) {
+            Some(true) => {
+                if grads(&attrs) == Some("stepped") && !matches!(attrs.get(STALE), Some(Value::Int(_))) {
+                    set(st, id, &[(STALE, span_value(span))]);
+                }
+                set(st, id, &[(GRADS, Value::Str(Some(Rc::from("backward")))), (BACKWARD, span_value(span))]);
+            }
+            Some(false) => {}
+            None => set(st, id, &[(GRADS, Value::Unknown)]),
+        }
+    }
+}
+
+/// `model.zero_grad()`: the optimizers whose layers are all the module's, or among them, have
+/// zeroed gradients; the others that share a layer with it are no longer known.
+pub fn zero_module(st: &mut State, module: ObjId, span: Span) {
+    let mut layers = BTreeSet::new();
+    let known = module_layers(st, module, &mut layers).is_some();
+    let layers: Vec<Span> = layers.into_iter().collect();
+    for id in optimizers(st) {
+        let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
+        match (known, attrs.get(LAYERS)) {
+            (true, Some(Value::Tuple(own))) if own.iter().all(|v| span_of(Some(v)).is_some_and(|s| layers.contains(&s))) => {
+                set(st, id, &[(GRADS, Value::Str(Some(Rc::from("zeroed")))), (ZEROED, span_value(span)), (STALE, Value::None)]);
+            }
+            (true, Some(Value::Tuple(own))) if !own.iter().any(|v| span_of(Some(v)).is_some_and(|s| layers.contains(&s))) => {}
+            _ => set(st, id, &[(GRADS, Value::Unknown)]),
+        }
+    }
+}
+
+/// Anything the core does not follow may have changed the gradients of these optimizers (all of
+/// them with `None`): a library call they were handed to, a `.grad` store.
+pub fn forget(st: &mut State, ids: Option<&[ObjId]>) {
+    let all = optimizers(st);
+    for id in all {
+        if ids.is_none_or(|ids| ids.contains(&id)) {
+            set(st, id, &[(GRADS, Value::Unknown)]);
+        }
+    }
+}
+
+/// `torch.nn.utils.clip_grad_norm_(params, ...)`/`clip_grad_value_`: SHP304 for an optimizer of
+/// exactly those layers whose gradients no backward made since they were zeroed, or that a
+/// step already used.
+pub fn clip(cx: &mut dyn ModelCtx, st: &State, op: &str, params: &Value, limit: Option<&Value>, span: Span) {
+    // (a clip at an infinite or unknown limit may only measure the norm)
+    if !matches!(limit, Some(Value::Int(p)) if p.as_const().is_some()) && !matches!(limit, Some(Value::Float(Some(f))) if f.is_finite()) {
+        return;
+    }
+    let mut layers = BTreeSet::new();
+    if layers_of(cx, st, params, &mut layers, 0).is_none() || layers.is_empty() {
+        return;
+    }
+    for id in optimizers(st) {
+        let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
+        let Some(Value::Tuple(own)) = attrs.get(LAYERS) else { continue };
+        let own: BTreeSet<Span> = own.iter().filter_map(|v| span_of(Some(v))).collect();
+        if own != layers {
+            continue;
+        }
+        let v = match (grads(&attrs), span_of(attrs.get(ZEROED)), span_of(attrs.get(STEPPED))) {
+            (Some("zeroed"), Some(z), _) => clip_order::ClipOrder::BeforeBackward { op: op.into(), optimizer: label(cx, &attrs), zeroed: cx.place(z) },
+            (Some("stepped"), _, Some(s)) => clip_order::ClipOrder::AfterStep { op: op.into(), optimizer: label(cx, &attrs), stepped: cx.place(s) },
+            _ => continue,
+        };
+        cx.warn(st, span, &clip_order::RULE, v.message());
+    }
 }

@@ -326,8 +326,19 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
         }
         "item" | "backward" if !one_element(cx, &st, name, &t, &s, span) => Vec::new(),
         "backward" if !super::autograd::check_backward(cx, &st, &t, span) => Vec::new(),
+        // the optimizers whose layers the loss reaches get its gradients (`optim.rs`); a loss
+        // whose graph is not known may reach any of them
+        "backward" => {
+            let mut st = st;
+            if matches!(t.grad, Grad::Tracked | Grad::Leaf) && args.is_empty() {
+                super::optim::backward(&mut st, &t, span);
+            } else if !matches!(t.grad, Grad::Untracked(..)) {
+                super::optim::forget(&mut st, None);
+            }
+            vec![(st, Value::None)]
+        }
         "item" => vec![(st, Value::Float(None))],
-        "tolist" | "numpy" | "data_ptr" | "backward" | "register_hook" => vec![(st, if name == "backward" { Value::None } else { Value::Unknown })],
+        "tolist" | "numpy" | "data_ptr" | "register_hook" => vec![(st, Value::Unknown)],
         "flip" | "roll" => {
             let dims_arg = if name == "flip" { args.first().or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) } else { args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) };
             if name == "roll" {

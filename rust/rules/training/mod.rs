@@ -1,6 +1,9 @@
 //! `SHP3xx`: training-loop and autograd bugs: the loss, the gradients, the optimizer and the
 //! train/eval mode followed through the loop.
 pub mod backward_without_graph;
+pub mod clip_order;
+pub mod discarded_gradients;
 pub mod inplace_modifies_saved;
 pub mod probabilities_as_logits;
 pub mod scalar_required;
+pub mod stale_gradients;

@@ -1,0 +1,55 @@
+use crate::rules::violation::Violation;
+use crate::rules::{Family, Rule, RuleStatus};
+
+/// SHP301
+pub const RULE: Rule = Rule {
+    code: "SHP301",
+    name: "stale-gradients",
+    family: Family::TrainingLoop,
+    status: RuleStatus::Stable,
+    summary: "backward() adds to gradients an optimizer already stepped with: zero_grad() is missing",
+    messages: <StaleGradients as Violation>::MESSAGES,
+    default_enabled: true,
+    doc: r#"## What it does
+Follows each optimizer's gradients through the training loop: `zero_grad()` (of the optimizer,
+or `model.zero_grad()`) clears them, `loss.backward()` adds to the gradients of the layers the
+loss reaches, `step()` uses them. Reports a `backward()` that adds to gradients the optimizer
+has already stepped with and nothing cleared since: the next `step()` applies the old gradients
+again. Accumulating over several backward passes before one step is correct and not
+reported, nor is zeroing after the step, in a helper, or every k steps.
+
+## Why is this bad?
+Nothing raises. PyTorch accumulates gradients into `.grad` until they are cleared, so each
+step applies the sum of every gradient since the first: the updates grow, and training
+diverges or oscillates. Zeroing once before the loop is the classic form of this bug.
+
+## Example
+```python
+optimizer.zero_grad()
+for x, y in loader:
+    loss = criterion(model(x), y)
+    loss.backward()            # SHP301: adds to the gradients of the previous step
+    optimizer.step()
+```
+
+Use instead:
+```python
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = criterion(model(x), y)
+    loss.backward()
+    optimizer.step()
+```
+
+## References
+- [Zeroing out gradients in PyTorch](https://pytorch.org/tutorials/recipes/recipes/zeroing_out_gradients.html)
+"#,
+};
+
+crate::violation! {
+    /// Gradients a step used, not cleared before the next backward.
+    pub enum StaleGradients for RULE {
+        /// `backward()` into gradients already stepped with.
+        Backward { optimizer, stepped } => "backward(): the gradients of {optimizer} were used by the step at {stepped} and never zeroed since: this backward adds to them (call zero_grad() first)",
+    }
+}
