@@ -81,3 +81,62 @@ def test_a_softmax_inside_the_distillation_loss_leaves_a_confident_student_a_lar
         hard[name] = load(name).distill_loss(confident, teacher, labels, alpha=0.0).item()
     assert hard["softmax_probs_in_distillation"] > math.log(1 + 5 / math.e) - 1e-3, hard
     assert hard["softmax_probs_in_distillation_ok"] < 1e-6, hard
+
+
+def grad_norm(model):
+    return float(sum(p.grad.norm() ** 2 for p in model.parameters() if p.grad is not None) ** 0.5)
+
+
+def test_gradients_never_zeroed_keep_growing_while_zeroed_ones_do_not():
+    """SHP301: without zeroing, each step applies the sum of every gradient so far."""
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 6), torch.randn(64)
+    norms = {}
+    for name in ("train_step_helper_without_zeroing", "train_step_helper_without_zeroing_ok"):
+        fixture = load(name)
+        torch.manual_seed(0)
+        model = fixture.Regressor()
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.0)  # a step changes nothing: only the gradients differ
+        seen = []
+        for _ in range(5):
+            fixture.train_step(model, optimizer, x, y)
+            seen.append(grad_norm(model))
+        norms[name] = seen
+    buggy, fixed = norms["train_step_helper_without_zeroing"], norms["train_step_helper_without_zeroing_ok"]
+    assert buggy[-1] == pytest.approx(5 * buggy[0], rel=1e-4), buggy
+    assert fixed[-1] == pytest.approx(fixed[0], rel=1e-4), fixed
+
+
+def test_a_step_after_zero_grad_leaves_the_weights_unchanged():
+    """SHP303: the step finds no gradient; the twin's weights move."""
+    moved = {}
+    for name in ("zero_grad_after_backward", "zero_grad_after_backward_ok"):
+        fixture = load(name)
+        torch.manual_seed(0)
+        net = fixture.Net()
+        before = [p.detach().clone() for p in net.parameters()]
+        optimizer = torch.optim.SGD(net.parameters(), lr=0.1)
+        images, labels = torch.randn(4, 3, 8, 8), torch.randint(0, 10, (4,))
+        fixture.train_step(net, optimizer, torch.nn.CrossEntropyLoss(), images, labels)
+        moved[name] = max(float((p.detach() - b).abs().max()) for p, b in zip(net.parameters(), before))
+    assert moved["zero_grad_after_backward"] == 0.0, moved
+    assert moved["zero_grad_after_backward_ok"] > 0.0, moved
+
+
+def test_clipping_after_the_step_lets_an_unclipped_update_through():
+    """SHP304: with a huge gradient, the step after clipping moves the weights by at most
+    lr * max_norm; clipping after the step does not bound the update."""
+    updates = {}
+    for name in ("clip_in_helper_after_step", "clip_in_helper_after_step_ok"):
+        fixture = load(name)
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        before = [p.detach().clone() for p in model.parameters()]
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        optimizer.zero_grad()
+        loss = (model(torch.randn(5, 8) * 100) * 1000).pow(2).mean()
+        loss.backward()
+        fixture.apply_gradients(model, optimizer, max_norm=1.0)
+        updates[name] = float(sum(((p.detach() - b) ** 2).sum() for p, b in zip(model.parameters(), before)) ** 0.5)
+    assert updates["clip_in_helper_after_step_ok"] <= 0.1 * 1.0 + 1e-6, updates
+    assert updates["clip_in_helper_after_step"] > 100 * updates["clip_in_helper_after_step_ok"], updates

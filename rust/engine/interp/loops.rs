@@ -119,6 +119,10 @@ impl<'a> Interp<'a> {
         let mut out = Vec::new();
         let before = st.clone();
         for (mut s2, flow) in self.block(body, st, ctx) {
+            // (an optimizer stepped in every iteration and never zeroed: SHP301, `optim.rs`)
+            if matches!(flow, Flow::Normal | Flow::Continue) {
+                crate::models::torch::optim::generic_iteration(self, &before, &s2);
+            }
             forget_changes(&before, &mut s2);
             if let Flow::Return(_) | Flow::Yield(_) = flow {
                 out.push((s2, flow));

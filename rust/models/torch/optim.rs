@@ -291,3 +291,21 @@ pub fn clip(cx: &mut dyn ModelCtx, st: &State, op: &str, params: &Value, limit: 
         cx.warn(st, span, &clip_order::RULE, v.message());
     }
 }
+
+/// After one iteration of a loop over an unknown number of items (`for x, y in loader`), run
+/// once for all of them: an optimizer that ran a backward and a step in it and was never zeroed
+/// in it starts the next iteration with the gradients of this one, which its backward adds to
+/// and its step applies: SHP301 at that backward.
+pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State) {
+    for id in optimizers(after) {
+        let (Some(Obj::Namespace { attrs: old, kind }), Obj::Namespace { attrs: new, .. }) = ((id < before.heap.len()).then(|| before.get(id)), after.get(id)) else { continue };
+        if &**kind != OPTIMIZER || grads(new) != Some("stepped") || old.get(ZEROED) != new.get(ZEROED) || old.get(BACKWARD) == new.get(BACKWARD) {
+            continue;
+        }
+        if let (Some(b), Some(s)) = (span_of(new.get(BACKWARD)), span_of(new.get(STEPPED))) {
+            let v = stale_gradients::StaleGradients::Backward { optimizer: label(cx, new), stepped: cx.place(s) };
+            cx.warn(after, b, &stale_gradients::RULE, v.message());
+        }
+    }
+}
+
