@@ -106,6 +106,18 @@ pub fn end_reads() -> Vec<Read> {
     })
 }
 
+/// Stop logging the reads of the innermost call without collecting them (its caller has no
+/// use for them: the call is not summarised). They stay in the log, unsorted, so the
+/// enclosing call reads them too; `end_reads` of an enclosing call sorts them then.
+pub fn drop_reads() {
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.starts.pop().is_some() && t.starts.is_empty() {
+            t.log.clear();
+        }
+    });
+}
+
 /// Forget every frame (a new analysis on this thread).
 pub fn reset_reads() {
     TRACKER.with(|t| *t.borrow_mut() = Tracker::default());

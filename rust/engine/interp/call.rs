@@ -526,7 +526,6 @@ impl<'a> Interp<'a> {
         let (saved_args, saved_kwargs) = (args, kwargs);
         memo::begin_reads(entry_state.heap.len());
         let out = body(self, st);
-        let reads = memo::end_reads();
         // a label set before the call started is the caller's
         let read_callers_label = self.oldest_label_read <= counters.5;
         self.oldest_label_read = self.oldest_label_read.min(outer_reads);
@@ -539,8 +538,11 @@ impl<'a> Interp<'a> {
             && self.outcomes.len() >= counters.4
             && !read_callers_label;
         if !qualifies {
+            // its reads stay the caller's, unsorted: only a summary needs them sorted
+            memo::drop_reads();
             return out;
         }
+        let reads = memo::end_reads();
         // the caller sees one path per distinct result, whatever the merging setting
         let out = merge_vals(out, true);
         let n = entry_state.branches.len();

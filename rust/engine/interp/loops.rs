@@ -174,18 +174,22 @@ impl<'a> Interp<'a> {
                     }
                     live = merge(next, self.settings.prune);
                     if let Some((assigned, counters, n_out, serial, outer_label_read)) = before {
-                        let reads = memo::end_reads();
                         // a label set before the iteration began may differ for the next item
                         let read_outer_label = self.oldest_label_read <= serial;
                         self.oldest_label_read = self.oldest_label_read.min(outer_label_read);
                         let unchanged = !self.abandoned && !read_outer_label && out.len() == n_out && counters == self.loop_counters();
                         match unchanged.then(|| no_op_suffixes(&assigned, &live)).flatten() {
                             Some(suffixes) if no_ops.len() < MAX_NO_OPS => {
-                                let reads: Vec<_> = reads.into_iter().filter(|r| r.0 < heap_len).collect();
+                                let reads: Vec<_> = memo::end_reads().into_iter().filter(|r| r.0 < heap_len).collect();
                                 no_ops.push(NoOp { states: assigned, suffixes, reads });
                             }
-                            Some(_) => {}
-                            None => no_ops.clear(),
+                            // the reads of an iteration no later item is matched against stay the
+                            // enclosing call's, unsorted
+                            Some(_) => memo::drop_reads(),
+                            None => {
+                                memo::drop_reads();
+                                no_ops.clear();
+                            }
                         }
                     }
                     self.note_paths(live.len() + out.len());
