@@ -340,7 +340,8 @@ struct Iso<'a> {
     new: &'a [Rc<Obj>],
     reads: &'a [Read],
     fwd: IdMap,
-    pending: Vec<(ObjId, ObjId)>,
+    /// Pairs whose contents are still to compare, with the range of `reads` of the old one.
+    pending: Vec<(ObjId, ObjId, std::ops::Range<usize>)>,
 }
 
 impl<'a> Iso<'a> {
@@ -358,32 +359,35 @@ impl<'a> Iso<'a> {
             return false;
         }
         self.fwd.insert(a, b);
-        if self.reads_of(a).next().is_some() {
-            self.pending.push((a, b));
+        let range = self.reads_of(a);
+        if !range.is_empty() {
+            self.pending.push((a, b, range));
         }
         true
     }
 
-    /// What the first call read of object `a` (`None` first: all of it).
-    fn reads_of(&self, a: ObjId) -> impl Iterator<Item = &'a Option<Name>> + use<'a> {
-        let reads: &'a [Read] = self.reads;
-        let lo = reads.partition_point(|r| r.0 < a);
-        let hi = reads.partition_point(|r| r.0 <= a);
-        reads[lo..hi].iter().map(|r| &r.1)
+    /// Where in `reads` the first call's reads of object `a` are (`None` first: all of it).
+    fn reads_of(&self, a: ObjId) -> std::ops::Range<usize> {
+        let lo = self.reads.partition_point(|r| r.0 < a);
+        let hi = lo + self.reads[lo..].partition_point(|r| r.0 <= a);
+        lo..hi
     }
 
     fn drain(&mut self) -> bool {
-        while let Some((a, b)) = self.pending.pop() {
+        while let Some((a, b, range)) = self.pending.pop() {
             let (old, new) = (self.old, self.new);
-            let whole = matches!(self.reads_of(a).next(), Some(None));
-            let ok = if a == b && Rc::ptr_eq(&old[a], &new[b]) {
-                // the same object at the same id (a heap shared since): equal contents, so
-                // only the objects it refers to must map to themselves
+            let reads: &'a [Read] = &self.reads[range];
+            let whole = reads[0].1.is_none();
+            let names = || reads.iter().filter_map(|r| r.1.as_ref());
+            let ok = if Rc::ptr_eq(&old[a], &new[b]) {
+                // the same object (a heap shared since, or a summary's object shared by its
+                // replays): equal contents, so only the objects it refers to must map to
+                // themselves
                 let mut ok = true;
                 match (whole, &*old[a]) {
                     (false, Obj::Scope { vars, parent }) => {
                         ok = self.opt_id(*parent, *parent);
-                        for n in self.reads_of(a).flatten() {
+                        for n in names() {
                             if let Some(v) = vars.get(n) {
                                 crate::value::gc::value_ids(v, &mut |x| ok = ok && self.id(x, x));
                             }
@@ -391,7 +395,7 @@ impl<'a> Iso<'a> {
                     }
                     (false, Obj::Instance { class, attrs }) => {
                         ok = self.id(*class, *class);
-                        for n in self.reads_of(a).flatten() {
+                        for n in names() {
                             if let Some(v) = attrs.get(n) {
                                 crate::value::gc::value_ids(v, &mut |x| ok = ok && self.id(x, x));
                             }
@@ -407,7 +411,7 @@ impl<'a> Iso<'a> {
                 // only some variables of a scope (those, and the way to its parent) or some
                 // attributes of an instance (those, and its class)
                 let some = |me: &mut Self, v1: &BTreeMap<Name, Value>, v2: &BTreeMap<Name, Value>| {
-                    me.reads_of(a).flatten().all(|n| match (v1.get(n), v2.get(n)) {
+                    names().all(|n| match (v1.get(n), v2.get(n)) {
                         (Some(x), Some(y)) => me.value(x, y),
                         (None, None) => true,
                         _ => false,
@@ -464,7 +468,7 @@ impl<'a> Iso<'a> {
             (Ref(x), Ref(y)) => self.id(*x, *y),
             (Tuple(x), Tuple(y)) => self.values(x, y),
             (Tensor(x), Tensor(y)) => {
-                x == y && x.shape.dims.iter().zip(&y.shape.dims).all(|(d, e)| d.why == e.why)
+                Rc::ptr_eq(x, y) || (x == y && x.shape.dims.iter().zip(&y.shape.dims).all(|(d, e)| d.why == e.why))
             }
             (Func(x), Func(y)) => self.closure(x, y),
             (Bound(r1, c1), Bound(r2, c2)) => self.value(r1, r2) && self.closure(c1, c2),
