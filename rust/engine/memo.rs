@@ -51,7 +51,7 @@ const PER_FUNCTION: usize = 16;
 /// than running them).
 const MAX_READS: usize = 4096;
 
-pub use crate::value::reads::{Read, begin_reads, drop_reads, end_reads, note, note_read, note_var_read, reset_reads};
+pub use crate::value::reads::{Read, begin_reads, drop_reads, end_reads, note, note_read, note_renamed, note_var_read, reset_reads};
 
 // ----- summaries ----------------------------------------------------------------------------
 
@@ -269,11 +269,7 @@ impl Hit {
             out.push((st2, v));
         }
         // the enclosing call read what this one reads
-        for (id, name) in &s.reads {
-            if let Some(n) = self.map.get(*id) {
-                note((n, name.clone()));
-            }
-        }
+        note_renamed(&s.reads, |id| self.map.get(id));
         Ok(out)
     }
 
@@ -292,6 +288,30 @@ impl Hit {
 pub fn same_reads(old: &State, new: &State, reads: &[Read], roots: &[ObjId]) -> Option<IdMap> {
     let mut iso = Iso::new(&old.heap, &new.heap, reads);
     (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then_some(iso.fwd)
+}
+
+/// `same_reads` for another path (`old`, `new`) of the states whose first path (`old0`,
+/// `new0`) matched with the renaming `map0`: the paths share most objects, so `map0` is
+/// taken as it is and only its pairs whose objects differ between the paths are compared
+/// again (with the objects they lead to). A shared pair was compared under `map0`, which
+/// the result extends, so the result is a renaming under which everything read matches.
+/// `None` does not mean that none exists (a pair of `map0` this path no longer reaches may
+/// stand in the way): the caller then tries `same_reads`.
+pub fn same_reads_beside(old: &State, new: &State, reads: &[Read], old0: &State, new0: &State, map0: &IdMap) -> Option<IdMap> {
+    let mut iso = Iso::new(&old.heap, &new.heap, reads);
+    for (a, b) in map0.iter() {
+        if a >= old.heap.len() || b >= new.heap.len() || a >= old0.heap.len() || b >= new0.heap.len() {
+            return None;
+        }
+        iso.fwd.insert(a, b);
+        if !(Rc::ptr_eq(&old.heap[a], &old0.heap[a]) && Rc::ptr_eq(&new.heap[b], &new0.heap[b])) {
+            let range = iso.reads_of(a);
+            if !range.is_empty() {
+                iso.pending.push((a, b, range));
+            }
+        }
+    }
+    iso.drain().then_some(iso.fwd)
 }
 
 /// A partial bijection of object ids, from an old heap's to a new one's. It is small in
@@ -327,7 +347,7 @@ impl IdMap {
         }
     }
 
-    /// Every (old, new) pair.
+    /// Every (old, new) pair, in the order they were added.
     pub fn iter(&self) -> impl Iterator<Item = (ObjId, ObjId)> + '_ {
         self.pairs.iter().copied()
     }

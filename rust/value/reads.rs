@@ -60,22 +60,47 @@ pub fn link_name() -> Name {
 }
 
 pub fn note(r: Read) {
+    TRACKER.with(|t| t.borrow_mut().push(r));
+}
+
+/// Note the reads `reads` (of another run) of the objects `rename` gives for theirs, in one
+/// go: a replayed summary's, or a skipped loop item's.
+pub fn note_renamed(reads: &[Read], rename: impl Fn(ObjId) -> Option<ObjId>) {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
-        if t.starts.last().is_none_or(|f| r.0 >= f.1) || t.log.last() == Some(&r) {
+        if t.starts.is_empty() {
             return;
         }
-        t.log.push(r);
-        if t.log.len() > t.next_compact {
-            // keep the innermost frame's part small: sort and deduplicate it
-            let start = t.starts.last().unwrap().0;
-            let mut part = t.log.split_off(start);
-            part.sort_unstable();
-            part.dedup();
-            t.log.extend(part);
-            t.next_compact = t.log.len() * 2 + 4096;
+        for (id, name) in reads {
+            if let Some(m) = rename(*id) {
+                t.push((m, name.clone()));
+            }
         }
     });
+}
+
+impl Tracker {
+    #[inline(always)]
+    fn push(&mut self, r: Read) {
+        if self.starts.last().is_none_or(|f| r.0 >= f.1) || self.log.last() == Some(&r) {
+            return;
+        }
+        self.log.push(r);
+        if self.log.len() > self.next_compact {
+            self.compact();
+        }
+    }
+
+    /// Keep the innermost frame's part small: sort and deduplicate it.
+    #[cold]
+    fn compact(&mut self) {
+        let start = self.starts.last().map_or(0, |f| f.0);
+        let mut part = self.log.split_off(start);
+        part.sort_unstable();
+        part.dedup();
+        self.log.extend(part);
+        self.next_compact = self.log.len() * 2 + 4096;
+    }
 }
 
 /// Start logging the reads of a call that begins on a heap of `heap_len` objects (it reads
