@@ -354,7 +354,7 @@ impl<'a> Interp<'a> {
     fn construct(&mut self, class: ObjId, init: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         let key = (self.settings.memo && init.kind == FuncKind::Plain).then(|| {
             let mut kw = kwargs.clone();
-            kw.push((Name::from("<new>"), Value::Ref(class)));
+            kw.push((new_marker(), Value::Ref(class)));
             (args.clone(), kw)
         });
         let init2 = init.clone();
@@ -507,11 +507,18 @@ impl<'a> Interp<'a> {
             let branches0 = if hit.outcomes().is_empty() { Vec::new() } else { st.branches.clone() };
             match hit.replay(st) {
                 Ok(out) => {
+                    // outcomes of the same frame have the same call sites: built once
+                    let mut last: Option<(&memo::CallsBelow, Rc<[Span]>)> = None;
                     for (site, suffix, tainted, suppressed, undecided, below) in hit.outcomes() {
-                        let mut branches = branches0.clone();
+                        let mut branches = Vec::with_capacity(branches0.len() + suffix.len());
+                        branches.extend(branches0.iter().cloned());
                         branches.extend(suffix.iter().cloned());
                         let verdict = if *undecided { Verdict::Undecided } else { Verdict::Holds };
-                        let calls = below.under(&self.calls, span);
+                        let calls = match &last {
+                            Some((b, calls)) if b.own == below.own && b.rest == below.rest => calls.clone(),
+                            _ => below.under(&self.calls, span),
+                        };
+                        last = Some((below, calls.clone()));
                         self.outcomes.push(Outcome { site: *site, calls, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
                     }
                     return out;
@@ -677,6 +684,15 @@ impl<'a> Interp<'a> {
         }
         merge_vals(out, self.settings.prune)
     }
+}
+
+/// The keyword that marks the key of a whole construction's summary (`construct`): no
+/// identifier, so no Python call passes it.
+fn new_marker() -> Name {
+    thread_local! {
+        static NEW: Name = Name::from("<new>");
+    }
+    NEW.with(|n| n.clone())
 }
 
 /// A library call that writes into one of its tensors: an in-place method or function
