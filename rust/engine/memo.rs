@@ -183,7 +183,7 @@ impl Memo {
                     && s.args.iter().zip(args).all(|(a, b)| iso.value(a, b))
                     && s.kwargs.iter().zip(kwargs).all(|((k1, a), (k2, b))| k1 == k2 && iso.value(a, b))
                     && iso.drain();
-                ok.then(|| Hit { summary: s.clone(), map: iso.fwd })
+                ok.then(|| Hit { summary: s.clone(), map: iso.take_map() })
             })
         });
         match &found {
@@ -287,7 +287,7 @@ impl Hit {
 /// item is matched against an earlier one this way (`interp::loops`).
 pub fn same_reads(old: &State, new: &State, reads: &[Read], roots: &[ObjId]) -> Option<IdMap> {
     let mut iso = Iso::new(&old.heap, &new.heap, reads);
-    (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then_some(iso.fwd)
+    (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then(|| iso.take_map())
 }
 
 /// `same_reads` for another path (`old`, `new`) of the states whose first path (`old0`,
@@ -311,7 +311,7 @@ pub fn same_reads_beside(old: &State, new: &State, reads: &[Read], old0: &State,
             }
         }
     }
-    iso.drain().then_some(iso.fwd)
+    iso.drain().then(|| iso.take_map())
 }
 
 /// A partial bijection of object ids, from an old heap's to a new one's. It is small in
@@ -353,6 +353,47 @@ impl IdMap {
     }
 }
 
+/// At most this many spare buffers of each kind are kept (`SPARE`).
+const SPARES: usize = 8;
+
+type Pending = (ObjId, ObjId, std::ops::Range<usize>);
+
+thread_local! {
+    /// The buffers of finished matchings (`IdMap` pairs, `Iso` work lists), for the next
+    /// ones: a loop skip or a summary lookup then allocates nothing.
+    static SPARE: std::cell::RefCell<(Vec<Vec<(ObjId, ObjId)>>, Vec<Vec<Pending>>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl Drop for IdMap {
+    fn drop(&mut self) {
+        let mut pairs = std::mem::take(&mut self.pairs);
+        if pairs.capacity() > 0 && pairs.capacity() <= 1024 {
+            pairs.clear();
+            let _ = SPARE.try_with(|s| {
+                let mut s = s.borrow_mut();
+                if s.0.len() < SPARES {
+                    s.0.push(pairs);
+                }
+            });
+        }
+    }
+}
+
+impl Drop for Iso<'_> {
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(&mut self.pending);
+        if pending.capacity() > 0 && pending.capacity() <= 1024 {
+            pending.clear();
+            let _ = SPARE.try_with(|s| {
+                let mut s = s.borrow_mut();
+                if s.1.len() < SPARES {
+                    s.1.push(pending);
+                }
+            });
+        }
+    }
+}
+
 /// A partial bijection between the first call's object ids and the current ones; objects
 /// the first call read are compared by content (from a work list, so deep heaps recurse not).
 struct Iso<'a> {
@@ -361,14 +402,22 @@ struct Iso<'a> {
     reads: &'a [Read],
     fwd: IdMap,
     /// Pairs whose contents are still to compare, with the range of `reads` of the old one.
-    pending: Vec<(ObjId, ObjId, std::ops::Range<usize>)>,
+    pending: Vec<Pending>,
 }
 
 impl<'a> Iso<'a> {
     fn new(old: &'a [Rc<Obj>], new: &'a [Rc<Obj>], reads: &'a [Read]) -> Iso<'a> {
         // room for the few objects a call or an iteration reads, as a rule (one allocation each)
-        let fwd = IdMap { pairs: Vec::with_capacity(16), ..IdMap::default() };
-        Iso { old, new, reads, fwd, pending: Vec::with_capacity(8) }
+        let (pairs, pending) = SPARE.with(|s| {
+            let mut s = s.borrow_mut();
+            (s.0.pop().unwrap_or_else(|| Vec::with_capacity(16)), s.1.pop().unwrap_or_else(|| Vec::with_capacity(8)))
+        });
+        Iso { old, new, reads, fwd: IdMap { pairs, fwd: HashMap::default(), back: HashMap::default() }, pending }
+    }
+
+    /// The renaming found (the matching is over).
+    fn take_map(&mut self) -> IdMap {
+        std::mem::take(&mut self.fwd)
     }
 
     fn id(&mut self, a: ObjId, b: ObjId) -> bool {
