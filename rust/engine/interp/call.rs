@@ -50,14 +50,17 @@ impl<'a> Interp<'a> {
         let (label, label_at) = (self.assign_label.clone(), self.label_set_at);
         self.set_label(None);
         let mut out = Vec::new();
-        for (st, f) in self.eval(func, st, ctx) {
-            // arguments
-            let mut acc: Vec<(State, Vec<Value>, Vec<(Name, Value)>, bool)> = vec![(st, Vec::new(), Vec::new(), false)];
+        for (st, f) in self.eval_outs(func, st, ctx) {
+            // arguments: the values so far go to the last outcome of each argument (as a rule
+            // its only one), copies to the others
+            let mut acc: Vec<(State, Vec<Value>, Vec<(Name, Value)>, bool)> = vec![(st, Vec::with_capacity(args.len()), Vec::with_capacity(kwargs.len()), false)];
+            let mut next = Vec::new();
             for a in args {
-                let mut next = Vec::new();
-                for (st, pos, kw, unk) in acc {
-                    for (mut st, v) in self.eval(&a.value, st, ctx) {
-                        let mut pos = pos.clone();
+                for (st, mut pos, mut kw, unk) in acc.drain(..) {
+                    let vals = self.eval_outs(&a.value, st, ctx);
+                    let n = vals.len();
+                    for (i, (mut st, v)) in vals.into_iter().enumerate() {
+                        let (mut pos, kw) = if i + 1 == n { (std::mem::take(&mut pos), std::mem::take(&mut kw)) } else { (pos.clone(), kw.clone()) };
                         let mut unk = unk;
                         if a.star {
                             match self.iterate(&mut st, &v, a.value.span) {
@@ -67,10 +70,10 @@ impl<'a> Interp<'a> {
                         } else {
                             pos.push(v);
                         }
-                        next.push((st, pos, kw.clone(), unk));
+                        next.push((st, pos, kw, unk));
                     }
                 }
-                acc = next;
+                std::mem::swap(&mut acc, &mut next);
                 // the outcomes of the arguments multiply: past the path budget the entry is
                 // abandoned, as a block is
                 if acc.len() > self.settings.max_paths {
@@ -79,10 +82,11 @@ impl<'a> Interp<'a> {
                 }
             }
             for k in kwargs {
-                let mut next = Vec::new();
-                for (st, pos, kw, unk) in acc {
-                    for (st, v) in self.eval(&k.value, st, ctx) {
-                        let mut kw = kw.clone();
+                for (st, mut pos, mut kw, unk) in acc.drain(..) {
+                    let vals = self.eval_outs(&k.value, st, ctx);
+                    let n = vals.len();
+                    for (i, (st, v)) in vals.into_iter().enumerate() {
+                        let (pos, mut kw) = if i + 1 == n { (std::mem::take(&mut pos), std::mem::take(&mut kw)) } else { (pos.clone(), kw.clone()) };
                         let mut unk = unk;
                         match &k.name {
                             Some(n) => kw.push((n.clone(), v)),
@@ -101,10 +105,10 @@ impl<'a> Interp<'a> {
                                 _ => unk = true,
                             },
                         }
-                        next.push((st, pos.clone(), kw, unk));
+                        next.push((st, pos, kw, unk));
                     }
                 }
-                acc = next;
+                std::mem::swap(&mut acc, &mut next);
                 if acc.len() > self.settings.max_paths {
                     self.abandoned = true;
                     return Vec::new();
