@@ -523,7 +523,7 @@ impl<'a> Interp<'a> {
                             _ => below.under(&self.calls, span),
                         };
                         last = Some((below, calls.clone()));
-                        self.outcomes.push(Outcome { site: *site, calls, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
+                        self.push_outcome(Outcome { site: *site, calls, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
                     }
                     return out;
                 }
@@ -536,7 +536,9 @@ impl<'a> Interp<'a> {
         let entry_state = st.clone();
         let (saved_args, saved_kwargs) = (args, kwargs);
         memo::begin_reads(entry_state.heap.len());
+        let outer_floor = std::mem::replace(&mut self.outcome_floor, counters.4);
         let out = body(self, st);
+        self.outcome_floor = outer_floor;
         // a label set before the call started is the caller's
         let read_callers_label = self.oldest_label_read <= counters.5;
         self.oldest_label_read = self.oldest_label_read.min(outer_reads);
@@ -557,10 +559,19 @@ impl<'a> Interp<'a> {
         // the caller sees one path per distinct result, whatever the merging setting
         let out = merge_vals(out, true);
         let n = entry_state.branches.len();
+        // outcomes with the same call sites share what is below this call
+        let mut last: Option<(&Rc<[Span]>, memo::CallsBelow)> = None;
         let outcomes = self.outcomes[counters.4..]
             .iter()
             .filter(|o| o.branches.len() >= n && o.branches[..n] == entry_state.branches[..])
-            .map(|o| (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided), memo::CallsBelow::of(&o.calls, self.calls.len(), span)))
+            .map(|o| {
+                let below = match &last {
+                    Some((calls, below)) if Rc::ptr_eq(calls, &o.calls) => below.clone(),
+                    _ => memo::CallsBelow::of(&o.calls, self.calls.len(), span),
+                };
+                last = Some((&o.calls, below.clone()));
+                (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided), below)
+            })
             .collect::<Vec<_>>();
         if outcomes.len() == self.outcomes.len() - counters.4 {
             self.memo.store(memo::Recorded {
