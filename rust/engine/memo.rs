@@ -102,6 +102,9 @@ pub struct Summary {
     results: Vec<CallResult>,
     /// `Holds` and undecided outcomes.
     outcomes: Vec<Replayed>,
+    /// The read-log frame (`reads::frame_serial`) a replay that renamed none of the reads
+    /// last noted them in: a replay in the same frame needs not note them again.
+    noted_in: std::cell::Cell<u64>,
 }
 
 /// The parts of the caller's path (and of the interpreter) a call can depend on besides the
@@ -226,6 +229,7 @@ impl Memo {
             entry: r.entry,
             results,
             outcomes: r.outcomes,
+            noted_in: std::cell::Cell::new(0),
         };
         let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
         if list.len() >= PER_FUNCTION {
@@ -268,8 +272,14 @@ impl Hit {
             st2.tainted = r.tainted;
             out.push((st2, v));
         }
-        // the enclosing call read what this one reads
-        note_renamed(&s.reads, |id| self.map.get(id));
+        // the enclosing call read what this one reads (unless a replay that renamed none of
+        // them noted them in the same frame: a summary replayed in a comprehension)
+        let frame = crate::value::reads::frame_serial();
+        let unrenamed = s.reads.iter().all(|(id, _)| self.map.get(*id) == Some(*id));
+        if !(unrenamed && frame != 0 && s.noted_in.get() == frame) {
+            note_renamed(&s.reads, |id| self.map.get(id));
+            s.noted_in.set(if unrenamed { frame } else { 0 });
+        }
         Ok(out)
     }
 

@@ -17,6 +17,9 @@ struct Tracker {
     /// (objects from there on are the frame's own: reading them is not a dependency of any
     /// frame, since each enclosing one began on a heap no longer).
     starts: Vec<(usize, ObjId)>,
+    /// Per active frame: its serial number, unique on this thread until `reset_reads`.
+    serials: Vec<u64>,
+    last_serial: u64,
     next_compact: usize,
 }
 
@@ -61,6 +64,13 @@ pub fn link_name() -> Name {
 
 pub fn note(r: Read) {
     TRACKER.with(|t| t.borrow_mut().push(r));
+}
+
+/// The serial number of the innermost frame (0: none). Reads noted while it is the innermost
+/// stay in its part of the log until it ends, so what was noted under a serial need not be
+/// noted again under it.
+pub fn frame_serial() -> u64 {
+    TRACKER.with(|t| t.borrow().serials.last().copied().unwrap_or(0))
 }
 
 /// Note the reads `reads` (of another run) of the objects `rename` gives for theirs, in one
@@ -110,6 +120,9 @@ pub fn begin_reads(heap_len: ObjId) {
         let mut t = t.borrow_mut();
         let n = t.log.len();
         t.starts.push((n, heap_len));
+        t.last_serial += 1;
+        let serial = t.last_serial;
+        t.serials.push(serial);
     });
 }
 
@@ -119,6 +132,7 @@ pub fn end_reads() -> Vec<Read> {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
         let Some((start, _)) = t.starts.pop() else { return Vec::new() };
+        t.serials.pop();
         let at = start.min(t.log.len());
         let mut part = t.log.split_off(at);
         part.sort_unstable();
@@ -137,6 +151,7 @@ pub fn end_reads() -> Vec<Read> {
 pub fn drop_reads() {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
+        t.serials.pop();
         if t.starts.pop().is_some() && t.starts.is_empty() {
             t.log.clear();
         }
