@@ -300,6 +300,52 @@ pub fn same_reads(old: &State, new: &State, reads: &[Read], roots: &[ObjId]) -> 
     (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then(|| iso.take_map())
 }
 
+/// What a successful `same_reads` leaves for the next one against the same `old`
+/// (`same_reads_again`): the objects it kept in place, each with the object it found at that
+/// id in both heaps, when it was the same one (held as `old` holds it: the new heap is not
+/// held, so a write to it copies nothing).
+pub struct Matched {
+    kept: Vec<(ObjId, Option<Rc<Obj>>)>,
+}
+
+/// `same_reads`, for a `new` state that is mostly the one `last` matched (the next item of a
+/// loop: only the loop variable and what it names differ). The objects the last match kept
+/// in place are kept again; of those it found the same object in both heaps, the ones still
+/// that object in `new` need no new look (everything they refer to was kept in place too),
+/// the others are compared again, with the objects they lead to. The result is a renaming
+/// under which everything read matches; when this finds none, `same_reads` itself decides,
+/// so the answer is the same. `last` becomes this match.
+pub fn same_reads_again(old: &State, new: &State, reads: &[Read], roots: &[ObjId], last: &mut Option<Matched>) -> Option<IdMap> {
+    let seeded = last.as_ref().and_then(|m| {
+        let mut iso = Iso::new(&old.heap, &new.heap, reads);
+        for (x, same) in &m.kept {
+            let x = *x;
+            if x >= old.heap.len() || x >= new.heap.len() || iso.fwd.has_target(x) {
+                return None;
+            }
+            iso.fwd.insert(x, x);
+            let unchanged = same.as_ref().is_some_and(|o| Rc::ptr_eq(o, &new.heap[x]) && Rc::ptr_eq(o, &old.heap[x]));
+            if !unchanged {
+                let range = iso.reads_of(x);
+                if !range.is_empty() {
+                    iso.pending.push((x, x, range));
+                }
+            }
+        }
+        (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then(|| iso.take_map())
+    });
+    let map = seeded.or_else(|| same_reads(old, new, reads, roots))?;
+    let m = last.get_or_insert_with(|| Matched { kept: Vec::new() });
+    m.kept.clear();
+    for (a, b) in map.iter() {
+        if a == b {
+            let same = Rc::ptr_eq(&old.heap[a], &new.heap[a]).then(|| old.heap[a].clone());
+            m.kept.push((a, same));
+        }
+    }
+    Some(map)
+}
+
 /// `same_reads` for another path (`old`, `new`) of the states whose first path (`old0`,
 /// `new0`) matched with the renaming `map0`: the paths share most objects, so `map0` is
 /// taken as it is and only its pairs whose objects differ between the paths are compared

@@ -26,6 +26,8 @@ struct NoOp {
     states: Vec<State>,
     suffixes: Vec<Vec<Branch>>,
     reads: Vec<memo::Read>,
+    /// The last item matched against it, on the first path (`memo::same_reads_again`).
+    last: Option<memo::Matched>,
 }
 
 /// Whether an iteration that started in `before` (after binding the loop target) and ended
@@ -150,7 +152,7 @@ impl<'a> Interp<'a> {
                 for item in items {
                     let assigned: Vec<State> = live.into_iter().flat_map(|st| self.assign(target, item.clone(), st, ctx)).collect();
                     if !assigned.is_empty()
-                        && let Some(k) = self.skip_item(&no_ops, &assigned, &roots)
+                        && let Some(k) = self.skip_item(&mut no_ops, &assigned, &roots)
                     {
                         live = assigned;
                         for (st, suffix) in live.iter_mut().zip(&no_ops[k].suffixes) {
@@ -182,7 +184,7 @@ impl<'a> Interp<'a> {
                         match unchanged.then(|| no_op_suffixes(&assigned, &live)).flatten() {
                             Some(suffixes) if no_ops.len() < MAX_NO_OPS => {
                                 let reads: Vec<_> = memo::end_reads().into_iter().filter(|r| r.0 < heap_len).collect();
-                                no_ops.push(NoOp { states: assigned, suffixes, reads });
+                                no_ops.push(NoOp { states: assigned, suffixes, reads, last: None });
                             }
                             // the reads of an iteration no later item is matched against stay the
                             // enclosing call's, unsorted
@@ -241,8 +243,8 @@ impl<'a> Interp<'a> {
     /// renamed objects and leave the state as it found it. The reads are noted for the
     /// enclosing call's summary, as running the iteration would. `roots` are the objects the
     /// body reaches first (`loop_roots`).
-    fn skip_item(&mut self, no_ops: &[NoOp], assigned: &[State], roots: &[ObjId]) -> Option<usize> {
-        for (k, n) in no_ops.iter().enumerate() {
+    fn skip_item(&mut self, no_ops: &mut [NoOp], assigned: &[State], roots: &[ObjId]) -> Option<usize> {
+        for (k, n) in no_ops.iter_mut().enumerate() {
             // the paths as they were then, their branches since extended by no-op iterations
             let same_paths = n.states.len() == assigned.len()
                 && n.states.iter().zip(assigned).zip(&n.suffixes).all(|((a, b), suffix)| {
@@ -255,7 +257,7 @@ impl<'a> Interp<'a> {
             if !same_paths {
                 continue;
             }
-            let Some(map) = memo::same_reads(&n.states[0], &assigned[0], &n.reads, roots) else { continue };
+            let Some(map) = memo::same_reads_again(&n.states[0], &assigned[0], &n.reads, roots, &mut n.last) else { continue };
             // the other paths share most objects with the first: its renaming serves them
             // where their objects are the first path's, the rest is compared again
             let mut maps = Vec::new();
