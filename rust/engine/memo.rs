@@ -51,7 +51,7 @@ const PER_FUNCTION: usize = 16;
 /// than running them).
 const MAX_READS: usize = 4096;
 
-pub use crate::value::reads::{Read, begin_reads, drop_reads, end_reads, note, note_read, note_renamed, note_var_read, reset_reads};
+pub use crate::value::reads::{Read, begin_reads, drop_reads, end_reads, note, note_read, note_renamed, note_renamed_later, note_var_read, reset_reads};
 
 // ----- summaries ----------------------------------------------------------------------------
 

@@ -15,12 +15,35 @@ struct Tracker {
     log: Vec<Read>,
     /// Per active frame: where its part of `log` starts, and the heap length when it began
     /// (objects from there on are the frame's own: reading them is not a dependency of any
-    /// frame, since each enclosing one began on a heap no longer).
-    starts: Vec<(usize, ObjId)>,
-    /// Per active frame: its serial number, unique on this thread until `reset_reads`.
-    serials: Vec<u64>,
+    /// frame, since each enclosing one began on a heap no longer); where its part of
+    /// `deferred` starts; its serial number, unique on this thread until `reset_reads`.
+    starts: Vec<(usize, ObjId, usize, u64)>,
     last_serial: u64,
     next_compact: usize,
+    /// Reads of another run renamed, noted as they are (`note_renamed_later`) and written
+    /// out into the log only when a frame's reads are collected (`end_reads`): most frames
+    /// never are.
+    deferred: Vec<Renamed>,
+}
+
+/// The reads `reads` of another run with the objects `pairs` renames renamed (the others left
+/// out), kept only for objects before `bound` (the innermost frame's heap length when noted).
+struct Renamed {
+    reads: Rc<[Read]>,
+    pairs: Vec<(ObjId, ObjId)>,
+    bound: ObjId,
+}
+
+impl Renamed {
+    fn write_out(&self, out: &mut Vec<Read>) {
+        for (id, name) in self.reads.iter() {
+            if let Some(&(_, m)) = self.pairs.iter().find(|p| p.0 == *id)
+                && m < self.bound
+            {
+                out.push((m, name.clone()));
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -70,7 +93,7 @@ pub fn note(r: Read) {
 /// stay in its part of the log until it ends, so what was noted under a serial need not be
 /// noted again under it.
 pub fn frame_serial() -> u64 {
-    TRACKER.with(|t| t.borrow().serials.last().copied().unwrap_or(0))
+    TRACKER.with(|t| t.borrow().starts.last().map_or(0, |f| f.3))
 }
 
 /// Note the reads `reads` (of another run) of the objects `rename` gives for theirs, in one
@@ -86,6 +109,19 @@ pub fn note_renamed(reads: &[Read], rename: impl Fn(ObjId) -> Option<ObjId>) {
                 t.push((m, name.clone()));
             }
         }
+    });
+}
+
+/// As `note_renamed` with the renaming `pairs` (the reads of other objects are not noted),
+/// written out only if some frame's reads are collected before all the frames end.
+pub fn note_renamed_later(reads: &Rc<[Read]>, pairs: Vec<(ObjId, ObjId)>) {
+    if pairs.is_empty() {
+        return;
+    }
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        let Some(&(_, bound, ..)) = t.starts.last() else { return };
+        t.deferred.push(Renamed { reads: reads.clone(), pairs, bound });
     });
 }
 
@@ -119,10 +155,10 @@ pub fn begin_reads(heap_len: ObjId) {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
         let n = t.log.len();
-        t.starts.push((n, heap_len));
+        let d = t.deferred.len();
         t.last_serial += 1;
         let serial = t.last_serial;
-        t.serials.push(serial);
+        t.starts.push((n, heap_len, d, serial));
     });
 }
 
@@ -131,15 +167,19 @@ pub fn begin_reads(heap_len: ObjId) {
 pub fn end_reads() -> Vec<Read> {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
-        let Some((start, _)) = t.starts.pop() else { return Vec::new() };
-        t.serials.pop();
+        let Some((start, _, d, _)) = t.starts.pop() else { return Vec::new() };
         let at = start.min(t.log.len());
         let mut part = t.log.split_off(at);
+        let d = d.min(t.deferred.len());
+        for r in t.deferred.split_off(d) {
+            r.write_out(&mut part);
+        }
         part.sort_unstable();
         part.dedup();
         t.log.extend(part.iter().cloned());
         if t.starts.is_empty() {
             t.log.clear();
+            t.deferred.clear();
         }
         part
     })
@@ -151,9 +191,9 @@ pub fn end_reads() -> Vec<Read> {
 pub fn drop_reads() {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
-        t.serials.pop();
         if t.starts.pop().is_some() && t.starts.is_empty() {
             t.log.clear();
+            t.deferred.clear();
         }
     });
 }

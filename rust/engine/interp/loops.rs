@@ -25,7 +25,7 @@ const MAX_NO_OPS: usize = 4;
 struct NoOp {
     states: Vec<State>,
     suffixes: Vec<Vec<Branch>>,
-    reads: Vec<memo::Read>,
+    reads: Rc<[memo::Read]>,
     /// The last item matched against it, on the first path (`memo::same_reads_again`).
     last: Option<memo::Matched>,
 }
@@ -183,7 +183,7 @@ impl<'a> Interp<'a> {
                         let unchanged = !self.abandoned && !read_outer_label && out.len() == n_out && counters == self.loop_counters();
                         match unchanged.then(|| no_op_suffixes(&assigned, &live)).flatten() {
                             Some(suffixes) if no_ops.len() < MAX_NO_OPS => {
-                                let reads: Vec<_> = memo::end_reads().into_iter().filter(|r| r.0 < heap_len).collect();
+                                let reads: Rc<[memo::Read]> = memo::end_reads().into_iter().filter(|r| r.0 < heap_len).collect();
                                 no_ops.push(NoOp { states: assigned, suffixes, reads, last: None });
                             }
                             // the reads of an iteration no later item is matched against stay the
@@ -273,10 +273,11 @@ impl<'a> Interp<'a> {
             });
             if all {
                 // the no-op iteration's own reads are in the enclosing frame's log already
-                // (a loop frame's reads stay in its parent's): only the renamed ones are new
-                memo::note_renamed(&n.reads, |id| map.get(id).filter(|m| *m != id));
+                // (a loop frame's reads stay in its parent's): only the renamed ones are new,
+                // written out if the enclosing frame's reads are ever collected
+                memo::note_renamed_later(&n.reads, map.iter().filter(|(a, b)| a != b).collect());
                 for m in &maps {
-                    memo::note_renamed(&n.reads, |id| m.get(id).filter(|x| *x != id && map.get(id) != Some(*x)));
+                    memo::note_renamed_later(&n.reads, m.iter().filter(|(a, b)| a != b && map.get(*a) != Some(*b)).collect());
                 }
                 self.loop_items_skipped += 1;
                 return Some(k);
