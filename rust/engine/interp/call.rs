@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use super::expr::Gather;
 use super::{Ctx, Flow, Interp, Outcome, Vals, Verdict, collect_globals, debug_enabled, merge_vals};
 use crate::engine::memo;
 use crate::ir::*;
@@ -49,17 +50,20 @@ impl<'a> Interp<'a> {
         }
         let (label, label_at) = (self.assign_label.clone(), self.label_set_at);
         self.set_label(None);
+        let funcs = self.eval_outs(func, st, ctx);
+        let one_callee = funcs.len() == 1;
         let mut out = Vec::new();
-        for (st, f) in self.eval_outs(func, st, ctx) {
+        for (st, f) in funcs {
             // arguments: the values so far go to the last outcome of each argument (as a rule
             // its only one), copies to the others
-            let mut acc: Vec<(State, Vec<Value>, Vec<(Name, Value)>, bool)> = vec![(st, Vec::with_capacity(args.len()), Vec::with_capacity(kwargs.len()), false)];
-            let mut next = Vec::new();
+            let mut acc: Gather<(State, Vec<Value>, Vec<(Name, Value)>, bool)> = Gather::new();
+            acc.push((st, Vec::with_capacity(args.len()), Vec::with_capacity(kwargs.len()), false));
             for a in args {
-                for (st, mut pos, mut kw, unk) in acc.drain(..) {
+                let mut next = Gather::new();
+                for (st, mut pos, mut kw, unk) in acc.into_items() {
                     let vals = self.eval_outs(&a.value, st, ctx);
                     let n = vals.len();
-                    for (i, (mut st, v)) in vals.into_iter().enumerate() {
+                    for (i, (mut st, v)) in vals.enumerate() {
                         let (mut pos, kw) = if i + 1 == n { (std::mem::take(&mut pos), std::mem::take(&mut kw)) } else { (pos.clone(), kw.clone()) };
                         let mut unk = unk;
                         if a.star {
@@ -73,7 +77,7 @@ impl<'a> Interp<'a> {
                         next.push((st, pos, kw, unk));
                     }
                 }
-                std::mem::swap(&mut acc, &mut next);
+                acc = next;
                 // the outcomes of the arguments multiply: past the path budget the entry is
                 // abandoned, as a block is
                 if acc.len() > self.settings.max_paths {
@@ -82,10 +86,11 @@ impl<'a> Interp<'a> {
                 }
             }
             for k in kwargs {
-                for (st, mut pos, mut kw, unk) in acc.drain(..) {
+                let mut next = Gather::new();
+                for (st, mut pos, mut kw, unk) in acc.into_items() {
                     let vals = self.eval_outs(&k.value, st, ctx);
                     let n = vals.len();
-                    for (i, (st, v)) in vals.into_iter().enumerate() {
+                    for (i, (st, v)) in vals.enumerate() {
                         let (pos, mut kw) = if i + 1 == n { (std::mem::take(&mut pos), std::mem::take(&mut kw)) } else { (pos.clone(), kw.clone()) };
                         let mut unk = unk;
                         match &k.name {
@@ -108,13 +113,15 @@ impl<'a> Interp<'a> {
                         next.push((st, pos, kw, unk));
                     }
                 }
-                std::mem::swap(&mut acc, &mut next);
+                acc = next;
                 if acc.len() > self.settings.max_paths {
                     self.abandoned = true;
                     return Vec::new();
                 }
             }
-            for (st, pos, kw, unk) in acc {
+            let calls = acc.into_items();
+            let one_call = one_callee && calls.len() == 1;
+            for (st, pos, kw, unk) in calls {
                 if unk {
                     // unknown *args/**kwargs: the call's result is unknown, its effects too
                     out.push((st, Value::Unknown));
@@ -123,8 +130,13 @@ impl<'a> Interp<'a> {
                 // the call sees the label of the statement it is in, as it was set
                 self.assign_label = label.clone();
                 self.label_set_at = label_at;
-                out.extend(self.call(f.clone(), pos, kw, st, span));
+                let results = self.call(f.clone(), pos, kw, st, span);
                 self.set_label(None);
+                if one_call {
+                    // the only call: its outcomes are the expression's
+                    return results;
+                }
+                out.extend(results);
             }
         }
         out

@@ -207,8 +207,8 @@ impl<'a> Interp<'a> {
     /// `eval_one_or_many` as an iterator over the outcomes.
     pub(super) fn eval_outs(&mut self, e: &Expr, st: State, ctx: &Ctx) -> Outs {
         match self.eval_one_or_many(e, st, ctx) {
-            Ok(one) => Outs::One(one),
-            Err(many) => Outs::Many(many.into_iter()),
+            Ok(one) => OneOrMany::One(one),
+            Err(many) => OneOrMany::Many(many.into_iter()),
         }
     }
 
@@ -647,31 +647,64 @@ fn is_splice_unknown(vs: &[Value]) -> bool {
 }
 
 /// The outcomes of an evaluation (`Interp::eval_outs`): at most one without a list, or a list.
-pub(super) enum Outs {
-    One(Option<(State, Value)>),
-    Many(std::vec::IntoIter<(State, Value)>),
+pub(super) type Outs = OneOrMany<(State, Value)>;
+
+/// Items of a step that as a rule has one: at most one without a list, or a list.
+pub(super) enum OneOrMany<T> {
+    One(Option<T>),
+    Many(std::vec::IntoIter<T>),
 }
 
-impl Iterator for Outs {
-    type Item = (State, Value);
+impl<T> Iterator for OneOrMany<T> {
+    type Item = T;
 
-    fn next(&mut self) -> Option<(State, Value)> {
+    fn next(&mut self) -> Option<T> {
         match self {
-            Outs::One(one) => one.take(),
-            Outs::Many(many) => many.next(),
+            OneOrMany::One(one) => one.take(),
+            OneOrMany::Many(many) => many.next(),
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = match self {
-            Outs::One(one) => one.is_some() as usize,
-            Outs::Many(many) => many.len(),
+            OneOrMany::One(one) => one.is_some() as usize,
+            OneOrMany::Many(many) => many.len(),
         };
         (n, Some(n))
     }
 }
 
-impl ExactSizeIterator for Outs {}
+impl<T> ExactSizeIterator for OneOrMany<T> {}
+
+/// Gathers items in order, in a list only from the second on (`OneOrMany`).
+pub(super) struct Gather<T> {
+    first: Option<T>,
+    rest: Vec<T>,
+}
+
+impl<T> Gather<T> {
+    pub(super) fn new() -> Gather<T> {
+        Gather { first: None, rest: Vec::new() }
+    }
+
+    pub(super) fn push(&mut self, t: T) {
+        match self.first.take() {
+            None if self.rest.is_empty() => self.first = Some(t),
+            first => {
+                self.rest.extend(first);
+                self.rest.push(t);
+            }
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.first.is_some() as usize + self.rest.len()
+    }
+
+    pub(super) fn into_items(self) -> OneOrMany<T> {
+        if self.rest.is_empty() { OneOrMany::One(self.first) } else { OneOrMany::Many(self.rest.into_iter()) }
+    }
+}
 
 fn tuple_or_unknown(vs: Vec<Value>) -> Value {
     if is_splice_unknown(&vs) { Value::Unknown } else { Value::Tuple(Rc::new(vs)) }
