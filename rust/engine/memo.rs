@@ -105,6 +105,83 @@ pub struct Summary {
     /// The read-log frame (`reads::frame_serial`) a replay that renamed none of the reads
     /// last noted them in: a replay in the same frame needs not note them again.
     noted_in: std::cell::Cell<u64>,
+    /// The last lookup that matched this summary, when it could be remembered (`LastMatch`).
+    last_match: std::cell::RefCell<Option<LastMatch>>,
+}
+
+/// A lookup that matched a summary with a renaming that kept every object in place, for
+/// arguments that are plain values (`plain`): the same closure called with the same values
+/// while the objects the match looked at are the very same ones matches the same way, so
+/// the next such lookup takes this renaming without comparing anything again.
+struct LastMatch {
+    closure: Rc<Closure>,
+    args: Vec<Value>,
+    kwargs: Vec<(Name, Value)>,
+    /// Each object of the renaming, as it was.
+    objs: Vec<(ObjId, Rc<Obj>)>,
+}
+
+/// A value `Iso::value` compares by equality alone (a reference: by id, under a renaming
+/// that keeps objects in place).
+fn plain(v: &Value) -> bool {
+    use Value::*;
+    matches!(v, None | Unknown | Bool(_) | Int(_) | Float(_) | Str(_) | Lib(_) | Builtin(_) | Ref(_))
+}
+
+/// For a `plain` value `a`: what `Iso::value(a, b)` gives when the renaming keeps `a`'s
+/// object (if any) in place.
+fn plain_same(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (None, None) | (Unknown, Unknown) => true,
+        (Bool(x), Bool(y)) => x == y,
+        (Int(x), Int(y)) => x == y,
+        (Float(x), Float(y)) => x == y,
+        (Str(x), Str(y)) => x == y,
+        (Lib(x), Lib(y)) => x == y,
+        (Builtin(x), Builtin(y)) => x == y,
+        (Ref(x), Ref(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Whether `Iso::value(a, b)` is false whatever the renaming: `a` a plain value other than
+/// a reference, and `b` not equal to it.
+fn differ_outright(a: &Value, b: &Value) -> bool {
+    plain(a) && !matches!(a, Value::Ref(_)) && !plain_same(a, b)
+}
+
+impl Summary {
+    /// The renaming of the last match (`LastMatch`), if this lookup is the same.
+    fn same_as_last(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], heap: &[Rc<Obj>]) -> Option<IdMap> {
+        let last = self.last_match.borrow();
+        let l = last.as_ref()?;
+        let same = Rc::ptr_eq(&l.closure, c)
+            && l.args.len() == args.len()
+            && l.args.iter().zip(args).all(|(a, b)| plain_same(a, b))
+            && l.kwargs.len() == kwargs.len()
+            && l.kwargs.iter().zip(kwargs).all(|((k1, a), (k2, b))| k1 == k2 && plain_same(a, b))
+            && l.objs.iter().all(|(x, o)| heap.get(*x).is_some_and(|h| Rc::ptr_eq(h, o)));
+        if !same {
+            return Option::None;
+        }
+        let mut map = IdMap::default();
+        for (x, _) in &l.objs {
+            map.insert(*x, *x);
+        }
+        Some(map)
+    }
+
+    /// Remember a match (`LastMatch`) when it can be.
+    fn remember(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], map: &IdMap, heap: &[Rc<Obj>]) {
+        let keeps = map.pairs.len() <= IdMap::SMALL && map.iter().all(|(a, b)| a == b && b < heap.len());
+        if !(keeps && args.iter().all(plain) && kwargs.iter().all(|(_, v)| plain(v))) {
+            *self.last_match.borrow_mut() = Option::None;
+            return;
+        }
+        let objs = map.iter().map(|(x, _)| (x, heap[x].clone())).collect();
+        *self.last_match.borrow_mut() = Some(LastMatch { closure: c.clone(), args: args.to_vec(), kwargs: kwargs.to_vec(), objs });
+    }
 }
 
 /// The parts of the caller's path (and of the interpreter) a call can depend on besides the
@@ -181,12 +258,24 @@ impl Memo {
                 if s.entry != *entry || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() {
                     return None;
                 }
+                if let Some(map) = s.same_as_last(c, args, kwargs, &st.heap) {
+                    return Some(Hit { summary: s.clone(), map });
+                }
+                // a plain argument that differs fails the match whatever the renaming
+                if s.args.iter().zip(args).any(|(a, b)| differ_outright(a, b)) || s.kwargs.iter().zip(kwargs).any(|((k1, a), (k2, b))| k1 != k2 || differ_outright(a, b)) {
+                    return None;
+                }
                 let mut iso = Iso::new(&s.heap, &st.heap, &s.reads);
                 let ok = iso.closure(&s.closure, c)
                     && s.args.iter().zip(args).all(|(a, b)| iso.value(a, b))
                     && s.kwargs.iter().zip(kwargs).all(|((k1, a), (k2, b))| k1 == k2 && iso.value(a, b))
                     && iso.drain();
-                ok.then(|| Hit { summary: s.clone(), map: iso.take_map() })
+                if !ok {
+                    return None;
+                }
+                let map = iso.take_map();
+                s.remember(c, args, kwargs, &map, &st.heap);
+                Some(Hit { summary: s.clone(), map })
             })
         });
         match &found {
@@ -230,6 +319,7 @@ impl Memo {
             results,
             outcomes: r.outcomes,
             noted_in: std::cell::Cell::new(0),
+            last_match: std::cell::RefCell::new(Option::None),
         };
         let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
         if list.len() >= PER_FUNCTION {
