@@ -408,9 +408,10 @@ pub struct Matched {
 pub fn same_reads_again(old: &State, new: &State, reads: &[Read], roots: &[ObjId], last: &mut Option<Matched>) -> Option<IdMap> {
     let seeded = last.as_ref().and_then(|m| {
         let mut iso = Iso::new(&old.heap, &new.heap, reads);
+        // the kept ids are distinct (a renaming's): no pair to check them against
         for (x, same) in &m.kept {
             let x = *x;
-            if x >= old.heap.len() || x >= new.heap.len() || iso.fwd.has_target(x) {
+            if x >= old.heap.len() || x >= new.heap.len() {
                 return None;
             }
             iso.fwd.insert(x, x);

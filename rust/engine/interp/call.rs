@@ -368,23 +368,22 @@ impl<'a> Interp<'a> {
     /// keyed by `__init__` with the arguments and a marker no Python call can pass (a keyword
     /// that is no identifier).
     fn construct(&mut self, class: ObjId, init: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
-        let key = (self.settings.memo && init.kind == FuncKind::Plain).then(|| {
-            let mut kw = kwargs.clone();
-            kw.push((new_marker(), Value::Ref(class)));
-            (args.clone(), kw)
-        });
         let init2 = init.clone();
-        let build = move |me: &mut Self, mut st: State| -> Vals {
+        let build = move |me: &mut Self, mut st: State, args: &[Value], kwargs: &[(Name, Value)]| -> Vals {
             let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
             let this = Value::Ref(obj);
-            let mut a = vec![this.clone()];
-            a.extend(args);
-            me.call_closure(&init2, a, kwargs, st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
+            let mut a = Vec::with_capacity(args.len() + 1);
+            a.push(this.clone());
+            a.extend(args.iter().cloned());
+            me.call_closure(&init2, a, kwargs.to_vec(), st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
         };
-        match key {
-            Some((key_args, key_kwargs)) => self.memoised(init, key_args, key_kwargs, st, span, build),
-            None => build(self, st),
+        if !(self.settings.memo && init.kind == FuncKind::Plain) {
+            return build(self, st, &args, &kwargs);
         }
+        // the key: the arguments and the marker, which the construction leaves out
+        let mut kw = kwargs;
+        kw.push((new_marker(), Value::Ref(class)));
+        self.memoised(init, args, kw, st, span, move |me, st, args, kwargs| build(me, st, args, &kwargs[..kwargs.len().saturating_sub(1)]))
     }
 
     /// An instance of a user subclass of the library layer `kind` (`class MyLinear(nn.Linear)`):
@@ -502,15 +501,15 @@ impl<'a> Interp<'a> {
         if !self.settings.memo || first_yield {
             return self.run_closure_body(c, args, kwargs, st, span, first_yield);
         }
-        let (key_args, key_kwargs) = (args.clone(), kwargs.clone());
-        self.memoised(c, key_args, key_kwargs, st, span, move |me, st| me.run_closure_body(c, args, kwargs, st, span, false))
+        // the arguments are the summary's key: a run takes copies (a replay none)
+        self.memoised(c, args, kwargs, st, span, move |me, st, args, kwargs| me.run_closure_body(c, args.to_vec(), kwargs.to_vec(), st, span, false))
     }
 
     /// Run `body` on `st` through the call summaries (`engine::memo`): replay the stored
-    /// summary of `c` called with the key arguments when one matches, else run it and store
-    /// its summary when the run qualifies.
+    /// summary of `c` called with the key arguments when one matches, else run it (it is
+    /// given the key arguments) and store its summary when the run qualifies.
     #[allow(clippy::too_many_arguments)]
-    fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, body: impl FnOnce(&mut Self, State) -> Vals) -> Vals {
+    fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, body: impl FnOnce(&mut Self, State, &[Value], &[(Name, Value)]) -> Vals) -> Vals {
         // a summarised call: replay it
         let entry = memo::EntryFacts::of(&st);
         let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry);
@@ -549,7 +548,7 @@ impl<'a> Interp<'a> {
         let (saved_args, saved_kwargs) = (args, kwargs);
         memo::begin_reads(entry_state.heap.len());
         let outer_floor = std::mem::replace(&mut self.outcome_floor, counters.4);
-        let out = body(self, st);
+        let out = body(self, st, &saved_args, &saved_kwargs);
         self.outcome_floor = outer_floor;
         // a label set before the call started is the caller's
         let read_callers_label = self.oldest_label_read <= counters.5;
