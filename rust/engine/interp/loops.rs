@@ -150,7 +150,17 @@ impl<'a> Interp<'a> {
                 let mut no_ops: Vec<NoOp> = Vec::new();
                 let roots = Self::loop_roots(ctx);
                 for item in items {
-                    let assigned: Vec<State> = live.into_iter().flat_map(|st| self.assign(target, item.clone(), st, ctx)).collect();
+                    let assigned: Vec<State> = match target {
+                        // a name binds on each path in place (no list per path)
+                        Target::Name(n, span) => {
+                            let mut live = live;
+                            for st in live.iter_mut() {
+                                self.assign_name(n, *span, item.clone(), st, ctx);
+                            }
+                            live
+                        }
+                        _ => live.into_iter().flat_map(|st| self.assign(target, item.clone(), st, ctx)).collect(),
+                    };
                     if !assigned.is_empty()
                         && let Some(k) = self.skip_item(&mut no_ops, &assigned, &roots)
                     {
