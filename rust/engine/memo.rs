@@ -505,10 +505,13 @@ const SPARES: usize = 8;
 
 type Pending = (ObjId, ObjId, std::ops::Range<usize>);
 
+/// Spare `IdMap` pairs and `Iso` work lists.
+type Spares = (Vec<Vec<(ObjId, ObjId)>>, Vec<Vec<Pending>>);
+
 thread_local! {
     /// The buffers of finished matchings (`IdMap` pairs, `Iso` work lists), for the next
     /// ones: a loop skip or a summary lookup then allocates nothing.
-    static SPARE: std::cell::RefCell<(Vec<Vec<(ObjId, ObjId)>>, Vec<Vec<Pending>>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    static SPARE: std::cell::RefCell<Spares> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
 impl Drop for IdMap {

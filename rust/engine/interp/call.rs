@@ -17,6 +17,10 @@ use crate::value::*;
 
 const MAX_CALL_DEPTH: usize = 48;
 
+/// A call's arguments evaluated so far on one path: the path, the positional and keyword
+/// values, and whether an unknown `*args`/`**kwargs` made them unknown.
+type ArgsSoFar = (State, Vec<Value>, Vec<(Name, Value)>, bool);
+
 impl<'a> Interp<'a> {
     pub(super) fn eval_call(&mut self, func: &Expr, args: &[Arg], kwargs: &[Kwarg], st: State, ctx: &Ctx, span: Span) -> Vals {
         // `super()` with no arguments
@@ -56,7 +60,7 @@ impl<'a> Interp<'a> {
         for (st, f) in funcs {
             // arguments: the values so far go to the last outcome of each argument (as a rule
             // its only one), copies to the others
-            let mut acc: Gather<(State, Vec<Value>, Vec<(Name, Value)>, bool)> = Gather::new();
+            let mut acc: Gather<ArgsSoFar> = Gather::new();
             acc.push((st, Vec::with_capacity(args.len()), Vec::with_capacity(kwargs.len()), false));
             for a in args {
                 let mut next = Gather::new();
