@@ -51,7 +51,7 @@ const PER_FUNCTION: usize = 16;
 /// than running them).
 const MAX_READS: usize = 4096;
 
-pub use crate::value::reads::{Read, begin_reads, end_reads, note, note_read, note_var_read, reset_reads};
+pub use crate::value::reads::{Read, begin_reads, drop_reads, end_reads, note, note_read, note_renamed, note_renamed_later, note_var_read, reset_reads};
 
 // ----- summaries ----------------------------------------------------------------------------
 
@@ -102,6 +102,86 @@ pub struct Summary {
     results: Vec<CallResult>,
     /// `Holds` and undecided outcomes.
     outcomes: Vec<Replayed>,
+    /// The read-log frame (`reads::frame_serial`) a replay that renamed none of the reads
+    /// last noted them in: a replay in the same frame needs not note them again.
+    noted_in: std::cell::Cell<u64>,
+    /// The last lookup that matched this summary, when it could be remembered (`LastMatch`).
+    last_match: std::cell::RefCell<Option<LastMatch>>,
+}
+
+/// A lookup that matched a summary with a renaming that kept every object in place, for
+/// arguments that are plain values (`plain`): the same closure called with the same values
+/// while the objects the match looked at are the very same ones matches the same way, so
+/// the next such lookup takes this renaming without comparing anything again.
+struct LastMatch {
+    closure: Rc<Closure>,
+    args: Vec<Value>,
+    kwargs: Vec<(Name, Value)>,
+    /// Each object of the renaming, as it was.
+    objs: Vec<(ObjId, Rc<Obj>)>,
+}
+
+/// A value `Iso::value` compares by equality alone (a reference: by id, under a renaming
+/// that keeps objects in place).
+fn plain(v: &Value) -> bool {
+    use Value::*;
+    matches!(v, None | Unknown | Bool(_) | Int(_) | Float(_) | Str(_) | Lib(_) | Builtin(_) | Ref(_))
+}
+
+/// For a `plain` value `a`: what `Iso::value(a, b)` gives when the renaming keeps `a`'s
+/// object (if any) in place.
+fn plain_same(a: &Value, b: &Value) -> bool {
+    use Value::*;
+    match (a, b) {
+        (None, None) | (Unknown, Unknown) => true,
+        (Bool(x), Bool(y)) => x == y,
+        (Int(x), Int(y)) => x == y,
+        (Float(x), Float(y)) => x == y,
+        (Str(x), Str(y)) => x == y,
+        (Lib(x), Lib(y)) => x == y,
+        (Builtin(x), Builtin(y)) => x == y,
+        (Ref(x), Ref(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Whether `Iso::value(a, b)` is false whatever the renaming: `a` a plain value other than
+/// a reference, and `b` not equal to it.
+fn differ_outright(a: &Value, b: &Value) -> bool {
+    plain(a) && !matches!(a, Value::Ref(_)) && !plain_same(a, b)
+}
+
+impl Summary {
+    /// The renaming of the last match (`LastMatch`), if this lookup is the same.
+    fn same_as_last(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], heap: &[Rc<Obj>]) -> Option<IdMap> {
+        let last = self.last_match.borrow();
+        let l = last.as_ref()?;
+        let same = Rc::ptr_eq(&l.closure, c)
+            && l.args.len() == args.len()
+            && l.args.iter().zip(args).all(|(a, b)| plain_same(a, b))
+            && l.kwargs.len() == kwargs.len()
+            && l.kwargs.iter().zip(kwargs).all(|((k1, a), (k2, b))| k1 == k2 && plain_same(a, b))
+            && l.objs.iter().all(|(x, o)| heap.get(*x).is_some_and(|h| Rc::ptr_eq(h, o)));
+        if !same {
+            return Option::None;
+        }
+        let mut map = IdMap::default();
+        for (x, _) in &l.objs {
+            map.insert(*x, *x);
+        }
+        Some(map)
+    }
+
+    /// Remember a match (`LastMatch`) when it can be.
+    fn remember(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], map: &IdMap, heap: &[Rc<Obj>]) {
+        let keeps = map.pairs.len() <= IdMap::SMALL && map.iter().all(|(a, b)| a == b && b < heap.len());
+        if !(keeps && args.iter().all(plain) && kwargs.iter().all(|(_, v)| plain(v))) {
+            *self.last_match.borrow_mut() = Option::None;
+            return;
+        }
+        let objs = map.iter().map(|(x, _)| (x, heap[x].clone())).collect();
+        *self.last_match.borrow_mut() = Some(LastMatch { closure: c.clone(), args: args.to_vec(), kwargs: kwargs.to_vec(), objs });
+    }
 }
 
 /// The parts of the caller's path (and of the interpreter) a call can depend on besides the
@@ -182,12 +262,24 @@ impl Memo {
                 if s.entry != *entry || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() {
                     return None;
                 }
+                if let Some(map) = s.same_as_last(c, args, kwargs, &st.heap) {
+                    return Some(Hit { summary: s.clone(), map });
+                }
+                // a plain argument that differs fails the match whatever the renaming
+                if s.args.iter().zip(args).any(|(a, b)| differ_outright(a, b)) || s.kwargs.iter().zip(kwargs).any(|((k1, a), (k2, b))| k1 != k2 || differ_outright(a, b)) {
+                    return None;
+                }
                 let mut iso = Iso::new(&s.heap, &st.heap, &s.reads);
                 let ok = iso.closure(&s.closure, c)
                     && s.args.iter().zip(args).all(|(a, b)| iso.value(a, b))
                     && s.kwargs.iter().zip(kwargs).all(|((k1, a), (k2, b))| k1 == k2 && iso.value(a, b))
                     && iso.drain();
-                ok.then(|| Hit { summary: s.clone(), map: iso.fwd })
+                if !ok {
+                    return None;
+                }
+                let map = iso.take_map();
+                s.remember(c, args, kwargs, &map, &st.heap);
+                Some(Hit { summary: s.clone(), map })
             })
         });
         match &found {
@@ -230,6 +322,8 @@ impl Memo {
             entry: r.entry,
             results,
             outcomes: r.outcomes,
+            noted_in: std::cell::Cell::new(0),
+            last_match: std::cell::RefCell::new(Option::None),
         };
         let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
         if list.len() >= PER_FUNCTION {
@@ -272,11 +366,13 @@ impl Hit {
             st2.tainted = r.tainted;
             out.push((st2, v));
         }
-        // the enclosing call read what this one reads
-        for (id, name) in &s.reads {
-            if let Some(n) = self.map.get(*id) {
-                note((n, name.clone()));
-            }
+        // the enclosing call read what this one reads (unless a replay that renamed none of
+        // them noted them in the same frame: a summary replayed in a comprehension)
+        let frame = crate::value::reads::frame_serial();
+        let unrenamed = s.reads.iter().all(|(id, _)| self.map.get(*id) == Some(*id));
+        if !(unrenamed && frame != 0 && s.noted_in.get() == frame) {
+            note_renamed(&s.reads, |id| self.map.get(id));
+            s.noted_in.set(if unrenamed { frame } else { 0 });
         }
         Ok(out)
     }
@@ -295,7 +391,78 @@ impl Hit {
 /// item is matched against an earlier one this way (`interp::loops`).
 pub fn same_reads(old: &State, new: &State, reads: &[Read], roots: &[ObjId]) -> Option<IdMap> {
     let mut iso = Iso::new(&old.heap, &new.heap, reads);
-    (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then_some(iso.fwd)
+    (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then(|| iso.take_map())
+}
+
+/// What a successful `same_reads` leaves for the next one against the same `old`
+/// (`same_reads_again`): the objects it kept in place, each with the object it found at that
+/// id in both heaps, when it was the same one (held as `old` holds it: the new heap is not
+/// held, so a write to it copies nothing).
+pub struct Matched {
+    kept: Vec<(ObjId, Option<Rc<Obj>>)>,
+}
+
+/// `same_reads`, for a `new` state that is mostly the one `last` matched (the next item of a
+/// loop: only the loop variable and what it names differ). The objects the last match kept
+/// in place are kept again; of those it found the same object in both heaps, the ones still
+/// that object in `new` need no new look (everything they refer to was kept in place too),
+/// the others are compared again, with the objects they lead to. The result is a renaming
+/// under which everything read matches; when this finds none, `same_reads` itself decides,
+/// so the answer is the same. `last` becomes this match.
+pub fn same_reads_again(old: &State, new: &State, reads: &[Read], roots: &[ObjId], last: &mut Option<Matched>) -> Option<IdMap> {
+    let seeded = last.as_ref().and_then(|m| {
+        let mut iso = Iso::new(&old.heap, &new.heap, reads);
+        // the kept ids are distinct (a renaming's): no pair to check them against
+        for (x, same) in &m.kept {
+            let x = *x;
+            if x >= old.heap.len() || x >= new.heap.len() {
+                return None;
+            }
+            iso.fwd.insert(x, x);
+            let unchanged = same.as_ref().is_some_and(|o| Rc::ptr_eq(o, &new.heap[x]) && Rc::ptr_eq(o, &old.heap[x]));
+            if !unchanged {
+                let range = iso.reads_of(x);
+                if !range.is_empty() {
+                    iso.pending.push((x, x, range));
+                }
+            }
+        }
+        (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then(|| iso.take_map())
+    });
+    let map = seeded.or_else(|| same_reads(old, new, reads, roots))?;
+    let m = last.get_or_insert_with(|| Matched { kept: Vec::new() });
+    m.kept.clear();
+    for (a, b) in map.iter() {
+        if a == b {
+            let same = Rc::ptr_eq(&old.heap[a], &new.heap[a]).then(|| old.heap[a].clone());
+            m.kept.push((a, same));
+        }
+    }
+    Some(map)
+}
+
+/// `same_reads` for another path (`old`, `new`) of the states whose first path (`old0`,
+/// `new0`) matched with the renaming `map0`: the paths share most objects, so `map0` is
+/// taken as it is and only its pairs whose objects differ between the paths are compared
+/// again (with the objects they lead to). A shared pair was compared under `map0`, which
+/// the result extends, so the result is a renaming under which everything read matches.
+/// `None` does not mean that none exists (a pair of `map0` this path no longer reaches may
+/// stand in the way): the caller then tries `same_reads`.
+pub fn same_reads_beside(old: &State, new: &State, reads: &[Read], old0: &State, new0: &State, map0: &IdMap) -> Option<IdMap> {
+    let mut iso = Iso::new(&old.heap, &new.heap, reads);
+    for (a, b) in map0.iter() {
+        if a >= old.heap.len() || b >= new.heap.len() || a >= old0.heap.len() || b >= new0.heap.len() {
+            return None;
+        }
+        iso.fwd.insert(a, b);
+        if !(Rc::ptr_eq(&old.heap[a], &old0.heap[a]) && Rc::ptr_eq(&new.heap[b], &new0.heap[b])) {
+            let range = iso.reads_of(a);
+            if !range.is_empty() {
+                iso.pending.push((a, b, range));
+            }
+        }
+    }
+    iso.drain().then(|| iso.take_map())
 }
 
 /// A partial bijection of object ids, from an old heap's to a new one's. It is small in
@@ -331,9 +498,53 @@ impl IdMap {
         }
     }
 
-    /// Every (old, new) pair.
+    /// Every (old, new) pair, in the order they were added.
     pub fn iter(&self) -> impl Iterator<Item = (ObjId, ObjId)> + '_ {
         self.pairs.iter().copied()
+    }
+}
+
+/// At most this many spare buffers of each kind are kept (`SPARE`).
+const SPARES: usize = 8;
+
+type Pending = (ObjId, ObjId, std::ops::Range<usize>);
+
+/// Spare `IdMap` pairs and `Iso` work lists.
+type Spares = (Vec<Vec<(ObjId, ObjId)>>, Vec<Vec<Pending>>);
+
+thread_local! {
+    /// The buffers of finished matchings (`IdMap` pairs, `Iso` work lists), for the next
+    /// ones: a loop skip or a summary lookup then allocates nothing.
+    static SPARE: std::cell::RefCell<Spares> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+impl Drop for IdMap {
+    fn drop(&mut self) {
+        let mut pairs = std::mem::take(&mut self.pairs);
+        if pairs.capacity() > 0 && pairs.capacity() <= 1024 {
+            pairs.clear();
+            let _ = SPARE.try_with(|s| {
+                let mut s = s.borrow_mut();
+                if s.0.len() < SPARES {
+                    s.0.push(pairs);
+                }
+            });
+        }
+    }
+}
+
+impl Drop for Iso<'_> {
+    fn drop(&mut self) {
+        let mut pending = std::mem::take(&mut self.pending);
+        if pending.capacity() > 0 && pending.capacity() <= 1024 {
+            pending.clear();
+            let _ = SPARE.try_with(|s| {
+                let mut s = s.borrow_mut();
+                if s.1.len() < SPARES {
+                    s.1.push(pending);
+                }
+            });
+        }
     }
 }
 
@@ -344,14 +555,23 @@ struct Iso<'a> {
     new: &'a [Rc<Obj>],
     reads: &'a [Read],
     fwd: IdMap,
-    pending: Vec<(ObjId, ObjId)>,
+    /// Pairs whose contents are still to compare, with the range of `reads` of the old one.
+    pending: Vec<Pending>,
 }
 
 impl<'a> Iso<'a> {
     fn new(old: &'a [Rc<Obj>], new: &'a [Rc<Obj>], reads: &'a [Read]) -> Iso<'a> {
         // room for the few objects a call or an iteration reads, as a rule (one allocation each)
-        let fwd = IdMap { pairs: Vec::with_capacity(16), ..IdMap::default() };
-        Iso { old, new, reads, fwd, pending: Vec::with_capacity(8) }
+        let (pairs, pending) = SPARE.with(|s| {
+            let mut s = s.borrow_mut();
+            (s.0.pop().unwrap_or_else(|| Vec::with_capacity(16)), s.1.pop().unwrap_or_else(|| Vec::with_capacity(8)))
+        });
+        Iso { old, new, reads, fwd: IdMap { pairs, fwd: HashMap::default(), back: HashMap::default() }, pending }
+    }
+
+    /// The renaming found (the matching is over).
+    fn take_map(&mut self) -> IdMap {
+        std::mem::take(&mut self.fwd)
     }
 
     fn id(&mut self, a: ObjId, b: ObjId) -> bool {
@@ -362,32 +582,35 @@ impl<'a> Iso<'a> {
             return false;
         }
         self.fwd.insert(a, b);
-        if self.reads_of(a).next().is_some() {
-            self.pending.push((a, b));
+        let range = self.reads_of(a);
+        if !range.is_empty() {
+            self.pending.push((a, b, range));
         }
         true
     }
 
-    /// What the first call read of object `a` (`None` first: all of it).
-    fn reads_of(&self, a: ObjId) -> impl Iterator<Item = &'a Option<Name>> + use<'a> {
-        let reads: &'a [Read] = self.reads;
-        let lo = reads.partition_point(|r| r.0 < a);
-        let hi = reads.partition_point(|r| r.0 <= a);
-        reads[lo..hi].iter().map(|r| &r.1)
+    /// Where in `reads` the first call's reads of object `a` are (`None` first: all of it).
+    fn reads_of(&self, a: ObjId) -> std::ops::Range<usize> {
+        let lo = self.reads.partition_point(|r| r.0 < a);
+        let hi = lo + self.reads[lo..].partition_point(|r| r.0 <= a);
+        lo..hi
     }
 
     fn drain(&mut self) -> bool {
-        while let Some((a, b)) = self.pending.pop() {
+        while let Some((a, b, range)) = self.pending.pop() {
             let (old, new) = (self.old, self.new);
-            let whole = matches!(self.reads_of(a).next(), Some(None));
-            let ok = if a == b && Rc::ptr_eq(&old[a], &new[b]) {
-                // the same object at the same id (a heap shared since): equal contents, so
-                // only the objects it refers to must map to themselves
+            let reads: &'a [Read] = &self.reads[range];
+            let whole = reads[0].1.is_none();
+            let names = || reads.iter().filter_map(|r| r.1.as_ref());
+            let ok = if Rc::ptr_eq(&old[a], &new[b]) {
+                // the same object (a heap shared since, or a summary's object shared by its
+                // replays): equal contents, so only the objects it refers to must map to
+                // themselves
                 let mut ok = true;
                 match (whole, &*old[a]) {
                     (false, Obj::Scope { vars, parent }) => {
                         ok = self.opt_id(*parent, *parent);
-                        for n in self.reads_of(a).flatten() {
+                        for n in names() {
                             if let Some(v) = vars.get(n) {
                                 crate::value::gc::value_ids(v, &mut |x| ok = ok && self.id(x, x));
                             }
@@ -395,7 +618,7 @@ impl<'a> Iso<'a> {
                     }
                     (false, Obj::Instance { class, attrs }) => {
                         ok = self.id(*class, *class);
-                        for n in self.reads_of(a).flatten() {
+                        for n in names() {
                             if let Some(v) = attrs.get(n) {
                                 crate::value::gc::value_ids(v, &mut |x| ok = ok && self.id(x, x));
                             }
@@ -411,7 +634,7 @@ impl<'a> Iso<'a> {
                 // only some variables of a scope (those, and the way to its parent) or some
                 // attributes of an instance (those, and its class)
                 let some = |me: &mut Self, v1: &BTreeMap<Name, Value>, v2: &BTreeMap<Name, Value>| {
-                    me.reads_of(a).flatten().all(|n| match (v1.get(n), v2.get(n)) {
+                    names().all(|n| match (v1.get(n), v2.get(n)) {
                         (Some(x), Some(y)) => me.value(x, y),
                         (None, None) => true,
                         _ => false,
@@ -468,7 +691,7 @@ impl<'a> Iso<'a> {
             (Ref(x), Ref(y)) => self.id(*x, *y),
             (Tuple(x), Tuple(y)) => self.values(x, y),
             (Tensor(x), Tensor(y)) => {
-                x == y && x.shape.dims.iter().zip(&y.shape.dims).all(|(d, e)| d.why == e.why)
+                Rc::ptr_eq(x, y) || (x == y && x.shape.dims.iter().zip(&y.shape.dims).all(|(d, e)| d.why == e.why))
             }
             (Func(x), Func(y)) => self.closure(x, y),
             (Bound(r1, c1), Bound(r2, c2)) => self.value(r1, r2) && self.closure(c1, c2),

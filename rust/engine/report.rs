@@ -78,8 +78,35 @@ impl<'a> Interp<'a> {
             let calls = &self.calls;
             self.outcomes.retain(|o| !(o.site == site && o.branches == branches && o.calls == *calls && !matches!(o.verdict, Verdict::Violated(_))));
         }
-        self.outcomes.push(Outcome { site, calls: self.calls.clone(), branches, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
+        self.push_outcome(Outcome { site, calls: self.calls.clone(), branches, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
         self.records += 1;
+    }
+
+    /// Record an outcome, unless it passes (holds or is undecided) and an equal one is among
+    /// the last few of the innermost summarised call (a replayed summary of a call made in a
+    /// loop or a comprehension records the same ones each time). The report rule sees the
+    /// outcomes of a site as a set but for its violations, which are always recorded, and a
+    /// summary keeps the outcomes of its own call only (`outcome_floor`), so a duplicate
+    /// changes nothing.
+    pub fn push_outcome(&mut self, o: Outcome) {
+        /// How far back an equal outcome is looked for.
+        const RECENT: usize = 8;
+        if !matches!(o.verdict, Verdict::Violated(_)) && o.condition.is_none() {
+            let from = self.outcomes.len().saturating_sub(RECENT).max(self.outcome_floor);
+            let same = |p: &Outcome| {
+                p.site == o.site
+                    && p.tainted == o.tainted
+                    && p.suppressed == o.suppressed
+                    && p.condition.is_none()
+                    && matches!((&p.verdict, &o.verdict), (Verdict::Holds, Verdict::Holds) | (Verdict::Undecided, Verdict::Undecided))
+                    && (std::rc::Rc::ptr_eq(&p.calls, &o.calls) || p.calls == o.calls)
+                    && p.branches == o.branches
+            };
+            if self.outcomes.get(from..).is_some_and(|recent| recent.iter().rev().any(same)) {
+                return;
+            }
+        }
+        self.outcomes.push(o);
     }
 
     /// Before an operation at `span` (a subscript, an operator, a library call) whose model
@@ -101,7 +128,7 @@ impl<'a> Interp<'a> {
         if self.records != records {
             return;
         }
-        self.outcomes.push(Outcome { site: span, calls: self.calls.clone(), branches, verdict: Verdict::Holds, tainted, suppressed, condition: None });
+        self.push_outcome(Outcome { site: span, calls: self.calls.clone(), branches, verdict: Verdict::Holds, tainted, suppressed, condition: None });
     }
 
     /// The row of a span in its own file (embedded library code: the user's call).

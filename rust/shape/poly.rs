@@ -37,13 +37,42 @@ fn ok(c: i128) -> Option<i128> {
     if c.abs() < LIMIT { Some(c) } else { None }
 }
 
+/// The small constants most programs use (sizes, indices, flags), each built once per thread
+/// when first asked for: a copy is then a count, not two allocations.
+const SMALL: std::ops::RangeInclusive<i128> = -16..=1024;
+
+thread_local! {
+    static SMALL_CONSTANTS: std::cell::RefCell<Vec<Option<Poly>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 impl Poly {
     pub fn constant(c: i128) -> Poly {
+        if SMALL.contains(&c) {
+            let i = (c - SMALL.start()) as usize;
+            return SMALL_CONSTANTS.with(|t| {
+                let mut t = t.borrow_mut();
+                if t.len() <= i {
+                    t.resize(i + 1, None);
+                }
+                t[i].get_or_insert_with(|| Poly::build_constant(c)).clone()
+            });
+        }
+        Poly::build_constant(c)
+    }
+
+    fn build_constant(c: i128) -> Poly {
         let mut terms = BTreeMap::new();
         if c != 0 {
             terms.insert(Vec::new(), c);
         }
         Poly::of(terms)
+    }
+
+    /// `self - o` when both are constants and the difference is in range (what `sub` would
+    /// give, without building it).
+    pub fn const_diff(&self, o: &Poly) -> Option<i128> {
+        let d = self.as_const()?.checked_sub(o.as_const()?)?;
+        (d.abs() < LIMIT).then_some(d)
     }
 
     fn of(terms: BTreeMap<Mono, i128>) -> Poly {

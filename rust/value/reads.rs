@@ -15,9 +15,35 @@ struct Tracker {
     log: Vec<Read>,
     /// Per active frame: where its part of `log` starts, and the heap length when it began
     /// (objects from there on are the frame's own: reading them is not a dependency of any
-    /// frame, since each enclosing one began on a heap no longer).
-    starts: Vec<(usize, ObjId)>,
+    /// frame, since each enclosing one began on a heap no longer); where its part of
+    /// `deferred` starts; its serial number, unique on this thread until `reset_reads`.
+    starts: Vec<(usize, ObjId, usize, u64)>,
+    last_serial: u64,
     next_compact: usize,
+    /// Reads of another run renamed, noted as they are (`note_renamed_later`) and written
+    /// out into the log only when a frame's reads are collected (`end_reads`): most frames
+    /// never are.
+    deferred: Vec<Renamed>,
+}
+
+/// The reads `reads` of another run with the objects `pairs` renames renamed (the others left
+/// out), kept only for objects before `bound` (the innermost frame's heap length when noted).
+struct Renamed {
+    reads: Rc<[Read]>,
+    pairs: Vec<(ObjId, ObjId)>,
+    bound: ObjId,
+}
+
+impl Renamed {
+    fn write_out(&self, out: &mut Vec<Read>) {
+        for (id, name) in self.reads.iter() {
+            if let Some(&(_, m)) = self.pairs.iter().find(|p| p.0 == *id)
+                && m < self.bound
+            {
+                out.push((m, name.clone()));
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -60,22 +86,67 @@ pub fn link_name() -> Name {
 }
 
 pub fn note(r: Read) {
+    TRACKER.with(|t| t.borrow_mut().push(r));
+}
+
+/// The serial number of the innermost frame (0: none). Reads noted while it is the innermost
+/// stay in its part of the log until it ends, so what was noted under a serial need not be
+/// noted again under it.
+pub fn frame_serial() -> u64 {
+    TRACKER.with(|t| t.borrow().starts.last().map_or(0, |f| f.3))
+}
+
+/// Note the reads `reads` (of another run) of the objects `rename` gives for theirs, in one
+/// go: a replayed summary's, or a skipped loop item's.
+pub fn note_renamed(reads: &[Read], rename: impl Fn(ObjId) -> Option<ObjId>) {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
-        if t.starts.last().is_none_or(|f| r.0 >= f.1) || t.log.last() == Some(&r) {
+        if t.starts.is_empty() {
             return;
         }
-        t.log.push(r);
-        if t.log.len() > t.next_compact {
-            // keep the innermost frame's part small: sort and deduplicate it
-            let start = t.starts.last().unwrap().0;
-            let mut part = t.log.split_off(start);
-            part.sort_unstable();
-            part.dedup();
-            t.log.extend(part);
-            t.next_compact = t.log.len() * 2 + 4096;
+        for (id, name) in reads {
+            if let Some(m) = rename(*id) {
+                t.push((m, name.clone()));
+            }
         }
     });
+}
+
+/// As `note_renamed` with the renaming `pairs` (the reads of other objects are not noted),
+/// written out only if some frame's reads are collected before all the frames end.
+pub fn note_renamed_later(reads: &Rc<[Read]>, pairs: Vec<(ObjId, ObjId)>) {
+    if pairs.is_empty() {
+        return;
+    }
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        let Some(&(_, bound, ..)) = t.starts.last() else { return };
+        t.deferred.push(Renamed { reads: reads.clone(), pairs, bound });
+    });
+}
+
+impl Tracker {
+    #[inline(always)]
+    fn push(&mut self, r: Read) {
+        if self.starts.last().is_none_or(|f| r.0 >= f.1) || self.log.last() == Some(&r) {
+            return;
+        }
+        self.log.push(r);
+        if self.log.len() > self.next_compact {
+            self.compact();
+        }
+    }
+
+    /// Keep the innermost frame's part small: sort and deduplicate it.
+    #[cold]
+    fn compact(&mut self) {
+        let start = self.starts.last().map_or(0, |f| f.0);
+        let mut part = self.log.split_off(start);
+        part.sort_unstable();
+        part.dedup();
+        self.log.extend(part);
+        self.next_compact = self.log.len() * 2 + 4096;
+    }
 }
 
 /// Start logging the reads of a call that begins on a heap of `heap_len` objects (it reads
@@ -84,7 +155,10 @@ pub fn begin_reads(heap_len: ObjId) {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
         let n = t.log.len();
-        t.starts.push((n, heap_len));
+        let d = t.deferred.len();
+        t.last_serial += 1;
+        let serial = t.last_serial;
+        t.starts.push((n, heap_len, d, serial));
     });
 }
 
@@ -93,17 +167,35 @@ pub fn begin_reads(heap_len: ObjId) {
 pub fn end_reads() -> Vec<Read> {
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
-        let Some((start, _)) = t.starts.pop() else { return Vec::new() };
+        let Some((start, _, d, _)) = t.starts.pop() else { return Vec::new() };
         let at = start.min(t.log.len());
         let mut part = t.log.split_off(at);
+        let d = d.min(t.deferred.len());
+        for r in t.deferred.split_off(d) {
+            r.write_out(&mut part);
+        }
         part.sort_unstable();
         part.dedup();
         t.log.extend(part.iter().cloned());
         if t.starts.is_empty() {
             t.log.clear();
+            t.deferred.clear();
         }
         part
     })
+}
+
+/// Stop logging the reads of the innermost call without collecting them (its caller has no
+/// use for them: the call is not summarised). They stay in the log, unsorted, so the
+/// enclosing call reads them too; `end_reads` of an enclosing call sorts them then.
+pub fn drop_reads() {
+    TRACKER.with(|t| {
+        let mut t = t.borrow_mut();
+        if t.starts.pop().is_some() && t.starts.is_empty() {
+            t.log.clear();
+            t.deferred.clear();
+        }
+    });
 }
 
 /// Forget every frame (a new analysis on this thread).

@@ -69,13 +69,18 @@ impl<'a> Interp<'a> {
         scope
     }
 
+    /// Bind the name `n` (at `span`) to `v` on `st`, as an assignment does.
+    pub(super) fn assign_name(&mut self, n: &Name, span: Span, v: Value, st: &mut State, ctx: &Ctx) {
+        self.log_shape(st, span, n, &v);
+        let v = self.label_value(st, v, n);
+        self.set_var(st, ctx, n, v);
+    }
+
     pub fn assign(&mut self, t: &Target, v: Value, st: State, ctx: &Ctx) -> Vec<State> {
         match t {
             Target::Name(n, span) => {
                 let mut st = st;
-                self.log_shape(&st, *span, n, &v);
-                let v = self.label_value(&mut st, v, n);
-                self.set_var(&mut st, ctx, n, v);
+                self.assign_name(n, *span, v, &mut st, ctx);
                 vec![st]
             }
             Target::Attr(obj, name, span) => {

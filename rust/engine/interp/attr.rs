@@ -231,7 +231,7 @@ impl<'a> Interp<'a> {
     }
 
     pub fn class_lookup(&self, st: &State, class: ObjId, name: &str) -> Option<(ObjId, Value)> {
-        let mut stack = vec![class];
+        let mut stack = ClassStack::new(class);
         let mut seen = 0;
         while let Some(c) = stack.pop() {
             seen += 1;
@@ -254,7 +254,7 @@ impl<'a> Interp<'a> {
 
     /// Does the class derive from a library class (e.g. `torch.nn.Module`)?
     pub fn lib_base(&self, st: &State, class: ObjId) -> Option<Rc<str>> {
-        let mut stack = vec![class];
+        let mut stack = ClassStack::new(class);
         let mut seen = 0;
         while let Some(c) = stack.pop() {
             seen += 1;
@@ -282,7 +282,7 @@ impl<'a> Interp<'a> {
     /// private one (`_conv_forward`): torch's code would run the user's instead. Else `None`
     /// (an instance is then Unknown, as for any library base that is not modelled).
     pub fn layer_base(&self, st: &State, class: ObjId) -> Option<&'static str> {
-        let mut stack = vec![class];
+        let mut stack = ClassStack::new(class);
         let mut seen = 0;
         let mut kind = None;
         while let Some(c) = stack.pop() {
@@ -313,7 +313,7 @@ impl<'a> Interp<'a> {
     }
 
     pub fn has_unknown_base(&self, st: &State, class: ObjId) -> bool {
-        let mut stack = vec![class];
+        let mut stack = ClassStack::new(class);
         let mut seen = 0;
         while let Some(c) = stack.pop() {
             seen += 1;
@@ -331,5 +331,28 @@ impl<'a> Interp<'a> {
             }
         }
         false
+    }
+}
+
+/// The work list of a walk over a class and its bases: a stack whose top is kept apart, so a
+/// walk up a single line of bases (the rule) allocates nothing.
+struct ClassStack {
+    top: Option<ObjId>,
+    rest: Vec<ObjId>,
+}
+
+impl ClassStack {
+    fn new(class: ObjId) -> ClassStack {
+        ClassStack { top: Some(class), rest: Vec::new() }
+    }
+
+    fn push(&mut self, c: ObjId) {
+        if let Some(t) = self.top.replace(c) {
+            self.rest.push(t);
+        }
+    }
+
+    fn pop(&mut self) -> Option<ObjId> {
+        self.top.take().or_else(|| self.rest.pop())
     }
 }

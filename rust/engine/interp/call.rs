@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use super::expr::Gather;
 use super::{Ctx, Flow, Interp, Outcome, Vals, Verdict, collect_globals, debug_enabled, merge_vals};
 use crate::engine::memo;
 use crate::ir::*;
@@ -15,6 +16,10 @@ use crate::rules::events::{Event, EventKind};
 use crate::value::*;
 
 const MAX_CALL_DEPTH: usize = 48;
+
+/// A call's arguments evaluated so far on one path: the path, the positional and keyword
+/// values, and whether an unknown `*args`/`**kwargs` made them unknown.
+type ArgsSoFar = (State, Vec<Value>, Vec<(Name, Value)>, bool);
 
 impl<'a> Interp<'a> {
     pub(super) fn eval_call(&mut self, func: &Expr, args: &[Arg], kwargs: &[Kwarg], st: State, ctx: &Ctx, span: Span) -> Vals {
@@ -49,15 +54,21 @@ impl<'a> Interp<'a> {
         }
         let (label, label_at) = (self.assign_label.clone(), self.label_set_at);
         self.set_label(None);
+        let funcs = self.eval_outs(func, st, ctx);
+        let one_callee = funcs.len() == 1;
         let mut out = Vec::new();
-        for (st, f) in self.eval(func, st, ctx) {
-            // arguments
-            let mut acc: Vec<(State, Vec<Value>, Vec<(Name, Value)>, bool)> = vec![(st, Vec::new(), Vec::new(), false)];
+        for (st, f) in funcs {
+            // arguments: the values so far go to the last outcome of each argument (as a rule
+            // its only one), copies to the others
+            let mut acc: Gather<ArgsSoFar> = Gather::new();
+            acc.push((st, Vec::with_capacity(args.len()), Vec::with_capacity(kwargs.len()), false));
             for a in args {
-                let mut next = Vec::new();
-                for (st, pos, kw, unk) in acc {
-                    for (mut st, v) in self.eval(&a.value, st, ctx) {
-                        let mut pos = pos.clone();
+                let mut next = Gather::new();
+                for (st, mut pos, mut kw, unk) in acc.into_items() {
+                    let vals = self.eval_outs(&a.value, st, ctx);
+                    let n = vals.len();
+                    for (i, (mut st, v)) in vals.enumerate() {
+                        let (mut pos, kw) = if i + 1 == n { (std::mem::take(&mut pos), std::mem::take(&mut kw)) } else { (pos.clone(), kw.clone()) };
                         let mut unk = unk;
                         if a.star {
                             match self.iterate(&mut st, &v, a.value.span) {
@@ -67,7 +78,7 @@ impl<'a> Interp<'a> {
                         } else {
                             pos.push(v);
                         }
-                        next.push((st, pos, kw.clone(), unk));
+                        next.push((st, pos, kw, unk));
                     }
                 }
                 acc = next;
@@ -79,10 +90,12 @@ impl<'a> Interp<'a> {
                 }
             }
             for k in kwargs {
-                let mut next = Vec::new();
-                for (st, pos, kw, unk) in acc {
-                    for (st, v) in self.eval(&k.value, st, ctx) {
-                        let mut kw = kw.clone();
+                let mut next = Gather::new();
+                for (st, mut pos, mut kw, unk) in acc.into_items() {
+                    let vals = self.eval_outs(&k.value, st, ctx);
+                    let n = vals.len();
+                    for (i, (st, v)) in vals.enumerate() {
+                        let (pos, mut kw) = if i + 1 == n { (std::mem::take(&mut pos), std::mem::take(&mut kw)) } else { (pos.clone(), kw.clone()) };
                         let mut unk = unk;
                         match &k.name {
                             Some(n) => kw.push((n.clone(), v)),
@@ -101,7 +114,7 @@ impl<'a> Interp<'a> {
                                 _ => unk = true,
                             },
                         }
-                        next.push((st, pos.clone(), kw, unk));
+                        next.push((st, pos, kw, unk));
                     }
                 }
                 acc = next;
@@ -110,7 +123,9 @@ impl<'a> Interp<'a> {
                     return Vec::new();
                 }
             }
-            for (st, pos, kw, unk) in acc {
+            let calls = acc.into_items();
+            let one_call = one_callee && calls.len() == 1;
+            for (st, pos, kw, unk) in calls {
                 if unk {
                     // unknown *args/**kwargs: the call's result is unknown, its effects too
                     out.push((st, Value::Unknown));
@@ -119,8 +134,13 @@ impl<'a> Interp<'a> {
                 // the call sees the label of the statement it is in, as it was set
                 self.assign_label = label.clone();
                 self.label_set_at = label_at;
-                out.extend(self.call(f.clone(), pos, kw, st, span));
+                let results = self.call(f.clone(), pos, kw, st, span);
                 self.set_label(None);
+                if one_call {
+                    // the only call: its outcomes are the expression's
+                    return results;
+                }
+                out.extend(results);
             }
         }
         out
@@ -355,23 +375,22 @@ impl<'a> Interp<'a> {
     /// keyed by `__init__` with the arguments and a marker no Python call can pass (a keyword
     /// that is no identifier).
     fn construct(&mut self, class: ObjId, init: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
-        let key = (self.settings.memo && init.kind == FuncKind::Plain).then(|| {
-            let mut kw = kwargs.clone();
-            kw.push((Name::from("<new>"), Value::Ref(class)));
-            (args.clone(), kw)
-        });
         let init2 = init.clone();
-        let build = move |me: &mut Self, mut st: State| -> Vals {
+        let build = move |me: &mut Self, mut st: State, args: &[Value], kwargs: &[(Name, Value)]| -> Vals {
             let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
             let this = Value::Ref(obj);
-            let mut a = vec![this.clone()];
-            a.extend(args);
-            me.call_closure(&init2, a, kwargs, st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
+            let mut a = Vec::with_capacity(args.len() + 1);
+            a.push(this.clone());
+            a.extend(args.iter().cloned());
+            me.call_closure(&init2, a, kwargs.to_vec(), st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
         };
-        match key {
-            Some((key_args, key_kwargs)) => self.memoised(init, key_args, key_kwargs, st, span, build),
-            None => build(self, st),
+        if !(self.settings.memo && init.kind == FuncKind::Plain) {
+            return build(self, st, &args, &kwargs);
         }
+        // the key: the arguments and the marker, which the construction leaves out
+        let mut kw = kwargs;
+        kw.push((new_marker(), Value::Ref(class)));
+        self.memoised(init, args, kw, st, span, move |me, st, args, kwargs| build(me, st, args, &kwargs[..kwargs.len().saturating_sub(1)]))
     }
 
     /// An instance of a user subclass of the library layer `kind` (`class MyLinear(nn.Linear)`):
@@ -500,15 +519,15 @@ impl<'a> Interp<'a> {
         if !self.settings.memo || first_yield {
             return self.run_closure_body(c, args, kwargs, st, span, first_yield);
         }
-        let (key_args, key_kwargs) = (args.clone(), kwargs.clone());
-        self.memoised(c, key_args, key_kwargs, st, span, move |me, st| me.run_closure_body(c, args, kwargs, st, span, false))
+        // the arguments are the summary's key: a run takes copies (a replay none)
+        self.memoised(c, args, kwargs, st, span, move |me, st, args, kwargs| me.run_closure_body(c, args.to_vec(), kwargs.to_vec(), st, span, false))
     }
 
     /// Run `body` on `st` through the call summaries (`engine::memo`): replay the stored
-    /// summary of `c` called with the key arguments when one matches, else run it and store
-    /// its summary when the run qualifies.
+    /// summary of `c` called with the key arguments when one matches, else run it (it is
+    /// given the key arguments) and store its summary when the run qualifies.
     #[allow(clippy::too_many_arguments)]
-    fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, body: impl FnOnce(&mut Self, State) -> Vals) -> Vals {
+    fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, body: impl FnOnce(&mut Self, State, &[Value], &[(Name, Value)]) -> Vals) -> Vals {
         // a summarised call: replay it
         let entry = memo::EntryFacts::of(&st);
         let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry);
@@ -521,12 +540,19 @@ impl<'a> Interp<'a> {
             let branches0 = if hit.outcomes().is_empty() { Vec::new() } else { st.branches.clone() };
             match hit.replay(st) {
                 Ok(out) => {
+                    // outcomes of the same frame have the same call sites: built once
+                    let mut last: Option<(&memo::CallsBelow, Rc<[Span]>)> = None;
                     for (site, suffix, tainted, suppressed, undecided, below) in hit.outcomes() {
-                        let mut branches = branches0.clone();
+                        let mut branches = Vec::with_capacity(branches0.len() + suffix.len());
+                        branches.extend(branches0.iter().cloned());
                         branches.extend(suffix.iter().cloned());
                         let verdict = if *undecided { Verdict::Undecided } else { Verdict::Holds };
-                        let calls = below.under(&self.calls, span);
-                        self.outcomes.push(Outcome { site: *site, calls, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
+                        let calls = match &last {
+                            Some((b, calls)) if b.own == below.own && b.rest == below.rest => calls.clone(),
+                            _ => below.under(&self.calls, span),
+                        };
+                        last = Some((below, calls.clone()));
+                        self.push_outcome(Outcome { site: *site, calls, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
                     }
                     return out;
                 }
@@ -539,8 +565,9 @@ impl<'a> Interp<'a> {
         let entry_state = st.clone();
         let (saved_args, saved_kwargs) = (args, kwargs);
         memo::begin_reads(entry_state.heap.len());
-        let out = body(self, st);
-        let reads = memo::end_reads();
+        let outer_floor = std::mem::replace(&mut self.outcome_floor, counters.4);
+        let out = body(self, st, &saved_args, &saved_kwargs);
+        self.outcome_floor = outer_floor;
         // a label set before the call started is the caller's
         let read_callers_label = self.oldest_label_read <= counters.5;
         self.oldest_label_read = self.oldest_label_read.min(outer_reads);
@@ -553,15 +580,27 @@ impl<'a> Interp<'a> {
             && self.outcomes.len() >= counters.4
             && !read_callers_label;
         if !qualifies {
+            // its reads stay the caller's, unsorted: only a summary needs them sorted
+            memo::drop_reads();
             return out;
         }
+        let reads = memo::end_reads();
         // the caller sees one path per distinct result, whatever the merging setting
         let out = merge_vals(out, true);
         let n = entry_state.branches.len();
+        // outcomes with the same call sites share what is below this call
+        let mut last: Option<(&Rc<[Span]>, memo::CallsBelow)> = None;
         let outcomes = self.outcomes[counters.4..]
             .iter()
             .filter(|o| o.branches.len() >= n && o.branches[..n] == entry_state.branches[..])
-            .map(|o| (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided), memo::CallsBelow::of(&o.calls, self.calls.len(), span)))
+            .map(|o| {
+                let below = match &last {
+                    Some((calls, below)) if Rc::ptr_eq(calls, &o.calls) => below.clone(),
+                    _ => memo::CallsBelow::of(&o.calls, self.calls.len(), span),
+                };
+                last = Some((&o.calls, below.clone()));
+                (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided), below)
+            })
             .collect::<Vec<_>>();
         if outcomes.len() == self.outcomes.len() - counters.4 {
             self.memo.store(memo::Recorded {
@@ -689,6 +728,15 @@ impl<'a> Interp<'a> {
         }
         merge_vals(out, self.settings.prune)
     }
+}
+
+/// The keyword that marks the key of a whole construction's summary (`construct`): no
+/// identifier, so no Python call passes it.
+fn new_marker() -> Name {
+    thread_local! {
+        static NEW: Name = Name::from("<new>");
+    }
+    NEW.with(|n| n.clone())
 }
 
 /// A library call that writes into one of its tensors: an in-place method or function

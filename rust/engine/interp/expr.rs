@@ -174,6 +174,44 @@ impl<'a> Interp<'a> {
         acc
     }
 
+    /// `e` evaluated on `st` when it is a name or a constant, which take one step as `eval`
+    /// counts them and never fork (no list of outcomes to build): `Some(None)` when the step
+    /// budget is spent (`eval` then gives no outcome); `None` for any other expression.
+    pub(super) fn eval_leaf(&mut self, e: &Expr, st: &State, ctx: &Ctx) -> Option<Option<Value>> {
+        let v = match &e.kind {
+            ExprKind::Name(n) => {
+                if !self.tick() {
+                    return Some(None);
+                }
+                self.lookup_named(st, ctx, n).unwrap_or(Value::Unknown)
+            }
+            ExprKind::Const(c) => {
+                if !self.tick() {
+                    return Some(None);
+                }
+                const_value(c)
+            }
+            _ => return None,
+        };
+        Some(Some(v))
+    }
+
+    /// The outcomes of `e` on `st`: a name or a constant without a list (`eval_leaf`).
+    pub(super) fn eval_one_or_many(&mut self, e: &Expr, st: State, ctx: &Ctx) -> Result<Option<(State, Value)>, Vals> {
+        match self.eval_leaf(e, &st, ctx) {
+            Some(v) => Ok(v.map(|v| (st, v))),
+            None => Err(self.eval(e, st, ctx)),
+        }
+    }
+
+    /// `eval_one_or_many` as an iterator over the outcomes.
+    pub(super) fn eval_outs(&mut self, e: &Expr, st: State, ctx: &Ctx) -> Outs {
+        match self.eval_one_or_many(e, st, ctx) {
+            Ok(one) => OneOrMany::One(one),
+            Err(many) => OneOrMany::Many(many.into_iter()),
+        }
+    }
+
     pub fn eval(&mut self, e: &Expr, st: State, ctx: &Ctx) -> Vals {
         if !self.tick() {
             return Vec::new();
@@ -184,13 +222,17 @@ impl<'a> Interp<'a> {
                 vec![(st, v)]
             }
             ExprKind::Const(c) => vec![(st, const_value(c))],
-            ExprKind::Attr(obj, name) => {
-                let mut out = Vec::new();
-                for (st, o) in self.eval(obj, st, ctx) {
-                    out.extend(self.get_attr(st, o, name, e.span));
+            ExprKind::Attr(obj, name) => match self.eval_one_or_many(obj, st, ctx) {
+                Ok(Some((st, o))) => self.get_attr(st, o, name, e.span),
+                Ok(None) => Vec::new(),
+                Err(objs) => {
+                    let mut out = Vec::new();
+                    for (st, o) in objs {
+                        out.extend(self.get_attr(st, o, name, e.span));
+                    }
+                    out
                 }
-                out
-            }
+            },
             ExprKind::Subscript(obj, idx) => {
                 let mut out = Vec::new();
                 for (st, o) in self.eval(obj, st, ctx) {
@@ -223,7 +265,24 @@ impl<'a> Interp<'a> {
             ExprKind::Call { func, args, kwargs } => self.eval_call(func, args, kwargs, st, ctx, e.span),
             ExprKind::BinOp(op, a, b) => {
                 let mut out = Vec::new();
-                for (st, x) in self.eval(a, st, ctx) {
+                // a name or a constant on either side: no list of outcomes for it
+                let xs = match self.eval_one_or_many(a, st, ctx) {
+                    Ok(Some((st, x))) => {
+                        match self.eval_one_or_many(b, st, ctx) {
+                            Ok(Some((st, y))) => return self.binop(*op, x, y, st, e.span, false),
+                            Ok(None) => {}
+                            Err(ys) => {
+                                for (st, y) in ys {
+                                    out.extend(self.binop(*op, x.clone(), y, st, e.span, false));
+                                }
+                            }
+                        }
+                        return out;
+                    }
+                    Ok(None) => return out,
+                    Err(xs) => xs,
+                };
+                for (st, x) in xs {
                     for (st, y) in self.eval(b, st, ctx) {
                         out.extend(self.binop(*op, x.clone(), y, st, e.span, false));
                     }
@@ -403,8 +462,13 @@ impl<'a> Interp<'a> {
     }
 
     fn compare(&mut self, first: &Expr, rest: &[(CmpOp, Expr)], st: State, ctx: &Ctx) -> Vals {
+        let firsts = match self.eval_one_or_many(first, st, ctx) {
+            Ok(Some((st, a))) => return self.compare_chain(a, rest, st, ctx),
+            Ok(None) => return Vec::new(),
+            Err(firsts) => firsts,
+        };
         let mut out = Vec::new();
-        for (st, a) in self.eval(first, st, ctx) {
+        for (st, a) in firsts {
             out.extend(self.compare_chain(a, rest, st, ctx));
         }
         out
@@ -413,34 +477,45 @@ impl<'a> Interp<'a> {
     fn compare_chain(&mut self, a: Value, rest: &[(CmpOp, Expr)], st: State, ctx: &Ctx) -> Vals {
         let Some(((op, e), tail)) = rest.split_first() else { return vec![(st, Value::Bool(true))] };
         let mut out = Vec::new();
-        for (st, b) in self.eval(e, st, ctx) {
-            let is_tensor = |v: &Value| matches!(v, Value::Tensor(_));
-            if tail.is_empty() && (is_tensor(&a) || is_tensor(&b)) && matches!(op, CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE) {
-                // elementwise comparison: a broadcast bool tensor
-                out.extend(torch::tensor::compare(self, st, a.clone(), b, e.span));
-                continue;
-            }
-            if tail.is_empty()
-                && matches!(op, CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE)
-                && crate::models::numpy::involves_array(&st, &a, &b)
-            {
-                out.extend(crate::models::numpy::compare(self, st, &a, &b));
-                continue;
-            }
-            let r = self.cmp(&st, *op, &a, &b);
-            if tail.is_empty() {
-                out.push((st, r));
-                continue;
-            }
-            for (_, (truth, st)) in self.split(r.clone(), st, e.span) {
-                if truth {
-                    out.extend(self.compare_chain(b.clone(), tail, st, ctx));
-                } else {
-                    out.push((st, Value::Bool(false)));
+        match self.eval_one_or_many(e, st, ctx) {
+            Ok(Some((st, b))) => self.compare_one(&a, *op, e, tail, st, b, ctx, &mut out),
+            Ok(None) => {}
+            Err(bs) => {
+                for (st, b) in bs {
+                    self.compare_one(&a, *op, e, tail, st, b, ctx, &mut out);
                 }
             }
         }
         out
+    }
+
+    /// One link `a op b` of a comparison chain, `b` the value of `e` on `st`, then the
+    /// rest of the chain (`tail`) where it holds: the outcomes go to `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn compare_one(&mut self, a: &Value, op: CmpOp, e: &Expr, tail: &[(CmpOp, Expr)], st: State, b: Value, ctx: &Ctx, out: &mut Vals) {
+        let is_tensor = |v: &Value| matches!(v, Value::Tensor(_));
+        if tail.is_empty() && (is_tensor(a) || is_tensor(&b)) && matches!(op, CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE) {
+            // elementwise comparison: a broadcast bool tensor
+            out.extend(torch::tensor::compare(self, st, a.clone(), b, e.span));
+            return;
+        }
+        if tail.is_empty() && matches!(op, CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE) && crate::models::numpy::involves_array(&st, a, &b) {
+            // elementwise comparison with a NumPy array: a bool array
+            out.extend(crate::models::numpy::compare(self, st, a, &b));
+            return;
+        }
+        let r = self.cmp(&st, op, a, &b);
+        if tail.is_empty() {
+            out.push((st, r));
+            return;
+        }
+        for (_, (truth, st)) in self.split(r.clone(), st, e.span) {
+            if truth {
+                out.extend(self.compare_chain(b.clone(), tail, st, ctx));
+            } else {
+                out.push((st, Value::Bool(false)));
+            }
+        }
     }
 
     fn comprehension(&mut self, kind: CompKind, elt: &Expr, value: Option<&Expr>, gens: &[Comprehension], st: State, ctx: &Ctx) -> Vals {
@@ -574,6 +649,66 @@ pub(super) fn branch_decides(st: &State, c: &crate::shape::Cond) -> Tri {
 
 fn is_splice_unknown(vs: &[Value]) -> bool {
     vs.first().and_then(|v| v.as_str()) == Some("<unknown splice>")
+}
+
+/// The outcomes of an evaluation (`Interp::eval_outs`): at most one without a list, or a list.
+pub(super) type Outs = OneOrMany<(State, Value)>;
+
+/// Items of a step that as a rule has one: at most one without a list, or a list.
+pub(super) enum OneOrMany<T> {
+    One(Option<T>),
+    Many(std::vec::IntoIter<T>),
+}
+
+impl<T> Iterator for OneOrMany<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        match self {
+            OneOrMany::One(one) => one.take(),
+            OneOrMany::Many(many) => many.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match self {
+            OneOrMany::One(one) => one.is_some() as usize,
+            OneOrMany::Many(many) => many.len(),
+        };
+        (n, Some(n))
+    }
+}
+
+impl<T> ExactSizeIterator for OneOrMany<T> {}
+
+/// Gathers items in order, in a list only from the second on (`OneOrMany`).
+pub(super) struct Gather<T> {
+    first: Option<T>,
+    rest: Vec<T>,
+}
+
+impl<T> Gather<T> {
+    pub(super) fn new() -> Gather<T> {
+        Gather { first: None, rest: Vec::new() }
+    }
+
+    pub(super) fn push(&mut self, t: T) {
+        match self.first.take() {
+            None if self.rest.is_empty() => self.first = Some(t),
+            first => {
+                self.rest.extend(first);
+                self.rest.push(t);
+            }
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.first.is_some() as usize + self.rest.len()
+    }
+
+    pub(super) fn into_items(self) -> OneOrMany<T> {
+        if self.rest.is_empty() { OneOrMany::One(self.first) } else { OneOrMany::Many(self.rest.into_iter()) }
+    }
 }
 
 fn tuple_or_unknown(vs: Vec<Value>) -> Value {

@@ -25,7 +25,9 @@ const MAX_NO_OPS: usize = 4;
 struct NoOp {
     states: Vec<State>,
     suffixes: Vec<Vec<Branch>>,
-    reads: Vec<memo::Read>,
+    reads: Rc<[memo::Read]>,
+    /// The last item matched against it, on the first path (`memo::same_reads_again`).
+    last: Option<memo::Matched>,
 }
 
 /// Whether an iteration that started in `before` (after binding the loop target) and ended
@@ -150,10 +152,21 @@ impl<'a> Interp<'a> {
                 let mut live = vec![st];
                 // iterations that changed nothing, since the state last changed (`skip_item`)
                 let mut no_ops: Vec<NoOp> = Vec::new();
+                let roots = Self::loop_roots(ctx);
                 for item in items {
-                    let assigned: Vec<State> = live.into_iter().flat_map(|st| self.assign(target, item.clone(), st, ctx)).collect();
+                    let assigned: Vec<State> = match target {
+                        // a name binds on each path in place (no list per path)
+                        Target::Name(n, span) => {
+                            let mut live = live;
+                            for st in live.iter_mut() {
+                                self.assign_name(n, *span, item.clone(), st, ctx);
+                            }
+                            live
+                        }
+                        _ => live.into_iter().flat_map(|st| self.assign(target, item.clone(), st, ctx)).collect(),
+                    };
                     if !assigned.is_empty()
-                        && let Some(k) = self.skip_item(&no_ops, &assigned, ctx)
+                        && let Some(k) = self.skip_item(&mut no_ops, &assigned, &roots)
                     {
                         live = assigned;
                         for (st, suffix) in live.iter_mut().zip(&no_ops[k].suffixes) {
@@ -178,18 +191,22 @@ impl<'a> Interp<'a> {
                     }
                     live = merge(next, self.settings.prune);
                     if let Some((assigned, counters, n_out, serial, outer_label_read)) = before {
-                        let reads = memo::end_reads();
                         // a label set before the iteration began may differ for the next item
                         let read_outer_label = self.oldest_label_read <= serial;
                         self.oldest_label_read = self.oldest_label_read.min(outer_label_read);
                         let unchanged = !self.abandoned && !read_outer_label && out.len() == n_out && counters == self.loop_counters();
                         match unchanged.then(|| no_op_suffixes(&assigned, &live)).flatten() {
                             Some(suffixes) if no_ops.len() < MAX_NO_OPS => {
-                                let reads: Vec<_> = reads.into_iter().filter(|r| r.0 < heap_len).collect();
-                                no_ops.push(NoOp { states: assigned, suffixes, reads });
+                                let reads: Rc<[memo::Read]> = memo::end_reads().into_iter().filter(|r| r.0 < heap_len).collect();
+                                no_ops.push(NoOp { states: assigned, suffixes, reads, last: None });
                             }
-                            Some(_) => {}
-                            None => no_ops.clear(),
+                            // the reads of an iteration no later item is matched against stay the
+                            // enclosing call's, unsorted
+                            Some(_) => memo::drop_reads(),
+                            None => {
+                                memo::drop_reads();
+                                no_ops.clear();
+                            }
                         }
                     }
                     self.note_paths(live.len() + out.len());
@@ -238,15 +255,10 @@ impl<'a> Interp<'a> {
     /// that takes its item to this one (`memo::same_reads`, the call summaries' matching).
     /// The interpreter is deterministic, so this iteration would take the same steps on the
     /// renamed objects and leave the state as it found it. The reads are noted for the
-    /// enclosing call's summary, as running the iteration would.
-    fn skip_item(&mut self, no_ops: &[NoOp], assigned: &[State], ctx: &Ctx) -> Option<usize> {
-        let mut roots = vec![ctx.scope, ctx.module_scope];
-        roots.extend(ctx.class_body);
-        roots.extend(ctx.method_class);
-        if let Some(v) = &ctx.self_val {
-            crate::value::gc::value_ids(v, &mut |id| roots.push(id));
-        }
-        for (k, n) in no_ops.iter().enumerate() {
+    /// enclosing call's summary, as running the iteration would. `roots` are the objects the
+    /// body reaches first (`loop_roots`).
+    fn skip_item(&mut self, no_ops: &mut [NoOp], assigned: &[State], roots: &[ObjId]) -> Option<usize> {
+        for (k, n) in no_ops.iter_mut().enumerate() {
             // the paths as they were then, their branches since extended by no-op iterations
             let same_paths = n.states.len() == assigned.len()
                 && n.states.iter().zip(assigned).zip(&n.suffixes).all(|((a, b), suffix)| {
@@ -261,43 +273,45 @@ impl<'a> Interp<'a> {
             if !same_paths {
                 continue;
             }
-            // the first path's renaming serves every path whose objects it visits are equal
-            // to the first path's (shared, or copies of them), as they are unless the paths
-            // differ there
-            let Some(map) = memo::same_reads(&n.states[0], &assigned[0], &n.reads, &roots) else { continue };
-            let same = |x: &Rc<Obj>, y: &Rc<Obj>| Rc::ptr_eq(x, y) || x == y;
-            let shares = |i: usize| map.iter().all(|(a, b)| same(&n.states[i].heap[a], &n.states[0].heap[a]) && same(&assigned[i].heap[b], &assigned[0].heap[b]));
-            let mut maps = vec![];
-            let mut all = true;
-            for i in 1..assigned.len() {
-                if !shares(i) {
-                    match memo::same_reads(&n.states[i], &assigned[i], &n.reads, &roots) {
-                        Some(m) => maps.push(m),
-                        None => {
-                            all = false;
-                            break;
-                        }
+            let Some(map) = memo::same_reads_again(&n.states[0], &assigned[0], &n.reads, roots, &mut n.last) else { continue };
+            // the other paths share most objects with the first: its renaming serves them
+            // where their objects are the first path's, the rest is compared again
+            let mut maps = Vec::new();
+            let all = (1..assigned.len()).all(|i| {
+                let beside = memo::same_reads_beside(&n.states[i], &assigned[i], &n.reads, &n.states[0], &assigned[0], &map);
+                match beside.or_else(|| memo::same_reads(&n.states[i], &assigned[i], &n.reads, roots)) {
+                    Some(m) => {
+                        maps.push(m);
+                        true
                     }
+                    None => false,
                 }
-            }
+            });
             if all {
-                maps.push(map);
                 // the no-op iteration's own reads are in the enclosing frame's log already
-                // (a loop frame's reads stay in its parent's): only the renamed ones are new
-                for map in maps {
-                    for (id, name) in &n.reads {
-                        if let Some(m) = map.get(*id)
-                            && m != *id
-                        {
-                            memo::note((m, name.clone()));
-                        }
-                    }
+                // (a loop frame's reads stay in its parent's): only the renamed ones are new,
+                // written out if the enclosing frame's reads are ever collected
+                memo::note_renamed_later(&n.reads, map.iter().filter(|(a, b)| a != b).collect());
+                for m in &maps {
+                    memo::note_renamed_later(&n.reads, m.iter().filter(|(a, b)| a != b && map.get(*a) != Some(*b)).collect());
                 }
                 self.loop_items_skipped += 1;
                 return Some(k);
             }
         }
         None
+    }
+
+    /// The objects a loop body reaches first, which a skipped item's renaming keeps in place
+    /// (`skip_item`): its scopes, its class and `self`.
+    fn loop_roots(ctx: &Ctx) -> Vec<ObjId> {
+        let mut roots = vec![ctx.scope, ctx.module_scope];
+        roots.extend(ctx.class_body);
+        roots.extend(ctx.method_class);
+        if let Some(v) = &ctx.self_val {
+            crate::value::gc::value_ids(v, &mut |id| roots.push(id));
+        }
+        roots
     }
 
     /// The items of an iterable when they are known.

@@ -173,6 +173,9 @@ pub struct Interp<'a> {
     pub loop_items_skipped: u64,
     /// Outcomes recorded so far (`record`), for `reached`.
     pub records: u64,
+    /// Where the innermost summarised call's outcomes start in `outcomes`: an outcome equal to
+    /// one of its own recent ones is not recorded again (`push_outcome`).
+    pub outcome_floor: usize,
     /// The innermost call in the user's file: checks inside embedded library code (the
     /// torchvision zoo) report there.
     pub user_site: Option<Span>,
@@ -260,6 +263,7 @@ impl<'a> Interp<'a> {
             flagged: 0,
             loop_items_skipped: 0,
             records: 0,
+            outcome_floor: 0,
             user_site: None,
             project: crate::engine::project::Project::new(settings.project.clone()),
             sys_modules: None,

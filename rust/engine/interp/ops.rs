@@ -187,6 +187,15 @@ impl<'a> Interp<'a> {
                 CmpOp::GtE => (Rel::Le, y, x),
                 _ => return Value::Unknown,
             };
+            // two constants: what deciding `l - r rel 0` gives, without building it
+            if let Some(d) = l.const_diff(&r) {
+                return Value::Bool(match rel {
+                    Rel::Eq => d == 0,
+                    Rel::Ne => d != 0,
+                    Rel::Lt => d < 0,
+                    Rel::Le => d <= 0,
+                });
+            }
             let Some(c) = Cond::cmp(&l, rel, &r) else { return Value::Unknown };
             return match st.facts.decide(&self.syms, &c) {
                 Tri::True => Value::Bool(true),
