@@ -241,10 +241,10 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
         }
     };
     let _ = ctx;
-    for (mut st, inst) in instances.into_iter().take(4) {
-        let Value::Ref(id) = inst else { continue };
-        // a call of forward from anywhere: the module may have been moved to any device first
-        crate::models::torch::device::move_module(interp, &mut st, id, (Some(None), None));
+    for (st, inst) in instances.into_iter().take(4) {
+        if !matches!(inst, Value::Ref(_)) {
+            continue;
+        }
         // forward's parameters: tensors of the shape their annotation gives (`annotations.rs`),
         // else of unknown shape, or their defaults
         let n_required = fwd.def.params.len().saturating_sub(fwd.defaults.len());
@@ -258,7 +258,10 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
             let var = interp.fresh_shape_var();
             args.push(crate::models::torch::tensor::tensor_value(Shape { prefix: Some(var), dims: Vec::new() }, None));
         }
+        // a call of forward from anywhere: the module may have been moved to any device first
+        let was = crate::models::torch::device::modules_anywhere(true);
         let _ = interp.call_closure(&fwd, args, Vec::new(), st, span);
+        crate::models::torch::device::modules_anywhere(was);
     }
 }
 

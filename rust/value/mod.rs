@@ -446,14 +446,39 @@ pub fn layout_blind<R>(f: impl FnOnce() -> R) -> R {
 
 impl PartialEq for Tensor {
     fn eq(&self, o: &Tensor) -> bool {
-        self.shape == o.shape && self.dtype == o.dtype && self.device == o.device && self.values == o.values && self.registered == o.registered && self.act == o.act && self.grad == o.grad && self.saved == o.saved && (self.layout == o.layout || LAYOUT_BLIND.with(|b| b.get()))
+        // (paths compared for merging ignore what only adds precision to a rule: layouts, the
+        // autograd facts and the probability marks; `join_layouts` forgets where they differ)
+        self.shape == o.shape
+            && self.dtype == o.dtype
+            && self.device == o.device
+            && self.values == o.values
+            && self.registered == o.registered
+            && ((self.layout == o.layout && self.act == o.act && self.grad == o.grad && self.saved == o.saved) || LAYOUT_BLIND.with(|b| b.get()))
     }
 }
 
-/// `a` with the layouts it disagrees on with `b` (an equal value but for layouts) forgotten.
+/// `a` with the layouts (and the autograd facts and probability marks) it disagrees on with `b`
+/// (an equal value but for those) forgotten.
 pub fn join_layouts(a: &Value, b: &Value) -> Option<Value> {
     match (a, b) {
-        (Value::Tensor(x), Value::Tensor(y)) if x.layout != y.layout => Some(Value::Tensor(Rc::new((**x).clone().with_layout(None)))),
+        (Value::Tensor(x), Value::Tensor(y))
+            if x.layout != y.layout || x.act != y.act || std::mem::discriminant(&x.grad) != std::mem::discriminant(&y.grad) || x.saved != y.saved =>
+        {
+            let mut t = (**x).clone();
+            if x.layout != y.layout {
+                t.layout = None;
+            }
+            if x.act != y.act {
+                t.act = None;
+            }
+            if std::mem::discriminant(&x.grad) != std::mem::discriminant(&y.grad) {
+                t.grad = Grad::Unknown;
+            }
+            if x.saved != y.saved {
+                t.saved = None;
+            }
+            Some(Value::Tensor(Rc::new(t)))
+        }
         (Value::Tuple(xs), Value::Tuple(ys)) if !Rc::ptr_eq(xs, ys) => join_all(xs, ys).map(|v| Value::Tuple(Rc::new(v))),
         (Value::LibMethod(x, n), Value::LibMethod(y, _)) => join_layouts(x, y).map(|v| Value::LibMethod(Box::new(v), n.clone())),
         (Value::Bound(x, c), Value::Bound(y, _)) => join_layouts(x, y).map(|v| Value::Bound(Box::new(v), c.clone())),

@@ -36,7 +36,11 @@ impl<'a> Interp<'a> {
                 if let Obj::Instance { class, attrs } = st.get_named(id, name) {
                     let class = *class;
                     if let Some(v) = attrs.get(name) {
-                        let v = v.clone();
+                        // (a buffer of a module that may have been moved anywhere: device not known)
+                        let v = match v {
+                            Value::Tensor(t) => torch::device::read_off_module(t).map(Value::Tensor).unwrap_or_else(|| v.clone()),
+                            _ => v.clone(),
+                        };
                         return vec![(st, v)];
                     }
                     if let Some((_, v)) = self.class_lookup(&st, class, name) {

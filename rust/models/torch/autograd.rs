@@ -77,7 +77,9 @@ pub enum Source {
 }
 
 /// The grad and the saved tensors of each tensor among the results (in tuples too) of the op
-/// `name` (a function's or method's last name, a layer's class, `<basic index>`).
+/// `name` (a function's or method's last name, a layer's class, `<basic index>`). Only in a
+/// program that calls `backward` (`device::follows_autograd`): elsewhere every grad stays
+/// unknown.
 pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, span: Span) -> Vals {
     stamp_layer(out, inputs, source, name, None, span)
 }
@@ -85,6 +87,10 @@ pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, span:
 /// [`stamp`] for the call of the library layer built at `layer`, whose parameters the
 /// results' graph reaches.
 pub fn stamp_layer(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, layer: Option<Span>, span: Span) -> Vals {
+    // (a program that calls no backward has nothing for these facts to decide)
+    if !super::device::follows_autograd() {
+        return out;
+    }
     out.into_iter()
         .map(|(st, v)| {
             let mut g = grad_of(&st, inputs, source, span);

@@ -40,10 +40,28 @@ pub struct Defaults {
     pub dtype_changed: bool,
     /// `autocast` (mixed precision casts the inputs of layers and products).
     pub autocast: bool,
+    /// Some `backward` is called: what autograd records is followed (`autograd.rs`); in a
+    /// program without one no training-loop rule has anything to check, and the loops over
+    /// blocks settle sooner without it.
+    pub backward: bool,
 }
 
 thread_local! {
     static DEFAULTS: Cell<Defaults> = Cell::new(Defaults::default());
+    /// A `forward` analysed on its own: its module may have been moved to any device first.
+    static MODULES_ANYWHERE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Set whether the modules' parameters and buffers are on devices not known (a `forward`
+/// analysed on its own); returns the previous setting.
+pub fn modules_anywhere(on: bool) -> bool {
+    MODULES_ANYWHERE.with(|m| m.replace(on))
+}
+
+/// A parameter or buffer read off a module: on a device not known in a `forward` analysed on
+/// its own.
+pub fn read_off_module(t: &Rc<Tensor>) -> Option<Rc<Tensor>> {
+    (t.registered && t.device.is_some() && MODULES_ANYWHERE.with(|m| m.get())).then(|| Rc::new((**t).clone().on(None)))
 }
 
 /// Read the defaults the checked file changes (at the start of its analysis).
@@ -61,12 +79,18 @@ pub fn note_source(source: &str) {
             device_changed: o.device_changed || any(&["set_default_device", "set_default_tensor_type", "with torch.device", "DeviceMode", "init_module", "init_empty_weights"]),
             dtype_changed: o.dtype_changed || any(&["set_default_dtype", "set_default_tensor_type"]),
             autocast: o.autocast || any(&["autocast"]),
+            backward: o.backward || any(&["backward", "requires_grad"]),
         })
     });
 }
 
 fn defaults() -> Defaults {
     DEFAULTS.with(|d| d.get())
+}
+
+/// Whether the analysed sources call `backward` (`Defaults::backward`).
+pub fn follows_autograd() -> bool {
+    defaults().backward
 }
 
 /// Whether the source runs under `autocast` (mixed precision casts the inputs of layers and
@@ -331,6 +355,9 @@ pub fn move_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mv: Move) {
 
 /// Where a module's parameters are: moved there, built there (`device=`), or the default.
 pub fn module_device(attrs: &std::collections::BTreeMap<Name, Value>, args: &std::collections::BTreeMap<Rc<str>, Value>) -> Option<Device> {
+    if MODULES_ANYWHERE.with(|m| m.get()) {
+        return None;
+    }
     match attrs.get(DEVICE_ATTR) {
         Some(v) => named(v),
         None => match args.get("device") {
@@ -387,7 +414,9 @@ pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<V
     let src = args.first().cloned();
     // what autograd records of the results (`autograd.rs`, SHP309)
     let inputs = tensors_in(&st, args.iter().chain(kwargs.iter().filter(|(k, _)| &**k != "out").map(|(_, v)| v)));
-    let source = if inputs.is_empty() && !path.starts_with("torch.nn.functional.") {
+    // (`zeros_like(x)` and the other `*_like` make a new tensor, that requires no grad unless
+    // `requires_grad=True`, whatever `x` is)
+    let source = if (inputs.is_empty() && !path.starts_with("torch.nn.functional.")) || short.ends_with("_like") {
         super::autograd::Source::Created { requires_grad: super::autograd::requires_grad_arg(&kwargs) }
     } else {
         super::autograd::Source::Inputs { params: false }
@@ -444,6 +473,8 @@ pub fn around_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
     let inputs = tensors_in(&st, std::iter::once(&recv).chain(args.iter()).chain(kwargs.iter().map(|(_, v)| v)));
     let source = match name {
         "detach" | "detach_" => super::autograd::Source::Detached,
+        // `x.new_zeros(...)` and its kin: a new tensor
+        _ if name.starts_with("new_") => super::autograd::Source::Created { requires_grad: super::autograd::requires_grad_arg(&kwargs) },
         "requires_grad_" => super::autograd::Source::RequiresGrad(match args.first().or(kwargs.iter().find(|(k, _)| &**k == "requires_grad").map(|(_, v)| v)) {
             None => Some(true),
             Some(Value::Bool(b)) => Some(*b),
