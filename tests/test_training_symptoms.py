@@ -140,3 +140,77 @@ def test_clipping_after_the_step_lets_an_unclipped_update_through():
         updates[name] = float(sum(((p.detach() - b) ** 2).sum() for p, b in zip(model.parameters(), before)) ** 0.5)
     assert updates["clip_in_helper_after_step_ok"] <= 0.1 * 1.0 + 1e-6, updates
     assert updates["clip_in_helper_after_step"] > 100 * updates["clip_in_helper_after_step_ok"], updates
+
+
+def test_an_optimizer_that_never_steps_leaves_the_weights_where_they_were():
+    """SHP302: the epoch's backward passes fill the gradients, nothing applies them; the
+    twin's weights move."""
+    x = torch.randn(64, 6)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, x.sum(1, keepdim=True)), batch_size=16)
+    moved = {}
+    for name in ("step_commented_out_in_helper", "step_commented_out_in_helper_ok"):
+        fixture = load(name)
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.Tanh(), torch.nn.Linear(8, 1))
+        before = [p.detach().clone() for p in model.parameters()]
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        fixture.train_epoch(model, loader, optimizer, torch.nn.MSELoss())
+        assert all(p.grad is not None and float(p.grad.abs().sum()) > 0 for p in model.parameters()), name
+        moved[name] = max(float((p.detach() - b).abs().max()) for p, b in zip(model.parameters(), before))
+    assert moved["step_commented_out_in_helper"] == 0.0, moved
+    assert moved["step_commented_out_in_helper_ok"] > 0.0, moved
+
+
+def graph_nodes(values):
+    """The autograd nodes reachable from the grad_fn of each tensor among `values`."""
+    seen, todo = set(), [v.grad_fn for v in values if isinstance(v, torch.Tensor) and v.grad_fn is not None]
+    while todo:
+        node = todo.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        todo.extend(next_fn for next_fn, _ in node.next_functions)
+    return len(seen)
+
+
+def locals_at_return(function, *args):
+    """Run `function(*args)` and return its local variables as it returns."""
+    import sys
+
+    captured = {}
+
+    def profile(frame, event, arg):
+        if event == "return" and frame.f_code is function.__code__:
+            captured.update(frame.f_locals)
+
+    sys.setprofile(profile)
+    try:
+        function(*args)
+    finally:
+        sys.setprofile(None)
+    return captured
+
+
+@pytest.mark.parametrize("name, accumulator", [("loss_history_list_in_helper", "losses"), ("weighted_epoch_loss_nested", "epoch_loss")])
+def test_an_accumulated_loss_keeps_a_graph_that_grows_with_every_batch(name, accumulator):
+    """SHP305: the accumulator holds the autograd graph of every batch (its node count grows
+    with the number of batches); the twin's holds none."""
+    nodes = {}
+    for fixture_name in (name, name + "_ok"):
+        fixture = load(fixture_name)
+        for batches in (2, 4):
+            torch.manual_seed(0)
+            if name == "loss_history_list_in_helper":
+                model = fixture.make_model()
+                loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8 * batches, 24)), batch_size=8)
+                found = locals_at_return(fixture.train_epoch, model, loader, torch.optim.Adam(model.parameters()))
+                held = found[accumulator]
+            else:
+                model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+                x = torch.randn(5 * batches, 8)
+                loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, x[:, :2]), batch_size=5)
+                found = locals_at_return(fixture.fit, model, loader, 1)
+                held = [found[accumulator]]
+            nodes[fixture_name, batches] = graph_nodes(held)
+    assert nodes[name, 4] > nodes[name, 2] > 0, nodes
+    assert nodes[name + "_ok", 2] == nodes[name + "_ok", 4] == 0, nodes

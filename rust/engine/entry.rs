@@ -57,6 +57,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     let mut forward_findings: Vec<Finding> = Vec::new();
 
     crate::models::torch::device::set_defaults(interp.file.source);
+    crate::models::torch::optim::begin_program();
     // 1. the script
     let mut st = State::new();
     let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });
@@ -75,6 +76,15 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     if script_abandoned {
         stats.abandoned += 1;
     } else {
+        // SHP302, a question about the whole run: only when no call was cut short
+        if interp.cuts == 0 && !finals.is_empty() {
+            let mut steps = Vec::new();
+            attr_sites(&m.body, "step", &mut steps);
+            for l in &interp.project.loaded {
+                attr_sites(&l.module.body, "step", &mut steps);
+            }
+            crate::models::torch::optim::never_stepped(interp, &steps);
+        }
         findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
@@ -490,9 +500,28 @@ fn sure_expr(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
     }
 }
 
+/// The places of every attribute `name` (`x.step`) in `body`, function and class bodies and
+/// lambdas included.
+fn attr_sites(body: &[ir::Stmt], name: &str, out: &mut Vec<crate::ir::Span>) {
+    fn def(d: &ir::FuncDef, name: &str, out: &mut Vec<crate::ir::Span>) {
+        attr_sites(&d.body, name, out);
+    }
+    for s in body {
+        match &s.kind {
+            ir::StmtKind::FunctionDef(d) => def(d, name, out),
+            ir::StmtKind::ClassDef(c) => attr_sites(&c.body, name, out),
+            _ => all_exprs_of_stmt(s, &mut |e| match &e.kind {
+                ir::ExprKind::Attr(_, n) if &**n == name => out.push(e.span),
+                ir::ExprKind::Lambda(d) => def(d, name, out),
+                _ => {}
+            }),
+        }
+    }
+}
+
 /// Every expression of a statement and of the statements inside it (for the names a walrus
 /// binds).
-fn all_exprs_of_stmt(s: &ir::Stmt, f: &mut dyn FnMut(&ir::Expr)) {
+pub(crate) fn all_exprs_of_stmt(s: &ir::Stmt, f: &mut dyn FnMut(&ir::Expr)) {
     fn all(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
         use ir::ExprKind as E;
         f(e);

@@ -28,6 +28,10 @@ fn overrides_layer(name: &str) -> bool {
 
 impl<'a> Interp<'a> {
     pub fn get_attr(&mut self, st: State, o: Value, name: &Name, span: Span) -> Vals {
+        // (every `.step` the run reads, of an optimizer or anything else: SHP302, `optim.rs`)
+        if &**name == "step" {
+            torch::optim::step_read(&st, &o, span);
+        }
         match &o {
             Value::Ref(id) => {
                 let id = *id;

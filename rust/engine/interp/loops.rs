@@ -97,9 +97,17 @@ impl<'a> Interp<'a> {
 
     /// One unrolled iteration: paths that go on looping go to `next`, the others to `out`.
     fn iteration(&mut self, body: &[Stmt], st: State, ctx: &Ctx, next: &mut Vec<State>, out: &mut Paths) {
-        for (s2, flow) in self.block(body, st, ctx) {
+        let accs = accumulators(body);
+        let before = (!accs.is_empty()).then(|| st.clone());
+        crate::models::torch::optim::in_loop_body(true);
+        let paths = self.block(body, st, ctx);
+        crate::models::torch::optim::in_loop_body(false);
+        for (s2, flow) in paths {
             match flow {
                 Flow::Normal | Flow::Continue => {
+                    if let Some(before) = &before {
+                        self.kept_across(&accs, before, &s2, ctx);
+                    }
                     if self.wants(EventKind::LoopBackEdge) {
                         let span = body.first().map(|s| s.span).unwrap_or_default();
                         self.emit(&Event::LoopBackEdge { span }, &s2, span);
@@ -120,10 +128,16 @@ impl<'a> Interp<'a> {
         assigned_names(body, &mut assigned);
         let mut out = Vec::new();
         let before = st.clone();
-        for (mut s2, flow) in self.block(body, st, ctx) {
-            // (an optimizer stepped in every iteration and never zeroed: SHP301, `optim.rs`)
+        crate::models::torch::optim::in_loop_body(true);
+        let paths = self.block(body, st, ctx);
+        crate::models::torch::optim::in_loop_body(false);
+        let accs = accumulators(body);
+        for (mut s2, flow) in paths {
+            // (an optimizer stepped in every iteration and never zeroed: SHP301, `optim.rs`; a
+            // graph kept from one iteration to the next: SHP305)
             if matches!(flow, Flow::Normal | Flow::Continue) {
                 crate::models::torch::optim::generic_iteration(self, &before, &s2);
+                self.kept_across(&accs, &before, &s2, ctx);
             }
             forget_changes(&before, &mut s2);
             if let Flow::Return(_) | Flow::Yield(_) = flow {
@@ -239,6 +253,33 @@ impl<'a> Interp<'a> {
                     }
                 }
                 out
+            }
+        }
+    }
+
+    /// SHP305 after one iteration that went from `before` to `after`: an accumulator bound
+    /// before it that now holds a tensor with a graph (`Grad::Tracked`), or a list that
+    /// existed before it and was given one.
+    fn kept_across(&mut self, accs: &[Accumulator], before: &State, after: &State, ctx: &Ctx) {
+        use crate::rules::training::graph_kept_across_iterations::{GraphKeptAcrossIterations as Kept, RULE};
+        use crate::rules::violation::Violation;
+        let tracked = |v: &Value| matches!(v, Value::Tensor(t) if matches!(t.grad, Grad::Tracked));
+        for a in accs {
+            let (Some(old), Some(new)) = (self.lookup_bound(before, ctx, &a.name), self.lookup_bound(after, ctx, &a.name)) else { continue };
+            let kept = if a.append {
+                match (&old, &new) {
+                    (Value::Ref(i), Value::Ref(j)) if i == j && *i < before.heap.len() => match (before.get(*i), after.get(*j)) {
+                        (Obj::List(was), Obj::List(now)) => now.len() > was.len() && now[was.len()..].iter().any(tracked),
+                        _ => false,
+                    },
+                    _ => false,
+                }
+            } else {
+                tracked(&new)
+            };
+            if kept {
+                let v = if a.append { Kept::Append { name: format!("`{}`", a.name) } } else { Kept::Sum { name: format!("`{}`", a.name) } };
+                self.warn(after, a.span, &RULE, v.message());
             }
         }
     }
@@ -387,6 +428,94 @@ fn forget_changes(before: &State, after: &mut State) {
             (_, obj) => *obj = Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() },
         }
     }
+}
+
+/// A name a loop body accumulates into (SHP305): `total += x`, `total = total + x`
+/// (`append: false`) or `total.append(x)` (`append: true`), at `span`.
+struct Accumulator {
+    name: Name,
+    span: Span,
+    append: bool,
+}
+
+/// The accumulators of a loop body that calls `backward()` on something else, in a program
+/// that calls backward (`device::follows_autograd`): the names it only adds or appends to
+/// (a name the body also assigns otherwise starts again each iteration). Empty when the body
+/// calls no such backward: a loss summed over time steps for one backward after the loop
+/// keeps its graph on purpose.
+fn accumulators(body: &[Stmt]) -> Vec<Accumulator> {
+    fn walk(body: &[Stmt], accs: &mut Vec<Accumulator>, other: &mut Vec<Name>) {
+        for s in body {
+            match &s.kind {
+                StmtKind::AugAssign { target: Target::Name(n, _), op: BinOp::Add, .. } => accs.push(Accumulator { name: n.clone(), span: s.span, append: false }),
+                StmtKind::Assign { targets, value } => match (&targets[..], &value.kind) {
+                    ([Target::Name(n, _)], ExprKind::BinOp(BinOp::Add, a, b)) if [a, b].iter().any(|e| matches!(&e.kind, ExprKind::Name(m) if m == n)) => {
+                        accs.push(Accumulator { name: n.clone(), span: s.span, append: false })
+                    }
+                    _ => targets.iter().for_each(|t| t.bound_names(other)),
+                },
+                StmtKind::Expr(Expr { kind: ExprKind::Call { func, args, .. }, .. }) if args.len() == 1 => {
+                    if let ExprKind::Attr(recv, m) = &func.kind
+                        && &**m == "append"
+                        && let ExprKind::Name(n) = &recv.kind
+                    {
+                        accs.push(Accumulator { name: n.clone(), span: s.span, append: true });
+                    }
+                }
+                StmtKind::AugAssign { target, .. } | StmtKind::AnnAssign { target, .. } => target.bound_names(other),
+                StmtKind::For { target, body, orelse, .. } => {
+                    target.bound_names(other);
+                    walk(body, accs, other);
+                    walk(orelse, accs, other);
+                }
+                StmtKind::While { body, orelse, .. } | StmtKind::If { body, orelse, .. } => {
+                    walk(body, accs, other);
+                    walk(orelse, accs, other);
+                }
+                StmtKind::With { items, body } => {
+                    items.iter().filter_map(|(_, t)| t.as_ref()).for_each(|t| t.bound_names(other));
+                    walk(body, accs, other);
+                }
+                StmtKind::Try { body, handlers, orelse, finalbody } => {
+                    walk(body, accs, other);
+                    handlers.iter().for_each(|h| walk(&h.body, accs, other));
+                    walk(orelse, accs, other);
+                    walk(finalbody, accs, other);
+                }
+                StmtKind::Delete(ts) => ts.iter().for_each(|t| t.bound_names(other)),
+                StmtKind::FunctionDef(d) => other.push(d.name.clone()),
+                StmtKind::ClassDef(c) => other.push(c.name.clone()),
+                StmtKind::Unknown { binds } => other.extend(binds.iter().cloned()),
+                _ => {}
+            }
+        }
+    }
+    if !torch::device::follows_autograd() {
+        return Vec::new();
+    }
+    let (mut accs, mut other) = (Vec::new(), Vec::new());
+    walk(body, &mut accs, &mut other);
+    accs.retain(|a| !other.contains(&a.name));
+    if accs.is_empty() {
+        return accs;
+    }
+    // a backward() in the body on something that is not one of them
+    let mut backward = false;
+    for s in body {
+        crate::engine::entry::all_exprs_of_stmt(s, &mut |e| {
+            if let ExprKind::Call { func, .. } = &e.kind
+                && let ExprKind::Attr(recv, m) = &func.kind
+                && &**m == "backward"
+                && !matches!(&recv.kind, ExprKind::Name(n) if accs.iter().any(|a| &a.name == n))
+            {
+                backward = true;
+            }
+        });
+    }
+    if !backward {
+        accs.clear();
+    }
+    accs
 }
 
 /// Names assigned anywhere in a block (not in nested functions or classes).

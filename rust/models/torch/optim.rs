@@ -16,13 +16,24 @@
 //! gradients zeroed after the last backward (SHP303), clipping when no backward's gradients wait
 //! for a step (SHP304). Each is a warning on the path: the report rule reports it where every
 //! path to the line carries it.
+//!
+//! SHP302 (an optimizer never stepped) is a question about the whole program, not a path: the
+//! file's run keeps a [`Program`] record of what any path did to each optimizer (by the span
+//! that built it): the first backward in a loop that reached its layers, whether anything read
+//! its `.step` (a call, or a bound method handed on), whether it was handed to code the core
+//! does not follow; and every `.step` read the run went through. At the end of the script
+//! ([`never_stepped`]) the optimizers some loop gave gradients are reported when no optimizer
+//! was stepped or handed on by any path, and every `.step` written in the program's files was
+//! read by the run (a step in code the analysis never reached, such as a callback a library
+//! calls, keeps it silent).
 
-use std::collections::BTreeSet;
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use crate::ir::{FileId, Name, Span};
 use crate::models::ctx::ModelCtx;
-use crate::rules::training::{clip_order, discarded_gradients, stale_gradients};
+use crate::rules::training::{clip_order, discarded_gradients, never_stepped, stale_gradients};
 use crate::rules::violation::Violation;
 use crate::shape::Poly;
 use crate::value::*;
@@ -45,6 +56,57 @@ const BACKWARD: &str = "<backward>";
 const STEPPED: &str = "<stepped>";
 const STALE: &str = "<stale>";
 const AT: &str = "<at>";
+
+/// What any path of the file's run did to the optimizers, by the span that built each
+/// (SHP302: [`never_stepped`]).
+#[derive(Default)]
+struct Program {
+    /// The first backward run in a loop whose loss reached its layers.
+    backward: BTreeMap<Span, Span>,
+    /// Its `.step` was read (called, or handed on as a bound method).
+    stepped: BTreeSet<Span>,
+    /// Handed to code the core does not follow, which may step it.
+    handed: BTreeSet<Span>,
+    /// A scheduler was built on it (named in the message).
+    scheduled: BTreeSet<Span>,
+    /// Every place the run read an attribute `step` of anything.
+    step_reads: BTreeSet<Span>,
+}
+
+thread_local! {
+    static PROGRAM: RefCell<Program> = RefCell::new(Program::default());
+    /// How many loop bodies the path being run is in (`loops.rs`).
+    static LOOPS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// A new file's run begins: nothing is recorded.
+pub fn begin_program() {
+    PROGRAM.with(|p| *p.borrow_mut() = Program::default());
+    LOOPS.with(|l| l.set(0));
+}
+
+/// A loop body starts (`true`) or ends (`false`) running.
+pub fn in_loop_body(entering: bool) {
+    LOOPS.with(|l| l.set(if entering { l.get() + 1 } else { l.get().saturating_sub(1) }));
+}
+
+/// The attribute `step` of `receiver` was read at `site` (`attr.rs`).
+pub fn step_read(st: &State, receiver: &Value, site: Span) {
+    let at = match receiver {
+        Value::Ref(id) => match st.get(*id) {
+            Obj::Namespace { kind, attrs } if &**kind == OPTIMIZER => span_of(attrs.get(AT)),
+            _ => None,
+        },
+        _ => None,
+    };
+    PROGRAM.with(|p| {
+        let mut p = p.borrow_mut();
+        p.step_reads.insert(site);
+        if let Some(at) = at {
+            p.stepped.insert(at);
+        }
+    });
+}
 
 /// A span as a value (an int), for the attributes of an optimizer.
 fn span_value(s: Span) -> Value {
@@ -111,6 +173,13 @@ fn module_layers(st: &State, id: ObjId, out: &mut BTreeSet<Span>) -> Option<()> 
 /// gradient. None when `path` is neither.
 pub fn construct(cx: &dyn ModelCtx, st: &mut State, path: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Value> {
     if path.starts_with("torch.optim.lr_scheduler.") {
+        if let Some(Value::Ref(id)) = args.first().or(kwargs.iter().find(|(k, _)| &**k == "optimizer").map(|(_, v)| v))
+            && let Obj::Namespace { kind, attrs } = st.get(*id)
+            && &**kind == OPTIMIZER
+            && let Some(at) = span_of(attrs.get(AT))
+        {
+            PROGRAM.with(|p| p.borrow_mut().scheduled.insert(at));
+        }
         return Some(super::data::ns(st, SCHEDULER, Vec::new()));
     }
     let name = path.strip_prefix("torch.optim.")?;
@@ -224,6 +293,13 @@ pub fn backward(st: &mut State, loss: &Tensor, span: Span) {
         let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
         match reaches(&attrs, &layers, lost) {
             Some(true) => {
+                if LOOPS.with(|l| l.get()) > 0
+                    && let Some(at) = span_of(attrs.get(AT))
+                {
+                    PROGRAM.with(|p| {
+                        p.borrow_mut().backward.entry(at).or_insert(span);
+                    });
+                }
                 if grads(&attrs) == Some("stepped") && !matches!(attrs.get(STALE), Some(Value::Int(_))) {
                     set(st, id, &[(STALE, span_value(span))]);
                 }
@@ -259,6 +335,13 @@ pub fn forget(st: &mut State, ids: Option<&[ObjId]>) {
     let all = optimizers(st);
     for id in all {
         if ids.is_none_or(|ids| ids.contains(&id)) {
+            // (handed to a library call, which may step it: SHP302 keeps silent about it)
+            if ids.is_some()
+                && let Obj::Namespace { attrs, .. } = st.get(id)
+                && let Some(at) = span_of(attrs.get(AT))
+            {
+                PROGRAM.with(|p| p.borrow_mut().handed.insert(at));
+            }
             set(st, id, &[(GRADS, Value::Unknown)]);
         }
     }
@@ -309,3 +392,28 @@ pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State) {
     }
 }
 
+
+/// At the end of the script's run (`entry.rs`), every path of which was followed with no call
+/// cut short: SHP302 at the first backward in a loop that gave an optimizer gradients, when no
+/// path read the `.step` of any optimizer or handed one on, and the run read every `.step`
+/// written in the program's files (`written_steps`: the attribute's places).
+pub fn never_stepped(cx: &mut dyn ModelCtx, written_steps: &[Span]) {
+    let found: Vec<(Span, Span, bool)> = PROGRAM.with(|p| {
+        let p = p.borrow();
+        // (a call summary replayed for another optimizer reads no `.step`: which optimizer a
+        // `.step` stepped is not known for sure, so one stepped or handed on anywhere is
+        // enough for silence about all of them)
+        if !p.stepped.is_empty() || !p.handed.is_empty() || written_steps.iter().any(|s| !p.step_reads.contains(s)) {
+            return Vec::new();
+        }
+        p.backward.iter().map(|(at, b)| (*at, *b, p.scheduled.contains(at))).collect()
+    });
+    let st = State::new();
+    for (at, backward, scheduled) in found {
+        let v = never_stepped::NeverStepped::Backward {
+            optimizer: format!("the optimizer built at {}", cx.place(at)),
+            scheduler: if scheduled { " (only its learning-rate scheduler is)".to_string() } else { String::new() },
+        };
+        cx.warn(&st, backward, &never_stepped::RULE, v.message());
+    }
+}

@@ -3,7 +3,9 @@
 pub mod backward_without_graph;
 pub mod clip_order;
 pub mod discarded_gradients;
+pub mod graph_kept_across_iterations;
 pub mod inplace_modifies_saved;
+pub mod never_stepped;
 pub mod probabilities_as_logits;
 pub mod scalar_required;
 pub mod stale_gradients;
