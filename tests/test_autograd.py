@@ -117,3 +117,25 @@ def test_an_in_place_op_autograd_cannot_undo_is_reported_where_torch_raises(body
 def test_an_in_place_op_torch_runs_is_not_reported(body):
     assert run(body) is None, f"torch raises on {body!r}"
     assert findings(body) == []
+
+
+# Autograd is followed only in a program that calls backward or sets requires_grad: elsewhere
+# no tensor is a leaf either, so an initialisation through `.data` (which would detach it) is
+# never taken for an in-place op on a parameter (a false SHP310 found in torch_geometric).
+UNFOLLOWED_RUNS = [
+    "import torch\nimport torch.nn as nn\n\n\nclass Pool(nn.Module):\n    def __init__(self, c):\n"
+    "        super().__init__()\n        self.p = nn.Parameter(torch.empty(c))\n        self.reset_parameters()\n\n"
+    "    def reset_parameters(self):\n        self.p.data.fill_(1)\n\n    def forward(self, x):\n        return x * self.p\n\n\n"
+    "Pool(4)(torch.randn(2, 4))\n",
+    "import torch\nq = torch.nn.Parameter(torch.zeros(1, 3, 8))\nq.data.normal_(mean=0.0, std=1.0)\n",
+]
+
+
+@pytest.mark.parametrize("body", UNFOLLOWED_RUNS)
+def test_a_program_without_backward_follows_no_leaf(body):
+    import subprocess
+    import sys
+
+    assert subprocess.run([sys.executable, "-c", body]).returncode == 0, f"torch raises on {body!r}"
+    assert "backward" not in body and "requires_grad" not in body
+    assert [(f["code"], f["row"]) for f in _core.check_source(body, "t.py", {})] == []

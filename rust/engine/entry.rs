@@ -78,12 +78,12 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     } else {
         // SHP302, a question about the whole run: only when no call was cut short
         if interp.cuts == 0 && !finals.is_empty() {
-            let mut steps = Vec::new();
-            attr_sites(&m.body, "step", &mut steps);
-            for l in &interp.project.loaded {
-                attr_sites(&l.module.body, "step", &mut steps);
+            let (mut steps, mut grads) = (Vec::new(), Vec::new());
+            for body in std::iter::once(&m.body).chain(interp.project.loaded.iter().map(|l| &l.module.body)) {
+                attr_sites(body, "step", &mut steps);
+                attr_sites(body, "grad", &mut grads);
             }
-            crate::models::torch::optim::never_stepped(interp, &steps);
+            crate::models::torch::optim::never_stepped(interp, &steps, !grads.is_empty());
         }
         findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));

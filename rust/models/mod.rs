@@ -229,7 +229,7 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     if path == "torch.autograd.Variable" {
         let v = match (args.as_slice(), kwargs.iter().find(|(k, _)| &**k == "requires_grad").map(|(_, v)| v)) {
             ([Value::Tensor(t)], None) if kwargs.iter().all(|(k, _)| &**k == "volatile") => Value::Tensor(t.clone()),
-            ([Value::Tensor(t)], Some(Value::Bool(true))) if kwargs.len() == 1 => Value::Tensor(Rc::new(Tensor { grad: Grad::Leaf, ..(**t).clone() })),
+            ([Value::Tensor(t)], Some(Value::Bool(true))) if kwargs.len() == 1 && torch::device::follows_autograd() => Value::Tensor(Rc::new(Tensor { grad: Grad::Leaf, ..(**t).clone() })),
             _ => Value::Unknown,
         };
         return vec![(st, v)];

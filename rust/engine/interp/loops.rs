@@ -454,12 +454,16 @@ fn accumulators(body: &[Stmt]) -> Vec<Accumulator> {
                     }
                     _ => targets.iter().for_each(|t| t.bound_names(other)),
                 },
-                StmtKind::Expr(Expr { kind: ExprKind::Call { func, args, .. }, .. }) if args.len() == 1 => {
+                StmtKind::Expr(Expr { kind: ExprKind::Call { func, args, .. }, .. }) => {
                     if let ExprKind::Attr(recv, m) = &func.kind
-                        && &**m == "append"
                         && let ExprKind::Name(n) = &recv.kind
                     {
-                        accs.push(Accumulator { name: n.clone(), span: s.span, append: true });
+                        if &**m == "append" && args.len() == 1 {
+                            accs.push(Accumulator { name: n.clone(), span: s.span, append: true });
+                        } else if matches!(&**m, "clear" | "pop" | "remove") {
+                            // (a list emptied in the body keeps only what is since)
+                            other.push(n.clone());
+                        }
                     }
                 }
                 StmtKind::AugAssign { target, .. } | StmtKind::AnnAssign { target, .. } => target.bound_names(other),
@@ -482,7 +486,10 @@ fn accumulators(body: &[Stmt]) -> Vec<Accumulator> {
                     walk(orelse, accs, other);
                     walk(finalbody, accs, other);
                 }
-                StmtKind::Delete(ts) => ts.iter().for_each(|t| t.bound_names(other)),
+                StmtKind::Delete(ts) => ts.iter().for_each(|t| match t {
+                    Target::Subscript(Expr { kind: ExprKind::Name(n), .. }, _, _) => other.push(n.clone()),
+                    t => t.bound_names(other),
+                }),
                 StmtKind::FunctionDef(d) => other.push(d.name.clone()),
                 StmtKind::ClassDef(c) => other.push(c.name.clone()),
                 StmtKind::Unknown { binds } => other.extend(binds.iter().cloned()),

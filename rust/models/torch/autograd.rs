@@ -255,7 +255,8 @@ pub fn changes_values(name: &str) -> bool {
 /// on a saved storage, every tensor of the path whose graph needs it is broken, and the
 /// returned tensor is `target` broken too (it needs it as well).
 pub fn in_place(cx: &mut dyn ModelCtx, st: &mut State, op: &str, target: &Rc<Tensor>, span: Span) -> Option<Rc<Tensor>> {
-    if target.grad == Grad::Leaf && matches!(target.grad, Grad::Leaf) && st.grad_mode == GradMode::On {
+    // (grads are followed only where `stamp` runs: `device::follows_autograd`)
+    if target.grad == Grad::Leaf && st.grad_mode == GradMode::On && super::device::follows_autograd() {
         let op = op.to_string();
         cx.check(st, span, Tri::True, |cx| (InplaceModifiesSaved::Leaf { op, shape: cx.show_shape(st, &target.shape) }, Vec::new()));
         return None;

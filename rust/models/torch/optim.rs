@@ -396,8 +396,13 @@ pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State) {
 /// At the end of the script's run (`entry.rs`), every path of which was followed with no call
 /// cut short: SHP302 at the first backward in a loop that gave an optimizer gradients, when no
 /// path read the `.step` of any optimizer or handed one on, and the run read every `.step`
-/// written in the program's files (`written_steps`: the attribute's places).
-pub fn never_stepped(cx: &mut dyn ModelCtx, written_steps: &[Span]) {
+/// written in the program's files (`written_steps`: the attribute's places). Not in a program
+/// that reads some `.grad` (`reads_grads`): its backward may be for the gradients themselves
+/// (an adversarial input `x.grad`, a saliency map, a hand-written update).
+pub fn never_stepped(cx: &mut dyn ModelCtx, written_steps: &[Span], reads_grads: bool) {
+    if reads_grads {
+        return;
+    }
     let found: Vec<(Span, Span, bool)> = PROGRAM.with(|p| {
         let p = p.borrow();
         // (a call summary replayed for another optimizer reads no `.step`: which optimizer a

@@ -16,7 +16,9 @@ program never steps: no `optimizer.step()` (nor `step(closure)`) runs anywhere a
 optimizer is built, and it is never handed to code that could step it (`scaler.step(optimizer)`,
 a library trainer). Stepping only the learning-rate scheduler is the usual form. The program
 is read as a whole: a step in a helper, after an inner loop (one step per epoch), or in any
-branch keeps the rule silent, and so does any `.step` the analysis did not follow.
+branch keeps the rule silent, and so does any `.step` the analysis did not follow, or a
+program that reads some `.grad` (its backward may be for the gradients themselves: an
+adversarial example, a saliency map, a hand-written update).
 
 ## Why is this bad?
 Nothing raises. The gradients are computed and accumulated, the learning rate is scheduled,

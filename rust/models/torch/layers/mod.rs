@@ -226,6 +226,9 @@ pub fn construct(cx: &mut dyn ModelCtx, st: State, name: &str, args: Vec<Value>,
             let integral = matches!(&data, Value::Tensor(t) if t.dtype.is_some_and(|d| !d.is_floating()));
             // a parameter moves with the module it is assigned to
             let data = match data {
+                // (its grad only in a program whose autograd is followed: elsewhere `.data` and the other
+                // ops that would make it untracked are not stamped, `autograd::stamp`)
+                Value::Tensor(t) if !crate::models::torch::device::follows_autograd() => Value::Tensor(Rc::new((*t).clone().registered())),
                 Value::Tensor(t) => Value::Tensor(Rc::new(Tensor { grad: if grad { Grad::Leaf } else { Grad::Untracked(NoGrad::Detached, span) }, ..(*t).clone().registered() })),
                 v => v,
             };
