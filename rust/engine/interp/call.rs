@@ -61,7 +61,8 @@ impl<'a> Interp<'a> {
             // arguments: the values so far go to the last outcome of each argument (as a rule
             // its only one), copies to the others
             let mut acc: Gather<ArgsSoFar> = Gather::new();
-            acc.push((st, Vec::with_capacity(args.len()), Vec::with_capacity(kwargs.len()), false));
+            // (room for the marker keyword a construction adds to its summary's key, `construct`)
+            acc.push((st, Vec::with_capacity(args.len()), Vec::with_capacity(kwargs.len() + 1), false));
             for a in args {
                 let mut next = Gather::new();
                 for (st, mut pos, mut kw, unk) in acc.into_items() {

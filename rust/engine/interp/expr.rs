@@ -568,9 +568,33 @@ impl<'a> Interp<'a> {
             match items {
                 Some(items) if items.len() <= UNROLL => {
                     let mut acc: Vec<(State, Option<Vec<Value>>)> = vec![(st, Some(Vec::new()))];
+                    // the common comprehension (`[f(x) for x in xs]`: a name, no filter, one
+                    // level) binds the name in place and takes each element as it comes, with
+                    // no lists of states and of one element in between (the general steps below
+                    // come to the same)
+                    let simple = match &g.target {
+                        Target::Name(n, span) if g.ifs.is_empty() && rest.is_empty() && value.is_none() => Some((n, *span)),
+                        _ => None,
+                    };
                     for item in items {
                         let mut next = Vec::new();
                         for (st, mut got) in acc {
+                            if let Some((n, span)) = simple {
+                                let mut st = st;
+                                self.assign_name(n, span, item.clone(), &mut st, ctx);
+                                let elems = self.eval(elt, st, ctx);
+                                let n_elems = elems.len();
+                                for (k, (st, v)) in elems.into_iter().enumerate() {
+                                    // the items so far: moved into the last outcome, copied for the others
+                                    let merged = got.as_mut().map(|a| {
+                                        let mut a = if k + 1 == n_elems { std::mem::take(a) } else { a.clone() };
+                                        a.push(v);
+                                        a
+                                    });
+                                    next.push((st, merged));
+                                }
+                                continue;
+                            }
                             let assigned = self.assign(&g.target, item.clone(), st, ctx);
                             let n_assigned = assigned.len();
                             for (i, st) in assigned.into_iter().enumerate() {
