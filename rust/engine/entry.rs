@@ -75,6 +75,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     if script_abandoned {
         stats.abandoned += 1;
     } else {
+        report::settle_checkpoints(interp);
         findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
@@ -139,6 +140,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             stats.abandoned += 1;
             continue;
         }
+        report::settle_checkpoints(interp);
         forward_findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
@@ -166,6 +168,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             stats.abandoned += 1;
             continue;
         }
+        report::settle_checkpoints(interp);
         for mut f in report::findings_from(&interp, &interp.outcomes) {
             f.trace.push(format!("found running {display}, which imports this file"));
             findings.push(f);
