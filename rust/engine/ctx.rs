@@ -77,6 +77,10 @@ impl ModelCtx for Interp<'_> {
         Interp::check(self, st, site, violated, rule, |i| msg(i))
     }
 
+    fn checkpoints(&mut self) -> &mut crate::models::torch::checkpoint::Log {
+        &mut self.checkpoints
+    }
+
     fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String) {
         Interp::warn(self, st, site, rule, message)
     }

@@ -85,6 +85,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             }
             crate::models::torch::optim::never_stepped(interp, &steps, !grads.is_empty());
         }
+        report::settle_checkpoints(interp);
         findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
@@ -149,6 +150,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             stats.abandoned += 1;
             continue;
         }
+        report::settle_checkpoints(interp);
         forward_findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
@@ -176,6 +178,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             stats.abandoned += 1;
             continue;
         }
+        report::settle_checkpoints(interp);
         for mut f in report::findings_from(&interp, &interp.outcomes) {
             f.trace.push(format!("found running {display}, which imports this file"));
             findings.push(f);

@@ -156,6 +156,39 @@ impl<'a> Interp<'a> {
     }
 }
 
+/// Settle the candidate SHP312 warnings of the entry just run (`models::torch::checkpoint`):
+/// now that every save of the entry ran, a read of a key some save wrote (or that the rule
+/// cannot judge) passes; one no save wrote gets its message, which names the saves.
+pub fn settle_checkpoints(interp: &mut Interp) {
+    use crate::rules::training::checkpoint_key_never_saved::RULE;
+    use crate::rules::violation::Violation;
+    if !interp.outcomes.iter().any(|o| matches!(&o.verdict, Verdict::Violated(v) if v.rule.code == RULE.code)) {
+        return;
+    }
+    let mut decided: Vec<(Span, Option<String>)> = Vec::new();
+    let mut outcomes = std::mem::take(&mut interp.outcomes);
+    for o in outcomes.iter_mut() {
+        let Verdict::Violated(v) = &mut o.verdict else { continue };
+        if v.rule.code != RULE.code {
+            continue;
+        }
+        let message = match decided.iter().find(|(s, _)| *s == o.site) {
+            Some((_, m)) => m.clone(),
+            None => {
+                let place = |s: Span| interp.place(s);
+                let m = crate::models::torch::checkpoint::missing(&interp.checkpoints, interp.file.source, o.site, &place).map(|v| v.message());
+                decided.push((o.site, m.clone()));
+                m
+            }
+        };
+        match message {
+            Some(m) => v.message = m,
+            None => o.verdict = Verdict::Holds,
+        }
+    }
+    interp.outcomes = outcomes;
+}
+
 /// The sites some path reaches inside a `try` whose handler may catch what torch raises.
 fn suppressed_sites(outcomes: &[Outcome]) -> std::collections::BTreeSet<(u32, u32)> {
     outcomes.iter().filter(|o| o.suppressed && o.site.file == FileId::MAIN).map(|o| (o.site.start, o.site.end)).collect()

@@ -76,6 +76,8 @@ pub trait ModelCtx {
     /// (torch raises). The object-safe primitive: models use [`ModelCtxExt::check`], whose
     /// message is a typed violation (`rules::violation`).
     fn check_with(&mut self, st: &State, site: Span, violated: Formula, rule: &'static Rule, msg: Msg) -> bool;
+    /// What the analysis saw of checkpoints (`torch.save`, `torch.load`: SHP312).
+    fn checkpoints(&mut self) -> &mut crate::models::torch::checkpoint::Log;
     /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path.
     fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String);
 

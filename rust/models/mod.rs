@@ -181,6 +181,11 @@ pub fn bind<'p>(params: &[&'p str], args: &[Value], kwargs: &[(Name, Value)]) ->
 
 /// Call a library function or class by qualified name.
 pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    // a loaded checkpoint handed to a library call may get keys the analysis does not see
+    let mut st = st;
+    for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
+        torch::checkpoint::open(&mut st, v);
+    }
     if path.starts_with("numpy.") {
         return numpy::call(cx, st, path, args, kwargs, span);
     }

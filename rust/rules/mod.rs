@@ -80,6 +80,7 @@ pub static ALL: &[&Rule] = &[
     &training::backward_without_graph::RULE,
     &training::inplace_modifies_saved::RULE,
     &training::scalar_required::RULE,
+    &training::checkpoint_key_never_saved::RULE,
     &may_fail::loss_target_broadcast::RULE,
 ];
 

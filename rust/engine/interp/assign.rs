@@ -189,6 +189,8 @@ impl<'a> Interp<'a> {
                 st.break_saved(at, _span);
             }
         }
+        // a key stored into a loaded checkpoint: its reads are no longer judged (SHP312)
+        crate::models::torch::checkpoint::open(st, o);
         if let Value::Ref(id) = o {
             let key = i.clone();
             match st.get_mut(*id) {

@@ -94,6 +94,14 @@ impl<'a> Interp<'a> {
                         Some((_, v)) => vec![(st, v)],
                         None => vec![(st, Value::Unknown)],
                     },
+                    Obj::Namespace { kind, .. } if &*kind == torch::checkpoint::CHECKPOINT => {
+                        // a method that may add keys: later reads are not judged (SHP312)
+                        let mut st = st;
+                        if !torch::checkpoint::reads_only(name) {
+                            torch::checkpoint::open(&mut st, &o);
+                        }
+                        vec![(st, Value::Unknown)]
+                    }
                     Obj::Namespace { kind, attrs } => {
                         if &*kind == "ArgParser"
                             || (&*kind == crate::models::numpy::ARRAY && crate::models::numpy::is_array_method(name))

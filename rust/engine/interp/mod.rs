@@ -179,6 +179,8 @@ pub struct Interp<'a> {
     /// The innermost call in the user's file: checks inside embedded library code (the
     /// torchvision zoo) report there.
     pub user_site: Option<Span>,
+    /// The checkpoints saved and read so far (SHP312, settled by `report::settle_checkpoints`).
+    pub checkpoints: crate::models::torch::checkpoint::Log,
     /// The checked file's project modules (`engine::project`).
     pub project: crate::engine::project::Project,
     /// The `sys.modules` object of the current entry (`imports.rs`).
@@ -266,6 +268,7 @@ impl<'a> Interp<'a> {
             outcome_floor: 0,
             user_site: None,
             project: crate::engine::project::Project::new(settings.project.clone()),
+            checkpoints: Default::default(),
             sys_modules: None,
             import_steps: 0,
             main_module: None,

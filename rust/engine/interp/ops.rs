@@ -365,6 +365,7 @@ impl<'a> Interp<'a> {
                     }
                     vec![(st, Value::Unknown)]
                 }
+                Obj::Namespace { kind, .. } if &*kind == torch::checkpoint::CHECKPOINT => torch::checkpoint::subscript(self, st, *id, &i, span),
                 Obj::Namespace { kind, attrs } if &*kind == crate::models::numpy::ARRAY => match attrs.get(crate::models::numpy::TENSOR) {
                     Some(Value::Tensor(a)) => crate::models::numpy::index(self, st, a, &i),
                     _ => vec![(st, Value::Unknown)],

@@ -6,6 +6,7 @@
 pub mod activation;
 pub mod attention;
 pub mod autograd;
+pub mod checkpoint;
 pub mod creation;
 pub mod data;
 pub mod device;

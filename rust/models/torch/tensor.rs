@@ -184,7 +184,9 @@ fn function_inner(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
     let st = or_next!(matmul::function(cx, st, f, &args, span));
     let st = or_next!(spectral::function(cx, st, f, &args, &kwargs, span));
     match f {
-        "manual_seed" | "set_num_threads" | "save" | "set_default_dtype" | "set_printoptions" => return vec![(st, Value::None)],
+        "save" => return super::checkpoint::save(cx, st, &args, &kwargs, span),
+        "load" => return super::checkpoint::load(st, &args, &kwargs),
+        "manual_seed" | "set_num_threads" | "set_default_dtype" | "set_printoptions" => return vec![(st, Value::None)],
         // context managers of the grad mode (`autograd.rs`); `set_grad_enabled(mode)` also sets it
         // at once, as torch does
         "no_grad" => return vec![(st, super::autograd::mode_value(Some(false)))],
@@ -557,6 +559,8 @@ pub const APIS: &[Decl] = &[
     Decl::function("torch.inference_mode", "mode=True"),
     Decl::function("torch.set_num_threads", "~int"),
     Decl::function("torch.save", "~obj, ~f, ~pickle_module=pickle, ~pickle_protocol=2, ~_use_new_zipfile_serialization=True, ~_disable_byteorder_record=False"),
+    // the keys of a checkpoint dict (`checkpoint.rs`, SHP312): where it was loaded from
+    Decl::function("torch.load", "f, ~map_location=None, ~pickle_module=None, *, ~weights_only=None, ~mmap=None, ~**pickle_load_args"),
     Decl::function("torch.set_default_dtype", "~d"),
     Decl::function("torch.set_printoptions", "~precision=None, ~threshold=None, ~edgeitems=None, ~linewidth=None, ~profile=None, ~sci_mode=None"),
     Decl::function("torch.is_tensor", "obj"),
