@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "graph-kept-across-iterations",
     family: Family::TrainingLoop,
     status: RuleStatus::Stable,
-    summary: "a loss that carries its graph is accumulated across iterations (total += loss)",
+    summary: "A loss that carries its graph is accumulated across iterations (total += loss)",
     messages: <GraphKeptAcrossIterations as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
