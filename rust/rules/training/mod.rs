@@ -7,3 +7,5 @@ pub mod inplace_modifies_saved;
 pub mod probabilities_as_logits;
 pub mod scalar_required;
 pub mod stale_gradients;
+pub mod eval_with_grad;
+pub mod train_eval_mode;
