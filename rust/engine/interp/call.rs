@@ -739,10 +739,14 @@ impl<'a> Interp<'a> {
         self.gen_frames.push(first_yield);
         let framed = !first_yield && crate::models::torch::device::follows_autograd();
         if framed {
-            self.eval_frames.push(EvalFrame { def: def.span, ..Default::default() });
+            self.eval_frames.push(EvalFrame { def: def.span, flagged: self.flagged, ..Default::default() });
         }
         let paths = self.block(&def.body, st, &ctx);
-        let frame = if framed { self.eval_frames.pop() } else { None };
+        let mut frame = if framed { self.eval_frames.pop() } else { None };
+        if let Some(fr) = frame.as_mut() {
+            // (a violation recorded while it ran may have ended the paths that used the graph)
+            fr.graph_used |= fr.flagged != self.flagged;
+        }
         if let Some(fr) = &frame {
             if fr.graph_used {
                 self.graph_defs.insert(def.id);
@@ -880,6 +884,9 @@ pub struct EvalFrame {
     /// A torch op on a tensor with a graph has a result the core does not follow (it may
     /// carry the graph): a value not known may be such a tensor.
     pub lost: bool,
+    /// `Interp::flagged` when it started: a violation recorded while it runs (an error that
+    /// ends the paths through a loss, say) leaves it unjudged.
+    pub flagged: u64,
     /// The site of the model call being probed (the calls inside it at the same site are not).
     pub active: Option<Span>,
     pub sites: Vec<EvalSite>,
