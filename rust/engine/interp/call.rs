@@ -715,7 +715,22 @@ impl<'a> Interp<'a> {
             vars.insert(kw.clone(), Value::Ref(id));
         }
         let self_val = def.params.first().and_then(|p| vars.get(&p.name).cloned());
-        let arg_vals: Vec<Value> = if first_yield || !crate::models::torch::device::follows_autograd() { Vec::new() } else { vars.values().cloned().collect() };
+        // (what an evaluation pass could store a graph into: its arguments, and the names of
+        // the scopes around it, the module's globals among them)
+        let mut arg_vals: Vec<Value> = Vec::new();
+        if !first_yield && crate::models::torch::device::follows_autograd() {
+            arg_vals.extend(vars.values().cloned());
+            let mut scope = Some(c.scope);
+            while let Some(id) = scope.filter(|_| arg_vals.len() < 4096) {
+                scope = match st.get(id) {
+                    Obj::Scope { vars, parent } => {
+                        arg_vals.extend(vars.values().cloned());
+                        *parent
+                    }
+                    _ => None,
+                };
+            }
+        }
         let handed: Vec<Rc<Tensor>> = vars.values().filter_map(|v| if let Value::Tensor(t) = v { Some(t.clone()) } else { None }).collect();
         if let Obj::Scope { vars: v, .. } = st.get_mut(scope) {
             *v = vars;
@@ -972,12 +987,13 @@ impl<'a> Interp<'a> {
         if debug_enabled() {
             eprintln!("[shape-lint debug] eval pass {function}: {fr:?} returned {returned:?}");
         }
-        if fr.graph_used || fr.sites.is_empty() {
+        // (a graph the core lost track of may be kept anywhere)
+        if fr.graph_used || fr.lost || fr.sites.is_empty() {
             return;
         }
-        // its results are metrics: it returns no tensor (nor, when a graph was lost in it, a
-        // value the core does not follow; a module's forward returns its outputs)
-        let returns_tensor = if fr.lost { torch::mode::may_hold(st, returned, &|_| true) } else { torch::mode::holds(st, returned, &|_| true) };
+        // its results are metrics: it returns no tensor (a module's forward returns its
+        // outputs), and stores none with a graph where its caller can reach it
+        let returns_tensor = torch::mode::holds(st, returned, &|_| true);
         if returns_tensor || matches!(function, "forward" | "__call__") || args.iter().any(|a| torch::mode::holds(st, a, &|t: &Tensor| matches!(t.grad, Grad::Tracked))) {
             return;
         }

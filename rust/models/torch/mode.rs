@@ -91,15 +91,10 @@ pub fn training_layer(st: &State, id: ObjId) -> Option<String> {
 /// Whether `v`, or an object it reaches, holds a tensor for which `pred` holds (true too when
 /// the walk is too large to finish).
 pub fn holds(st: &State, v: &Value, pred: &dyn Fn(&Tensor) -> bool) -> bool {
-    walk(st, v, pred, false)
+    walk(st, v, pred)
 }
 
-/// [`holds`], where an unknown value (which may be such a tensor) counts too.
-pub fn may_hold(st: &State, v: &Value, pred: &dyn Fn(&Tensor) -> bool) -> bool {
-    walk(st, v, pred, true)
-}
-
-fn walk(st: &State, v: &Value, pred: &dyn Fn(&Tensor) -> bool, unknown: bool) -> bool {
+fn walk(st: &State, v: &Value, pred: &dyn Fn(&Tensor) -> bool) -> bool {
     let mut todo: Vec<Value> = vec![v.clone()];
     let mut seen = BTreeSet::new();
     while let Some(v) = todo.pop() {
@@ -110,7 +105,6 @@ fn walk(st: &State, v: &Value, pred: &dyn Fn(&Tensor) -> bool, unknown: bool) ->
                 }
             }
             Value::Tuple(items) => todo.extend(items.iter().cloned()),
-            Value::Unknown if unknown => return true,
             Value::Ref(id) => {
                 if seen.len() > 4096 {
                     return true;
