@@ -214,3 +214,103 @@ def test_an_accumulated_loss_keeps_a_graph_that_grows_with_every_batch(name, acc
             nodes[fixture_name, batches] = graph_nodes(held)
     assert nodes[name, 4] > nodes[name, 2] > 0, nodes
     assert nodes[name + "_ok", 2] == nodes[name + "_ok", 4] == 0, nodes
+
+
+def graph_flags(model):
+    """Record, for every forward of `model`, whether its output carries an autograd graph."""
+    flags = []
+    model.register_forward_hook(lambda module, args, out: flags.append(out.grad_fn is not None))
+    return flags
+
+
+def run_sequential_evaluation(fixture):
+    model = fixture.SmallCNN()
+    flags = graph_flags(model)
+    fixture.evaluate(model, fixture.make_loader(32))
+    return flags
+
+
+def run_trainer_validation(fixture):
+    model = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+    flags = graph_flags(model)
+    fixture.Trainer(model).validate(fixture.make_loaders()[1])
+    return flags
+
+
+def run_periodic_accuracy(fixture):
+    model = fixture.BagOfWords()
+    flags = graph_flags(model)
+    fixture.accuracy(model, torch.randint(0, 100, (32, 10)), torch.randint(0, 3, (32,)))
+    return flags
+
+
+@pytest.mark.parametrize(
+    "name, run",
+    [
+        ("eval_helper_lost_no_grad", run_sequential_evaluation),
+        ("validation_loss_with_grad", run_trainer_validation),
+        ("periodic_accuracy_with_grad", run_periodic_accuracy),
+    ],
+)
+def test_an_evaluation_with_gradients_on_builds_a_graph_for_every_batch(name, run):
+    """SHP306: every forward of the evaluation records a graph (its output has a grad_fn);
+    the twin's outputs carry none."""
+    torch.manual_seed(0)
+    buggy, fixed = run(load(name)), run(load(name + "_ok"))
+    assert buggy and all(buggy), buggy
+    assert fixed and not any(fixed), fixed
+
+
+def test_an_evaluation_in_training_mode_changes_batch_norm_and_is_not_repeatable():
+    """SHP307: without model.eval(), evaluating updates batch norm's running statistics and
+    dropout makes two evaluations of the same data differ; the twin changes nothing."""
+    seen = {}
+    for name in ("bn_net_evaluated_in_training_mode", "bn_net_evaluated_in_training_mode_ok"):
+        fixture = load(name)
+        torch.manual_seed(0)
+        model = fixture.make_model()
+        bn = model[1]
+        before = bn.running_mean.clone()
+        x = torch.randn(64, 1, 16, 16)
+        loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, torch.zeros(64, dtype=torch.long)), batch_size=64)
+        fixture.evaluate(model, loader)
+        with torch.no_grad():
+            first = model(x)
+            second = model(x)
+        seen[name] = (float((bn.running_mean - before).abs().max()), float((first - second).abs().max()))
+    assert seen["bn_net_evaluated_in_training_mode"][0] > 0.0, seen
+    assert seen["bn_net_evaluated_in_training_mode"][1] > 0.0, seen
+    assert seen["bn_net_evaluated_in_training_mode_ok"] == (0.0, 0.0), seen
+
+
+def test_training_after_an_evaluation_without_model_train_runs_in_eval_mode():
+    """SHP307: once the validation helper switched the model to eval mode, every later
+    training forward runs with dropout (batch norm) off; the twin trains in training mode."""
+    modes = {}
+    for name in ("train_mode_set_once_before_epochs", "train_mode_set_once_before_epochs_ok"):
+        fixture = load(name)
+        seen = []
+
+        class Recording(fixture.MLP):
+            def forward(self, x):
+                if torch.is_grad_enabled():
+                    seen.append(self.drop.training)
+                return super().forward(x)
+
+        fixture.MLP = Recording
+        fixture.main(epochs=3)
+        modes[name] = seen
+    buggy, fixed = modes["train_mode_set_once_before_epochs"], modes["train_mode_set_once_before_epochs_ok"]
+    assert buggy[:4] == [True] * 4 and not any(buggy[4:]) and len(buggy) == 12, buggy
+    assert all(fixed) and len(fixed) == 12, fixed
+    modes = {}
+    for name in ("trainer_never_switches_back_to_train", "trainer_never_switches_back_to_train_ok"):
+        fixture = load(name)
+        torch.manual_seed(0)
+        model = fixture.TabularNet()
+        seen = []
+        model.register_forward_hook(lambda module, args, out: seen.append(module.body[1].training) if torch.is_grad_enabled() else None)
+        fixture.Trainer(model, fixture.make_loader(), fixture.make_loader(32)).fit(epochs=2)
+        modes[name] = seen
+    assert modes["trainer_never_switches_back_to_train"] == [True] * 4 + [False] * 4, modes
+    assert modes["trainer_never_switches_back_to_train_ok"] == [True] * 8, modes

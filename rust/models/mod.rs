@@ -482,6 +482,9 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                     _ => Value::Unknown,
                 };
                 set_training(cx, &mut st, id, &mode);
+                if matches!(mode, Value::Bool(false)) {
+                    torch::mode::switched_to_eval(&mut st, id, span);
+                }
                 return vec![(st, recv.clone())];
             }
             // what is done with the submodules that `modules()`/`children()`/`apply(fn)` hand out

@@ -76,6 +76,8 @@ pub static ALL: &[&Rule] = &[
     &training::discarded_gradients::RULE,
     &training::clip_order::RULE,
     &training::graph_kept_across_iterations::RULE,
+    &training::eval_with_grad::RULE,
+    &training::train_eval_mode::RULE,
     &training::probabilities_as_logits::RULE,
     &training::backward_without_graph::RULE,
     &training::inplace_modifies_saved::RULE,

@@ -167,7 +167,35 @@ impl<'a> Interp<'a> {
         let mutates = !user && writes_in_place(&f, &kwargs);
         // and a module handed to such a call may be switched to eval or training in it
         let objects = if user { Vec::new() } else { models::ref_args(&args, &kwargs) };
+        // what an evaluation pass needs (SHP306, SHP307: `EvalFrame`)
+        let probe = if self.eval_frames.is_empty() { None } else { self.eval_probe(&f, &st, &args, &kwargs, span) };
+        let graph = if !user && !self.eval_frames.is_empty() { uses_graph(&f, &st, &args, &kwargs) } else { Graph::No };
+        let switches = !self.eval_frames.is_empty() && matches!(&f, Value::LibMethod(recv, name) if &**name == "train" && matches!(**recv, Value::Ref(_)) && !matches!(args.first(), Some(Value::Bool(false))));
+        // (a container's layers are called at its call's site: only the container is probed)
+        let outer_probe = if probe.is_some() { self.eval_frames.last_mut().and_then(|fr| fr.active.replace(span)) } else { None };
         let mut out = self.call_dispatch(f, args, kwargs, st, span);
+        if probe.is_some()
+            && let Some(fr) = self.eval_frames.last_mut()
+        {
+            fr.active = outer_probe;
+        }
+        if !self.eval_frames.is_empty() {
+            let unknown = out.iter().any(|(_, v)| v.is_unknown());
+            let (graph, lost) = match graph {
+                Graph::Used => (true, false),
+                Graph::IfUnknown => (unknown, false),
+                Graph::Lost => (false, unknown),
+                Graph::No => (false, false),
+            };
+            for fr in self.eval_frames.iter_mut() {
+                fr.graph_used |= graph;
+                fr.lost |= lost;
+                fr.set_train |= switches;
+            }
+            if let Some(probe) = probe {
+                self.record_eval_site(span, probe, &out);
+            }
+        }
         if !user {
             for (st, v) in out.iter_mut() {
                 if mutates || v.is_unknown() {
@@ -536,6 +564,14 @@ impl<'a> Interp<'a> {
             eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else { "missing" });
         }
         let mut st = st;
+        if hit.is_some() {
+            // a replayed run does what the run did to the evaluation passes that call it
+            let (graph, train) = (self.graph_defs.contains(&c.def.id), self.train_defs.contains(&c.def.id));
+            for fr in self.eval_frames.iter_mut() {
+                fr.graph_used |= graph;
+                fr.set_train |= train;
+            }
+        }
         if let Some(hit) = hit {
             // the caller's branches, which the outcomes extend
             let branches0 = if hit.outcomes().is_empty() { Vec::new() } else { st.branches.clone() };
@@ -680,6 +716,22 @@ impl<'a> Interp<'a> {
             vars.insert(kw.clone(), Value::Ref(id));
         }
         let self_val = def.params.first().and_then(|p| vars.get(&p.name).cloned());
+        // (what an evaluation pass could store a graph into: its arguments, and the names of
+        // the scopes around it, the module's globals among them)
+        let mut arg_vals: Vec<Value> = Vec::new();
+        if !first_yield && crate::models::torch::device::follows_autograd() {
+            arg_vals.extend(vars.values().cloned());
+            let mut scope = Some(c.scope);
+            while let Some(id) = scope.filter(|_| arg_vals.len() < 4096) {
+                scope = match st.get(id) {
+                    Obj::Scope { vars, parent } => {
+                        arg_vals.extend(vars.values().cloned());
+                        *parent
+                    }
+                    _ => None,
+                };
+            }
+        }
         let handed: Vec<Rc<Tensor>> = vars.values().filter_map(|v| if let Value::Tensor(t) = v { Some(t.clone()) } else { None }).collect();
         if let Obj::Scope { vars: v, .. } = st.get_mut(scope) {
             *v = vars;
@@ -701,7 +753,24 @@ impl<'a> Interp<'a> {
         self.calls = outer_calls.iter().copied().chain([span]).collect();
         self.arg_tensors.push(handed);
         self.gen_frames.push(first_yield);
+        let framed = !first_yield && crate::models::torch::device::follows_autograd();
+        if framed {
+            self.eval_frames.push(EvalFrame { def: def.span, flagged: self.flagged, ..Default::default() });
+        }
         let paths = self.block(&def.body, st, &ctx);
+        let mut frame = if framed { self.eval_frames.pop() } else { None };
+        if let Some(fr) = frame.as_mut() {
+            // (a violation recorded while it ran may have ended the paths that used the graph)
+            fr.graph_used |= fr.flagged != self.flagged;
+        }
+        if let Some(fr) = &frame {
+            if fr.graph_used {
+                self.graph_defs.insert(def.id);
+            }
+            if fr.set_train {
+                self.train_defs.insert(def.id);
+            }
+        }
         self.gen_frames.pop();
         self.arg_tensors.pop();
         self.calls = outer_calls;
@@ -716,6 +785,9 @@ impl<'a> Interp<'a> {
                 (false, Flow::Return(v)) => v,
                 (false, _) => Value::None,
             };
+            if let Some(fr) = &frame {
+                self.check_eval_pass(fr, &def.name, &st, &v, &arg_vals);
+            }
             if !first_yield && self.wants(EventKind::FunctionExit) {
                 self.emit(&Event::FunctionExit { function: &def.name, returned: &v, span: def.span }, &st, def.span);
             }
@@ -808,3 +880,139 @@ fn grad_decorator(def: &crate::ir::FuncDef) -> Option<(Option<bool>, Span)> {
     })
 }
 
+
+/// A user function running, for the evaluation passes (SHP306, SHP307): the model calls its own
+/// body makes, and whether anything that needs a graph, or switches a module to training,
+/// runs while it runs (in it or in a function it calls). An evaluation pass is a function in
+/// which nothing needs a graph, that returns no tensor (metrics: Python numbers) and stores
+/// no tensor with a graph into its arguments: a model call in its body that builds a graph
+/// every time is SHP306; one that runs dropout or batch norm in training mode every time, in
+/// a function that switches no module to training and returns a value (not None), is SHP307.
+#[derive(Debug, Default)]
+pub struct EvalFrame {
+    /// The function's definition (the model calls of its own body are within it).
+    pub def: Span,
+    /// A `backward()`, a `torch.autograd` call, or a call the core does not follow that is
+    /// handed a tensor with a graph ran.
+    pub graph_used: bool,
+    /// A `.train()` ran (a helper that recalibrates batch norm on purpose).
+    pub set_train: bool,
+    /// A torch op on a tensor with a graph has a result the core does not follow (it may
+    /// carry the graph): a value not known may be such a tensor.
+    pub lost: bool,
+    /// `Interp::flagged` when it started: a violation recorded while it runs (an error that
+    /// ends the paths through a loss, say) leaves it unjudged.
+    pub flagged: u64,
+    /// The site of the model call being probed (the calls inside it at the same site are not).
+    pub active: Option<Span>,
+    pub sites: Vec<EvalSite>,
+}
+
+#[derive(Debug)]
+pub struct EvalSite {
+    pub span: Span,
+    /// Every run of the call had gradients on and returned a tensor with a graph.
+    pub grad: bool,
+    /// A dropout or batch norm certainly in training mode at every run of the call.
+    pub training: Option<String>,
+}
+
+/// What a library call may do with the graph of a tensor it is handed.
+enum Graph {
+    /// runs it (a backward, `torch.autograd`)
+    Used,
+    /// runs it when its result is not modelled (a call the core does not follow)
+    IfUnknown,
+    /// a torch op on a tensor with a graph: a result not modelled may carry it
+    Lost,
+    No,
+}
+
+fn uses_graph(f: &Value, st: &State, args: &[Value], kwargs: &[(Name, Value)]) -> Graph {
+    let tracked = |t: &Tensor| matches!(t.grad, Grad::Tracked);
+    let handed = || args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| torch::mode::holds(st, v, &tracked));
+    match f {
+        Value::Lib(path) if path.starts_with("torch.autograd") || path.starts_with("torch.func") || path.ends_with("backward") => Graph::Used,
+        Value::LibMethod(_, name) if name.contains("backward") || matches!(&**name, "register_hook" | "retain_grad" | "grad") => Graph::Used,
+        // torch's functions, tensor methods, module calls and builtins record or read values
+        Value::Lib(path) if path.starts_with("torch.") => if handed() { Graph::Lost } else { Graph::No },
+        Value::LibMethod(recv, _) if matches!(**recv, Value::Tensor(_)) => if handed() || torch::mode::holds(st, recv, &tracked) { Graph::Lost } else { Graph::No },
+        Value::Ref(_) | Value::Builtin(_) => if handed() { Graph::Lost } else { Graph::No },
+        // a library call the core does not follow (a metrics object, `accelerator.backward`)
+        // may run the graph of a tensor it is handed
+        _ => if handed() { Graph::IfUnknown } else { Graph::No },
+    }
+}
+
+impl<'a> Interp<'a> {
+    /// A call of a module object in the body of the innermost running function, on inputs
+    /// without a graph: whether it runs with gradients on, and a dropout or batch norm of it
+    /// in training mode.
+    fn eval_probe(&self, f: &Value, st: &State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<(bool, Option<String>)> {
+        let Value::Ref(id) = f else { return None };
+        // (a module applied to a graph already built, a loss or a head on the model's outputs,
+        // is not where the evaluation starts)
+        if args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| torch::mode::holds(st, v, &|t: &Tensor| matches!(t.grad, Grad::Tracked))) {
+            return None;
+        }
+        let fr = self.eval_frames.last()?;
+        let def = fr.def;
+        if fr.active == Some(span) || span.file != def.file || span.start < def.start || span.end > def.end {
+            return None;
+        }
+        let module = match st.get(*id) {
+            Obj::Layer(_) | Obj::Container { .. } => true,
+            Obj::Instance { class, .. } => self.layer_base(st, *class).is_some() || self.lib_base(st, *class).is_some_and(|b| b.starts_with("torch.nn.")),
+            _ => false,
+        };
+        module.then(|| (st.grad_mode == GradMode::On, torch::mode::training_layer(st, *id)))
+    }
+
+    fn record_eval_site(&mut self, span: Span, (grad_on, training): (bool, Option<String>), out: &Vals) {
+        let tracked = |t: &Tensor| matches!(t.grad, Grad::Tracked);
+        let grad = grad_on && !out.is_empty() && out.iter().all(|(st, v)| torch::mode::holds(st, v, &tracked));
+        let Some(fr) = self.eval_frames.last_mut() else { return };
+        match fr.sites.iter_mut().find(|s| s.span == span) {
+            Some(s) => {
+                s.grad &= grad;
+                if training.is_none() {
+                    s.training = None;
+                }
+            }
+            None => fr.sites.push(EvalSite { span, grad, training }),
+        }
+    }
+
+    /// At the return of a function on one path: its model calls, if it is an evaluation pass.
+    fn check_eval_pass(&mut self, fr: &EvalFrame, function: &str, st: &State, returned: &Value, args: &[Value]) {
+        if debug_enabled() {
+            eprintln!("[shape-lint debug] eval pass {function}: {fr:?} returned {returned:?}");
+        }
+        // (a graph the core lost track of may be kept anywhere)
+        if fr.graph_used || fr.lost || fr.sites.is_empty() {
+            return;
+        }
+        // its results are metrics: it returns no tensor (a module's forward returns its
+        // outputs), and stores none with a graph where its caller can reach it
+        let returns_tensor = torch::mode::holds(st, returned, &|_| true);
+        if returns_tensor || matches!(function, "forward" | "__call__") || args.iter().any(|a| torch::mode::holds(st, a, &|t: &Tensor| matches!(t.grad, Grad::Tracked))) {
+            return;
+        }
+        use crate::rules::violation::Violation;
+        for s in &fr.sites {
+            if s.grad {
+                let v = crate::rules::training::eval_with_grad::EvalWithGrad::Call { function: function.to_string() };
+                self.warn(st, s.span, &crate::rules::training::eval_with_grad::RULE, v.message());
+            }
+        }
+        if fr.set_train || matches!(returned, Value::None) {
+            return;
+        }
+        for s in &fr.sites {
+            if let Some(layer) = &s.training {
+                let v = crate::rules::training::train_eval_mode::TrainEvalMode::EvalInTraining { function: function.to_string(), layer: layer.clone() };
+                self.warn(st, s.span, &crate::rules::training::train_eval_mode::RULE, v.message());
+            }
+        }
+    }
+}

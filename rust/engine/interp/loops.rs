@@ -406,13 +406,17 @@ fn forget_changes(before: &State, after: &mut State) {
     if changed.is_empty() {
         return;
     }
+    // (the mode history of a module, `torch::mode`, only grows: an iteration that set it set
+    // it for the iterations after)
+    let history = |k: &str| k == torch::mode::EVAL_AT || k == torch::mode::TRAINED;
     let forget = |old: &std::collections::BTreeMap<Name, Value>, new: &mut std::collections::BTreeMap<Name, Value>| {
         for (k, v) in new.iter_mut() {
-            if old.get(k) != Some(v) {
+            if old.get(k) != Some(v) && !history(k) {
                 *v = Value::Unknown;
             }
         }
     };
+    let same_but_history = |a: &std::collections::BTreeMap<Name, Value>, b: &std::collections::BTreeMap<Name, Value>| a.iter().filter(|(k, _)| !history(k)).eq(b.iter().filter(|(k, _)| !history(k)));
     for i in changed {
         let old = before.heap[i].clone();
         let obj = after.get_mut(i);
@@ -421,6 +425,7 @@ fn forget_changes(before: &State, after: &mut State) {
             (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. })
             | (Obj::Namespace { attrs: o, .. }, Obj::Namespace { attrs, .. })
             | (Obj::Class { attrs: o, .. }, Obj::Class { attrs, .. }) => forget(o, attrs),
+            (Obj::Container { kind: k0, items: i0, attrs: a0 }, Obj::Container { kind, items, attrs }) if k0 == kind && i0 == items && same_but_history(a0, attrs) => {}
             (Obj::Layer(o), Obj::Layer(l)) => {
                 forget(&o.attrs, &mut l.attrs);
                 forget(&o.args, &mut l.args);

@@ -40,6 +40,7 @@ use crate::shape::Symbols;
 mod assign;
 mod attr;
 mod call;
+pub use call::EvalFrame;
 mod expr;
 mod imports;
 mod loops;
@@ -171,6 +172,13 @@ pub struct Interp<'a> {
     pub flagged: u64,
     /// Loop items skipped because their iteration would change nothing (`loops::skip_item`).
     pub loop_items_skipped: u64,
+    /// The user functions running, innermost last: what an evaluation pass needs to know of
+    /// each (SHP306, SHP307; `call::EvalFrame`).
+    pub eval_frames: Vec<EvalFrame>,
+    /// The functions (by definition id) in which a run used a graph or switched a module to
+    /// training: a replay of their summary does so too.
+    pub graph_defs: rustc_hash::FxHashSet<u32>,
+    pub train_defs: rustc_hash::FxHashSet<u32>,
     /// Outcomes recorded so far (`record`), for `reached`.
     pub records: u64,
     /// Where the innermost summarised call's outcomes start in `outcomes`: an outcome equal to
@@ -264,6 +272,9 @@ impl<'a> Interp<'a> {
             cuts: 0,
             flagged: 0,
             loop_items_skipped: 0,
+            eval_frames: Vec::new(),
+            graph_defs: Default::default(),
+            train_defs: Default::default(),
             records: 0,
             outcome_floor: 0,
             user_site: None,

@@ -334,6 +334,7 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
             let mut st = st;
             if matches!(t.grad, Grad::Tracked | Grad::Leaf) && args.is_empty() {
                 super::optim::backward(&mut st, &t, span);
+                super::mode::backward(cx, &mut st, &t, span);
             } else if !matches!(t.grad, Grad::Untracked(..)) {
                 super::optim::forget(&mut st, None);
             }

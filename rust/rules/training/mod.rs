@@ -10,3 +10,5 @@ pub mod never_stepped;
 pub mod probabilities_as_logits;
 pub mod scalar_required;
 pub mod stale_gradients;
+pub mod eval_with_grad;
+pub mod train_eval_mode;

@@ -1,0 +1,187 @@
+//! The train/eval mode of modules through the training loop (SHP307), and what an evaluation
+//! pass needs to know of values (SHP306, SHP307).
+//!
+//! A module's mode is its `training` attribute (`models::set_training`: `.eval()`,
+//! `.train(mode)`; absent: built in training mode on this path; unknown after code the core
+//! does not follow). Two hidden attributes of the module `.eval()` was called on record the
+//! history SHP307 needs: [`EVAL_AT`], the span of that `.eval()` (or `.train(False)`), and
+//! [`TRAINED`], set by a `backward()` whose loss reaches the module's layers while it is in
+//! training mode. A later `backward()` through it in eval mode, with both set, is training
+//! that resumed after an evaluation without `model.train()`. A model put in eval mode before
+//! its first training step (frozen batch statistics) never gets [`TRAINED`]: not reported.
+//!
+//! The evaluation pass itself (a helper whose results keep no graph) is found by the
+//! interpreter (`engine::interp::call`, `EvalFrame`); this file gives it the facts it reads:
+//! [`training_layer`], [`holds`].
+
+use std::collections::BTreeSet;
+
+use crate::ir::{FileId, Span};
+use crate::models::ctx::ModelCtx;
+use crate::rules::training::train_eval_mode::TrainEvalMode;
+use crate::rules::violation::Violation;
+use crate::shape::Poly;
+use crate::value::*;
+
+/// The span of the `.eval()` that switched a module to eval mode (hidden attribute).
+pub const EVAL_AT: &str = "<eval_at>";
+/// A `backward()` ran through the module in training mode (hidden attribute).
+pub const TRAINED: &str = "<trained>";
+
+fn span_value(s: Span) -> Value {
+    Value::Int(Poly::constant(((s.file.0 as i128) << 64) | ((s.start as i128) << 32) | s.end as i128))
+}
+
+fn span_of(v: Option<&Value>) -> Option<Span> {
+    let c = v?.as_const_int()?;
+    Some(Span { file: FileId((c >> 64) as u32), start: ((c >> 32) & 0xffff_ffff) as u32, end: (c & 0xffff_ffff) as u32 })
+}
+
+/// A layer whose mode changes what it computes: dropout, or batch norm that keeps running
+/// statistics (with `track_running_stats=False` it uses the batch's in both modes).
+fn mode_dependent(l: &Layer) -> bool {
+    let k = &*l.kind;
+    k.contains("Dropout") || ((k.starts_with("BatchNorm") || k == "SyncBatchNorm") && !matches!(l.args.get("track_running_stats"), Some(Value::Bool(false))))
+}
+
+/// The library layers of a module and its submodules (walked as `optim::module_layers`).
+fn layers(st: &State, id: ObjId) -> Vec<ObjId> {
+    let mut todo = vec![id];
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    while let Some(id) = todo.pop() {
+        if seen.len() > 4096 || !seen.insert(id) {
+            continue;
+        }
+        let refs = |vals: &mut dyn Iterator<Item = &Value>| -> Vec<ObjId> { vals.filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect::<Vec<_>>() };
+        match st.get(id) {
+            Obj::Layer(l) => {
+                out.push(id);
+                todo.extend(refs(&mut l.args.values().chain(l.attrs.values())));
+            }
+            Obj::Container { items, .. } => todo.extend(refs(&mut items.iter().map(|(_, v)| v))),
+            Obj::Instance { attrs, .. } => todo.extend(refs(&mut attrs.values())),
+            Obj::List(items) => todo.extend(refs(&mut items.iter())),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn describe(l: &Layer) -> String {
+    match &l.label {
+        Some(label) => format!("{} {label}", l.kind),
+        None => l.kind.to_string(),
+    }
+}
+
+/// A dropout or batch-norm layer of the module `id` that is certainly in training mode
+/// (`training` true, or never set: built in training mode on this path), described for
+/// messages; None when it holds none.
+pub fn training_layer(st: &State, id: ObjId) -> Option<String> {
+    if !matches!(st.get(id), Obj::Layer(_) | Obj::Container { .. } | Obj::Instance { .. }) {
+        return None;
+    }
+    layers(st, id).into_iter().find_map(|l| match st.get(l) {
+        Obj::Layer(l) if mode_dependent(l) && matches!(l.attrs.get("training"), None | Some(Value::Bool(true))) => Some(format!("{} is in training mode", describe(l))),
+        _ => None,
+    })
+}
+
+/// Whether `v`, or an object it reaches, holds a tensor for which `pred` holds (true too when
+/// the walk is too large to finish).
+pub fn holds(st: &State, v: &Value, pred: &dyn Fn(&Tensor) -> bool) -> bool {
+    walk(st, v, pred)
+}
+
+fn walk(st: &State, v: &Value, pred: &dyn Fn(&Tensor) -> bool) -> bool {
+    let mut todo: Vec<Value> = vec![v.clone()];
+    let mut seen = BTreeSet::new();
+    while let Some(v) = todo.pop() {
+        match v {
+            Value::Tensor(t) => {
+                if pred(&t) {
+                    return true;
+                }
+            }
+            Value::Tuple(items) => todo.extend(items.iter().cloned()),
+            Value::Ref(id) => {
+                if seen.len() > 4096 {
+                    return true;
+                }
+                if !seen.insert(id) {
+                    continue;
+                }
+                match st.get(id) {
+                    Obj::List(items) => todo.extend(items.iter().cloned()),
+                    Obj::Dict(items) => todo.extend(items.iter().flat_map(|(k, v)| [k.clone(), v.clone()])),
+                    Obj::Instance { attrs, .. } | Obj::Namespace { attrs, .. } => todo.extend(attrs.values().cloned()),
+                    Obj::Container { items, attrs, .. } => todo.extend(items.iter().map(|(_, v)| v.clone()).chain(attrs.values().cloned())),
+                    Obj::Layer(l) => todo.extend(l.attrs.values().cloned()),
+                    Obj::Class { .. } | Obj::Scope { .. } => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `.eval()`/`.train(False)` at `span` on the module `id`: remembered for SHP307.
+pub fn switched_to_eval(st: &mut State, id: ObjId, span: Span) {
+    match st.get_mut(id) {
+        Obj::Instance { attrs, .. } | Obj::Container { attrs, .. } => {
+            attrs.insert(crate::ir::Name::from(EVAL_AT), span_value(span));
+        }
+        _ => {}
+    }
+}
+
+/// `loss.backward()` at `span` on a tracked loss: the modules whose layers it reaches and that
+/// are in training mode have trained; one switched to eval by an `.eval()` after it trained and
+/// still in eval mode trains in eval mode now: SHP307 (a warning, for each dropout or batch
+/// norm it holds in eval mode, the first).
+pub fn backward(cx: &mut dyn ModelCtx, st: &mut State, loss: &Tensor, span: Span) {
+    let Some(saved) = &loss.saved else { return };
+    if saved.layers.is_empty() {
+        return;
+    }
+    let mut trained = Vec::new();
+    for id in 0..st.heap.len() {
+        let attrs = match st.get(id) {
+            Obj::Instance { attrs, .. } | Obj::Container { attrs, .. } => attrs,
+            _ => continue,
+        };
+        let mode = attrs.get("training").cloned();
+        let (eval_at, was_trained) = (span_of(attrs.get(EVAL_AT)), matches!(attrs.get(TRAINED), Some(Value::Bool(true))));
+        let own = layers(st, id);
+        let reached = own.iter().any(|l| matches!(st.get(*l), Obj::Layer(l) if saved.layers.contains(&l.span)));
+        if !reached {
+            continue;
+        }
+        match mode {
+            None | Some(Value::Bool(true)) => {
+                if !was_trained {
+                    trained.push(id);
+                }
+            }
+            Some(Value::Bool(false)) if was_trained => {
+                let Some(eval_at) = eval_at else { continue };
+                let frozen = own.iter().find_map(|l| match st.get(*l) {
+                    Obj::Layer(l) if mode_dependent(l) && matches!(l.attrs.get("training"), Some(Value::Bool(false))) => Some(describe(l)),
+                    _ => None,
+                });
+                if let Some(layer) = frozen {
+                    let v = TrainEvalMode::TrainInEval { layer, eval: cx.place(eval_at) };
+                    cx.warn(st, span, &crate::rules::training::train_eval_mode::RULE, v.message());
+                }
+            }
+            _ => {}
+        }
+    }
+    for id in trained {
+        if let Obj::Instance { attrs, .. } | Obj::Container { attrs, .. } = st.get_mut(id) {
+            attrs.insert(crate::ir::Name::from(TRAINED), Value::Bool(true));
+        }
+    }
+}
