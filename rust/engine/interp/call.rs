@@ -755,7 +755,10 @@ impl<'a> Interp<'a> {
         self.gen_frames.push(first_yield);
         let framed = !first_yield && crate::models::torch::device::follows_autograd();
         if framed {
-            self.eval_frames.push(EvalFrame { def: def.span, flagged: self.flagged, ..Default::default() });
+            // (a function defined in the body of a module class: `c.class`)
+            let module_method = c.class.is_some_and(|class| self.layer_base(&st, class).is_some() || self.lib_base(&st, class).is_some_and(|b| b.starts_with("torch.nn.")));
+            let in_model = module_method || matches!(&*def.name, "forward" | "__call__") || self.eval_frames.last().is_some_and(|f| f.in_model);
+            self.eval_frames.push(EvalFrame { def: def.span, flagged: self.flagged, in_model, ..Default::default() });
         }
         let paths = self.block(&def.body, st, &ctx);
         let mut frame = if framed { self.eval_frames.pop() } else { None };
@@ -884,8 +887,8 @@ fn grad_decorator(def: &crate::ir::FuncDef) -> Option<(Option<bool>, Span)> {
 /// A user function running, for the evaluation passes (SHP306, SHP307): the model calls its own
 /// body makes, and whether anything that needs a graph, or switches a module to training,
 /// runs while it runs (in it or in a function it calls). An evaluation pass is a function in
-/// which nothing needs a graph, that returns no tensor (metrics: Python numbers) and stores
-/// no tensor with a graph into its arguments: a model call in its body that builds a graph
+/// which nothing needs a graph, that returns no tensor (metrics: Python numbers), is no part
+/// of a model's run (`in_model`), and stores no tensor with a graph into its arguments: a model call in its body that builds a graph
 /// every time is SHP306; one that runs dropout or batch norm in training mode every time, in
 /// a function that switches no module to training and returns a value (not None), is SHP307.
 #[derive(Debug, Default)]
@@ -905,6 +908,10 @@ pub struct EvalFrame {
     pub flagged: u64,
     /// The site of the model call being probed (the calls inside it at the same site are not).
     pub active: Option<Span>,
+    /// Part of a model's run: a `forward`, a method of a module (a helper its forward calls:
+    /// DenseNet's `bn_function`, a window attention's `_shifted_window_attn`), or a function
+    /// one of them called. Never an evaluation pass (its result may be a tensor the core lost).
+    pub in_model: bool,
     pub sites: Vec<EvalSite>,
 }
 
@@ -995,7 +1002,7 @@ impl<'a> Interp<'a> {
         // its results are metrics: it returns no tensor (a module's forward returns its
         // outputs), and stores none with a graph where its caller can reach it
         let returns_tensor = torch::mode::holds(st, returned, &|_| true);
-        if returns_tensor || matches!(function, "forward" | "__call__") || args.iter().any(|a| torch::mode::holds(st, a, &|t: &Tensor| matches!(t.grad, Grad::Tracked))) {
+        if fr.in_model || returns_tensor || args.iter().any(|a| torch::mode::holds(st, a, &|t: &Tensor| matches!(t.grad, Grad::Tracked))) {
             return;
         }
         use crate::rules::violation::Violation;

@@ -15,8 +15,9 @@ Follows the train/eval mode of each module (built in training mode; `.eval()`, `
 `.train(False)`), in a program that trains (it calls `backward()`), and reports:
 - a call of a model holding `Dropout` or `BatchNorm` layers in training mode inside an
   evaluation helper: a function in which no `backward()` runs, that switches no module to
-  training itself, and that returns no tensor and stores nothing with a graph (its results are
-  metrics);
+  training itself, that is no part of a model's run (a `forward`, a method of a module, or a
+  function they call), and that returns no tensor and stores nothing with a graph (its results
+  are metrics);
 - a `backward()` through a model that was trained in training mode, then switched to eval by
   `.eval()` (an evaluation between epochs), and never switched back: `model.train()` called
   once before the epoch loop.
