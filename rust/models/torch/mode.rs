@@ -44,27 +44,10 @@ fn mode_dependent(l: &Layer) -> bool {
     k.contains("Dropout") || ((k.starts_with("BatchNorm") || k == "SyncBatchNorm") && !matches!(l.args.get("track_running_stats"), Some(Value::Bool(false))))
 }
 
-/// The library layers of a module and its submodules (walked as `optim::module_layers`).
+/// The library layers of a module and its submodules.
 fn layers(st: &State, id: ObjId) -> Vec<ObjId> {
-    let mut todo = vec![id];
-    let mut seen = BTreeSet::new();
     let mut out = Vec::new();
-    while let Some(id) = todo.pop() {
-        if seen.len() > 4096 || !seen.insert(id) {
-            continue;
-        }
-        let refs = |vals: &mut dyn Iterator<Item = &Value>| -> Vec<ObjId> { vals.filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect::<Vec<_>>() };
-        match st.get(id) {
-            Obj::Layer(l) => {
-                out.push(id);
-                todo.extend(refs(&mut l.args.values().chain(l.attrs.values())));
-            }
-            Obj::Container { items, .. } => todo.extend(refs(&mut items.iter().map(|(_, v)| v))),
-            Obj::Instance { attrs, .. } => todo.extend(refs(&mut attrs.values())),
-            Obj::List(items) => todo.extend(refs(&mut items.iter())),
-            _ => {}
-        }
-    }
+    super::optim::each_layer(st, id, &mut |_| {}, &mut |id, _| out.push(id));
     out
 }
 

@@ -142,6 +142,16 @@ fn layers_of(cx: &dyn ModelCtx, st: &State, v: &Value, out: &mut BTreeSet<Span>,
 /// The layers of a module and its submodules; `None` when it holds a parameter of its own (a raw
 /// `nn.Parameter`), which no layer span names, or is no module the core follows.
 fn module_layers(st: &State, id: ObjId, out: &mut BTreeSet<Span>) -> Option<()> {
+    let mut own_parameter = false;
+    each_layer(st, id, &mut |attrs| own_parameter |= attrs.values().any(|v| matches!(v, Value::Tensor(t) if t.registered)), &mut |_, l| {
+        out.insert(l.span);
+    });
+    (!own_parameter).then_some(())
+}
+
+/// Visit the library layers (`layer`: id and layer) of the module `id` and its submodules,
+/// through containers, lists and user instances (`instance`: each instance's attributes).
+pub(super) fn each_layer(st: &State, id: ObjId, instance: &mut dyn FnMut(&std::collections::BTreeMap<Name, Value>), layer: &mut dyn FnMut(ObjId, &Layer)) {
     let mut todo = vec![id];
     let mut seen = BTreeSet::new();
     while let Some(id) = todo.pop() {
@@ -151,21 +161,18 @@ fn module_layers(st: &State, id: ObjId, out: &mut BTreeSet<Span>) -> Option<()> 
         let refs = |vals: &mut dyn Iterator<Item = &Value>| -> Vec<ObjId> { vals.filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect::<Vec<_>>() };
         match st.get(id) {
             Obj::Layer(l) => {
-                out.insert(l.span);
+                layer(id, l);
                 todo.extend(refs(&mut l.args.values().chain(l.attrs.values())));
             }
             Obj::Container { items, .. } => todo.extend(refs(&mut items.iter().map(|(_, v)| v))),
             Obj::Instance { attrs, .. } => {
-                if attrs.values().any(|v| matches!(v, Value::Tensor(t) if t.registered)) {
-                    return None;
-                }
+                instance(attrs);
                 todo.extend(refs(&mut attrs.values()));
             }
             Obj::List(items) => todo.extend(refs(&mut items.iter())),
             _ => {}
         }
     }
-    Some(())
 }
 
 /// `torch.optim.<Class>(params, ...)`: an optimizer object over the layers of `params`; a
