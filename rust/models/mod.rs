@@ -123,12 +123,17 @@ pub fn element_of(cx: &mut dyn ModelCtx, st: &mut State, it: &Value) -> Value {
 
 /// Whether a heap object is a torch module: a library layer, a container, or an instance of
 /// a user class derived from `nn.Module` (or a modelled layer).
-fn is_module(cx: &dyn ModelCtx, st: &State, id: ObjId) -> bool {
+pub fn is_module(cx: &dyn ModelCtx, st: &State, id: ObjId) -> bool {
     match st.get(id) {
         Obj::Layer(_) | Obj::Container { .. } => true,
-        Obj::Instance { class, .. } => cx.layer_base(st, *class).is_some() || cx.lib_base(st, *class).is_some_and(|b| b.starts_with("torch.nn.")),
+        Obj::Instance { class, .. } => is_module_class(cx, st, *class),
         _ => false,
     }
+}
+
+/// Whether a user class derives from `nn.Module` (or a modelled layer).
+pub fn is_module_class(cx: &dyn ModelCtx, st: &State, class: ObjId) -> bool {
+    cx.layer_base(st, class).is_some() || cx.lib_base(st, class).is_some_and(|b| b.starts_with("torch.nn."))
 }
 
 /// Unpack a value into `n` parts (`a, b = x.shape`, `h, c = state`), when known.
@@ -205,7 +210,7 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     }
     if path.starts_with("torch.optim.") {
         let mut st = st;
-        return match torch::optim::construct(cx, &mut st, path, &args, &kwargs, span) {
+        return match torch::optim::construct(&mut st, path, &args, &kwargs, span) {
             Some(v) => vec![(st, v)],
             None => vec![(st, Value::Unknown)],
         };

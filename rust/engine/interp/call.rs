@@ -756,7 +756,7 @@ impl<'a> Interp<'a> {
         let framed = !first_yield && crate::models::torch::device::follows_autograd();
         if framed {
             // (a function defined in the body of a module class: `c.class`)
-            let module_method = c.class.is_some_and(|class| self.layer_base(&st, class).is_some() || self.lib_base(&st, class).is_some_and(|b| b.starts_with("torch.nn.")));
+            let module_method = c.class.is_some_and(|class| models::is_module_class(self, &st, class));
             let in_model = module_method || matches!(&*def.name, "forward" | "__call__") || self.eval_frames.last().is_some_and(|f| f.in_model);
             self.eval_frames.push(EvalFrame { def: def.span, flagged: self.flagged, in_model, ..Default::default() });
         }
@@ -967,12 +967,7 @@ impl<'a> Interp<'a> {
         if fr.active == Some(span) || span.file != def.file || span.start < def.start || span.end > def.end {
             return None;
         }
-        let module = match st.get(*id) {
-            Obj::Layer(_) | Obj::Container { .. } => true,
-            Obj::Instance { class, .. } => self.layer_base(st, *class).is_some() || self.lib_base(st, *class).is_some_and(|b| b.starts_with("torch.nn.")),
-            _ => false,
-        };
-        module.then(|| (st.grad_mode == GradMode::On, torch::mode::training_layer(st, *id)))
+        models::is_module(self, st, *id).then(|| (st.grad_mode == GradMode::On, torch::mode::training_layer(st, *id)))
     }
 
     fn record_eval_site(&mut self, span: Span, (grad_on, training): (bool, Option<String>), out: &Vals) {

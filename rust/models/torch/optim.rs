@@ -18,10 +18,11 @@
 //! path to the line carries it.
 //!
 //! SHP302 (an optimizer never stepped) is a question about the whole program, not a path: the
-//! file's run keeps a [`Program`] record of what any path did to each optimizer (by the span
-//! that built it): the first backward in a loop that reached its layers, whether anything read
-//! its `.step` (a call, or a bound method handed on), whether it was handed to code the core
-//! does not follow; and every `.step` read the run went through. At the end of the script
+//! file's run keeps a [`Program`] record of what any path did: for each optimizer (by the span
+//! that built it) the first backward in a loop that reached its layers; whether the `.step` of
+//! any optimizer was read (a call, or a bound method handed on), whether any optimizer was
+//! handed to code the core does not follow; and every `.step` read the run went through. At
+//! the end of the script
 //! ([`never_stepped`]) the optimizers some loop gave gradients are reported when no optimizer
 //! was stepped or handed on by any path, and every `.step` written in the program's files was
 //! read by the run (a step in code the analysis never reached, such as a callback a library
@@ -63,10 +64,11 @@ const AT: &str = "<at>";
 struct Program {
     /// The first backward run in a loop whose loss reached its layers.
     backward: BTreeMap<Span, Span>,
-    /// Its `.step` was read (called, or handed on as a bound method).
-    stepped: BTreeSet<Span>,
-    /// Handed to code the core does not follow, which may step it.
-    handed: BTreeSet<Span>,
+    /// The `.step` of some optimizer was read (called, or handed on as a bound method). Which
+    /// optimizer is not kept: a call summary replayed for another one reads no `.step`.
+    stepped: bool,
+    /// Some optimizer was handed to code the core does not follow, which may step it.
+    handed: bool,
     /// A scheduler was built on it (named in the message).
     scheduled: BTreeSet<Span>,
     /// Every place the run read an attribute `step` of anything.
@@ -92,19 +94,11 @@ pub fn in_loop_body(entering: bool) {
 
 /// The attribute `step` of `receiver` was read at `site` (`attr.rs`).
 pub fn step_read(st: &State, receiver: &Value, site: Span) {
-    let at = match receiver {
-        Value::Ref(id) => match st.get(*id) {
-            Obj::Namespace { kind, attrs } if &**kind == OPTIMIZER => span_of(attrs.get(AT)),
-            _ => None,
-        },
-        _ => None,
-    };
+    let optimizer = matches!(receiver, Value::Ref(id) if matches!(st.get(*id), Obj::Namespace { kind, .. } if &**kind == OPTIMIZER));
     PROGRAM.with(|p| {
         let mut p = p.borrow_mut();
         p.step_reads.insert(site);
-        if let Some(at) = at {
-            p.stepped.insert(at);
-        }
+        p.stepped |= optimizer;
     });
 }
 
@@ -120,21 +114,21 @@ fn span_of(v: Option<&Value>) -> Option<Span> {
 
 /// The library layers (by the span that built them) of the modules among `v` (a module, its
 /// `.parameters()`, a list of them, param-group dicts); `None` when some part is not followed.
-fn layers_of(cx: &dyn ModelCtx, st: &State, v: &Value, out: &mut BTreeSet<Span>, depth: usize) -> Option<()> {
+fn layers_of(st: &State, v: &Value, out: &mut BTreeSet<Span>, depth: usize) -> Option<()> {
     if depth > 4 {
         return None;
     }
     match v {
-        Value::LibMethod(m, name) if matches!(&**name, "<parameters>") => layers_of(cx, st, m, out, depth + 1),
+        Value::LibMethod(m, name) if matches!(&**name, "<parameters>") => layers_of(st, m, out, depth + 1),
         Value::Ref(id) => match st.get(*id) {
-            Obj::List(items) => items.iter().try_for_each(|i| layers_of(cx, st, i, out, depth + 1)),
+            Obj::List(items) => items.iter().try_for_each(|i| layers_of(st, i, out, depth + 1)),
             Obj::Dict(items) => match items.iter().find(|(k, _)| k.as_str() == Some("params")) {
-                Some((_, p)) => layers_of(cx, st, p, out, depth + 1),
+                Some((_, p)) => layers_of(st, p, out, depth + 1),
                 None => None,
             },
             _ => module_layers(st, *id, out),
         },
-        Value::Tuple(items) => items.iter().try_for_each(|i| layers_of(cx, st, i, out, depth + 1)),
+        Value::Tuple(items) => items.iter().try_for_each(|i| layers_of(st, i, out, depth + 1)),
         _ => None,
     }
 }
@@ -151,7 +145,7 @@ fn module_layers(st: &State, id: ObjId, out: &mut BTreeSet<Span>) -> Option<()> 
 
 /// Visit the library layers (`layer`: id and layer) of the module `id` and its submodules,
 /// through containers, lists and user instances (`instance`: each instance's attributes).
-pub(super) fn each_layer(st: &State, id: ObjId, instance: &mut dyn FnMut(&std::collections::BTreeMap<Name, Value>), layer: &mut dyn FnMut(ObjId, &Layer)) {
+pub(super) fn each_layer(st: &State, id: ObjId, instance: &mut dyn FnMut(&BTreeMap<Name, Value>), layer: &mut dyn FnMut(ObjId, &Layer)) {
     let mut todo = vec![id];
     let mut seen = BTreeSet::new();
     while let Some(id) = todo.pop() {
@@ -178,7 +172,7 @@ pub(super) fn each_layer(st: &State, id: ObjId, instance: &mut dyn FnMut(&std::c
 /// `torch.optim.<Class>(params, ...)`: an optimizer object over the layers of `params`; a
 /// learning-rate scheduler (`torch.optim.lr_scheduler.<Class>`): an object that touches no
 /// gradient. None when `path` is neither.
-pub fn construct(cx: &dyn ModelCtx, st: &mut State, path: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Value> {
+pub fn construct(st: &mut State, path: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<Value> {
     if path.starts_with("torch.optim.lr_scheduler.") {
         if let Some(Value::Ref(id)) = args.first().or(kwargs.iter().find(|(k, _)| &**k == "optimizer").map(|(_, v)| v))
             && let Obj::Namespace { kind, attrs } = st.get(*id)
@@ -195,7 +189,7 @@ pub fn construct(cx: &dyn ModelCtx, st: &mut State, path: &str, args: &[Value], 
     }
     let params = args.first().or(kwargs.iter().find(|(k, _)| &**k == "params").map(|(_, v)| v));
     let mut layers = BTreeSet::new();
-    let layers = match params.and_then(|p| layers_of(cx, st, p, &mut layers, 0)) {
+    let layers = match params.and_then(|p| layers_of(st, p, &mut layers, 0)) {
         Some(()) if !layers.is_empty() => Value::Tuple(Rc::new(layers.into_iter().map(span_value).collect())),
         _ => Value::Unknown,
     };
@@ -343,11 +337,8 @@ pub fn forget(st: &mut State, ids: Option<&[ObjId]>) {
     for id in all {
         if ids.is_none_or(|ids| ids.contains(&id)) {
             // (handed to a library call, which may step it: SHP302 keeps silent about it)
-            if ids.is_some()
-                && let Obj::Namespace { attrs, .. } = st.get(id)
-                && let Some(at) = span_of(attrs.get(AT))
-            {
-                PROGRAM.with(|p| p.borrow_mut().handed.insert(at));
+            if ids.is_some() {
+                PROGRAM.with(|p| p.borrow_mut().handed = true);
             }
             set(st, id, &[(GRADS, Value::Unknown)]);
         }
@@ -363,7 +354,7 @@ pub fn clip(cx: &mut dyn ModelCtx, st: &State, op: &str, params: &Value, limit: 
         return;
     }
     let mut layers = BTreeSet::new();
-    if layers_of(cx, st, params, &mut layers, 0).is_none() || layers.is_empty() {
+    if layers_of(st, params, &mut layers, 0).is_none() || layers.is_empty() {
         return;
     }
     for id in optimizers(st) {
@@ -415,7 +406,7 @@ pub fn never_stepped(cx: &mut dyn ModelCtx, written_steps: &[Span], reads_grads:
         // (a call summary replayed for another optimizer reads no `.step`: which optimizer a
         // `.step` stepped is not known for sure, so one stepped or handed on anywhere is
         // enough for silence about all of them)
-        if !p.stepped.is_empty() || !p.handed.is_empty() || written_steps.iter().any(|s| !p.step_reads.contains(s)) {
+        if p.stepped || p.handed || written_steps.iter().any(|s| !p.step_reads.contains(s)) {
             return Vec::new();
         }
         p.backward.iter().map(|(at, b)| (*at, *b, p.scheduled.contains(at))).collect()
