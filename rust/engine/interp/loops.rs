@@ -99,13 +99,18 @@ impl<'a> Interp<'a> {
     fn iteration(&mut self, body: &[Stmt], st: State, ctx: &Ctx, next: &mut Vec<State>, out: &mut Paths) {
         let accs = accumulators(body);
         let before = (!accs.is_empty()).then(|| st.clone());
+        let kept_reported = self.kept_reported;
         crate::models::torch::optim::in_loop_body(true);
         let paths = self.block(body, st, ctx);
         crate::models::torch::optim::in_loop_body(false);
+        // an inner loop reported the graph this one would see again
+        let inner_reported = self.kept_reported != kept_reported;
         for (s2, flow) in paths {
             match flow {
                 Flow::Normal | Flow::Continue => {
-                    if let Some(before) = &before {
+                    if let Some(before) = &before
+                        && !inner_reported
+                    {
                         self.kept_across(&accs, before, &s2, ctx);
                     }
                     if self.wants(EventKind::LoopBackEdge) {
@@ -128,10 +133,12 @@ impl<'a> Interp<'a> {
         assigned_names(body, &mut assigned);
         let mut out = Vec::new();
         let before = st.clone();
+        let kept_reported = self.kept_reported;
         crate::models::torch::optim::in_loop_body(true);
         let paths = self.block(body, st, ctx);
         crate::models::torch::optim::in_loop_body(false);
-        let accs = accumulators(body);
+        // an inner loop reported the graph this one would see again
+        let accs = if self.kept_reported != kept_reported { Vec::new() } else { accumulators(body) };
         for (mut s2, flow) in paths {
             // (an optimizer stepped in every iteration and never zeroed: SHP301, `optim.rs`; a
             // graph kept from one iteration to the next: SHP305)
@@ -280,6 +287,7 @@ impl<'a> Interp<'a> {
             if kept {
                 let v = if a.append { Kept::Append { name: format!("`{}`", a.name) } } else { Kept::Sum { name: format!("`{}`", a.name) } };
                 self.warn(after, a.span, &RULE, v.message());
+                self.kept_reported += 1;
             }
         }
     }

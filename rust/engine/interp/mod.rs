@@ -172,6 +172,9 @@ pub struct Interp<'a> {
     pub flagged: u64,
     /// Loop items skipped because their iteration would change nothing (`loops::skip_item`).
     pub loop_items_skipped: u64,
+    /// SHP305 reports so far: an enclosing loop whose iteration saw one (an inner loop's
+    /// `running += loss`) does not report the same graph again where it keeps the total.
+    pub kept_reported: u64,
     /// The user functions running, innermost last: what an evaluation pass needs to know of
     /// each (SHP306, SHP307; `call::EvalFrame`).
     pub eval_frames: Vec<EvalFrame>,
@@ -272,6 +275,7 @@ impl<'a> Interp<'a> {
             cuts: 0,
             flagged: 0,
             loop_items_skipped: 0,
+            kept_reported: 0,
             eval_frames: Vec::new(),
             graph_defs: Default::default(),
             train_defs: Default::default(),
