@@ -191,6 +191,13 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     for v in args.iter().chain(kwargs.iter().map(|(_, v)| v)) {
         torch::checkpoint::open(&mut st, v);
     }
+    // a loaded object as the `input` of a torch function: a tensor (`torch/loaded.rs`)
+    let (mut args, mut kwargs) = (args, kwargs);
+    if path.starts_with("torch.")
+        && let Some(api) = resolve_api(path).filter(|a| a.kind == registry::ApiKind::Function)
+    {
+        torch::loaded::tensor_args(cx, &mut st, &api.params, &mut args, &mut kwargs);
+    }
     if path.starts_with("numpy.") {
         return numpy::call(cx, st, path, args, kwargs, span);
     }
@@ -449,6 +456,9 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(cx, st, id, attrs, name, args, kwargs, span),
                 Obj::Namespace { kind, .. } if kind.starts_with("numpy.") => return numpy::method(cx, st, id, name, args, kwargs),
                 Obj::Namespace { kind, .. } if &*kind == torch::optim::OPTIMIZER => return torch::optim::method(cx, st, id, name, &args, &kwargs, span),
+                // `x.to(device)` of a loaded object: the object (a module returns itself, a
+                // tensor one of its shape: `loaded.rs`)
+                Obj::Namespace { kind, .. } if &*kind == torch::checkpoint::CHECKPOINT && torch::loaded::keeps(name) => return vec![(st, recv.clone())],
                 _ => {}
             }
             // a forward hook may change what a module takes or returns: its calls are no longer

@@ -100,6 +100,17 @@ impl<'a> Interp<'a> {
                         if !torch::checkpoint::reads_only(name) {
                             torch::checkpoint::open(&mut st, &o);
                         }
+                        // a name only a tensor has: the loaded object is one (`loaded.rs`)
+                        if torch::loaded::tells(name) {
+                            return match torch::loaded::tensor(self, &mut st, &o) {
+                                Some(t) => self.get_attr(st, Value::Tensor(t), name, span),
+                                None => vec![(st, Value::Unknown)],
+                            };
+                        }
+                        // a move or cast a module and a tensor both have: the object itself
+                        if torch::loaded::keeps(name) {
+                            return vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))];
+                        }
                         vec![(st, Value::Unknown)]
                     }
                     Obj::Namespace { kind, attrs } => {

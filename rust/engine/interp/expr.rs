@@ -121,6 +121,8 @@ impl<'a> Interp<'a> {
                     if d.iter().any(|(k, _)| k.is_unknown()) { Tri::Unknown } else { Tri::from_bool(!d.is_empty()) }
                 }
                 Obj::Container { items, .. } => Tri::from_bool(!items.is_empty()),
+                // what `torch.load` gave back: maybe an empty dict, a zero, None
+                Obj::Namespace { kind, .. } if &**kind == crate::models::torch::checkpoint::CHECKPOINT => Tri::Unknown,
                 _ => Tri::True,
             },
             Value::Func(_) | Value::Bound(..) | Value::Lib(_) | Value::Builtin(_) | Value::DType(_) => Tri::True,

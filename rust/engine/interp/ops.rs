@@ -18,6 +18,13 @@ impl<'a> Interp<'a> {
     }
 
     fn binop_inner(&mut self, op: BinOp, a: Value, b: Value, st: State, span: Span, inplace: bool) -> Vals {
+        // a loaded object with a tensor: a tensor too (`models/torch/loaded.rs`)
+        let mut st = st;
+        let (a, b) = match (&a, &b) {
+            (Value::Tensor(_), _) => (a, torch::loaded::as_tensor(self, &mut st, b)),
+            (_, Value::Tensor(_)) => (torch::loaded::as_tensor(self, &mut st, a), b),
+            _ => (a, b),
+        };
         if matches!(a, Value::Tensor(_)) || matches!(b, Value::Tensor(_)) {
             let writes = inplace && matches!(a, Value::Tensor(_));
             // `x += y` writes into x: a leaf that requires grad raises, a tensor autograd saved
@@ -205,9 +212,12 @@ impl<'a> Interp<'a> {
         }
         match op {
             CmpOp::Is | CmpOp::IsNot => {
+                // (`torch.load` gives back None when None was saved)
+                let loaded = |v: &Value| torch::checkpoint::is_checkpoint(st, v).is_some();
                 let same = match (a, b) {
                     (Value::None, Value::None) => Some(true),
                     (Value::None, Value::Unknown) | (Value::Unknown, Value::None) => None,
+                    (Value::None, v) | (v, Value::None) if loaded(v) => None,
                     (Value::None, _) | (_, Value::None) => Some(false),
                     (Value::Bool(x), Value::Bool(y)) => Some(x == y),
                     (Value::Ref(x), Value::Ref(y)) => Some(x == y),

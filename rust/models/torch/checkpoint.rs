@@ -3,11 +3,12 @@
 //! Each `torch.save(obj, f)` the analysis runs is logged ([`Log::saves`]): its site, its file
 //! when `f` is a known string, and the keys of `obj` when it is a dict whose keys are all known
 //! strings (a literal, `dict(...)`, `{**base, ...}`, keys stored one by one: the core follows
-//! the dict). `torch.load(f)` with `f` a known string gives a `Namespace` object of kind
-//! [`CHECKPOINT`] (any other `f`: Unknown, as before); a constant string subscript of it is
-//! logged ([`Log::reads`]) and recorded as a candidate warning at the subscript. The candidate
-//! is settled only once the entry has run (`engine::report::settle_checkpoints`), when every
-//! save is known, whether it runs before or after the load on the path: see [`missing`].
+//! the dict). `torch.load(f)` gives a `Namespace` object of kind [`CHECKPOINT`], a value of
+//! unknown type until a use tells it is a tensor (`loaded.rs`). When `f` is a known string, a
+//! constant string subscript of it is logged ([`Log::reads`]) and recorded as a candidate
+//! warning at the subscript. The candidate is settled only once the entry has run
+//! (`engine::report::settle_checkpoints`), when every save is known, whether it runs before or
+//! after the load on the path: see [`missing`].
 //!
 //! The checkpoint object is "opened", and its reads no longer logged, when the program may
 //! add keys to it: a subscript store, a method other than `get`/`keys`/`items`/`values`, or
@@ -21,7 +22,8 @@ use crate::rules::training::checkpoint_key_never_saved::{self as rule, Checkpoin
 use crate::rules::violation::Violation;
 use crate::value::*;
 
-/// The kind of the namespace objects that are loaded checkpoints.
+/// The kind of the namespace objects `torch.load` gives (checkpoints, when loaded from a known
+/// file).
 pub const CHECKPOINT: &str = "<checkpoint>";
 /// The file it was loaded from (a string).
 const PATH: &str = "<path>";
@@ -75,12 +77,15 @@ pub fn save(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, V
     vec![(st, Value::None)]
 }
 
-/// `torch.load(f, ...)`: a checkpoint object when `f` is a known string, else Unknown.
+/// `torch.load(f, ...)`: a loaded object, which is a value of unknown type until a use tells
+/// it is a tensor (`loaded.rs`); when `f` is a known string, a checkpoint whose key reads are
+/// logged.
 pub fn load(st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
-    let Some(path) = arg(args, kwargs, 0, "f").and_then(|v| v.as_str()) else { return vec![(st, Value::Unknown)] };
     let mut st = st;
     let mut attrs = std::collections::BTreeMap::new();
-    attrs.insert(Name::from(PATH), Value::Str(Some(Rc::from(path))));
+    if let Some(path) = arg(args, kwargs, 0, "f").and_then(|v| v.as_str()) {
+        attrs.insert(Name::from(PATH), Value::Str(Some(Rc::from(path))));
+    }
     let id = st.alloc(Obj::Namespace { kind: Rc::from(CHECKPOINT), attrs });
     vec![(st, Value::Ref(id))]
 }
@@ -108,9 +113,17 @@ pub fn reads_only(method: &str) -> bool {
     matches!(method, "get" | "keys" | "items" | "values" | "__contains__" | "__getitem__")
 }
 
-/// `ckpt[key]` on the checkpoint object `id`: Unknown; a constant string key is logged and
-/// recorded as a candidate warning, settled when the entry has run.
+/// `ckpt[key]` on the loaded object `id`: Unknown; a constant string key is logged and
+/// recorded as a candidate warning, settled when the entry has run. An index only a tensor
+/// takes (`x[:, 0]`) tells it is a tensor (`loaded.rs`).
 pub fn subscript(cx: &mut dyn ModelCtx, st: State, id: ObjId, key: &Value, span: Span) -> Vals {
+    if super::loaded::tells_index(key) {
+        let mut st = st;
+        return match super::loaded::tensor(cx, &mut st, &Value::Ref(id)) {
+            Some(t) => super::tensor_index(cx, st, Value::Tensor(t), key.clone(), span),
+            None => vec![(st, Value::Unknown)],
+        };
+    }
     if let (Obj::Namespace { attrs, .. }, Some(k)) = (st.get(id), key.as_str()) {
         if let (Some(Value::Str(Some(path))), None) = (attrs.get(PATH), attrs.get(OPEN)) {
             let r = Read { site: span, path: path.clone(), key: Rc::from(k) };

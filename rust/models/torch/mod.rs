@@ -16,6 +16,7 @@ pub mod indexing;
 pub mod join;
 pub mod layers;
 pub mod layout;
+pub mod loaded;
 pub mod mode;
 pub mod losses;
 pub mod matmul;

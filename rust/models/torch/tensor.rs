@@ -206,7 +206,16 @@ fn function_inner(cx: &mut dyn ModelCtx, st: State, f: &str, args: Vec<Value>, k
             return vec![(st, super::autograd::mode_value(enabled))];
         }
         "device" | "Size" => return vec![(st, Value::Unknown)],
-        "is_tensor" => return vec![(st, Value::Bool(args.first().map(|a| matches!(a, Value::Tensor(_))).unwrap_or(false)))],
+        // (a value of unknown type, what `torch.load` gave back: not known)
+        "is_tensor" => {
+            let v = match args.first() {
+                Some(Value::Tensor(_)) => Value::Bool(true),
+                Some(a @ Value::Ref(_)) if super::checkpoint::is_checkpoint(&st, a).is_some() => Value::Unknown,
+                Some(Value::Unknown) => Value::Unknown,
+                _ => Value::Bool(false),
+            };
+            return vec![(st, v)];
+        }
         _ => {}
     }
     // `torch.f(x, ...)` is `x.f(...)` for the tensor methods
@@ -560,7 +569,8 @@ pub const APIS: &[Decl] = &[
     Decl::function("torch.inference_mode", "mode=True"),
     Decl::function("torch.set_num_threads", "~int"),
     Decl::function("torch.save", "~obj, ~f, ~pickle_module=pickle, ~pickle_protocol=2, ~_use_new_zipfile_serialization=True, ~_disable_byteorder_record=False"),
-    // the keys of a checkpoint dict (`checkpoint.rs`, SHP312): where it was loaded from
+    // a loaded object (`loaded.rs`: a tensor where a use tells), and for SHP312 where it was
+    // loaded from (`checkpoint.rs`)
     Decl::function("torch.load", "f, ~map_location=None, ~pickle_module=None, *, ~weights_only=None, ~mmap=None, ~**pickle_load_args"),
     Decl::function("torch.set_default_dtype", "~d"),
     Decl::function("torch.set_printoptions", "~precision=None, ~threshold=None, ~edgeitems=None, ~linewidth=None, ~profile=None, ~sci_mode=None"),

@@ -402,6 +402,9 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
     if !api.accepts_call(&args, &kwargs) {
         return vec![(st, Value::Unknown)];
     }
+    // a loaded object as the input or target: a tensor (`loaded.rs`)
+    let (mut st, mut args, mut kwargs) = (st, args, kwargs);
+    super::loaded::tensor_args(cx, &mut st, &api.call_params, &mut args, &mut kwargs);
     let x = args.first().cloned().or_else(|| kwargs.first().map(|(_, v)| v.clone())).unwrap_or(Value::Unknown);
     // a recurrent layer's PackedSequence input (`packed.rs`)
     if let Module::Recurrent(which) = m
