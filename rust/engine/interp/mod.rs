@@ -172,6 +172,10 @@ pub struct Interp<'a> {
     pub flagged: u64,
     /// Loop items skipped because their iteration would change nothing (`loops::skip_item`).
     pub loop_items_skipped: u64,
+    /// The precondition checks so far by verdict (`check.rs`), and with
+    /// `Settings::check_sites` by site of the checked file (its start offset).
+    pub checks: crate::engine::CheckCounts,
+    pub check_sites: Option<std::collections::BTreeMap<u32, crate::engine::CheckCounts>>,
     /// The user functions running, innermost last: what an evaluation pass needs to know of
     /// each (SHP306, SHP307; `call::EvalFrame`).
     pub eval_frames: Vec<EvalFrame>,
@@ -272,6 +276,8 @@ impl<'a> Interp<'a> {
             cuts: 0,
             flagged: 0,
             loop_items_skipped: 0,
+            checks: Default::default(),
+            check_sites: if settings.check_sites { Some(Default::default()) } else { None },
             eval_frames: Vec::new(),
             graph_defs: Default::default(),
             train_defs: Default::default(),
