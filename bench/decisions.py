@@ -19,7 +19,7 @@ them). For each corpus (by default ``tests/fixtures`` and ``tests/projects``) it
 - **queries**: what Z3 made of the exported checks (after one per site and text): fails on
   every execution (a finding), some execution passes, infeasible path, unknown.
 
-Only shares and counts are printed, no times. The answers go through ``solver.solve`` and
+Only shares and counts are printed, no times. The answers go through ``solver._solve`` and
 its in-process memo (no disk cache); the per-file budget of ``solver.confirm`` is not applied,
 so a query is undecided only when its own limits run out.
 """
@@ -41,12 +41,12 @@ DEFAULT_CORPORA = [REPO / "tests" / "fixtures", REPO / "tests" / "projects"]
 def classify(u: dict[str, Any]) -> str:
     """What Z3 makes of one exported check: ``fails``, ``passes``, ``infeasible``, ``unknown``."""
     limits = {"rlimit": solver.CHECK_RLIMIT, "timeout_ms": solver.CHECK_TIMEOUT_MS}
-    failing = solver.solve(f"{u['smt']}(assert {u['precondition']})\n", **limits)["answer"]
+    failing = solver._solve(f"{u['smt']}(assert {u['precondition']})\n", **limits)["answer"]
     if failing == "sat":
         return "passes"
     if failing == "unknown":
         return "unknown"
-    path = solver.solve(u["smt"], **limits)["answer"]
+    path = solver._solve(u["smt"], **limits)["answer"]
     return {"sat": "fails", "unsat": "infeasible"}.get(path, "unknown")
 
 

@@ -1,4 +1,4 @@
-"""The cache of Z3 answers (``shape_lint.z3cache``, around ``solver.solve``).
+"""The cache of Z3 answers (``shape_lint.z3cache``, around ``solver._solve``).
 
 Z3 calls are counted where they enter Z3 (``z3.Solver.check``), never by timing.
 """
@@ -134,17 +134,17 @@ def test_a_query_that_hits_its_limit_costs_the_cap_once(z3_calls):
     cap = 20_000
     solver.decide(["(assert true)"])  # Z3 loaded
     before, calls = _rlimit_spent(), len(z3_calls)
-    assert solver.solve(HARD + f"(assert {FERMAT})", rlimit=cap, timeout_ms=0) == {"answer": "unknown"}
+    assert solver._solve(HARD + f"(assert {FERMAT})", rlimit=cap, timeout_ms=0) == {"answer": "unknown"}
     spent = _rlimit_spent() - before
     assert len(z3_calls) == calls + 1 and cap <= spent <= cap * 1.05, spent
     # the resource limit is deterministic: the unknown is kept, and asking again is free
-    assert solver.solve(HARD + f"(assert {FERMAT})", rlimit=cap, timeout_ms=0) == {"answer": "unknown"}
+    assert solver._solve(HARD + f"(assert {FERMAT})", rlimit=cap, timeout_ms=0) == {"answer": "unknown"}
     assert len(z3_calls) == calls + 1 and _rlimit_spent() - before == spent
 
 
 def test_an_unknown_from_the_wall_clock_is_never_kept(z3_calls):
     for _ in range(2):
-        assert solver.solve(HARD + f"(assert {FERMAT})", rlimit=0, timeout_ms=30) == {"answer": "unknown"}
+        assert solver._solve(HARD + f"(assert {FERMAT})", rlimit=0, timeout_ms=30) == {"answer": "unknown"}
     assert len(z3_calls) == 2
 
 
@@ -167,11 +167,11 @@ def test_checks_that_hit_their_limit_cost_the_cap_each_and_nothing_on_the_next_r
 
 def test_models_are_cached_with_their_answer(z3_calls):
     q = "(declare-fun n () Int)(assert (> n 6))(assert (= (mod n 5) 0))"
-    got = solver.solve(q, model=True)
+    got = solver._solve(q, model=True)
     assert got["answer"] == "sat" and got["model"]["n"] > 6 and got["model"]["n"] % 5 == 0
-    assert solver.solve(q) == {"answer": "sat"}  # no model asked: another key
+    assert solver._solve(q) == {"answer": "sat"}  # no model asked: another key
     assert len(z3_calls) == 2
-    assert solver.solve(q, model=True) == got and len(z3_calls) == 2
+    assert solver._solve(q, model=True) == got and len(z3_calls) == 2
 
 
 def test_shards_are_bounded_and_a_broken_cache_only_costs_time(tmp_path, monkeypatch, z3_calls):
@@ -239,7 +239,7 @@ def _answers(paths, store: Path | None):
         with z3cache.project(str(store) if store else "", enabled=store is not None):
             _, undecided = _core.check_source_undecided(text, str(p))
             answers = [
-                solver.solve(q, rlimit=solver.CHECK_RLIMIT, timeout_ms=30_000)["answer"]
+                solver._solve(q, rlimit=solver.CHECK_RLIMIT, timeout_ms=30_000)["answer"]
                 for u in undecided
                 for q in (f"{u['smt']}(assert {u['precondition']})\n", u["smt"])
             ]

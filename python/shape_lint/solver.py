@@ -9,15 +9,15 @@ context is SAT and context ∧ precondition is UNSAT: the path is feasible and e
 it fails. Unknown, a timeout, a spent budget or Z3 not installed mean silence. When nothing is
 undecided, Z3 is never imported.
 
-Every Z3 query goes through one function, ``solve(script, *, model, rlimit, timeout_ms)``: an
+Every Z3 query goes through one function, ``_solve(script, *, model, rlimit, timeout_ms)``: an
 SMT-LIB2 script (declarations + assertions; ``check-sat``, ``set-logic`` and the like may be
 present and are ignored) answered ``{"answer": "sat" | "unsat" | "unknown"}``, with
 ``"model": {symbol: int}`` when a model was asked for and the answer is ``sat``. ``unknown``
 means undecided: a limit ran out or the script could not be parsed. It must never become a
-reported error by itself. ``solve`` is where the answers are cached (``shape_lint.z3cache``:
+reported error by itself. ``_solve`` is where the answers are cached (``shape_lint.z3cache``:
 in memory, and on disk in the project's ``.shape_lint_cache/z3/`` while ``check_source`` runs;
 a run whose every query is cached does not even import Z3). New queries (counterexamples, ...)
-must go through it too. ``decide(queries)`` answers a list of scripts with ``solve``.
+must go through it too. ``decide(queries)`` answers a list of scripts with ``_solve``.
 
 Z3 costs 150-500 ms to import, so it is imported on the first call only, never at module import.
 One ``z3.Context`` and ``Solver`` serve the whole process (re-created after a ``fork``); each
@@ -41,7 +41,6 @@ __all__ = [
     "check_source",
     "confirm",
     "decide",
-    "solve",
 ]
 
 #: Z3 resource units per query (about a second of work on a typical machine).
@@ -72,7 +71,7 @@ def _solver() -> tuple[Any, Any, Any]:
     return _state["z3"], _state["ctx"], _state["solver"]
 
 
-def solve(
+def _solve(
     script: str,
     *,
     model: bool = False,
@@ -156,7 +155,7 @@ def decide(
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> list[str]:
     """Decide each SMT-LIB2 script: ``"sat"``, ``"unsat"`` or ``"unknown"``, in order
-    (:func:`solve` for each).
+    (:func:`_solve` for each).
 
     ``rlimit`` (Z3 resource units) and ``timeout_ms`` apply to each query separately; 0 means
     no limit. Declarations are local to each query.
@@ -168,7 +167,7 @@ def decide(
             raise TypeError(f"SMT-LIB2 query must be str, not {type(q).__name__}")
     if rlimit < 0 or timeout_ms < 0:
         raise ValueError("rlimit and timeout_ms must be >= 0")
-    return [solve(q, rlimit=rlimit, timeout_ms=timeout_ms)["answer"] for q in queries]
+    return [_solve(q, rlimit=rlimit, timeout_ms=timeout_ms)["answer"] for q in queries]
 
 
 def confirm(
@@ -204,7 +203,7 @@ def confirm(
         per = max(1, min(timeout_ms, left_ms)) if timeout_ms else left_ms
         context = str(u["smt"])
         # every execution fails: the precondition cannot hold on the path ...
-        failing = solve(f"{context}(assert {u['precondition']})\n", rlimit=rlimit, timeout_ms=per)
+        failing = _solve(f"{context}(assert {u['precondition']})\n", rlimit=rlimit, timeout_ms=per)
         if failing["answer"] != "unsat":
             continue
         # ... and the path is feasible (else the UNSAT above says nothing)
@@ -212,7 +211,7 @@ def confirm(
         if left_ms <= 0:
             break
         per = max(1, min(timeout_ms, left_ms)) if timeout_ms else left_ms
-        if solve(context, rlimit=rlimit, timeout_ms=per)["answer"] != "sat":
+        if _solve(context, rlimit=rlimit, timeout_ms=per)["answer"] != "sat":
             continue
         done.add(site)
         out.append({k: v for k, v in u.items() if k not in _QUERY_KEYS})

@@ -1,4 +1,4 @@
-"""The cache of Z3 answers: every query ``solver.solve`` sends, keyed by a hash of what decides
+"""The cache of Z3 answers: every query ``solver._solve`` sends, keyed by a hash of what decides
 its answer.
 
 A Z3 answer is a function of the query's SMT-LIB text, its deterministic resource limit
