@@ -24,7 +24,7 @@ fn main() {
         let module = ir::lower::lower_module(&parsed);
         let (_, stats) = engine::analyze_with_stats(&module, &parsed, &settings);
         println!(
-            "# {path}: {} findings, {:?}, entries={} abandoned={} steps={} max_paths={} memo hits={} misses={} stored={} loop skips={}",
+            "# {path}: {} findings, {:?}, entries={} abandoned={} steps={} max_paths={} memo hits={} misses={} stored={} loop skips={} checks holds={} violated={} undecided={}",
             findings.len(),
             dt,
             stats.entries,
@@ -34,7 +34,10 @@ fn main() {
             stats.memo_hits,
             stats.memo_misses,
             stats.memo_stored,
-            stats.loop_skips
+            stats.loop_skips,
+            stats.checks.holds,
+            stats.checks.violated,
+            stats.checks.undecided
         );
     }
 }

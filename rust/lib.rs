@@ -43,6 +43,10 @@ pub struct Settings {
     /// `check_source` from the file's path when it names a file on disk; `None` resolves no
     /// project module (every import of one is Unknown).
     pub project: Option<engine::project::ProjectPaths>,
+    /// Keep, for each site of the checked file where a precondition is checked, which
+    /// verdicts its checks got (`Stats::check_sites`; the decision statistics of
+    /// `bench/decisions.py`). Off by default: it costs a map insert per check.
+    pub check_sites: bool,
 }
 
 impl Settings {
@@ -55,7 +59,7 @@ impl Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, memo: true, project: None }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, memo: true, project: None, check_sites: false }
     }
 }
 
@@ -87,6 +91,24 @@ pub fn check_source_undecided(source: &str, path: &str, settings: &Settings) -> 
         out
     })
     .unwrap_or_else(|reason| (vec![internal_error(&reason)], Vec::new()))
+}
+
+/// [`check_source_undecided`] with the analysis statistics (`engine::Stats`), among them how
+/// the core's precondition checks were decided (`Stats::checks`, and with
+/// `Settings::check_sites` each site's verdicts). An internal failure gives the `SHP001` finding
+/// and default statistics.
+pub fn check_source_stats(source: &str, path: &str, settings: &Settings) -> (Vec<Finding>, Vec<Undecided>, engine::Stats) {
+    let settings = Settings { export_undecided: true, ..with_project(settings, path) };
+    guarded(|| {
+        let parsed = parse::parse(source);
+        let module = ir::lower::lower_module(&parsed);
+        let out = if parsed.has_syntax_errors() { Default::default() } else { engine::analyze_full(&module, &parsed, &settings) };
+        if module.max_depth > ir::lower::MAX_DEPTH {
+            std::mem::forget(parsed);
+        }
+        out
+    })
+    .unwrap_or_else(|reason| (vec![internal_error(&reason)], Vec::new(), Default::default()))
 }
 
 /// The `--show-shapes` debug view: `(line, "name: [shape] dtype")` for each line that assigns

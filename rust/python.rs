@@ -20,6 +20,9 @@ fn settings_from(options: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
         if let Some(v) = d.get_item("timeout_ms")? {
             s.timeout_ms = v.extract()?;
         }
+        if let Some(v) = d.get_item("check_sites")? {
+            s.check_sites = v.extract()?;
+        }
     }
     Ok(s)
 }
@@ -76,14 +79,46 @@ fn check_source_undecided<'py>(
     let src = source.to_owned();
     let name = filename.to_owned();
     let (findings, undecided) = py.detach(move || crate::check_source_undecided(&src, &name, &settings));
+    Ok((findings_list(py, &findings)?, undecided_list(py, &undecided)?))
+}
+
+fn undecided_list<'py>(py: Python<'py>, undecided: &[crate::Undecided]) -> PyResult<Bound<'py, PyList>> {
     let und = PyList::empty(py);
-    for u in &undecided {
+    for u in undecided {
         let d = finding_dict(py, &u.finding)?;
         d.set_item("smt", &u.context)?;
         d.set_item("precondition", &u.precondition)?;
         und.append(d)?;
     }
-    Ok((findings_list(py, &findings)?, und))
+    Ok(und)
+}
+
+/// Like `check_source_undecided`, plus the analysis statistics: `(findings, undecided, stats)`
+/// (see `_core.pyi`).
+#[pyfunction]
+#[pyo3(signature = (source, filename, options=None))]
+fn check_source_stats<'py>(
+    py: Python<'py>,
+    source: &str,
+    filename: &str,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Bound<'py, PyDict>)> {
+    let settings = settings_from(options)?;
+    let src = source.to_owned();
+    let name = filename.to_owned();
+    let (findings, undecided, stats) = py.detach(move || crate::check_source_stats(&src, &name, &settings));
+    let d = PyDict::new(py);
+    d.set_item("entries", stats.entries)?;
+    d.set_item("abandoned", stats.abandoned)?;
+    d.set_item("steps", stats.steps)?;
+    let c = stats.checks;
+    d.set_item("holds", c.holds)?;
+    d.set_item("violated", c.violated)?;
+    d.set_item("undecided", c.undecided)?;
+    d.set_item("exported", c.exported)?;
+    let sites: Vec<_> = stats.check_sites.iter().map(|(r, c, n)| (*r, *c, n.holds, n.violated, n.undecided, n.exported)).collect();
+    d.set_item("check_sites", sites)?;
+    Ok((findings_list(py, &findings)?, undecided_list(py, &undecided)?, d))
 }
 
 /// The `--show-shapes` view: `[(line, text), ...]`.
@@ -139,6 +174,7 @@ fn api_resolve(path: &str) -> Option<&'static str> {
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_source, m)?)?;
     m.add_function(wrap_pyfunction!(check_source_undecided, m)?)?;
+    m.add_function(wrap_pyfunction!(check_source_stats, m)?)?;
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(show_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(api_json, m)?)?;

@@ -2,7 +2,7 @@
 
 from typing import Any, Literal, TypedDict, type_check_only
 
-__all__ = ["api_json", "api_resolve", "check_source", "check_source_undecided", "rules", "show_shapes", "__version__"]
+__all__ = ["api_json", "api_resolve", "check_source", "check_source_stats", "check_source_undecided", "rules", "show_shapes", "__version__"]
 
 __version__: str
 
@@ -16,6 +16,8 @@ class CheckOptions(TypedDict, total=False):
     max_paths: int
     max_steps: int
     timeout_ms: int
+    check_sites: bool
+    """Return each checked site's verdicts in :class:`Stats` (``check_source_stats``)."""
 
 @type_check_only
 class Finding(TypedDict):
@@ -52,6 +54,29 @@ class UndecidedCheck(Finding):
     """An SMT-LIB term over those symbols: what torch needs for the call not to raise."""
 
 @type_check_only
+class Stats(TypedDict):
+    """Statistics of one analysis (:func:`check_source_stats`).
+
+    A *check* is one precondition evaluated on one path (``Interp::check`` in the core): the
+    core decided it (``holds``: torch does not raise, ``violated``: it does) or left it
+    ``undecided``; ``exported`` of the undecided went to the Z3 bridge as a query. Counting
+    costs four integer increments per check.
+    """
+
+    entries: int
+    abandoned: int
+    steps: int
+    holds: int
+    violated: int
+    undecided: int
+    exported: int
+    check_sites: list[tuple[int, int, int, int, int, int]]
+    """With the ``check_sites`` option: ``(row, col, holds, violated, undecided, exported)``
+    per checked site of the file, in source order (the checks of code the file runs in other
+    files the core models, such as torchvision's, count at the call in this file that reached
+    them; those in the project's other files are not counted). Empty otherwise."""
+
+@type_check_only
 class RuleInfo(TypedDict):
     """One entry of the rule registry."""
 
@@ -79,6 +104,13 @@ def check_source_undecided(
     options: CheckOptions | dict[str, Any] | None = None,
 ) -> tuple[list[Finding], list[UndecidedCheck]]:
     """:func:`check_source`, plus the undecided checks at sites it does not report."""
+
+def check_source_stats(
+    source: str,
+    filename: str,
+    options: CheckOptions | dict[str, Any] | None = None,
+) -> tuple[list[Finding], list[UndecidedCheck], Stats]:
+    """:func:`check_source_undecided` with the analysis statistics (``bench/decisions.py``)."""
 
 def show_shapes(
     source: str,

@@ -502,7 +502,7 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--no-solver", dest="solver", action="store_false", default=None,
                       help="do not let Z3 decide the checks the core leaves undecided")
     conf.add_argument("-n", "--no-cache", action="store_true",
-                      help="neither read nor write the results cache (.shape_lint_cache)")
+                      help="neither read nor write the caches of findings and Z3 answers (.shape_lint_cache)")
 
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", metavar="CODE", help="a code (SHP101) or a rule name")

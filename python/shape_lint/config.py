@@ -107,7 +107,7 @@ class Settings:
     timeout_ms: int | None = None
     #: Let Z3 decide the checks the core leaves undecided (``shape_lint.solver``).
     solver: bool = True
-    #: Read and write the results cache (``shape_lint.cache``).
+    #: Read and write the caches of findings and Z3 answers (``shape_lint.cache``, ``shape_lint.z3cache``).
     cache: bool = True
     output_format: str | None = None
     #: The file the settings came from (``None`` for defaults / ``--isolated``).

@@ -132,7 +132,7 @@ class Plugin:
             action="store_true",
             default=None,
             parse_from_config=True,
-            help="shape-lint: neither read nor write the results cache (.shape_lint_cache)",
+            help="shape-lint: neither read nor write the caches of findings and Z3 answers (.shape_lint_cache)",
         )
         option_manager.extend_default_ignore(["SHP9"])
 

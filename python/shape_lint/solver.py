@@ -9,10 +9,15 @@ context is SAT and context ∧ precondition is UNSAT: the path is feasible and e
 it fails. Unknown, a timeout, a spent budget or Z3 not installed mean silence. When nothing is
 undecided, Z3 is never imported.
 
-``decide(queries)`` takes SMT-LIB2 scripts (declarations + assertions; ``check-sat``, ``set-logic``
-and the like may be present and are ignored) and answers ``"sat"``, ``"unsat"`` or ``"unknown"`` for
-each. ``unknown`` means undecided: a budget ran out or the script could not be parsed. It must
-never become a reported error by itself.
+Every Z3 query goes through one function, ``_solve(script, *, model, rlimit, timeout_ms)``: an
+SMT-LIB2 script (declarations + assertions; ``check-sat``, ``set-logic`` and the like may be
+present and are ignored) answered ``{"answer": "sat" | "unsat" | "unknown"}``, with
+``"model": {symbol: int}`` when a model was asked for and the answer is ``sat``. ``unknown``
+means undecided: a limit ran out or the script could not be parsed. It must never become a
+reported error by itself. ``_solve`` is where the answers are cached (``shape_lint.z3cache``:
+in memory, and on disk in the project's ``.shape_lint_cache/z3/`` while ``check_source`` runs;
+a run whose every query is cached does not even import Z3). New queries (counterexamples, ...)
+must go through it too. ``decide(queries)`` answers a list of scripts with ``_solve``.
 
 Z3 costs 150-500 ms to import, so it is imported on the first call only, never at module import.
 One ``z3.Context`` and ``Solver`` serve the whole process (re-created after a ``fork``); each
@@ -66,12 +71,91 @@ def _solver() -> tuple[Any, Any, Any]:
     return _state["z3"], _state["ctx"], _state["solver"]
 
 
+def _solve(
+    script: str,
+    *,
+    model: bool = False,
+    rlimit: int = DEFAULT_RLIMIT,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+) -> dict[str, Any]:
+    """Decide one SMT-LIB2 script: the one door through which every Z3 query of shape-lint goes.
+
+    Returns ``{"answer": "sat" | "unsat" | "unknown"}``; with ``model=True`` and a ``sat``
+    answer also ``"model": {symbol: int}`` (the integer constants of Z3's model; other sorts
+    are left out). ``rlimit`` (Z3 resource units, deterministic) and ``timeout_ms`` (wall clock,
+    a safety net) bound this query alone; 0 means no limit. Declarations are local to the
+    script; ``check-sat``, ``set-logic`` and the like are ignored. ``unknown`` (a limit, a
+    script Z3 cannot parse, Z3 not installed) must never become a reported error by itself.
+
+    Answers are cached by ``z3cache.key(script, model=..., rlimit=...)``: in memory for the
+    process, and on disk in the project's ``.shape_lint_cache/z3/`` while ``check_source`` runs
+    for a file of a project. An ``unknown`` from the wall-clock timeout is not cached. The
+    returned dict is shared with the cache: do not change it.
+    """
+    if not isinstance(script, str):
+        raise TypeError(f"SMT-LIB2 query must be str, not {type(script).__name__}")
+    if rlimit < 0 or timeout_ms < 0:
+        raise ValueError("rlimit and timeout_ms must be >= 0")
+    from . import z3cache
+
+    k = z3cache.key(script, model=model, rlimit=rlimit)
+    if k is None:  # Z3 is not installed
+        return {"answer": "unknown"}
+    got = z3cache.get(k)
+    if got is not None:
+        return got
+    answer, deterministic = _z3_solve(script, model=model, rlimit=rlimit, timeout_ms=timeout_ms)
+    if deterministic:
+        z3cache.put(k, answer)
+    return answer
+
+
+def _z3_solve(script: str, *, model: bool, rlimit: int, timeout_ms: int) -> tuple[dict[str, Any], bool]:
+    """Ask Z3 (no cache): the answer, and whether asking again gives the same one (not an
+    ``unknown`` that the wall-clock timeout, or a missing Z3, caused)."""
+    with _lock:
+        try:
+            z3, ctx, solver = _solver()
+        except ImportError:
+            return {"answer": "unknown"}, False
+        solver.set("rlimit", int(rlimit))
+        solver.set("timeout", int(timeout_ms))
+        solver.push()
+        t0 = time.monotonic()
+        try:
+            # parse_smt2_string gives each script its own declarations (Solver.from_string
+            # would keep them across queries and reject a second `declare-const a`).
+            solver.add(z3.parse_smt2_string(script, ctx=ctx))
+            result = solver.check()
+            if result == z3.sat:
+                out: dict[str, Any] = {"answer": "sat"}
+                if model:
+                    m = solver.model()
+                    out["model"] = {
+                        d.name(): m[d].as_long()
+                        for d in m.decls()
+                        if d.arity() == 0 and z3.is_int_value(m[d])
+                    }
+                return out, True
+            if result == z3.unsat:
+                return {"answer": "unsat"}, True
+            reason = str(solver.reason_unknown())
+            spent_ms = (time.monotonic() - t0) * 1000
+            timed_out = "timeout" in reason or (timeout_ms > 0 and spent_ms >= timeout_ms / 2)
+            return {"answer": "unknown"}, not timed_out
+        except z3.Z3Exception:
+            return {"answer": "unknown"}, True  # a script Z3 cannot parse stays one
+        finally:
+            solver.pop()
+
+
 def decide(
     queries: Sequence[str],
     rlimit: int = DEFAULT_RLIMIT,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
 ) -> list[str]:
-    """Decide each SMT-LIB2 script: ``"sat"``, ``"unsat"`` or ``"unknown"``, in order.
+    """Decide each SMT-LIB2 script: ``"sat"``, ``"unsat"`` or ``"unknown"``, in order
+    (:func:`_solve` for each).
 
     ``rlimit`` (Z3 resource units) and ``timeout_ms`` apply to each query separately; 0 means
     no limit. Declarations are local to each query.
@@ -83,29 +167,7 @@ def decide(
             raise TypeError(f"SMT-LIB2 query must be str, not {type(q).__name__}")
     if rlimit < 0 or timeout_ms < 0:
         raise ValueError("rlimit and timeout_ms must be >= 0")
-    if not queries:
-        return []
-    with _lock:
-        z3, ctx, solver = _solver()
-        solver.set("rlimit", int(rlimit))
-        solver.set("timeout", int(timeout_ms))
-        answers = []
-        for script in queries:
-            solver.push()
-            try:
-                # parse_smt2_string gives each script its own declarations (Solver.from_string
-                # would keep them across queries and reject a second `declare-const a`).
-                solver.add(z3.parse_smt2_string(script, ctx=ctx))
-                result = solver.check()
-            except z3.Z3Exception:
-                answers.append("unknown")
-            else:
-                answers.append(
-                    "sat" if result == z3.sat else "unsat" if result == z3.unsat else "unknown"
-                )
-            finally:
-                solver.pop()
-        return answers
+    return [_solve(q, rlimit=rlimit, timeout_ms=timeout_ms)["answer"] for q in queries]
 
 
 def confirm(
@@ -124,9 +186,9 @@ def confirm(
     """
     if not undecided:
         return []
-    try:
-        import z3  # noqa: F401 - only to learn whether the bridge can run at all
-    except ImportError:
+    from . import z3cache
+
+    if z3cache.z3_version() is None:  # Z3 is not installed
         return []
     deadline = time.monotonic() + budget_ms / 1000.0
     out: list[dict[str, Any]] = []
@@ -141,15 +203,15 @@ def confirm(
         per = max(1, min(timeout_ms, left_ms)) if timeout_ms else left_ms
         context = str(u["smt"])
         # every execution fails: the precondition cannot hold on the path ...
-        failing = decide([f"{context}(assert {u['precondition']})\n"], rlimit=rlimit, timeout_ms=per)
-        if failing != ["unsat"]:
+        failing = _solve(f"{context}(assert {u['precondition']})\n", rlimit=rlimit, timeout_ms=per)
+        if failing["answer"] != "unsat":
             continue
         # ... and the path is feasible (else the UNSAT above says nothing)
         left_ms = int((deadline - time.monotonic()) * 1000)
         if left_ms <= 0:
             break
         per = max(1, min(timeout_ms, left_ms)) if timeout_ms else left_ms
-        if decide([context], rlimit=rlimit, timeout_ms=per) != ["sat"]:
+        if _solve(context, rlimit=rlimit, timeout_ms=per)["answer"] != "sat":
             continue
         done.add(site)
         out.append({k: v for k, v in u.items() if k not in _QUERY_KEYS})
@@ -163,11 +225,18 @@ def check_source(source: str, filename: str, options: Mapping[str, Any]) -> list
     runs the core alone, and ``cache`` (default ``True``): ``False`` skips the results cache
     (``shape_lint.cache``). Findings come sorted by position.
     """
+    from . import z3cache
+
     if options.get("cache", True):
         from . import cache
 
         opts = {k: v for k, v in options.items() if k != "cache"}
-        return cache.cached(source, filename, opts, lambda: _check_source(source, filename, opts))
+
+        def run() -> list[dict[str, Any]]:
+            with z3cache.project(filename):
+                return _check_source(source, filename, opts)
+
+        return cache.cached(source, filename, opts, run)
     return _check_source(source, filename, options)
 
 

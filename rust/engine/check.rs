@@ -7,6 +7,7 @@ use super::interp::{Interp, Pending, Verdict, Violation};
 use crate::ir::Span;
 use super::modules;
 use crate::rules::Rule;
+use crate::engine::CheckVerdict;
 use crate::shape::{Cond, Formula, Tri};
 use crate::value::*;
 
@@ -21,10 +22,12 @@ impl<'a> Interp<'a> {
         let violated = violated.into();
         match violated.decide(&st.facts, &self.syms) {
             Tri::False => {
+                self.count_check(site, CheckVerdict::Holds);
                 self.record(st, site, Verdict::Holds);
                 true
             }
             Tri::Unknown => {
+                self.count_check(site, CheckVerdict::Undecided);
                 self.record(st, site, Verdict::Undecided);
                 if self.settings.export_undecided {
                     if !st.tainted && st.in_try == 0 && !(modules::is_embedded(site) && self.user_site.is_none()) {
@@ -37,6 +40,7 @@ impl<'a> Interp<'a> {
                             // inside the zoo: at the innermost user call, like the outcome
                             let site = self.user_span(site);
                             self.undecided.push(Pending { site, rule, message, trace, condition, query });
+                            self.count_check(site, CheckVerdict::Exported);
                             // a call summary would not replay the export
                             self.flagged += 1;
                         }
@@ -51,9 +55,24 @@ impl<'a> Interp<'a> {
                 true
             }
             Tri::True => {
+                self.count_check(site, CheckVerdict::Violated);
                 let (message, trace) = msg(self);
                 self.record(st, site, Verdict::Violated(Violation { rule, message, trace }));
                 false
+            }
+        }
+    }
+
+    /// Count a check's verdict for the statistics (`engine::Stats::checks`), and with
+    /// `Settings::check_sites` at its site in the checked file (where it would report).
+    fn count_check(&mut self, site: Span, v: CheckVerdict) {
+        self.checks.add(v);
+        if self.check_sites.is_some() && !(modules::is_embedded(site) && self.user_site.is_none()) {
+            let site = self.user_span(site);
+            if site.file == crate::ir::FileId::MAIN {
+                if let Some(sites) = &mut self.check_sites {
+                    sites.entry(site.start).or_default().add(v);
+                }
             }
         }
     }

@@ -41,6 +41,13 @@ pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a 
     stats.memo_misses = interp.memo.misses;
     stats.memo_stored = interp.memo.stored;
     stats.loop_skips = interp.loop_items_skipped;
+    stats.checks = interp.checks;
+    if let Some(sites) = &interp.check_sites {
+        stats.check_sites = sites.iter().map(|(&start, &counts)| {
+            let (row, col) = interp.file.location(start);
+            (row, col, counts)
+        }).collect();
+    }
     if let (Some(log), Some(got)) = (log, interp.shape_log.take()) {
         *log = got;
     }

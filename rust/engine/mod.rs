@@ -46,6 +46,42 @@ pub struct Stats {
     pub memo_stored: u64,
     /// Items of unrolled loops skipped at a fixpoint (`interp::loops`).
     pub loop_skips: u64,
+    /// How the precondition checks (`Interp::check`, one per path and site) were decided.
+    pub checks: CheckCounts,
+    /// With `Settings::check_sites`: each checked site of the checked file, as (row, column,
+    /// its checks' counts), in source order.
+    pub check_sites: Vec<(usize, usize, CheckCounts)>,
+}
+
+/// Precondition checks by verdict: the core decided them (`holds`: torch does not raise,
+/// `violated`: it does), or left them `undecided`; `exported` of these went to the Z3 bridge
+/// as a query (`Settings::export_undecided`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CheckCounts {
+    pub holds: u64,
+    pub violated: u64,
+    pub undecided: u64,
+    pub exported: u64,
+}
+
+/// What `Interp::check` counts (`CheckCounts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckVerdict {
+    Holds,
+    Violated,
+    Undecided,
+    Exported,
+}
+
+impl CheckCounts {
+    pub fn add(&mut self, v: CheckVerdict) {
+        match v {
+            CheckVerdict::Holds => self.holds += 1,
+            CheckVerdict::Violated => self.violated += 1,
+            CheckVerdict::Undecided => self.undecided += 1,
+            CheckVerdict::Exported => self.exported += 1,
+        }
+    }
 }
 
 pub fn analyze(m: &ir::Module, f: &ParsedFile, _path: &str, s: &Settings) -> Vec<Finding> {

@@ -175,6 +175,10 @@ pub struct Interp<'a> {
     /// SHP305 reports so far: an enclosing loop whose iteration saw one (an inner loop's
     /// `running += loss`) does not report the same graph again where it keeps the total.
     pub kept_reported: u64,
+    /// The precondition checks so far by verdict (`check.rs`), and with
+    /// `Settings::check_sites` by site of the checked file (its start offset).
+    pub checks: crate::engine::CheckCounts,
+    pub check_sites: Option<std::collections::BTreeMap<u32, crate::engine::CheckCounts>>,
     /// The user functions running, innermost last: what an evaluation pass needs to know of
     /// each (SHP306, SHP307; `call::EvalFrame`).
     pub eval_frames: Vec<EvalFrame>,
@@ -276,6 +280,8 @@ impl<'a> Interp<'a> {
             flagged: 0,
             loop_items_skipped: 0,
             kept_reported: 0,
+            checks: Default::default(),
+            check_sites: if settings.check_sites { Some(Default::default()) } else { None },
             eval_frames: Vec::new(),
             graph_defs: Default::default(),
             train_defs: Default::default(),
