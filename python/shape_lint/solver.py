@@ -50,7 +50,7 @@ CHECK_TIMEOUT_MS = 250
 FILE_BUDGET_MS = 1_000
 
 #: Keys of an undecided check that a finding does not have.
-_QUERY_KEYS = ("smt", "precondition")
+_QUERY_KEYS = ("smt", "precondition", "params", "free")
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -64,6 +64,40 @@ def _solver() -> tuple[Any, Any, Any]:
         ctx = z3.Context()
         _state.update(pid=os.getpid(), z3=z3, ctx=ctx, solver=z3.Solver(ctx=ctx))
     return _state["z3"], _state["ctx"], _state["solver"]
+
+
+def _solve(script: str, *, model: bool, rlimit: int, timeout_ms: int) -> dict[str, Any]:
+    """Decide one SMT-LIB2 script: ``{"answer": "sat" | "unsat" | "unknown"}``, plus
+    ``"model"`` (``{symbol: int}``, the declared constants) when ``model`` is set and the answer
+    is ``"sat"``. The one place the may-fail queries (``may_fail.py``) reach Z3.
+
+    ``rlimit`` (Z3 resource units) and ``timeout_ms`` bound the query; 0 means no limit. A
+    script Z3 cannot parse is ``"unknown"``.
+    """
+    with _lock:
+        z3, ctx, solver = _solver()
+        solver.set("rlimit", int(rlimit))
+        solver.set("timeout", int(timeout_ms))
+        solver.push()
+        try:
+            solver.add(z3.parse_smt2_string(script, ctx=ctx))
+            result = solver.check()
+            if result == z3.sat:
+                out: dict[str, Any] = {"answer": "sat"}
+                if model:
+                    m = solver.model()
+                    values = {}
+                    for d in m.decls():
+                        v = m[d]
+                        if d.arity() == 0 and z3.is_int_value(v):
+                            values[d.name()] = v.as_long()
+                    out["model"] = values
+                return out
+            return {"answer": "unsat" if result == z3.unsat else "unknown"}
+        except z3.Z3Exception:
+            return {"answer": "unknown"}
+        finally:
+            solver.pop()
 
 
 def decide(
@@ -181,5 +215,11 @@ def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> lis
     out = [dict(f) for f in findings]
     if undecided:
         out.extend(confirm(undecided))
-        out.sort(key=lambda f: (f["row"], f["col"]))
+    if opts.get("may_fail"):
+        # SHP902: a second run with the options as free parameters (``may_fail.py``)
+        from . import may_fail
+
+        _, candidates = _core.check_source_undecided(source, filename, {**opts, "free_params": True})
+        out.extend(may_fail.find(candidates, {(f["row"], f["col"]) for f in out}))
+    out.sort(key=lambda f: (f["row"], f["col"]))
     return out

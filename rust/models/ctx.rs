@@ -68,6 +68,10 @@ pub trait ModelCtx {
     fn label(&mut self) -> Option<Rc<str>>;
     /// Whether opt-in "may fail" diagnostics (SHP9xx) are on.
     fn may_fail(&self) -> bool;
+    /// Whether options are free parameters (`Settings::free_params`, the SHP902 run).
+    fn free_params(&self) -> bool;
+    /// Tag a fresh symbol as a free parameter of the program.
+    fn set_param(&mut self, p: &Poly, param: crate::shape::Param);
 
     // ----- checks -------------------------------------------------------------------------
 
