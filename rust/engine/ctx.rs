@@ -82,6 +82,10 @@ impl ModelCtx for Interp<'_> {
         self.syms.set_param(p, param)
     }
 
+    fn assume_formula(&mut self, st: &mut State, f: Formula) {
+        Rc::make_mut(&mut st.assumed.borrow_mut()).push(f);
+    }
+
     fn check_with(&mut self, st: &State, site: Span, violated: Formula, rule: &'static Rule, msg: Msg) -> bool {
         Interp::check(self, st, site, violated, rule, |i| msg(i))
     }

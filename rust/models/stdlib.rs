@@ -259,7 +259,7 @@ fn free_option(cx: &mut dyn ModelCtx, st: &mut State, p: &[Value]) -> Option<Val
     cx.set_param(&sym, crate::shape::Param { name: flag, kind: crate::shape::ParamKind::Option, default: Some(default) });
     if !choices.is_empty() {
         let member = crate::shape::Formula::Or(choices.iter().map(|c| crate::shape::Formula::cmp(&sym, crate::shape::Rel::Eq, &crate::shape::Poly::constant(*c))).collect());
-        std::rc::Rc::make_mut(&mut st.assumed.borrow_mut()).push(member);
+        cx.assume_formula(st, member);
     }
     Some(Value::Int(sym))
 }
