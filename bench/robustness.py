@@ -125,7 +125,8 @@ def worker_main() -> int:
             continue
         t0 = time.perf_counter()
         try:
-            res = solver.check_source(src, name, {"cache": False})
+            # SHAPE_LINT_BENCH_MAY_FAIL=1 (set by --may-fail): the opt-in SHP9xx codes too
+            res = solver.check_source(src, name, {"cache": False, "may_fail": os.environ.get("SHAPE_LINT_BENCH_MAY_FAIL") == "1"})
         except BaseException as exc:  # noqa: BLE001 - e.g. pyo3's PanicException
             report(
                 {
@@ -659,9 +660,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="extract the --libs wheels into a temporary folder, each library a "
                          "project, and analyse the files there: the core then follows each "
                          "library's imports of its own modules (project imports)")
+    ap.add_argument("--may-fail", action="store_true",
+                    help="also run the opt-in SHP9xx diagnostics (--may-fail) in the workers")
     ap.add_argument("--json", metavar="OUT", help="also write the full results as JSON")
     ap.add_argument("--progress", action="store_true", help="print progress to stderr")
     args = ap.parse_args(argv)
+    if args.may_fail:
+        os.environ["SHAPE_LINT_BENCH_MAY_FAIL"] = "1"  # inherited by the workers
     if args.timeout <= 0 or args.jobs < 1:
         ap.error("--timeout and --jobs must be positive")
     if args.libs_only and args.libs is None:

@@ -37,6 +37,11 @@ pub struct Settings {
     /// Keep the undecided checks that would be reported if violated, with their SMT-LIB
     /// queries (`check_source_undecided` sets it).
     pub export_undecided: bool,
+    /// The SHP902 run: `argparse` options with an int default become symbols tagged as free
+    /// parameters (`shape::Param`), their default one legal value. Its findings are not
+    /// reported (a failure for every value fails with the defaults too); its undecided checks
+    /// are the may-fail candidates (`python/shape_lint/may_fail.py`).
+    pub free_params: bool,
     /// Reuse summaries of side-effect-free calls (switch off only to measure it).
     pub memo: bool,
     /// Where the checked file's project imports are looked up (`engine::project`): set by
@@ -59,7 +64,7 @@ impl Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, memo: true, project: None, check_sites: false }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, free_params: false, memo: true, project: None, check_sites: false }
     }
 }
 

@@ -11,6 +11,9 @@ fn settings_from(options: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
         if let Some(v) = d.get_item("may_fail")? {
             s.may_fail = v.extract()?;
         }
+        if let Some(v) = d.get_item("free_params")? {
+            s.free_params = v.extract()?;
+        }
         if let Some(v) = d.get_item("max_paths")? {
             s.max_paths = v.extract()?;
         }
@@ -88,6 +91,17 @@ fn undecided_list<'py>(py: Python<'py>, undecided: &[crate::Undecided]) -> PyRes
         let d = finding_dict(py, &u.finding)?;
         d.set_item("smt", &u.context)?;
         d.set_item("precondition", &u.precondition)?;
+        let params = PyList::empty(py);
+        for p in &u.params {
+            let pd = PyDict::new(py);
+            pd.set_item("smt", &p.smt)?;
+            pd.set_item("name", &p.name)?;
+            pd.set_item("kind", p.kind)?;
+            pd.set_item("default", p.default)?;
+            params.append(pd)?;
+        }
+        d.set_item("params", params)?;
+        d.set_item("free", u.free)?;
         und.append(d)?;
     }
     Ok(und)

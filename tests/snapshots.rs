@@ -195,6 +195,25 @@ fn inline_cases() -> &'static [Case] {
         };
         check("shp901_loss_target_broadcast", "LOSS_BROADCAST, may_fail: true", LOSS_BROADCAST, Settings { may_fail: true, ..settings() });
         check("shp901_off_by_default", "LOSS_BROADCAST, default settings", LOSS_BROADCAST, settings());
+        // SHP902: the candidates of the free-parameter run (options as symbols, named in the
+        // user's terms) and the message form. The counterexample comes from Z3 in
+        // `python/shape_lint/may_fail.py`; `tests/test_may_fail_fixtures.py` runs it under torch.
+        let rel = "tests/fixtures/may_fail/head_split_option.py";
+        let src = std::fs::read_to_string(root().join(rel)).unwrap();
+        let (findings, undecided) = check_source_undecided(&src, rel, &Settings { may_fail: true, free_params: true, ..settings() });
+        let mut text = render(&findings, &undecided);
+        for u in &undecided {
+            let params: Vec<String> = u.params.iter().map(|p| format!("{}={} ({}, default {:?})", p.smt, p.name, p.kind, p.default)).collect();
+            text.push_str(&format!("\nparams of {}:{}: {} (all free: {})\n", u.finding.row, u.finding.col, params.join(", "), u.free));
+        }
+        if let Some(u) = undecided.first() {
+            use shape_lint::rules::violation::Violation;
+            let v = shape_lint::rules::may_fail::may_fail_for_some_values::MayFailForSomeValues::Fails { message: u.finding.message.clone(), values: "--heads=9".into() };
+            let f = Finding { rule: &shape_lint::rules::may_fail::may_fail_for_some_values::RULE, message: v.message(), ..u.finding.clone() };
+            text.push_str("\nas the bridge reports it (values from Z3):\n");
+            finding(&mut text, &f);
+        }
+        out.push(Case { name: "inline__shp902_free_parameters".into(), dir: dir.clone(), source: format!("{rel}, may_fail + free_params"), text });
         // SHP001 needs a panic in the analysis, which no program causes: the same panic guard
         // and rendering, fed a reason (only the first line, at most 120 characters, is shown)
         let long = format!("index out of bounds: the len is 3 but the index is 7 {}\nsecond line\n", "x".repeat(100));

@@ -55,7 +55,7 @@ CHECK_TIMEOUT_MS = 250
 FILE_BUDGET_MS = 1_000
 
 #: Keys of an undecided check that a finding does not have.
-_QUERY_KEYS = ("smt", "precondition")
+_QUERY_KEYS = ("smt", "precondition", "params", "free")
 
 _lock = threading.Lock()
 _state: dict[str, Any] = {}
@@ -250,5 +250,11 @@ def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> lis
     out = [dict(f) for f in findings]
     if undecided:
         out.extend(confirm(undecided))
-        out.sort(key=lambda f: (f["row"], f["col"]))
+    if opts.get("may_fail"):
+        # SHP902: a second run with the options as free parameters (``may_fail.py``)
+        from . import may_fail
+
+        _, candidates = _core.check_source_undecided(source, filename, {**opts, "free_params": True})
+        out.extend(may_fail.find(candidates, {(f["row"], f["col"]) for f in out}))
+    out.sort(key=lambda f: (f["row"], f["col"]))
     return out

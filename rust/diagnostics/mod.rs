@@ -34,4 +34,18 @@ pub struct Undecided {
     pub finding: Finding,
     pub context: String,
     pub precondition: String,
+    /// The declared symbols that are free parameters of the program (SHP902), and whether
+    /// every declared symbol is one (`free`): only then may a counterexample be reported.
+    pub params: Vec<FreeParam>,
+    pub free: bool,
+}
+
+/// A free parameter as the SHP902 bridge sees it: its SMT-LIB symbol, the user's name for it
+/// (`--size`, `heads`, `x.shape[2]`), its kind (`option`, `ctor`, `input`) and default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FreeParam {
+    pub smt: String,
+    pub name: String,
+    pub kind: &'static str,
+    pub default: Option<i128>,
 }

@@ -215,7 +215,9 @@ fn shape_of(interp: &mut Interp, tokens: &[Token], param: &str, named: &mut Name
             Token::Any => dims.push(Dim::known(interp.syms.fresh("_", 1), None)),
             Token::Name(n) => {
                 if !named.dims.contains_key(n) {
-                    let d = Dim::known(interp.syms.fresh(n, 1), Some(Rc::from(format!("{n} in the annotation of {param}"))));
+                    let sym = interp.syms.fresh(n, 1);
+                    interp.syms.set_param(&sym, crate::shape::Param { name: n.to_string(), kind: crate::shape::ParamKind::Input, default: None });
+                    let d = Dim::known(sym, Some(Rc::from(format!("{n} in the annotation of {param}"))));
                     named.dims.insert(n.clone(), d);
                 }
                 dims.push(named.dims[n].clone());

@@ -56,6 +56,22 @@ impl<'a> Interp<'a> {
             }
             Tri::True => {
                 self.count_check(site, CheckVerdict::Violated);
+                // the SHP902 run: a failure the facts decide (on a path whose condition involves
+                // free parameters) is a candidate too, with its query
+                if self.settings.free_params && !st.tainted && st.in_try == 0 && !(modules::is_embedded(site) && self.user_site.is_none()) {
+                    let path: Vec<&Cond> = st.branches.iter().filter_map(|b| if let Branch::Sym(c) = b { Some(c) } else { None }).collect();
+                    let assumed = st.assumed.borrow();
+                    if let Some(query) = crate::shape::smt::query(&self.syms, &st.facts, &path, &assumed, &violated) {
+                        drop(assumed);
+                        let (message, trace) = msg(self);
+                        let condition = self.path_condition(st);
+                        let site = self.user_span(site);
+                        self.undecided.push(Pending { site, rule, message: message.clone(), trace: trace.clone(), condition, query });
+                        self.flagged += 1;
+                        self.record(st, site, Verdict::Violated(Violation { rule, message, trace }));
+                        return false;
+                    }
+                }
                 let (message, trace) = msg(self);
                 self.record(st, site, Verdict::Violated(Violation { rule, message, trace }));
                 false

@@ -53,6 +53,7 @@ impl ModelCtx for Interp<'_> {
             return Dim::known(p.clone(), None);
         }
         let p = self.syms.fresh(name, 1);
+        self.syms.set_param(&p, crate::shape::Param { name: name.to_string(), kind: crate::shape::ParamKind::Input, default: None });
         self.refined_dims.insert(key, p.clone());
         Dim::known(p, None)
     }
@@ -71,6 +72,18 @@ impl ModelCtx for Interp<'_> {
 
     fn may_fail(&self) -> bool {
         self.settings.may_fail
+    }
+
+    fn free_params(&self) -> bool {
+        self.settings.free_params
+    }
+
+    fn set_param(&mut self, p: &Poly, param: crate::shape::Param) {
+        self.syms.set_param(p, param)
+    }
+
+    fn assume_formula(&mut self, st: &mut State, f: Formula) {
+        Rc::make_mut(&mut st.assumed.borrow_mut()).push(f);
     }
 
     fn check_with(&mut self, st: &State, site: Span, violated: Formula, rule: &'static Rule, msg: Msg) -> bool {

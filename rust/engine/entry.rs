@@ -51,7 +51,7 @@ pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a 
     if let (Some(log), Some(got)) = (log, interp.shape_log.take()) {
         *log = got;
     }
-    report::undecided_to_export(&mut undecided, &findings);
+    report::undecided_to_export(&mut undecided, if s.free_params { &[] } else { &findings });
     (findings, undecided, stats)
 }
 
@@ -251,7 +251,9 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
                     // an int only where `__init__` proves it; else a value of unknown type (it
                     // may be a shape tuple, a config, a module, ...)
                     if proven_int(&init.def, p, &module_vars) {
-                        args.push(Value::Int(interp.syms.fresh(&p.name, 1)));
+                        let sym = interp.syms.fresh(&p.name, 1);
+                        interp.syms.set_param(&sym, crate::shape::Param { name: p.name.to_string(), kind: crate::shape::ParamKind::Ctor, default: None });
+                        args.push(Value::Int(sym));
                     } else {
                         args.push(Value::Unknown);
                     }

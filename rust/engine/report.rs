@@ -311,9 +311,27 @@ pub fn undecided_from(interp: &Interp, outcomes: &[Outcome], pending: &[Pending]
             finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone() },
             context: p.query.context.clone(),
             precondition: p.query.precondition.clone(),
+            params: free_params(&interp.syms, &p.query.symbols),
+            free: p.query.symbols.iter().all(|id| interp.syms.infos.get(*id as usize).is_some_and(|i| i.param.is_some())),
         });
     }
     out
+}
+
+/// The free parameters among a query's declared symbols (SHP902).
+fn free_params(syms: &crate::shape::Symbols, ids: &[crate::shape::SymId]) -> Vec<crate::diagnostics::FreeParam> {
+    use crate::shape::ParamKind;
+    ids.iter()
+        .filter_map(|id| {
+            let p = syms.infos.get(*id as usize)?.param.as_ref()?;
+            let kind = match p.kind {
+                ParamKind::Option => "option",
+                ParamKind::Ctor => "ctor",
+                ParamKind::Input => "input",
+            };
+            Some(crate::diagnostics::FreeParam { smt: crate::shape::smt::sym_name(syms, *id), name: p.name.clone(), kind, default: p.default })
+        })
+        .collect()
 }
 
 /// The findings of all entry points, in order of their sites, one per site.
@@ -324,7 +342,8 @@ pub(super) fn one_per_site(findings: &mut Vec<Finding>) {
     findings.dedup_by(|a, b| a.row == b.row && a.col == b.col);
 }
 
-/// The undecided checks of all entry points that are worth a query.
+/// The undecided checks of all entry points that are worth a query. (The SHP902 run passes no
+/// findings: its reported sites are candidates too, `engine/check.rs`.)
 pub(super) fn undecided_to_export(undecided: &mut Vec<Undecided>, findings: &[Finding]) {
     // an undecided check at a reported site adds nothing; one query per site and text
     undecided.retain(|u: &Undecided| !findings.iter().any(|f| f.row == u.finding.row && f.col == u.finding.col));

@@ -68,6 +68,13 @@ pub trait ModelCtx {
     fn label(&mut self) -> Option<Rc<str>>;
     /// Whether opt-in "may fail" diagnostics (SHP9xx) are on.
     fn may_fail(&self) -> bool;
+    /// Whether options are free parameters (`Settings::free_params`, the SHP902 run).
+    fn free_params(&self) -> bool;
+    /// Tag a fresh symbol as a free parameter of the program.
+    fn set_param(&mut self, p: &Poly, param: crate::shape::Param);
+    /// Assume a fact the facts cannot hold (a disjunction: an option's `choices`) on the path,
+    /// as the queries of later undecided checks see it (`State::assumed`).
+    fn assume_formula(&mut self, st: &mut State, f: Formula);
 
     // ----- checks -------------------------------------------------------------------------
 

@@ -136,8 +136,30 @@ pub fn argparse_method(cx: &mut dyn ModelCtx, mut st: State, id: ObjId, attrs: B
                 _ => default,
             };
             let spec = option_spec(&st, &kw, &default);
+            // what the SHP902 run needs to make the option a free parameter: its flag as the
+            // user writes it, and its int choices (`free_option`)
+            let flag = flags.iter().find(|f| f.starts_with("--")).or(flags.first()).map(|f| f.to_string());
+            let single = kw("nargs").is_none() && action.is_none() && kw("const").is_none();
+            let int_typed = matches!(ty, None | Some(Value::Builtin("int")));
+            let free = match (flag, single && int_typed) {
+                (Some(f), true) => Value::Str(Some(Rc::from(f.as_str()))),
+                _ => Value::None,
+            };
+            let int_choices = match kw("choices") {
+                Some(Value::Tuple(t)) => Some(t.as_ref().clone()),
+                Some(Value::Ref(l)) => match st.get(l) {
+                    Obj::List(items) => Some(items.clone()),
+                    _ => None,
+                },
+                Some(_) => None,
+                None => Some(Vec::new()),
+            };
+            let int_choices = match int_choices {
+                Some(cs) if cs.iter().all(|c| c.as_const_int().is_some()) => Value::Tuple(Rc::new(cs)),
+                _ => Value::Unknown,
+            };
             let mut d = defaults.as_ref().clone();
-            d.push(Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from(dest.as_str()))), default, spec])));
+            d.push(Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from(dest.as_str()))), default, spec, free, int_choices])));
             if let Obj::Namespace { attrs, .. } = st.get_mut(id) {
                 attrs.insert(Rc::from("<defaults>"), Value::Tuple(Rc::new(d)));
             }
@@ -172,7 +194,10 @@ pub fn argparse_method(cx: &mut dyn ModelCtx, mut st: State, id: ObjId, attrs: B
                         "float" => Value::Float(None),
                         _ => Value::Unknown,
                     },
-                    _ => p[1].clone(),
+                    _ => match free_option(cx, &mut st, p) {
+                        Some(v) => v,
+                        None => p[1].clone(),
+                    },
                 };
                 out.insert(k, v);
             }
@@ -206,6 +231,37 @@ pub fn argparse_method(cx: &mut dyn ModelCtx, mut st: State, id: ObjId, attrs: B
         }
         _ => vec![(st, Value::Unknown)],
     }
+}
+
+/// In the SHP902 run (`ModelCtx::free_params`), an option with an int default that a user
+/// may set to one int (no `nargs`, `action` or `const`; `type=int` or none) is a fresh symbol
+/// tagged as a free parameter: at least 1 (a size, a count), or one of its `choices` (known
+/// ints: the smallest as the bound, and the membership as an assumed fact of the path).
+/// `None`: the default stands.
+fn free_option(cx: &mut dyn ModelCtx, st: &mut State, p: &[Value]) -> Option<Value> {
+    if !cx.free_params() {
+        return None;
+    }
+    let flag = p.get(3)?.as_str()?.to_string();
+    let default = match p.get(1)? {
+        Value::Int(d) => d.as_const()?,
+        _ => return None,
+    };
+    let choices: Vec<i128> = match p.get(4)? {
+        Value::Tuple(cs) => cs.iter().filter_map(|c| c.as_const_int()).collect(),
+        _ => return None,
+    };
+    if default < 1 || (!choices.is_empty() && !choices.contains(&default)) {
+        return None;
+    }
+    let lo = choices.iter().copied().min().unwrap_or(1).max(1);
+    let sym = cx.fresh_int_sym(&flag, lo);
+    cx.set_param(&sym, crate::shape::Param { name: flag, kind: crate::shape::ParamKind::Option, default: Some(default) });
+    if !choices.is_empty() {
+        let member = crate::shape::Formula::Or(choices.iter().map(|c| crate::shape::Formula::cmp(&sym, crate::shape::Rel::Eq, &crate::shape::Poly::constant(*c))).collect());
+        cx.assume_formula(st, member);
+    }
+    Some(Value::Int(sym))
 }
 
 /// What a run that must give the option may give (see `argparse_method`): `None` when the

@@ -84,6 +84,7 @@ pub static ALL: &[&Rule] = &[
     &training::scalar_required::RULE,
     &training::checkpoint_key_never_saved::RULE,
     &may_fail::loss_target_broadcast::RULE,
+    &may_fail::may_fail_for_some_values::RULE,
 ];
 
 pub fn by_code(code: &str) -> Option<&'static Rule> {

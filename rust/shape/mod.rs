@@ -22,6 +22,28 @@ pub struct SymInfo {
     /// symbol, the same one at every ask ([`Symbols::flag`]), shown in conditions as the
     /// phrase of its side (`CUDA is available`, `CUDA is not available`).
     pub phrase: Option<(&'static str, &'static str)>,
+    /// A free parameter of the program (SHP902): a value the user chooses, named in their
+    /// terms. `None` for every other symbol (opaque data, a count the engine made up).
+    pub param: Option<Param>,
+}
+
+/// What kind of free parameter a symbol stands for (see `SymInfo::param`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamKind {
+    /// An `argparse` option (`--size`), with its default as one legal value.
+    Option,
+    /// A constructor parameter of a module class the file does not instantiate (`heads`).
+    Ctor,
+    /// A size of a `forward` input (`x.shape[2]`): free, but never enough alone for a report.
+    Input,
+}
+
+/// A free parameter: the name the user knows it by and, for an option, its default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Param {
+    pub name: String,
+    pub kind: ParamKind,
+    pub default: Option<i128>,
 }
 
 /// Three-valued truth.
@@ -160,7 +182,7 @@ impl Symbols {
     /// A fresh symbol with a lower bound (dimensions are >= 0; most sizes are >= 1).
     pub fn fresh(&mut self, name: &str, lo: i128) -> Poly {
         let id = self.infos.len() as SymId;
-        self.infos.push(SymInfo { name: name.to_string(), lo, int: false, phrase: None });
+        self.infos.push(SymInfo { name: name.to_string(), lo, int: false, phrase: None, param: None });
         Poly::sym(id)
     }
 
@@ -194,6 +216,15 @@ impl Symbols {
             }
         };
         Cond { poly: Poly::sym(id).sub(&Poly::constant(1)).expect("no overflow"), rel: Rel::Eq }
+    }
+
+    /// Tag the symbol `p` (a fresh one) as a free parameter.
+    pub fn set_param(&mut self, p: &Poly, param: Param) {
+        if let Some(id) = p.as_sym() {
+            if let Some(i) = self.infos.get_mut(id as usize) {
+                i.param = Some(param);
+            }
+        }
     }
 
     pub fn name(&self, id: SymId) -> &str {

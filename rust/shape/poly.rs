@@ -102,6 +102,17 @@ impl Poly {
         self.terms.iter()
     }
 
+    /// The symbol when the polynomial is exactly one symbol.
+    pub fn as_sym(&self) -> Option<SymId> {
+        match self.terms.iter().next() {
+            Some((m, 1)) if self.terms.len() == 1 => match m.as_slice() {
+                [Atom::Sym(id)] => Some(*id),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     pub fn as_const(&self) -> Option<i128> {
         match self.terms.len() {
             0 => Some(0),

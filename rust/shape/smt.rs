@@ -139,6 +139,8 @@ pub struct Query {
     pub context: String,
     /// The term that must hold for the call not to raise.
     pub precondition: String,
+    /// The declared symbols, in order (their SMT-LIB names are `sym_name`).
+    pub symbols: Vec<SymId>,
 }
 
 /// The SMT-LIB query for a check whose violation is `violation`, on a path with `facts`,
@@ -222,7 +224,7 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
             }
         }
     }
-    Some(Query { context: out, precondition })
+    Some(Query { context: out, precondition, symbols: wanted.into_iter().collect() })
 }
 
 /// The SMT-LIB name of a symbol: its name made a simple symbol, then `_` and its id.

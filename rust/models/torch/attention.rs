@@ -73,7 +73,23 @@ pub fn heads_check(cx: &mut dyn ModelCtx, st: &State, kind: &str, amap: &BTreeMa
         (Some(a), Some(b)) if b > 0 => cx.check(st, span, Tri::from_bool(a % b != 0), |_| {
             (InvalidShapeArgument::NotDivisible { op: kind.into(), param: e.into(), value: a.to_string(), by_param: h.into(), by: b.to_string() }, Vec::new())
         }),
-        _ => true,
+        _ => {
+            // the SHP902 run, symbolic sizes (constructor parameters, options): `e % h != 0` for
+            // a divisor the facts prove positive (the default run keeps its checks as they were)
+            if !cx.free_params() {
+                return true;
+            }
+            let (Some(a), Some(b)) = (amap.get(e).and_then(|v| v.as_int()).cloned(), amap.get(h).and_then(|v| v.as_int()).cloned()) else { return true };
+            if cx.poly_cmp(st, &b, crate::shape::Rel::Lt, &Poly::constant(1)) != Tri::False {
+                return true;
+            }
+            let Some(rem) = a.modulo(&b) else { return true };
+            let violated = crate::shape::Formula::cmp(&rem, crate::shape::Rel::Ne, &Poly::constant(0));
+            cx.check(st, span, violated, |cx| {
+                let (value, by) = (a.display(cx.syms()), b.display(cx.syms()));
+                (InvalidShapeArgument::NotDivisible { op: kind.into(), param: e.into(), value, by_param: h.into(), by }, Vec::new())
+            })
+        }
     }
 }
 

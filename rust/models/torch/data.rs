@@ -645,10 +645,14 @@ pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: b
         }
     }
     let ds = ns_attr(st, loader, "DataLoader", "dataset")?;
-    let bs = ns_attr(st, loader, "DataLoader", "batch_size")?.as_const_int()?;
+    let bsv = ns_attr(st, loader, "DataLoader", "batch_size")?;
     if matches!(ns_attr(st, loader, "DataLoader", "drop_last"), Some(Value::Bool(true))) {
         return None;
     }
+    let bs = match bsv.as_const_int() {
+        Some(b) => b,
+        None => return free_batches(cx, st, loader, &ds, bsv.as_int()?),
+    };
     let mut st0 = st.clone();
     let (item, len) = sample_of(cx, &mut st0, &ds)?;
     let n = len.as_ref().and_then(|l| l.as_const())?;
@@ -666,6 +670,30 @@ pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: b
         }
         let b = Dim::known(batch.clone(), None);
         let v = make_batch(cx, &mut s, loader, &item, &b, Some(size));
+        out.push((s, v));
+    }
+    Some(out)
+}
+
+/// The SHP902 run (`ModelCtx::free_params`), a batch size that is a free parameter and a
+/// dataset of known length `n`: the full batch (`bs <= n`) and the last one, `n % bs` samples
+/// (`n % bs != 0`), as two paths.
+fn free_batches(cx: &mut dyn ModelCtx, st: &State, loader: &Value, ds: &Value, bs: &Poly) -> Option<Vals> {
+    use crate::shape::{Cond, Rel, Tri};
+    if !cx.free_params() || cx.poly_cmp(st, bs, Rel::Lt, &Poly::constant(1)) != Tri::False {
+        return None;
+    }
+    let mut st0 = st.clone();
+    let (item, len) = sample_of(cx, &mut st0, ds)?;
+    let n = Poly::constant(len.as_ref().and_then(|l| l.as_const()).filter(|n| *n > 0)?);
+    let rem = n.modulo(bs)?;
+    let mut out = Vec::new();
+    for (size, cond) in [(bs.clone(), Cond::cmp(bs, Rel::Le, &n)?), (rem.clone(), Cond::cmp(&rem, Rel::Ne, &Poly::constant(0))?)] {
+        let mut s = st0.clone();
+        if !cx.branch(&mut s, cond) {
+            continue;
+        }
+        let v = make_batch(cx, &mut s, loader, &item, &Dim::known(size, None), None);
         out.push((s, v));
     }
     Some(out)

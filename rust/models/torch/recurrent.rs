@@ -126,6 +126,11 @@ fn check_state(cx: &mut dyn ModelCtx, st: &State, v: &Value, want: &[Dim], what:
             }
         }
     }
+    // undecided, in the SHP902 run: the formula over the dims, for Z3
+    let violated: crate::shape::Formula = match violated {
+        Tri::Unknown if cx.free_params() => crate::shape::Formula::Or(s.dims.iter().zip(want).map(|(a, b)| crate::shape::Formula::eq_opt(a.v.as_ref(), b.v.as_ref()).not()).collect()),
+        t => t.into(),
+    };
     cx.check(st, span, violated, |_| (InvalidShapeArgument::StateShape { op: what.into(), want: wshown, shape: shown }, Vec::new()))
 }
 

@@ -1,0 +1,168 @@
+"""SHP902 may-fail-for-some-values: a line that fails for some legal values of the program's
+free parameters, with a counterexample in the user's terms.
+
+The core's SHP902 run (``free_params``: ``argparse`` options with an int default are symbols,
+their default one legal value; constructor parameters of a class the file does not build and
+the sizes of ``forward``'s inputs are symbols in every run) exports its undecided checks with
+the free parameters among their symbols (``params``) and whether every symbol is one
+(``free``). A check is a candidate when every symbol of its query is a free parameter and one
+of them is an option or a constructor parameter (an input size alone is never enough: every
+convolution fails for a small enough input). The candidates of a site are tried longest
+context first (it carries the site's earlier checks as facts, so its counterexample passes
+them). 
+A failure the core decides on a path (its condition involves free parameters) is exported
+too. Per candidate:
+
+1. ``context ∧ ¬precondition`` must be SAT: some legal values fail. Z3 gives a model.
+2. The model is made plausible by extra constraints, each kept only when the query stays SAT:
+   every option at its default; an option that must move is moved as little as possible (the
+   distance to its default bisected); a constructor parameter at least 8 (else 2), at most
+   512, a multiple of 4 (a size, a width, a head count), and not smaller than the constructor
+   parameters after it (`dim, heads`).
+3. When input sizes are among the symbols: with the options and constructor parameters fixed
+   at the counterexample, ``context ∧ precondition`` must be UNSAT (every input size fails).
+
+``unknown``, a timeout or a spent budget mean silence. Every query goes through
+``solver._solve``. The message is the core's, then ``(fails when --size=45)``; the finding
+also carries the values as ``counterexample`` (``{"--size": 45}``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Iterable, Mapping, Sequence
+
+from . import solver
+
+CODE = "SHP902"
+NAME = "may-fail-for-some-values"
+
+#: Per query: a deterministic resource limit and a wall-clock safety net.
+QUERY_RLIMIT = 400_000
+QUERY_TIMEOUT_MS = 250
+#: Wall-clock budget of one file's may-fail queries; what is left when it is spent is silent.
+FILE_BUDGET_MS = 2_000
+
+_DROP = ("smt", "precondition", "params", "free")
+
+
+class _Budget:
+    def __init__(self, budget_ms: int) -> None:
+        self.deadline = time.monotonic() + budget_ms / 1000.0
+
+    def solve(self, script: str, model: bool = False) -> dict[str, Any]:
+        left = int((self.deadline - time.monotonic()) * 1000)
+        if left <= 0:
+            return {"answer": "unknown"}
+        return solver._solve(script, model=model, rlimit=QUERY_RLIMIT, timeout_ms=max(1, min(QUERY_TIMEOUT_MS, left)))
+
+
+def _num(v: int) -> str:
+    return f"(- {-v})" if v < 0 else str(v)
+
+
+def _script(context: str, extra: Iterable[str], term: str) -> str:
+    return context + "".join(f"(assert {c})\n" for c in extra) + f"(assert {term})\n"
+
+
+def _counterexample(u: Mapping[str, Any], budget: _Budget) -> dict[str, int] | None:
+    """The plausible failing values of the option and constructor parameters, by user name."""
+    params: list[Mapping[str, Any]] = list(u["params"])
+    chosen = [p for p in params if p["kind"] in ("option", "ctor")]
+    if not u.get("free") or not chosen:
+        return None
+    context, fail = str(u["smt"]), f"(not {u['precondition']})"
+    got = budget.solve(_script(context, [], fail), model=True)
+    if got["answer"] != "sat":
+        return None
+    model: dict[str, int] = dict(got.get("model", {}))
+    extra: list[str] = []
+
+    def keep(c: str) -> bool:
+        nonlocal model
+        r = budget.solve(_script(context, [*extra, c], fail), model=True)
+        if r["answer"] == "sat":
+            extra.append(c)
+            model = dict(r.get("model", {}))
+            return True
+        return False
+
+    options = [p for p in chosen if p["kind"] == "option" and p.get("default") is not None]
+    moved = [p for p in options if not keep(f"(= {p['smt']} {_num(p['default'])})")]
+    for p in moved:
+        s, d = p["smt"], int(p["default"])
+        hi = abs(model.get(s, d) - d)
+        lo = 1
+        while lo < hi:  # the least distance to the default that still fails
+            mid = (lo + hi) // 2
+            r = budget.solve(_script(context, [*extra, f"(<= (abs (- {s} {_num(d)})) {mid})"], fail), model=True)
+            if r["answer"] == "sat":
+                hi, model = mid, dict(r.get("model", {}))
+            elif r["answer"] == "unsat":
+                lo = mid + 1
+            else:
+                break
+        if s in model:
+            extra.append(f"(= {s} {_num(model[s])})")
+    ctors = [p["smt"] for p in chosen if p["kind"] == "ctor"]
+    for s in ctors:
+        if not keep(f"(>= {s} 8)"):
+            keep(f"(>= {s} 2)")
+        keep(f"(<= {s} 512)")
+        keep(f"(= (mod {s} 4) 0)")
+    # a size before a count in the signature (`dim, heads`): not smaller than it
+    for i, s in enumerate(ctors):
+        for t in ctors[i + 1 :]:
+            keep(f"(>= {s} {t})")
+    if any(p["smt"] not in model for p in chosen):
+        return None
+    values = {p["smt"]: model[p["smt"]] for p in chosen}
+    if any(p["kind"] == "input" for p in params):
+        # with those values, every input size fails
+        fixed = [f"(= {s} {_num(v)})" for s, v in values.items()]
+        if budget.solve(_script(context, fixed, str(u["precondition"])))["answer"] != "unsat":
+            return None
+    return {p["name"]: values[p["smt"]] for p in chosen}
+
+
+def _describe(u: Mapping[str, Any], values: Mapping[str, int]) -> str:
+    defaults = {p["name"]: p.get("default") for p in u["params"]}
+    shown = {k: v for k, v in values.items() if defaults.get(k) is None or defaults[k] != v}
+    parts = [f"{k}={v}" for k, v in (shown or values).items()]
+    return ", ".join(parts)
+
+
+def find(
+    candidates: Sequence[Mapping[str, Any]],
+    reported: set[tuple[int, int]],
+    *,
+    budget_ms: int = FILE_BUDGET_MS,
+) -> list[dict[str, Any]]:
+    """The SHP902 findings among the SHP902 run's undecided checks (``candidates``), one per
+    site, none at a site in ``reported``. Without Z3 installed: ``[]``."""
+    todo = [u for u in candidates if u.get("free") and any(p["kind"] in ("option", "ctor") for p in u.get("params", []))]
+    if not todo:
+        return []
+    try:
+        import z3  # noqa: F401 - only to learn whether the bridge can run at all
+    except ImportError:
+        return []
+    budget = _Budget(budget_ms)
+    by_site: dict[tuple[int, int], list[Mapping[str, Any]]] = {}
+    for u in todo:
+        by_site.setdefault((int(u["row"]), int(u["col"])), []).append(u)
+    out: list[dict[str, Any]] = []
+    for site, us in sorted(by_site.items()):
+        if site in reported:
+            continue
+        # the check with the most context first: it carries the site's earlier checks as facts
+        for u in sorted(us, key=lambda u: -len(str(u["smt"]))):
+            values = _counterexample(u, budget)
+            if values is None:
+                continue
+            f = {k: v for k, v in u.items() if k not in _DROP}
+            f.update(code=CODE, name=NAME, counterexample=values)
+            f["message"] = f"{u['message']} (fails when {_describe(u, values)})"
+            out.append(f)
+            break
+    return out

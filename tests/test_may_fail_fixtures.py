@@ -1,0 +1,156 @@
+"""SHP902 may-fail-for-some-values on `tests/fixtures/may_fail/`: the analyzer against the
+markers, and the counterexample it reports against torch.
+
+A bug fixture marks its line `# may-fail: SHP902`; its `_ok` twin has a guard and no marker.
+- Default selection: the core reports nothing on any of them (`test_fixtures.py` checks that
+  too, as for every fixture), and neither does the bridge without `may_fail`.
+- With `may_fail`: exactly one SHP902 on the marked line of a bug fixture, none on a twin.
+- The oracle applies the reported counterexample and sees torch raise with the innermost
+  frame of the fixture on the marked line; with the defaults the program runs. Options
+  (`--size`) become command-line arguments; constructor parameters go through the fixture's
+  `# harness:` expression (see `tests/fixtures/README.md`), with its `# defaults:` for the run
+  that must work.
+"""
+
+from __future__ import annotations
+
+import re
+import runpy
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import pytest
+
+from shape_lint import _core, may_fail, solver
+
+DIR = Path(__file__).parent / "fixtures" / "may_fail"
+FIXTURES = sorted(DIR.glob("*.py"))
+MARK = re.compile(r"#\s*may-fail:\s*(SHP9\d\d)\b")
+HARNESS = re.compile(r"^#\s*harness:\s*(.+)$", re.M)
+DEFAULTS = re.compile(r"^#\s*defaults:\s*(.+)$", re.M)
+
+
+def marked(path: Path) -> list[tuple[int, str]]:
+    lines = path.read_text().splitlines()
+    return [(i, m.group(1)) for i, line in enumerate(lines, 1) if (m := MARK.search(line))]
+
+
+def may_fail_findings(path: Path) -> list[dict]:
+    src = path.read_text()
+    return [f for f in solver.check_source(src, str(path), {"may_fail": True, "cache": False}) if f["code"].startswith("SHP9")]
+
+
+BUGS = [p for p in FIXTURES if marked(p)]
+
+
+def test_enough_fixtures_with_twins():
+    assert len(BUGS) >= 10
+    for p in BUGS:
+        twin = p.with_name(p.stem + "_ok.py")
+        assert twin.exists(), f"{p.name} has no guarded twin"
+        assert not marked(twin)
+        assert len(marked(p)) == 1, f"{p.name}: one marker per bug fixture"
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_default_selection_reports_nothing(path):
+    src = path.read_text()
+    assert _core.check_source(src, str(path), None) == []
+    assert solver.check_source(src, str(path), {"cache": False}) == []
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.stem)
+def test_may_fail_reports_the_marked_line(path):
+    got = [(f["row"], f["code"]) for f in may_fail_findings(path)]
+    assert got == marked(path)
+    for f in may_fail_findings(path):
+        assert f["counterexample"] and "(fails when " in f["message"]
+
+
+def innermost_line(tb, path: Path) -> int | None:
+    frames = [f for f in traceback.extract_tb(tb) if Path(f.filename).resolve() == path.resolve()]
+    return frames[-1].lineno if frames else None
+
+
+def run_script(path: Path, values: dict[str, int]) -> subprocess.CompletedProcess:
+    argv = [f"{k}={v}" for k, v in values.items()]
+    return subprocess.run([sys.executable, str(path), *argv], capture_output=True, text=True, timeout=300)
+
+
+def script_failure_line(proc: subprocess.CompletedProcess, path: Path) -> int | None:
+    rows = [int(m.group(2)) for m in re.finditer(r'File "([^"]+)", line (\d+)', proc.stderr) if Path(m.group(1)).resolve() == path.resolve()]
+    return rows[-1] if rows else None
+
+
+def run_harness(path: Path, values: dict[str, int]) -> BaseException | None:
+    text = path.read_text()
+    expr = HARNESS.search(text)
+    assert expr, f"{path.name}: constructor parameters need a `# harness:` line"
+    ns = runpy.run_path(str(path), run_name="may_fail_fixture")
+    try:
+        eval(expr.group(1), {**ns, **values})  # noqa: S307 - our own fixture's harness
+    except Exception as e:  # noqa: BLE001 - any exception torch raises
+        return e
+    return None
+
+
+def defaults_of(path: Path) -> dict[str, int]:
+    m = DEFAULTS.search(path.read_text())
+    return {k.strip(): int(v) for k, v in (kv.split("=") for kv in m.group(1).split(","))} if m else {}
+
+
+@pytest.mark.parametrize("path", BUGS, ids=lambda p: p.stem)
+def test_counterexample_raises_at_the_line_under_torch(path):
+    pytest.importorskip("torch")
+    [(row, _)] = marked(path)
+    [f] = may_fail_findings(path)
+    values = f["counterexample"]
+    if all(k.startswith("-") for k in values):
+        proc = run_script(path, values)
+        assert proc.returncode != 0, f"{path.name} {values} ran: {proc.stdout}"
+        assert script_failure_line(proc, path) == row, proc.stderr[-2000:]
+        assert run_script(path, {}).returncode == 0
+    else:
+        err = run_harness(path, values)
+        assert err is not None, f"{path.name} {values} ran"
+        assert innermost_line(err.__traceback__, path) == row, "".join(traceback.format_exception(err))
+        assert run_harness(path, defaults_of(path)) is None
+
+
+@pytest.mark.parametrize("path", [p for p in FIXTURES if not marked(p) and HARNESS.search(p.read_text())], ids=lambda p: p.stem)
+def test_guarded_twin_runs_with_its_defaults(path):
+    pytest.importorskip("torch")
+    assert run_harness(path, defaults_of(path)) is None
+
+
+def test_unknown_is_silence(monkeypatch):
+    monkeypatch.setattr(solver, "_solve", lambda script, **kw: {"answer": "unknown"})
+    assert may_fail_findings(DIR / "head_split_option.py") == []
+
+
+def test_spent_budget_is_silence():
+    src = (DIR / "conv_stack_size.py").read_text()
+    _, cands = _core.check_source_undecided(src, "m.py", {"may_fail": True, "free_params": True})
+    assert cands and may_fail.find(cands, set()) != []
+    assert may_fail.find(cands, set(), budget_ms=0) == []
+
+
+def test_a_reported_site_is_not_reported_again():
+    src = (DIR / "conv_stack_size.py").read_text()
+    _, cands = _core.check_source_undecided(src, "m.py", {"may_fail": True, "free_params": True})
+    [f] = may_fail.find(cands, set())
+    assert may_fail.find(cands, {(f["row"], f["col"])}) == []
+
+
+def test_free_params_are_named_in_the_users_terms():
+    src = (DIR / "head_split_ctor.py").read_text()
+    _, cands = _core.check_source_undecided(src, "m.py", {"free_params": True})
+    names = {(p["name"], p["kind"]) for u in cands for p in u["params"]}
+    assert ("heads", "ctor") in names
+    src = (DIR / "conv_stack_size.py").read_text()
+    _, cands = _core.check_source_undecided(src, "m.py", {"free_params": True})
+    assert {(p["name"], p["kind"], p["default"]) for u in cands for p in u["params"]} == {("--size", "option", 64)}
+    # without free_params the option keeps its default: nothing to export
+    assert _core.check_source_undecided(src, "m.py", {"may_fail": True})[1] == []
