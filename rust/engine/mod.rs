@@ -26,6 +26,7 @@ pub mod modules;
 pub mod project;
 mod entry;
 mod report;
+pub mod summary;
 
 use std::collections::BTreeMap;
 
@@ -94,6 +95,12 @@ pub fn shapes_by_line(m: &ir::Module, f: &ParsedFile, s: &Settings) -> Vec<(usiz
     let mut log = BTreeMap::new();
     let _ = run(m, f, s, Some(&mut log));
     log.into_iter().map(|(line, texts)| (line, texts.into_iter().collect::<Vec<_>>().join(" | "))).collect()
+}
+
+/// `shape-lint summary`: the model calls of the script's run, or (`model`) of the `forward`
+/// of the module class of that name, with inputs of unknown shapes.
+pub fn model_summary(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>) -> Vec<summary::ModelCall> {
+    entry::summarise(m, f, s, model)
 }
 
 pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Stats) {

@@ -75,6 +75,8 @@ pub struct Violation {
     pub rule: &'static Rule,
     pub message: String,
     pub trace: Vec<String>,
+    /// The fix the model suggested for this check (`ModelCtx::suggest_fix`).
+    pub fix: Option<crate::value::FixHint>,
 }
 
 #[derive(Debug, Clone)]
@@ -159,6 +161,8 @@ pub struct Interp<'a> {
     pub gen_frames: Vec<bool>,
     /// When set, the shapes of the tensors each line assigns (the `--show-shapes` view).
     pub shape_log: Option<BTreeMap<usize, std::collections::BTreeSet<String>>>,
+    /// The module calls `shape-lint summary` asked for (`engine::summary`), when asked.
+    pub summary: Option<crate::engine::summary::SummaryLog>,
     /// Summaries of side-effect-free calls (`super::memo`).
     pub memo: super::memo::Memo,
     /// The unknowns a first use introduces when it refines a shape variable, by variable
@@ -204,6 +208,8 @@ pub struct Interp<'a> {
     pub import_steps: u64,
     /// The checked file's IR, run as a module when another project module imports it.
     pub main_module: Option<&'a Module>,
+    /// The fix suggested for the next check (`ModelCtx::suggest_fix`), taken by `check`.
+    pub fix_hint: Option<crate::value::FixHint>,
 }
 
 fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
@@ -272,6 +278,7 @@ impl<'a> Interp<'a> {
             arg_tensors: Vec::new(),
             paths_high_water: 0,
             shape_log: None,
+            summary: None,
             gen_frames: Vec::new(),
             memo: Default::default(),
             refined_vars: Default::default(),
@@ -293,6 +300,7 @@ impl<'a> Interp<'a> {
             sys_modules: None,
             import_steps: 0,
             main_module: None,
+            fix_hint: None,
         }
     }
 
