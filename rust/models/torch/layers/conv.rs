@@ -304,7 +304,10 @@ fn conv_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, cfg: &ConvCfg, n: usi
     for (st, sh) in require_rank(cx, st, t, &[n + 1, n + 2], spatial_names(n), &fixed, span, &format!("{what}: ")) {
         let r = sh.dims.len();
         let c = sh.dims[r - n - 1].clone();
-        if let (Some(at), Some(want)) = (cfg.at, c.v.as_ref().and_then(|p| p.as_const())) {
+        // no fix for an input with a dim the core does not know (data it does not model, such
+        // as a loaded tensor): the wrong number may as well be the one that shaped the input
+        let all_known = sh.dims.iter().all(|d| d.v.is_some());
+        if let (Some(at), Some(want), true) = (cfg.at, c.v.as_ref().and_then(|p| p.as_const()), all_known) {
             cx.suggest_fix(FixHint { at, alts: vec![FixAlt { pos: 0, kw: "in_channels", want }] });
         }
         if !cx.expect_dim(&st, span, &sh, &c, ic, Vec::new(), |input, channels, want| {

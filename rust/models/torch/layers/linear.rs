@@ -184,7 +184,8 @@ fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option
             false => format!("{lbl} expects in_features={}", inf.display(cx.syms())),
         })
         .collect();
-    if !tied && l.args.contains_key("in_features") {
+    // (no fix for an input with a dim the core does not know: see `conv.rs`)
+    if !tied && l.args.contains_key("in_features") && s.dims.iter().all(|d| d.v.is_some()) {
         if let Some(want) = last.v.as_ref().and_then(|p| p.as_const()) {
             cx.suggest_fix(FixHint { at: l.span, alts: vec![FixAlt { pos: 0, kw: "in_features", want }] });
         }
