@@ -2,7 +2,7 @@
 
 from typing import Any, Literal, TypedDict, type_check_only
 
-__all__ = ["api_json", "api_resolve", "check_source", "check_source_undecided", "rules", "show_shapes", "__version__"]
+__all__ = ["analyze_source", "api_json", "api_resolve", "check_source", "check_source_undecided", "rules", "show_shapes", "__version__"]
 
 __version__: str
 
@@ -35,6 +35,49 @@ class Finding(TypedDict):
     """Provenance lines (where each dimension came from), shown by the ``full`` format."""
     condition: str | None
     """The path condition under which the line fails, or ``None`` when it always fails."""
+    related: list[Related]
+    """The places of the checked file that the trace lines name (the layer that fixes a size)."""
+
+@type_check_only
+class Related(TypedDict):
+    """A place a trace line names (``120 came from out_features of fc1 (line 8)``): the span the
+    core rendered as ``line 8``, with that trace line as ``message``."""
+
+    message: str
+    row: int
+    col: int
+    end_row: int
+    end_col: int
+
+@type_check_only
+class TensorView(TypedDict):
+    """One tensor seen at a span: ``shape`` as messages show it (``[B, 120]``, ``*`` for an
+    unknown list of leading dims, ``?`` for an unknown dim), torch's dtype and device names
+    when known, and ``origins``: ``"120 from out_features of fc1 (line 8)"`` per dim with one."""
+
+    shape: str
+    dtype: str | None
+    device: str | None
+    origins: list[str]
+
+@type_check_only
+class SpanShapes(TypedDict):
+    """The tensors a span of the file evaluated to, over every path and entry point."""
+
+    row: int
+    col: int
+    end_row: int
+    end_col: int
+    name: str | None
+    """The name bound there, for an assignment target; ``None`` for an expression."""
+    views: list[TensorView]
+    """At most 8 distinct tensors (several: several paths or entry points)."""
+
+@type_check_only
+class Analysis(TypedDict):
+    findings: list[Finding]
+    undecided: list[UndecidedCheck]
+    shapes: list[SpanShapes]
 
 @type_check_only
 class UndecidedCheck(Finding):
@@ -79,6 +122,14 @@ def check_source_undecided(
     options: CheckOptions | dict[str, Any] | None = None,
 ) -> tuple[list[Finding], list[UndecidedCheck]]:
     """:func:`check_source`, plus the undecided checks at sites it does not report."""
+
+def analyze_source(
+    source: str,
+    filename: str,
+    options: CheckOptions | dict[str, Any] | None = None,
+) -> Analysis:
+    """:func:`check_source_undecided` and the tensors of every span, from ONE analysis run (the
+    language server's diagnostics, hover and inlay hints). Syntax errors give empty lists."""
 
 def show_shapes(
     source: str,

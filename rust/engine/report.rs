@@ -146,7 +146,13 @@ impl<'a> Interp<'a> {
         let span = self.user_span(span);
         match self.project.module_of(span.file) {
             Some(m) => format!("{}:{}", m.display, m.lines.row(span.start)),
-            None => format!("line {}", self.file.row(span.start)),
+            None => {
+                let text = format!("line {}", self.file.row(span.start));
+                if span.file == FileId::MAIN {
+                    self.places.borrow_mut().entry(text.clone()).or_insert(span);
+                }
+                text
+            }
         }
     }
 
@@ -274,7 +280,8 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
                 trace.push(format!("fails when called from {}", places.join(", then ")));
             }
         }
-        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition });
+        let related = super::shapes::related(interp, &trace);
+        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition, related });
     }
     out
 }
@@ -308,7 +315,7 @@ pub fn undecided_from(interp: &Interp, outcomes: &[Outcome], pending: &[Pending]
             None => p.message.clone(),
         };
         out.push(crate::diagnostics::Undecided {
-            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone() },
+            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone(), related: super::shapes::related(interp, &p.trace) },
             context: p.query.context.clone(),
             precondition: p.query.precondition.clone(),
         });
