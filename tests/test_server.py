@@ -21,30 +21,10 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  
 
 from shape_lint import server as srv  # noqa: E402
 
+from lsp_buffers import BUGGY, CALL, FC2  # noqa: E402
+
 SERVER = [sys.executable, "-m", "shape_lint.cli", "server"]
 
-BUGGY = """\
-import torch
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(16, 120)
-        self.fc2 = nn.Linear(80, 84)
-
-    def forward(self, x):
-        h = self.fc1(x)
-        return self.fc2(h)
-
-
-model = Net()
-x = torch.randn(4, 16)
-y = model(x)
-"""
-FC2 = 8  # 0-based line of `self.fc2 = nn.Linear(80, 84)`
-CALL = 12  # 0-based line of `return self.fc2(h)`
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
