@@ -174,6 +174,38 @@ async def test_code_action_adds_noqa_and_extends_an_existing_list(client: Langua
     assert await wait_diagnostics(client, uri) == []
 
 
+def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
+    """Apply LSP text edits (ASCII text: UTF-16 units are code points) as a client does."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(p: types.Position) -> int:
+        return sum(len(line) for line in lines[: p.line]) + p.character
+
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end) :]
+    return text
+
+
+@pytest.mark.asyncio
+async def test_quick_fix_from_the_core_clears_the_diagnostic(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY)
+    (d,) = client.diagnostics[uri]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=d.range, context=types.CodeActionContext(diagnostics=[d])
+        )
+    )
+    preferred = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.is_preferred]
+    if not preferred:
+        pytest.xfail("PENDING: the core offers no `fix` for this finding yet (summary14's interface); "
+                     f"offered: {[a.title for a in actions or []]}")
+    (fix,) = preferred
+    fixed = apply_edits(BUGGY, list(fix.edit.changes[uri]))  # type: ignore[union-attr,index]
+    assert fixed.splitlines()[FC2] == "        self.fc2 = nn.Linear(120, 84)"
+    change(client, uri, 2, fixed)
+    assert await wait_diagnostics(client, uri) == []
+
+
 HOSTILE = [
     "x = " + "(" * 400 + "1" + ")" * 400 + "\n",  # deeper than the parser or the lowering follows
     "import torch\nx = torch.zeros(2, 3)\x00\ny = x @ x\n",  # a NUL byte
