@@ -231,6 +231,33 @@ async def test_hostile_buffers_never_kill_the_server(client: LanguageClient):
 
 
 @pytest.mark.asyncio
+async def test_a_half_typed_line_keeps_the_last_shapes(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY)
+    change(client, uri, 2, BUGGY + "z = x.view(\n")
+    assert [d.code for d in await wait_diagnostics(client, uri)] == ["SHP101"]
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=16, character=0))
+    )
+    assert hover is not None and "[4, 16] float32 cpu" in hover.contents.value  # type: ignore[union-attr]
+    # a buffer that parses and has no tensors replaces it
+    change(client, uri, 3, "a = 1\n")
+    assert await wait_diagnostics(client, uri) == []
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0))
+    )
+    assert hover is None
+
+
+@pytest.mark.asyncio
+async def test_an_untitled_buffer_is_analysed(client: LanguageClient):
+    uri = "untitled:Untitled-1"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=BUGGY))
+    )
+    assert [d.code for d in await wait_diagnostics(client, uri)] == ["SHP101"]
+
+
+@pytest.mark.asyncio
 async def test_typing_fast_is_debounced_to_the_last_version(client: LanguageClient):
     uri = await open_doc(client, "net.py", BUGGY)
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"shape-lint": {"debounceMs": 200}}))

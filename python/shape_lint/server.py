@@ -13,6 +13,7 @@ result the server answers:
   places as spans (``Finding.related``); nothing is parsed from text here;
 - **hover**: the innermost span under the cursor that held a tensor, with its shape, dtype and
   device on each path and the origin of each dimension that has one;
+- while the buffer does not parse (a half-typed line), the last analysis that did stays shown;
 - **inlay hints** after each assignment target (``h: [4, 120]``), unless the ``inlayHints``
   setting is false;
 - **code actions**: the finding's own fix when the core offers one (``fix``: one edit that makes
@@ -230,6 +231,20 @@ def fix_action(
     )
 
 
+def parses(source: str) -> bool:
+    """Whether ``source`` is Python that parses (asked only when an analysis found nothing)."""
+    import ast
+    import warnings
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
 def severity(code: str) -> types.DiagnosticSeverity:
     return types.DiagnosticSeverity.Warning if code.startswith("SHP9") else types.DiagnosticSeverity.Error
 
@@ -299,6 +314,11 @@ class ShapeLintServer(LanguageServer):
             if self.workspace.get_text_document(uri).version != version:
                 return  # a newer edit is on its way
             lines = list(doc.lines)
+            previous = self.results.get(uri)
+            if not kept and not shapes and previous is not None and previous.shapes and not parses(source):
+                # a half-typed line: keep showing the last analysis that parsed (the client
+                # moves its ranges with the edits) until the buffer parses again
+                kept, shapes, lines = previous.findings, previous.shapes, previous.lines
             self.results[uri] = Result(version=version, lines=lines, findings=kept, shapes=shapes)
             if problem:
                 self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=problem))
