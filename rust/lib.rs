@@ -19,7 +19,7 @@ mod python;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-pub use diagnostics::{Finding, Related, SpanShapes, TensorView, Undecided};
+pub use diagnostics::{Edit, Finding, Fix, Related, SpanShapes, TensorView, Undecided};
 
 /// Analysis settings that change what the core does (selection of codes is the front end's job).
 #[derive(Debug, Clone)]
@@ -63,7 +63,43 @@ impl Default for Settings {
 /// A file with syntax errors yields no findings (flake8's E999 and the CLI report those).
 pub fn check_source(source: &str, path: &str, settings: &Settings) -> Vec<Finding> {
     let settings = &with_project(settings, path);
-    guarded(|| check_source_inner(source, path, settings)).unwrap_or_else(|reason| vec![internal_error(&reason)])
+    guarded(|| {
+        let findings = check_source_inner(source, path, settings);
+        verify_fixes(source, findings, |fixed| check_source_inner(fixed, path, settings))
+    })
+    .unwrap_or_else(|reason| vec![internal_error(&reason)])
+}
+
+/// Keep each finding's suggested fix only when the file with that fix applied analyses (by
+/// `analyse`) without that finding and without any finding the original did not have (same
+/// code and row): a fix that only moves the error elsewhere is dropped. A kept fix is named
+/// in the message: `...: last dim 120 != 80; use nn.Linear(120, 84)`.
+fn verify_fixes(source: &str, mut findings: Vec<Finding>, analyse: impl Fn(&str) -> Vec<Finding>) -> Vec<Finding> {
+    let keys: Vec<(&'static str, usize)> = findings.iter().map(|f| (f.rule.code, f.row)).collect();
+    for i in 0..findings.len() {
+        let Some(fix) = findings[i].fix.take() else { continue };
+        let mut fixed = source.to_owned();
+        let mut edits = fix.edits.clone();
+        edits.sort_by_key(|e| std::cmp::Reverse(e.start));
+        for e in &edits {
+            fixed.replace_range(e.start..e.end, &e.content);
+        }
+        let mut rest: Vec<(&'static str, usize)> = keys.clone();
+        rest.remove(i);
+        let after = analyse(&fixed);
+        let clean = after.iter().all(|f| match rest.iter().position(|k| *k == (f.rule.code, f.row)) {
+            Some(j) => {
+                rest.remove(j);
+                true
+            }
+            None => false,
+        });
+        if clean {
+            findings[i].message = format!("{}; {}", findings[i].message, fix.message);
+            findings[i].fix = Some(fix);
+        }
+    }
+    findings
 }
 
 /// Like [`check_source`], and also the checks the core could not decide that would be
@@ -79,7 +115,8 @@ pub fn check_source_undecided(source: &str, path: &str, settings: &Settings) -> 
             (Vec::new(), Vec::new())
         } else {
             let (findings, undecided, _) = engine::analyze_full(&module, &parsed, &settings);
-            (findings, undecided)
+            let plain = Settings { export_undecided: false, ..settings.clone() };
+            (verify_fixes(source, findings, |fixed| check_source_inner(fixed, path, &plain)), undecided)
         };
         if module.max_depth > ir::lower::MAX_DEPTH {
             std::mem::forget(parsed);
@@ -97,7 +134,14 @@ pub fn analyze_source(source: &str, path: &str, settings: &Settings) -> (Vec<Fin
     guarded(|| {
         let parsed = parse::parse(source);
         let module = ir::lower::lower_module(&parsed);
-        let out = if parsed.has_syntax_errors() { (Vec::new(), Vec::new(), Vec::new()) } else { engine::analyze_with_shapes(&module, &parsed, &settings) };
+        let out = if parsed.has_syntax_errors() {
+            (Vec::new(), Vec::new(), Vec::new())
+        } else {
+            let (findings, undecided, shapes) = engine::analyze_with_shapes(&module, &parsed, &settings);
+            // the fixes as `check_source_undecided` verifies them (each re-analysis: findings only)
+            let plain = Settings { export_undecided: false, ..settings.clone() };
+            (verify_fixes(source, findings, |fixed| check_source_inner(fixed, path, &plain)), undecided, shapes)
+        };
         if module.max_depth > ir::lower::MAX_DEPTH {
             std::mem::forget(parsed);
         }
@@ -114,6 +158,46 @@ pub fn show_shapes(source: &str, path: &str, settings: &Settings) -> Vec<(usize,
         let parsed = parse::parse(source);
         let module = ir::lower::lower_module(&parsed);
         let out = if parsed.has_syntax_errors() { Vec::new() } else { engine::shapes_by_line(&module, &parsed, settings) };
+        if module.max_depth > ir::lower::MAX_DEPTH {
+            std::mem::forget(parsed);
+        }
+        out
+    })
+    .unwrap_or_default()
+}
+
+/// The parser's syntax errors of a file: `(message, row, col, end_row, end_col)` each, rows
+/// and code-point columns 1-based; empty when it parses (`check_source` gives no findings for
+/// a file with syntax errors: the CLI reports these instead, flake8 its own E999).
+pub fn syntax_errors(source: &str) -> Vec<(String, usize, usize, usize, usize)> {
+    guarded(|| {
+        let parsed = parse::parse(source);
+        let out = parsed
+            .syntax_errors()
+            .into_iter()
+            .map(|(m, s, e)| {
+                let ((row, col), (end_row, end_col)) = (parsed.location(s), parsed.location(e));
+                (m, row, col, end_row, end_col)
+            })
+            .collect();
+        let module = ir::lower::lower_module(&parsed);
+        if module.max_depth > ir::lower::MAX_DEPTH {
+            std::mem::forget(parsed);
+        }
+        out
+    })
+    .unwrap_or_default()
+}
+
+/// `shape-lint summary`: the model calls of the script (or of `model`'s `forward`), each with
+/// the leaf layers it runs (`engine::summary`). Empty for a file with syntax errors or when the
+/// analysis fails.
+pub fn model_summary(source: &str, path: &str, settings: &Settings, model: Option<&str>) -> Vec<engine::summary::ModelCall> {
+    let settings = &with_project(settings, path);
+    guarded(|| {
+        let parsed = parse::parse(source);
+        let module = ir::lower::lower_module(&parsed);
+        let out = if parsed.has_syntax_errors() { Vec::new() } else { engine::model_summary(&module, &parsed, settings, model) };
         if module.max_depth > ir::lower::MAX_DEPTH {
             std::mem::forget(parsed);
         }
@@ -170,6 +254,7 @@ fn internal_error(reason: &str) -> Finding {
         trace: Vec::new(),
         condition: None,
         related: Vec::new(),
+        fix: None,
     }
 }
 

@@ -62,6 +62,23 @@ fn finding_dict<'py>(py: Python<'py>, f: &Finding) -> PyResult<Bound<'py, PyDict
         related.append(rd)?;
     }
     d.set_item("related", related)?;
+    if let Some(fix) = &f.fix {
+        let fd = PyDict::new(py);
+        fd.set_item("message", &fix.message)?;
+        fd.set_item("applicability", "unsafe")?;
+        let edits = PyList::empty(py);
+        for e in &fix.edits {
+            let ed = PyDict::new(py);
+            ed.set_item("content", &e.content)?;
+            ed.set_item("row", e.row)?;
+            ed.set_item("col", e.col)?;
+            ed.set_item("end_row", e.end_row)?;
+            ed.set_item("end_col", e.end_col)?;
+            edits.append(ed)?;
+        }
+        fd.set_item("edits", edits)?;
+        d.set_item("fix", fd)?;
+    }
     Ok(d)
 }
 
@@ -149,6 +166,57 @@ fn show_shapes(py: Python<'_>, source: &str, filename: &str, options: Option<&Bo
     Ok(py.detach(move || crate::show_shapes(&src, &name, &settings)))
 }
 
+/// The parser's syntax errors: `[(message, row, col, end_row, end_col), ...]`.
+#[pyfunction]
+fn syntax_errors(py: Python<'_>, source: &str) -> Vec<(String, usize, usize, usize, usize)> {
+    let src = source.to_owned();
+    py.detach(move || crate::syntax_errors(&src))
+}
+
+fn dims_py<'py>(py: Python<'py>, dims: &Option<Vec<crate::engine::summary::DimText>>) -> PyResult<Bound<'py, PyAny>> {
+    use crate::engine::summary::DimText;
+    let Some(dims) = dims else { return Ok(py.None().into_bound(py)) };
+    let out = PyList::empty(py);
+    for d in dims {
+        match d {
+            DimText::Int(i) => out.append(*i as i64)?,
+            DimText::Sym(s) => out.append(s)?,
+        }
+    }
+    Ok(out.into_any())
+}
+
+/// `shape-lint summary`: one dict per model call (see `_core.pyi`).
+#[pyfunction]
+#[pyo3(signature = (source, filename, model=None, options=None))]
+fn model_summary<'py>(py: Python<'py>, source: &str, filename: &str, model: Option<&str>, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
+    let settings = settings_from(options)?;
+    let (src, name, model) = (source.to_owned(), filename.to_owned(), model.map(str::to_owned));
+    let calls = py.detach(move || crate::model_summary(&src, &name, &settings, model.as_deref()));
+    let out = PyList::empty(py);
+    for c in &calls {
+        let d = PyDict::new(py);
+        d.set_item("model", &c.model)?;
+        d.set_item("line", c.line)?;
+        d.set_item("output_shape", dims_py(py, &c.output_shape)?)?;
+        d.set_item("total_params", c.total_params.map(|n| n as i64))?;
+        let layers = PyList::empty(py);
+        for l in &c.layers {
+            let ld = PyDict::new(py);
+            ld.set_item("name", &l.name)?;
+            ld.set_item("type", &l.kind)?;
+            ld.set_item("output_shape", dims_py(py, &l.output_shape)?)?;
+            ld.set_item("params", l.params.map(|n| n as i64))?;
+            ld.set_item("depth", l.depth)?;
+            layers.append(ld)?;
+        }
+        d.set_item("layers", layers)?;
+        d.set_item("incomplete", c.incomplete.clone())?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
 /// Every rule of the registry as a dict (see `_core.pyi`).
 #[pyfunction]
 fn rules(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
@@ -195,6 +263,8 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(show_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_source, m)?)?;
+    m.add_function(wrap_pyfunction!(syntax_errors, m)?)?;
+    m.add_function(wrap_pyfunction!(model_summary, m)?)?;
     m.add_function(wrap_pyfunction!(api_json, m)?)?;
     m.add_function(wrap_pyfunction!(api_resolve, m)?)?;
     m.add("__version__", crate::VERSION)?;

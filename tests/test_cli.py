@@ -641,6 +641,10 @@ def test_gitignore(engine, proj, capsys):
 
     assert files(".") == ["pkg/keep_tmp.py", "pkg/mod.py"]
     assert files("pkg") == ["pkg/keep_tmp.py", "pkg/mod.py"]
+    # a directory named on the command line is checked though a .gitignore above ignores it
+    # (a folder under ~/.pyenv, whose repository ignores /versions), unless --force-exclude
+    assert files("generated") == ["generated/g.py"]
+    assert files("--force-exclude", "generated") == []
     assert files("--no-respect-gitignore", ".") == [
         "a_tmp.py", "generated/g.py", "pkg/keep_tmp.py", "pkg/local.py", "pkg/mod.py"]
     write(proj / "pyproject.toml", "[tool.shape-lint]\nrespect-gitignore = false\n")
@@ -750,7 +754,8 @@ def test_e2e_syntax_errors_and_new_syntax_do_not_crash(tmp_path):
     assert r.returncode in (0, 1), r.stderr
     assert "SHP001" not in r.stdout
     r = shape_lint("check", "-", cwd=tmp_path, stdin="def broken(:\n")
-    assert r.returncode == 0 and "Traceback" not in r.stderr
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stdout.startswith("-:1:12: SyntaxError: ")
 
 
 def test_e2e_json_and_sarif_parse(tmp_path):
@@ -786,3 +791,48 @@ def test_e2e_findings_noqa_stdin_with_fake_engine(tmp_path):
     assert [d["code"] for d in json.loads(r.stdout)] == ["SHP102"]
     r = patched_shape_lint("check", "--exit-zero", ".", cwd=tmp_path)
     assert r.returncode == 0 and "SHP101" in r.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Edges a new user meets (issue 14): syntax errors, named paths under excluded folders, no files
+
+
+def test_e2e_syntax_error_is_reported_like_ruff(tmp_path):
+    """The parser's message, no code, exit 1 (the core has no findings for such a file)."""
+    write(tmp_path / "broken.py", "import torch\nx = torch.zeros(3\n")
+    r = shape_lint("check", "--no-cache", "broken.py", cwd=tmp_path)
+    assert r.returncode == 1, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert re.fullmatch(r"broken\.py:\d+:\d+: SyntaxError: .+", first), r.stdout
+    assert "All checks passed" not in r.stdout
+    r = shape_lint("check", "--no-cache", "--output-format", "json", "broken.py", cwd=tmp_path)
+    (rec, *_) = json.loads(r.stdout)
+    assert rec["code"] is None and rec["message"].startswith("SyntaxError: ") and rec["url"] is None
+
+
+def test_syntax_errors_use_the_core_parser():
+    from shape_lint import _core
+
+    (msg, row, col, end_row, end_col), *_ = _core.syntax_errors("def f(:\n    return\n")
+    assert (row, col) == (1, 7) and msg
+    assert _core.syntax_errors("x = 1\n") == []
+    assert _core.check_source("def f(:\n", "t.py") == []
+
+
+def test_named_dot_folder_is_checked_unless_force_exclude(engine, proj, capsys):
+    write(proj / ".venv" / "lib" / "m.py", "SHP101(x)\n")
+    code, out, _ = run(capsys, "check", ".venv/lib")
+    assert code == 1 and [ln.split(":")[0] for ln in finding_lines(out)] == [".venv/lib/m.py"]
+    code, out, err = run(capsys, "check", "--force-exclude", ".venv/lib")
+    assert code == 0 and finding_lines(out) == []
+    assert err == "warning: No Python files found under the given path(s)\n"
+
+
+def test_no_python_files_warns(engine, proj, capsys):
+    write(proj / "data" / "notes.txt", "nothing\n")
+    code, out, err = run(capsys, "check", "data")
+    assert code == 0
+    assert err == "warning: No Python files found under the given path(s)\n"
+    write(proj / "data" / "m.py", "x = 1\n")
+    code, out, err = run(capsys, "check", "data")
+    assert code == 0 and err == ""

@@ -196,10 +196,9 @@ async def test_quick_fix_from_the_core_clears_the_diagnostic(client: LanguageCli
         )
     )
     preferred = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.is_preferred]
-    if not preferred:
-        pytest.xfail("PENDING: the core offers no `fix` for this finding yet (summary14's interface); "
-                     f"offered: {[a.title for a in actions or []]}")
     (fix,) = preferred
+    assert fix.title == "use nn.Linear(120, 84)"
+    assert fix.kind == types.CodeActionKind.QuickFix
     fixed = apply_edits(BUGGY, list(fix.edit.changes[uri]))  # type: ignore[union-attr,index]
     assert fixed.splitlines()[FC2] == "        self.fc2 = nn.Linear(120, 84)"
     change(client, uri, 2, fixed)
@@ -234,7 +233,8 @@ async def test_hostile_buffers_never_kill_the_server(client: LanguageClient):
 async def test_a_half_typed_line_keeps_the_last_shapes(client: LanguageClient):
     uri = await open_doc(client, "net.py", BUGGY)
     change(client, uri, 2, BUGGY + "z = x.view(\n")
-    assert [d.code for d in await wait_diagnostics(client, uri)] == ["SHP101"]
+    (d,) = await wait_diagnostics(client, uri)
+    assert d.code is None and d.message.startswith("SyntaxError: ") and d.range.start.line >= 18
     hover = await client.text_document_hover_async(
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=16, character=0))
     )

@@ -1,8 +1,9 @@
 """Type stubs for the Rust extension ``shape_lint._core`` (built by maturin from ``rust/python.rs``)."""
 
-from typing import Any, Literal, TypedDict, type_check_only
+from typing import Any, Literal, NotRequired, TypedDict, type_check_only
 
-__all__ = ["analyze_source", "api_json", "api_resolve", "check_source", "check_source_undecided", "rules", "show_shapes", "__version__"]
+__all__ = ["analyze_source", "api_json", "api_resolve", "check_source", "check_source_undecided", "model_summary",
+           "rules", "show_shapes", "syntax_errors", "__version__"]
 
 __version__: str
 
@@ -16,6 +17,29 @@ class CheckOptions(TypedDict, total=False):
     max_paths: int
     max_steps: int
     timeout_ms: int
+
+@type_check_only
+class Edit(TypedDict):
+    """Replace the text from (``row``, ``col``) to (``end_row``, ``end_col``), end exclusive, with
+    ``content``. Positions as in :class:`Finding` (1-based rows, code-point columns)."""
+
+    content: str
+    row: int
+    col: int
+    end_row: int
+    end_col: int
+
+@type_check_only
+class Fix(TypedDict):
+    """A suggested fix: one literal number replaced (it may sit on another line than the
+    finding: the layer's definition). Offered only where that number alone decides the failing
+    check and the fixed file analyses without this finding and without any new one."""
+
+    message: str
+    """``use nn.Linear(120, 84)``."""
+    applicability: Literal["unsafe"]
+    """It changes behaviour (ruff's convention: applied by ``--fix --unsafe-fixes`` only)."""
+    edits: list[Edit]
 
 @type_check_only
 class Finding(TypedDict):
@@ -35,6 +59,8 @@ class Finding(TypedDict):
     """Provenance lines (where each dimension came from), shown by the ``full`` format."""
     condition: str | None
     """The path condition under which the line fails, or ``None`` when it always fails."""
+    fix: NotRequired[Fix]
+    """Present when one literal number fixes the line (the message then ends ``; use ...``)."""
     related: list[Related]
     """The places of the checked file that the trace lines name (the layer that fixes a size)."""
 
@@ -137,6 +163,44 @@ def show_shapes(
     options: CheckOptions | dict[str, Any] | None = None,
 ) -> list[tuple[int, str]]:
     """The ``--show-shapes`` view: ``(line, "name: [shape] dtype")`` for lines assigning tensors."""
+
+def syntax_errors(source: str) -> list[tuple[str, int, int, int, int]]:
+    """The parser's syntax errors, ``(message, row, col, end_row, end_col)`` each (ruff's
+    wording); ``[]`` when the text parses. :func:`check_source` has no findings for such a file."""
+
+@type_check_only
+class SummaryLayer(TypedDict):
+    """One leaf layer call of a model call: what a torch forward hook sees."""
+
+    name: str | None
+    """The qualified name in the model (``features.0``); ``None`` when the model does not hold it."""
+    type: str
+    """torch's class name (``Conv2d``)."""
+    output_shape: list[int | str] | None
+    """Ints, or strings for symbolic dims; ``None`` when the output is not one tensor of known rank."""
+    params: int | None
+    depth: int
+
+@type_check_only
+class ModelCall(TypedDict):
+    """One model call (a call of a user module or a container made while no other runs)."""
+
+    model: str
+    line: int
+    output_shape: list[int | str] | None
+    total_params: int | None
+    layers: list[SummaryLayer]
+    incomplete: list[str]
+    """Why the record may differ from what torch's hooks see (empty: complete)."""
+
+def model_summary(
+    source: str,
+    filename: str,
+    model: str | None = None,
+    options: CheckOptions | dict[str, Any] | None = None,
+) -> list[ModelCall]:
+    """``shape-lint summary``: the model calls of the script run, in call order, or with
+    ``model`` the call of that class's ``forward`` with inputs of unknown shapes."""
 
 def rules() -> list[RuleInfo]:
     """Every rule of the registry."""

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence, TextIO
 
 from . import config as cfg
 from .config import ConfigError, RuleSelection, Settings
+from .fixes import apply_edits, fix_edits, unified_diff, valid_fix
 from .output import Diagnostic, render, render_statistics
 
 __all__ = ["main"]
@@ -49,6 +50,23 @@ def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> lis
     from . import solver
 
     return solver.check_source(source, filename, options)
+
+
+def _syntax_errors(source: str) -> list[tuple[str, int, int, int, int]]:
+    """The parser's syntax errors (the core's ruff parser, so ruff's wording)."""
+    from . import _core
+
+    fn = getattr(_core, "syntax_errors", None)
+    if fn is not None:
+        return [tuple(e) for e in fn(source)]
+    import ast
+
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        row, col = exc.lineno or 1, exc.offset or 1
+        return [(str(exc.msg), row, col, exc.end_lineno or row, exc.end_offset or col)]
+    return []
 
 
 def _rules() -> list[dict[str, Any]]:
@@ -216,11 +234,13 @@ class _GitIgnores:
             self._repo_roots[directory] = root
         return self._repo_roots[directory]
 
-    def ignored(self, path: Path, is_dir: bool, walk_root: Path) -> bool:
+    def ignored(self, path: Path, is_dir: bool, walk_root: Path, *, inherit: bool = True) -> bool:
         """Whether a ``.gitignore`` between the repository root (or ``walk_root`` outside a
-        repository) and ``path`` ignores ``path``. Deeper files override shallower ones."""
+        repository) and ``path`` ignores ``path``. Deeper files override shallower ones.
+        ``inherit=False``: only the files in ``walk_root`` and below count (the user named an
+        ignored directory, e.g. one under ``~/.pyenv``, whose repository ignores ``/versions``)."""
         parent = path.parent
-        top = self._repo_root(parent) or walk_root
+        top = (self._repo_root(parent) or walk_root) if inherit else walk_root
         chain = [parent]
         if parent != top and top in parent.parents:
             for d in parent.parents:
@@ -282,12 +302,18 @@ def discover(paths: Sequence[str], settings: Settings, *, force_exclude: bool) -
             add(p)  # explicitly named files are checked whatever their suffix
             continue
         walk_root = Path(os.path.abspath(p))
+        # A directory named on the command line is checked even when a .gitignore above it
+        # ignores it (ruff's rule: named paths are checked unless --force-exclude); the
+        # .gitignore files inside it still apply to what it holds.
+        inherit = force_exclude or not (
+            settings.respect_gitignore and gitignores.ignored(walk_root, True, walk_root.parent)
+        )
 
-        def skipped(child: Path, is_dir: bool) -> bool:
+        def skipped(child: Path, is_dir: bool, inherit: bool = inherit) -> bool:
             if _excluded(child, settings):
                 return True
             return settings.respect_gitignore and gitignores.ignored(
-                Path(os.path.abspath(child)), is_dir, walk_root
+                Path(os.path.abspath(child)), is_dir, walk_root, inherit=inherit
             )
 
         for dirpath, dirnames, filenames in os.walk(p, onerror=None):
@@ -308,6 +334,22 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     error: str | None = None
     warning: str | None = None
+    fixed: int = 0
+    """How many findings ``--fix --unsafe-fixes`` fixed (or ``--diff`` would fix)."""
+    diff: str = ""
+
+
+@dataclass(frozen=True)
+class FixMode:
+    """``--fix``, ``--unsafe-fixes``, ``--diff``."""
+
+    fix: bool = False
+    unsafe: bool = False
+    diff: bool = False
+
+    @property
+    def applies(self) -> bool:
+        return (self.fix or self.diff) and self.unsafe
 
 
 def _display(path: Path) -> str:
@@ -356,6 +398,7 @@ def _well_formed(findings: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     "end_col": int(f.get("end_col") or f["col"]),
                     "trace": [str(t) for t in (f.get("trace") or [])],
                     "condition": None if f.get("condition") is None else str(f["condition"]),
+                    "fix": valid_fix(f.get("fix")),
                 }
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -372,6 +415,7 @@ def check_text(
     selection: RuleSelection,
     ignore_noqa: bool,
     findings: Sequence[Mapping[str, Any]] | None = None,
+    unsafe_fixes: bool = False,
 ) -> list[Diagnostic]:
     """Analyse one file's text and apply selection, per-file-ignores and noqa. ``findings``:
     the core's findings when the caller ran the analysis already (the language server)."""
@@ -387,6 +431,14 @@ def check_text(
     out: list[Diagnostic] = []
     mapping: dict[int, tuple[str, int]] | None = None
     bare_lines = [ln.rstrip("\n") for ln in lines]
+    if not findings:
+        # a file that does not parse has no findings: report the parser's errors, as ruff
+        # does (no code, not subject to selection or noqa)
+        for message, row, col, end_row, end_col in _syntax_errors(source):
+            out.append(Diagnostic(filename=display, code="", name="syntax-error",
+                                  message=f"SyntaxError: {message}", row=row, col=col,
+                                  end_row=end_row, end_col=end_col, abspath=abspath,
+                                  source_lines=bare_lines))
     for f in findings:
         code = f["code"]
         if not selection.enabled_for(match_path, code):
@@ -415,13 +467,16 @@ def check_text(
                 noqa_row=noqa_row,
                 abspath=abspath,
                 source_lines=bare_lines,
+                fix=f.get("fix"),
+                show_fix=unsafe_fixes,
             )
         )
     return out
 
 
 def _check_file(
-    path: Path, settings: Settings, selection: RuleSelection, ignore_noqa: bool
+    path: Path, settings: Settings, selection: RuleSelection, ignore_noqa: bool,
+    mode: FixMode = FixMode(),
 ) -> FileResult:
     display = _display(path)
     try:
@@ -432,15 +487,32 @@ def _check_file(
         source = decode_source(data)
     except UndecodableError as exc:
         return FileResult(warning=f"{display}: cannot decode, skipped: {exc}")
-    diags = check_text(
-        source,
-        display=display,
-        abspath=os.path.abspath(path),
-        settings=settings,
-        selection=selection,
-        ignore_noqa=ignore_noqa,
-    )
-    return FileResult(diagnostics=diags)
+    def check(text: str) -> list[Diagnostic]:
+        return check_text(text, display=display, abspath=os.path.abspath(path), settings=settings,
+                          selection=selection, ignore_noqa=ignore_noqa, unsafe_fixes=mode.unsafe)
+
+    diags = check(source)
+    fixable = [d for d in diags if d.fix is not None]
+    if not (mode.applies and fixable):
+        return FileResult(diagnostics=diags)
+    fixed_text = apply_edits(source, fix_edits([d.fix for d in fixable if d.fix is not None]))
+    if fixed_text == source:
+        return FileResult(diagnostics=diags)
+    after = check(fixed_text)
+    fixed = max(0, len(diags) - len(after))
+    if mode.diff:
+        return FileResult(diagnostics=diags, fixed=fixed, diff=unified_diff(source, fixed_text, display))
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:  # another coding: not rewritten
+        return FileResult(diagnostics=diags)
+    bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
+    out_text = fixed_text.replace("\n", "\r\n") if b"\r\n" in data else fixed_text
+    try:
+        path.write_bytes(bom + out_text.encode("utf-8"))
+    except OSError as exc:
+        return FileResult(diagnostics=diags, error=f"{display}: cannot write: {exc.strerror or exc}")
+    return FileResult(diagnostics=after, fixed=fixed)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -498,6 +570,15 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("-o", "--output-file", metavar="PATH", help="write the report to PATH")
     out.add_argument("--statistics", action="store_true", help="count findings per code")
     out.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    fx = check.add_argument_group("fixes")
+    fx.add_argument("--fix", action="store_true", default=None,
+                    help="apply fixes (the suggested fixes are unsafe: also give --unsafe-fixes)")
+    fx.add_argument("--no-fix", dest="fix", action="store_false")
+    fx.add_argument("--unsafe-fixes", action="store_true", default=None,
+                    help="show and, with --fix, apply the fixes that change behaviour")
+    fx.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
+    fx.add_argument("--diff", action="store_true",
+                    help="print the fixes as a diff instead of writing them (implies --fix)")
     out.add_argument("--show-shapes", action="store_true",
                      help="print the inferred shapes of each line (debug view)")
     conf = check.add_argument_group("configuration")
@@ -524,6 +605,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="a qualified or short name: torch.cat, nn.Linear, F.relu, Tensor.view, Linear")
     api.add_argument("--all", action="store_true", help="list every modelled API, one a line")
     api.add_argument("--output-format", choices=("text", "json"), default="text")
+
+    summ = sub.add_parser("summary", help="a torchinfo-like table of each model call, without running it")
+    summ.add_argument("file", metavar="FILE", help="a Python script")
+    summ.add_argument("--model", metavar="NAME",
+                      help="summarise this module class's forward, with inputs of unknown shapes")
+    summ.add_argument("--output-format", choices=("text", "json"), default="text")
 
     sub.add_parser("version", help="print the version")
     sub.add_parser("server", help="run the language server over stdio (for editors)")
@@ -832,6 +919,8 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         rules=rules,
     )
 
+    unsafe = bool(args.unsafe_fixes)
+    mode = FixMode(fix=bool(args.fix) or args.diff, unsafe=unsafe, diff=args.diff)
     paths = list(args.paths)
     if not paths:
         paths = ["-"] if args.stdin_filename else ["."]
@@ -858,15 +947,20 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                     settings=settings,
                     selection=selection,
                     ignore_noqa=args.ignore_noqa,
+                    unsafe_fixes=unsafe,
                 )
 
+    fixed = 0
+    diffs: list[str] = []
     if paths:
         found = discover(paths, settings, force_exclude=args.force_exclude)
         errors += found.errors
+        if not found.files and not found.errors:
+            stderr.write("warning: No Python files found under the given path(s)\n")
         results: Iterator[FileResult]
         if len(found.files) <= 1:
             results = (
-                _check_file(p, settings, selection, args.ignore_noqa) for p in found.files
+                _check_file(p, settings, selection, args.ignore_noqa, mode) for p in found.files
             )
             collected = list(results)
         else:
@@ -874,7 +968,7 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 collected = list(
                     pool.map(
-                        lambda p: _check_file(p, settings, selection, args.ignore_noqa),
+                        lambda p: _check_file(p, settings, selection, args.ignore_noqa, mode),
                         found.files,
                     )
                 )
@@ -884,14 +978,28 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             if res.error:
                 errors.append(res.error)
             diagnostics += res.diagnostics
+            fixed += res.fixed
+            if res.diff:
+                diffs.append(res.diff)
 
     for e in errors:
         stderr.write(f"error: {e}\n")
+
+    if args.diff:
+        # ruff: the diff on stdout, the count on stderr; exit 1 when there is something to fix
+        stdout.write("".join(diffs))
+        n = fixed
+        stderr.write(f"Would fix {n} error{'s' if n != 1 else ''}.\n" if n else "No errors would be fixed.\n")
+        if errors:
+            return 2
+        return 1 if n else 0
 
     if args.statistics:
         text = render_statistics(diagnostics, fmt)
     else:
         text = render(fmt, diagnostics, rules=rules, version=_version())
+        if fmt in ("concise", "full"):
+            text = _fix_summary(text, diagnostics, fixed, mode)
     if args.output_file:
         out_path = Path(args.output_file)
         try:
@@ -909,6 +1017,45 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if diagnostics and not args.exit_zero:
         return 1
     return 0
+
+
+def _cmd_summary(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    import json
+
+    from . import summary
+
+    try:
+        source = decode_source(Path(args.file).read_bytes())
+    except (OSError, UndecodableError) as exc:
+        stderr.write(f"error: {args.file}: {exc}\n")
+        return 2
+    calls = summary.summarise(source, os.path.abspath(args.file), args.model)
+    if args.model and not calls:
+        stderr.write(f"error: {args.file}: no module class {args.model!r} whose forward could be run\n")
+        return 1
+    if args.output_format == "json":
+        stdout.write(json.dumps(calls, indent=2) + "\n")
+    else:
+        stdout.write(summary.render_text(calls, args.file))
+    return 0
+
+
+def _fix_summary(text: str, diagnostics: Sequence[Diagnostic], fixed: int, mode: FixMode) -> str:
+    """ruff's closing lines about fixes: ``Found 2 errors (1 fixed, 1 remaining).``, or how
+    many fixes ``--fix`` (``--unsafe-fixes``) would apply."""
+    n = sum(1 for d in diagnostics if d.fix is not None)
+    if fixed:
+        body = text.rsplit("\n", 2)[0] + "\n" if diagnostics else ""
+        total = fixed + len(diagnostics)
+        text = f"{body}Found {total} error{'s' if total != 1 else ''} ({fixed} fixed, {len(diagnostics)} remaining).\n"
+    if not n:
+        return text
+    if not mode.unsafe:
+        return text + (f"No fixes available ({n} hidden fix{'es' if n != 1 else ''} can be enabled "
+                       "with the `--unsafe-fixes` option).\n")
+    if not mode.fix:
+        return text + f"[*] {n} fixable with the `--fix` option.\n"
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -932,6 +1079,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from . import server
 
             return server.main()
+        if args.command == "summary":
+            return _cmd_summary(args, stdout, stderr)
         parser.print_help(stderr)
         return 2
     except ConfigError as exc:

@@ -53,6 +53,16 @@ class Diagnostic:
     """Absolute path (``None`` for anonymous stdin)."""
     source_lines: Sequence[str] | None = field(default=None, repr=False, compare=False)
     """The file's lines (without line ends), used by the ``full`` format."""
+    fix: dict[str, Any] | None = None
+    """The core's suggested fix (``fixes.valid_fix``), always unsafe (it changes behaviour)."""
+    show_fix: bool = False
+    """Mark the fix as applicable (``[*]``): ``--unsafe-fixes`` is on."""
+
+    @property
+    def head(self) -> str:
+        """``SHP101 [*] message``; a syntax error has no code (``SyntaxError: ...``), as in ruff."""
+        mark = "[*] " if self.fix is not None and self.show_fix else ""
+        return f"{self.code} {mark}{self.message}" if self.code else self.message
 
     def sort_key(self) -> tuple[Any, ...]:
         return (self.filename, self.row, self.col, self.code, self.message)
@@ -67,7 +77,7 @@ def rule_url(name: str) -> str:
 
 
 def render_concise(diags: Sequence[Diagnostic], **_: Any) -> str:
-    out = [f"{d.filename}:{d.row}:{d.col}: {d.code} {d.message}\n" for d in diags]
+    out = [f"{d.filename}:{d.row}:{d.col}: {d.head}\n" for d in diags]
     out.append(_summary(diags))
     return "".join(out)
 
@@ -112,7 +122,7 @@ def _snippet(d: Diagnostic) -> list[str]:
 def render_full(diags: Sequence[Diagnostic], **_: Any) -> str:
     out: list[str] = []
     for d in diags:
-        out.append(f"{d.code} {d.message}")
+        out.append(d.head)
         snippet = _snippet(d)
         indent = " " * (len(snippet[0]) - 2) if snippet else ""
         out.append(f"{indent}--> {d.filename}:{d.row}:{d.col}")
@@ -134,14 +144,32 @@ def render_full(diags: Sequence[Diagnostic], **_: Any) -> str:
 def json_record(d: Diagnostic) -> dict[str, Any]:
     return {
         "cell": None,
-        "code": d.code,
+        "code": d.code or None,
         "end_location": {"column": d.end_col, "row": d.end_row},
         "filename": d.abspath if d.abspath is not None else d.filename,
-        "fix": None,
+        "fix": _json_fix(d.fix),
         "location": {"column": d.col, "row": d.row},
         "message": d.message,
         "noqa_row": d.noqa_row if d.noqa_row is not None else d.row,
-        "url": rule_url(d.name),
+        "url": rule_url(d.name) if d.code else None,
+    }
+
+
+def _json_fix(fix: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """A fix in ruff's JSON shape."""
+    if fix is None:
+        return None
+    return {
+        "applicability": fix["applicability"],
+        "edits": [
+            {
+                "content": e["content"],
+                "end_location": {"column": e["end_col"], "row": e["end_row"]},
+                "location": {"column": e["col"], "row": e["row"]},
+            }
+            for e in fix["edits"]
+        ],
+        "message": fix["message"],
     }
 
 

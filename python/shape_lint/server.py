@@ -13,7 +13,8 @@ result the server answers:
   places as spans (``Finding.related``); nothing is parsed from text here;
 - **hover**: the innermost span under the cursor that held a tensor, with its shape, dtype and
   device on each path and the origin of each dimension that has one;
-- while the buffer does not parse (a half-typed line), the last analysis that did stays shown;
+- while the buffer does not parse (a half-typed line), the diagnostics are the parser's errors
+  (as the CLI reports them) and hover and inlay hints keep the last analysis that parsed;
 - **inlay hints** after each assignment target (``h: [4, 120]``), unless the ``inlayHints``
   setting is false;
 - **code actions**: the finding's own fix when the core offers one (``fix``: one edit that makes
@@ -87,6 +88,8 @@ class Result:
     #: (diagnostic as the CLI filters it, the core's finding dict)
     findings: list[tuple[cli.Diagnostic, dict[str, Any]]] = field(default_factory=list)
     shapes: list[dict[str, Any]] = field(default_factory=list)
+    #: the text the shapes' positions refer to (an older one while the buffer does not parse)
+    shape_lines: list[str] = field(default_factory=list)
 
 
 def uri_to_path(uri: str) -> str:
@@ -232,17 +235,13 @@ def fix_action(
 
 
 def parses(source: str) -> bool:
-    """Whether ``source`` is Python that parses (asked only when an analysis found nothing)."""
-    import ast
-    import warnings
+    """Whether the core's parser accepts ``source`` (asked only when an analysis found nothing)."""
+    from . import _core
 
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
+    fn = getattr(_core, "syntax_errors", None)
+    if fn is None:
+        return True
+    return not fn(source)
 
 
 def severity(code: str) -> types.DiagnosticSeverity:
@@ -315,11 +314,12 @@ class ShapeLintServer(LanguageServer):
                 return  # a newer edit is on its way
             lines = list(doc.lines)
             previous = self.results.get(uri)
-            if not kept and not shapes and previous is not None and previous.shapes and not parses(source):
-                # a half-typed line: keep showing the last analysis that parsed (the client
-                # moves its ranges with the edits) until the buffer parses again
-                kept, shapes, lines = previous.findings, previous.shapes, previous.lines
-            self.results[uri] = Result(version=version, lines=lines, findings=kept, shapes=shapes)
+            shape_lines = lines
+            if not shapes and previous is not None and previous.shapes and not parses(source):
+                # a half-typed line: the parser's errors are the diagnostics (as the CLI
+                # reports them); hover and inlay hints keep the last analysis that parsed
+                shapes, shape_lines = previous.shapes, previous.shape_lines
+            self.results[uri] = Result(version=version, lines=lines, findings=kept, shapes=shapes, shape_lines=shape_lines)
             if problem:
                 self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=problem))
             self.publish(uri)
@@ -346,8 +346,8 @@ class ShapeLintServer(LanguageServer):
                     range=self.to_range(uri, res.lines, d.row, d.col, d.end_row, d.end_col),
                     message=d.message,
                     severity=severity(d.code),
-                    code=d.code,
-                    code_description=types.CodeDescription(href=rule_url(d.name)),
+                    code=d.code or None,
+                    code_description=types.CodeDescription(href=rule_url(d.name)) if d.code else None,
                     source=SOURCE,
                     related_information=related or None,
                     data={"noqa_row": d.noqa_row or d.row, "fix": raw.get("fix")},
@@ -425,7 +425,7 @@ def on_hover(ls: ShapeLintServer, params: types.HoverParams) -> types.Hover | No
     span = innermost(res.shapes, row, col)
     if span is None:
         return None
-    lines = res.lines
+    lines = res.shape_lines
     r0, c0, r1, c1 = span["row"], span["col"], span["end_row"], span["end_col"]
     text = lines[r0 - 1][c0 - 1 : c1 - 1] if r0 == r1 and 0 < r0 <= len(lines) else "expression"
     return types.Hover(
@@ -447,7 +447,7 @@ def on_inlay_hint(ls: ShapeLintServer, params: types.InlayHintParams) -> list[ty
             continue
         out.append(
             types.InlayHint(
-                position=ls.to_client(uri, res.lines, s["end_row"], s["end_col"]),
+                position=ls.to_client(uri, res.shape_lines, s["end_row"], s["end_col"]),
                 label=hint_label(s),
                 kind=types.InlayHintKind.Type,
                 tooltip="\n".join(view_text(v) for v in s["views"]),
@@ -474,7 +474,7 @@ def on_code_action(ls: ShapeLintServer, params: types.CodeActionParams) -> list[
         wanted_keys = {(str(d.code), d.range.start.line + 1) for d in wanted}
     actions: list[types.CodeAction] = []
     for d, raw in res.findings:
-        if (d.code, d.row) not in wanted_keys:
+        if not d.code or (d.code, d.row) not in wanted_keys:
             continue
         lsp_diag = next((w for w in wanted if str(w.code) == d.code and w.range.start.line + 1 == d.row), None)
         fixed = fix_action(uri, d.code, raw.get("fix"), lambda *rc: ls.to_range(uri, lines, *rc), lsp_diag)

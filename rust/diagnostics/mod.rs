@@ -19,6 +19,30 @@ pub struct Finding {
     /// The places in the checked file that the trace names (`fc1 (line 8)`), each with the
     /// trace line that names it: an editor's related information.
     pub related: Vec<Related>,
+    /// A fix that makes this check pass (one literal number replaced), when one is known and
+    /// the fixed file analyses without this or any new finding (`crate::fixes`).
+    pub fix: Option<Fix>,
+}
+
+/// A suggested fix: it changes behaviour, so it is "unsafe" in ruff's terms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fix {
+    /// `use nn.Linear(120, 84)`.
+    pub message: String,
+    pub edits: Vec<Edit>,
+}
+
+/// Replace the text from (`row`, `col`) to (`end_row`, `end_col`) (the finding's convention,
+/// end exclusive) with `content`. `start`/`end` are the byte offsets of the same range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub content: String,
+    pub row: usize,
+    pub col: usize,
+    pub end_row: usize,
+    pub end_col: usize,
+    pub start: usize,
+    pub end: usize,
 }
 
 /// A place of the checked file that a finding's trace names, with the trace line naming it.

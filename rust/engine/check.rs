@@ -19,6 +19,7 @@ impl<'a> Interp<'a> {
     /// `Settings::export_undecided` is on.
     pub fn check(&mut self, st: &State, site: Span, violated: impl Into<Formula>, rule: &'static Rule, msg: impl FnOnce(&Interp) -> (String, Vec<String>)) -> bool {
         let violated = violated.into();
+        let fix = self.fix_hint.take();
         match violated.decide(&st.facts, &self.syms) {
             Tri::False => {
                 self.record(st, site, Verdict::Holds);
@@ -52,7 +53,7 @@ impl<'a> Interp<'a> {
             }
             Tri::True => {
                 let (message, trace) = msg(self);
-                self.record(st, site, Verdict::Violated(Violation { rule, message, trace }));
+                self.record(st, site, Verdict::Violated(Violation { rule, message, trace, fix }));
                 false
             }
         }
@@ -61,6 +62,6 @@ impl<'a> Interp<'a> {
     /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path: the line runs,
     /// but is almost certainly wrong.
     pub fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String) {
-        self.record(st, site, Verdict::Violated(Violation { rule, message, trace: Vec::new() }));
+        self.record(st, site, Verdict::Violated(Violation { rule, message, trace: Vec::new(), fix: None }));
     }
 }

@@ -77,6 +77,10 @@ impl ModelCtx for Interp<'_> {
         Interp::check(self, st, site, violated, rule, |i| msg(i))
     }
 
+    fn suggest_fix(&mut self, hint: crate::value::FixHint) {
+        self.fix_hint = Some(hint);
+    }
+
     fn checkpoints(&mut self) -> &mut crate::models::torch::checkpoint::Log {
         &mut self.checkpoints
     }

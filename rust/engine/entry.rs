@@ -204,6 +204,41 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     (findings, stats)
 }
 
+/// `shape-lint summary` (`engine::summary`): the model calls the script makes, or with `model`,
+/// the call of that module class's `forward` (the instance the script built, else one from
+/// defaults) with inputs of unknown shapes. Call summaries are off: a replayed call would not
+/// record the layers it runs.
+pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>) -> Vec<super::summary::ModelCall> {
+    let s = &Settings { memo: false, ..s.clone() };
+    let mut interp = Interp::new(f, s);
+    interp.main_module = Some(m);
+    crate::models::torch::device::set_defaults(interp.file.source);
+    crate::models::torch::optim::begin_program();
+    let mut st = State::new();
+    let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });
+    interp.begin_sys_modules(&mut st);
+    let ctx = Ctx { scope: module_scope, module_scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
+    let Some(name) = model else {
+        interp.summary = Some(Default::default());
+        let _ = interp.block(&m.body, st, &ctx);
+        let mut calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
+        if interp.abandoned {
+            for c in &mut calls {
+                c.incomplete.push("the analysis ran out of budget".into());
+            }
+        }
+        return calls;
+    };
+    let finals = interp.block(&m.body, st, &ctx);
+    let Some((base, _)) = finals.into_iter().next() else { return Vec::new() };
+    let classes = module_classes(&interp, &base, module_scope);
+    let Some(class) = classes.into_iter().find(|c| matches!(base.get(*c), Obj::Class { name: n, .. } if &**n == name)) else { return Vec::new() };
+    interp.abandoned = false;
+    interp.summary = Some(Default::default());
+    analyze_forward(&mut interp, &base, class, &ctx);
+    interp.summary.take().map(|l| l.calls).unwrap_or_default()
+}
+
 /// The user classes bound at module level that derive from `torch.nn.Module`, or from a
 /// modelled layer (`class Model(nn.Transformer)`, whose own `forward` is an entry too).
 fn module_classes(interp: &Interp, st: &State, module_scope: ObjId) -> Vec<ObjId> {
@@ -285,7 +320,12 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
         }
         // a call of forward from anywhere: the module may have been moved to any device first
         let was = crate::models::torch::device::modules_anywhere(true);
-        let _ = interp.call_closure(&fwd, args, Vec::new(), st, span);
+        // (`shape-lint summary --model`: this call is the model call recorded)
+        let begun = if interp.summary.is_some() { interp.summary_begin(&st, &inst, span) } else { None };
+        let out = interp.call_closure(&fwd, args, Vec::new(), st, span);
+        if let Some(b) = begun {
+            interp.summary_end(b, &out);
+        }
         crate::models::torch::device::modules_anywhere(was);
     }
 }

@@ -29,6 +29,7 @@ pub mod project;
 mod entry;
 mod report;
 pub mod shapes;
+pub mod summary;
 
 use std::collections::BTreeMap;
 
@@ -69,6 +70,12 @@ pub fn analyze_with_shapes(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec
     let mut log = shapes::SpanLog::default();
     let (findings, undecided, _) = entry::run_spans(m, f, s, &mut log);
     (findings, undecided, shapes::spans_of(f, log))
+}
+
+/// `shape-lint summary`: the model calls of the script's run, or (`model`) of the `forward`
+/// of the module class of that name, with inputs of unknown shapes.
+pub fn model_summary(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>) -> Vec<summary::ModelCall> {
+    entry::summarise(m, f, s, model)
 }
 
 pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Stats) {

@@ -281,9 +281,35 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
             }
         }
         let related = super::shapes::related(interp, &trace);
-        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition, related });
+        // a fix only for a line that fails on every path reaching it
+        let fix = if all_fail && condition.is_none() { v.fix.as_ref().and_then(|h| fix_of(interp, h)) } else { None };
+        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition, related, fix });
     }
     out
+}
+
+/// The edit a model's fix hint stands for, when exactly one of its candidates is an int
+/// literal (or an expression of int literals, `16 * 5 * 5`) of the checked file other than the
+/// wanted value: `use nn.Linear(120, 84)` (the call as fixed, when it is one short line), else
+/// `use in_features=120`.
+fn fix_of(interp: &Interp, h: &FixHint) -> Option<crate::diagnostics::Fix> {
+    if h.at.file != FileId::MAIN {
+        return None;
+    }
+    let src = interp.file.source;
+    let found: Vec<(&FixAlt, (u32, u32, i128))> =
+        h.alts.iter().filter(|a| a.want > 0).filter_map(|a| Some((a, crate::parse::int_literal_arg(src, h.at.start, h.at.end, a.pos, a.kw)?))).filter(|(a, (_, _, old))| *old != a.want).collect();
+    let [(alt, (s, e, _))] = found[..] else { return None };
+    let content = alt.want.to_string();
+    let fixed = format!("{}{content}{}", &src[h.at.start as usize..s as usize], &src[e as usize..h.at.end as usize]);
+    let message = if fixed.contains('\n') || fixed.chars().count() > 60 || alt.kw.is_empty() {
+        if alt.kw.is_empty() { format!("use {content}") } else { format!("use {}={content}", alt.kw) }
+    } else {
+        format!("use {fixed}")
+    };
+    let ((row, col), (end_row, end_col)) = (interp.file.location(s), interp.file.location(e));
+    let edit = crate::diagnostics::Edit { content, row, col, end_row, end_col, start: s as usize, end: e as usize };
+    Some(crate::diagnostics::Fix { message, edits: vec![edit] })
 }
 
 /// Whether the alternative `alt` of an assumption taken after the branches `prefix` raised
@@ -315,7 +341,7 @@ pub fn undecided_from(interp: &Interp, outcomes: &[Outcome], pending: &[Pending]
             None => p.message.clone(),
         };
         out.push(crate::diagnostics::Undecided {
-            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone(), related: super::shapes::related(interp, &p.trace) },
+            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone(), related: super::shapes::related(interp, &p.trace), fix: None },
             context: p.query.context.clone(),
             precondition: p.query.precondition.clone(),
         });

@@ -76,6 +76,8 @@ pub trait ModelCtx {
     /// (torch raises). The object-safe primitive: models use [`ModelCtxExt::check`], whose
     /// message is a typed violation (`rules::violation`).
     fn check_with(&mut self, st: &State, site: Span, violated: Formula, rule: &'static Rule, msg: Msg) -> bool;
+    /// Suggest a fix for the next check made on this path (taken by it, whatever it decides).
+    fn suggest_fix(&mut self, hint: crate::value::FixHint);
     /// What the analysis saw of checkpoints (`torch.save`, `torch.load`: SHP312).
     fn checkpoints(&mut self) -> &mut crate::models::torch::checkpoint::Log;
     /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path.

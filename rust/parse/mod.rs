@@ -32,6 +32,12 @@ impl<'src> ParsedFile<'src> {
         !self.parsed.errors().is_empty()
     }
 
+    /// The parser's errors: message and byte range of each (ruff's wording, e.g.
+    /// `Expected ')', found newline`).
+    pub fn syntax_errors(&self) -> Vec<(String, u32, u32)> {
+        self.parsed.errors().iter().map(|e| (e.error.to_string(), e.location.start().to_u32(), e.location.end().to_u32())).collect()
+    }
+
     /// 1-based row and 1-based code-point column of a byte offset.
     pub fn location(&self, offset: u32) -> (usize, usize) {
         let offset = offset.min(self.source.len() as u32);
@@ -62,6 +68,48 @@ impl<'src> ParsedFile<'src> {
     pub fn slice(&self, range: TextRange) -> &'src str {
         &self.source[range]
     }
+}
+
+/// The argument `pos` (positional) or `kw` (keyword) of the call spanning `start..end` of
+/// `source`, when it is an int literal or an expression of int literals only: its byte range
+/// and value.
+pub fn int_literal_arg(source: &str, start: u32, end: u32, pos: usize, kw: &str) -> Option<(u32, u32, i128)> {
+    use ruff_python_ast::{Expr, Number};
+    if end as usize > source.len() || start > end || !source.is_char_boundary(start as usize) || !source.is_char_boundary(end as usize) {
+        return None;
+    }
+    let range = TextRange::new(TextSize::new(start), TextSize::new(end));
+    let parsed = ruff_python_parser::parse_parenthesized_expression_range(source, range).ok()?;
+    let Expr::Call(call) = parsed.expr() else { return None };
+    let args = &call.arguments;
+    let arg = match args.args.get(pos) {
+        Some(a) if !args.args[..=pos].iter().any(|a| a.is_starred_expr()) => a,
+        _ => &args.keywords.iter().find(|k| k.arg.as_ref().is_some_and(|a| a.as_str() == kw))?.value,
+    };
+    /// The value of an expression made of int literals only (`16 * 5 * 5`).
+    fn value(e: &Expr) -> Option<i128> {
+        use ruff_python_ast::{Operator, UnaryOp};
+        match e {
+            Expr::NumberLiteral(n) => match &n.value {
+                Number::Int(i) => i.as_i64().map(i128::from),
+                _ => None,
+            },
+            Expr::UnaryOp(u) if u.op == UnaryOp::USub => value(&u.operand).map(|v| -v),
+            Expr::BinOp(b) => {
+                let (l, r) = (value(&b.left)?, value(&b.right)?);
+                match b.op {
+                    Operator::Add => l.checked_add(r),
+                    Operator::Sub => l.checked_sub(r),
+                    Operator::Mult => l.checked_mul(r),
+                    Operator::FloorDiv if r > 0 && l >= 0 => Some(l / r),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+    let v = value(arg)?;
+    Some((arg.range().start().to_u32(), arg.range().end().to_u32(), v))
 }
 
 /// The line index of a source the analysis keeps after parsing it (a project module's), for

@@ -16,6 +16,25 @@ pub type ObjId = usize;
 /// when every outcome raised.
 pub type Vals = Vec<(State, Value)>;
 
+/// A suggested fix a model attaches to its next check (`ModelCtx::suggest_fix`): in the call
+/// at `at` (a layer's constructor, a `view`), replacing the int argument at position `pos` (or
+/// keyword `kw`) by `want` would make that check pass; `alts` lists the candidates. The report
+/// keeps a fix only when exactly one candidate is an int literal (or an expression of int
+/// literals) of the checked file, and `check_source` only when the fixed text analyses clean
+/// there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixHint {
+    pub at: Span,
+    pub alts: Vec<FixAlt>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixAlt {
+    pub pos: usize,
+    pub kw: &'static str,
+    pub want: i128,
+}
+
 /// One tensor dimension: a symbolic integer (or unknown) and where it came from.
 #[derive(Debug, Clone)]
 pub struct Dim {

@@ -215,6 +215,16 @@ impl<'a> Interp<'a> {
         if !self.tick() {
             return Vec::new();
         }
+        // `shape-lint summary` records module calls (`engine::summary`)
+        let begun = if self.summary.is_some() { self.summary_begin(&st, &f, span) } else { None };
+        let out = self.call_dispatch_inner(f, args, kwargs, st, span);
+        if let Some(b) = begun {
+            self.summary_end(b, &out);
+        }
+        out
+    }
+
+    fn call_dispatch_inner(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         match f {
             Value::Func(c) => self.call_user(&c, args, kwargs, st, span),
             Value::Bound(recv, c) => {

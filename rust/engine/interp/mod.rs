@@ -75,6 +75,8 @@ pub struct Violation {
     pub rule: &'static Rule,
     pub message: String,
     pub trace: Vec<String>,
+    /// The fix the model suggested for this check (`ModelCtx::suggest_fix`).
+    pub fix: Option<crate::value::FixHint>,
 }
 
 #[derive(Debug, Clone)]
@@ -164,6 +166,8 @@ pub struct Interp<'a> {
     /// The places (`line 8`) rendered for spans of the checked file, each with the first span
     /// it was rendered for: where a trace line points (`engine::shapes::related`).
     pub places: std::cell::RefCell<BTreeMap<String, Span>>,
+    /// The module calls `shape-lint summary` asked for (`engine::summary`), when asked.
+    pub summary: Option<crate::engine::summary::SummaryLog>,
     /// Summaries of side-effect-free calls (`super::memo`).
     pub memo: super::memo::Memo,
     /// The unknowns a first use introduces when it refines a shape variable, by variable
@@ -202,6 +206,8 @@ pub struct Interp<'a> {
     pub import_steps: u64,
     /// The checked file's IR, run as a module when another project module imports it.
     pub main_module: Option<&'a Module>,
+    /// The fix suggested for the next check (`ModelCtx::suggest_fix`), taken by `check`.
+    pub fix_hint: Option<crate::value::FixHint>,
 }
 
 fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
@@ -272,6 +278,7 @@ impl<'a> Interp<'a> {
             shape_log: None,
             span_log: None,
             places: Default::default(),
+            summary: None,
             gen_frames: Vec::new(),
             memo: Default::default(),
             refined_vars: Default::default(),
@@ -290,6 +297,7 @@ impl<'a> Interp<'a> {
             sys_modules: None,
             import_steps: 0,
             main_module: None,
+            fix_hint: None,
         }
     }
 

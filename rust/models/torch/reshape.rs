@@ -75,6 +75,20 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
         let tshow: Vec<String> = target.iter().map(|d| cx.show_dim(d)).collect();
         let tshow = format!("[{}]", tshow.join(", "));
         if minus.is_empty() {
+            // a fix: the one size that makes the element counts agree (`engine::report::fix_of`
+            // keeps it where that size is the only literal candidate)
+            if let (Some(tc), Some(pc)) = (total.as_const(), pk.as_const()) {
+                let alts = target
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, d)| {
+                        let c = d.as_const().filter(|c| *c > 0)?;
+                        let rest = pc / c;
+                        (rest > 0 && tc % rest == 0 && tc != pc).then(|| FixAlt { pos: i, kw: "", want: tc / rest })
+                    })
+                    .collect();
+                cx.suggest_fix(FixHint { at: span, alts });
+            }
             let eq = Formula::cmp(total, crate::shape::Rel::Eq, pk);
             if !cx.check(&st, span, eq.not(), |cx| {
                 let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));

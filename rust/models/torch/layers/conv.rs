@@ -88,6 +88,8 @@ struct ConvCfg {
     transposed: bool,
     /// "out_channels of conv1 (line 3)", for traces.
     why: Option<Rc<str>>,
+    /// The layer's constructor call, where a fix of `in_channels` goes.
+    at: Option<Span>,
 }
 
 impl ConvCfg {
@@ -114,6 +116,7 @@ impl ConvCfg {
             same,
             transposed,
             why: l.label.clone().map(|lbl| Rc::from(format!("out_channels of {lbl}"))),
+            at: Some(l.span),
         })
     }
 }
@@ -301,6 +304,9 @@ fn conv_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, cfg: &ConvCfg, n: usi
     for (st, sh) in require_rank(cx, st, t, &[n + 1, n + 2], spatial_names(n), &fixed, span, &format!("{what}: ")) {
         let r = sh.dims.len();
         let c = sh.dims[r - n - 1].clone();
+        if let (Some(at), Some(want)) = (cfg.at, c.v.as_ref().and_then(|p| p.as_const())) {
+            cx.suggest_fix(FixHint { at, alts: vec![FixAlt { pos: 0, kw: "in_channels", want }] });
+        }
         if !cx.expect_dim(&st, span, &sh, &c, ic, Vec::new(), |input, channels, want| {
             LayerChannelMismatch::Channels { layer: what.into(), param: "in_channels".into(), want, input, channels }
         }) {
@@ -387,6 +393,6 @@ pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize,
     if !check_divisible(cx, &st, span, &w0, &groups, |size, groups| InvalidShapeArgument::WeightGroups { op: what.into(), size, groups }) {
         return Vec::new();
     }
-    let cfg = ConvCfg { ic, oc, k, s, p, d, op, same, transposed, why: None };
+    let cfg = ConvCfg { ic, oc, k, s, p, d, op, same, transposed, why: None, at: None };
     conv_with(cx, st, t, &cfg, n, what, span)
 }

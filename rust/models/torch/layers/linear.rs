@@ -184,6 +184,11 @@ fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option
             false => format!("{lbl} expects in_features={}", inf.display(cx.syms())),
         })
         .collect();
+    if !tied && l.args.contains_key("in_features") {
+        if let Some(want) = last.v.as_ref().and_then(|p| p.as_const()) {
+            cx.suggest_fix(FixHint { at: l.span, alts: vec![FixAlt { pos: 0, kw: "in_features", want }] });
+        }
+    }
     if !cx.expect_dim(&st, span, &s, &last, inf, extra, |input, last, in_features| MatmulShapeMismatch::Linear { who, input, last, in_features }) {
         return Vec::new();
     }

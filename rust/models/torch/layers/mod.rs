@@ -22,6 +22,7 @@ mod fold;
 mod linear;
 mod norm;
 mod pool;
+pub mod params;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
