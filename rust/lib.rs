@@ -19,7 +19,7 @@ mod python;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-pub use diagnostics::{Finding, Undecided};
+pub use diagnostics::{Edit, Finding, Fix, Related, SpanShapes, TensorView, Undecided};
 
 /// Analysis settings that change what the core does (selection of codes is the front end's job).
 #[derive(Debug, Clone)]
@@ -153,6 +153,30 @@ pub fn check_source_stats(source: &str, path: &str, settings: &Settings) -> (Vec
     .unwrap_or_else(|reason| (vec![internal_error(&reason)], Vec::new(), Default::default()))
 }
 
+/// [`check_source_undecided`] and the tensors each span of the file evaluated to, from one
+/// analysis run (the language server's diagnostics, hover and inlay hints after an edit).
+/// Empty shapes for a file with syntax errors; an internal failure gives the `SHP001` finding.
+pub fn analyze_source(source: &str, path: &str, settings: &Settings) -> (Vec<Finding>, Vec<Undecided>, Vec<SpanShapes>) {
+    let settings = Settings { export_undecided: true, ..with_project(settings, path) };
+    guarded(|| {
+        let parsed = parse::parse(source);
+        let module = ir::lower::lower_module(&parsed);
+        let out = if parsed.has_syntax_errors() {
+            (Vec::new(), Vec::new(), Vec::new())
+        } else {
+            let (findings, undecided, shapes) = engine::analyze_with_shapes(&module, &parsed, &settings);
+            // the fixes as `check_source_undecided` verifies them (each re-analysis: findings only)
+            let plain = Settings { export_undecided: false, ..settings.clone() };
+            (verify_fixes(source, findings, |fixed| check_source_inner(fixed, path, &plain)), undecided, shapes)
+        };
+        if module.max_depth > ir::lower::MAX_DEPTH {
+            std::mem::forget(parsed);
+        }
+        out
+    })
+    .unwrap_or_else(|reason| (vec![internal_error(&reason)], Vec::new(), Vec::new()))
+}
+
 /// The `--show-shapes` debug view: `(line, "name: [shape] dtype")` for each line that assigns
 /// tensors. Empty for files with syntax errors or when the analysis fails.
 pub fn show_shapes(source: &str, path: &str, settings: &Settings) -> Vec<(usize, String)> {
@@ -256,6 +280,7 @@ fn internal_error(reason: &str) -> Finding {
         end_col: 1,
         trace: Vec::new(),
         condition: None,
+        related: Vec::new(),
         fix: None,
     }
 }

@@ -57,6 +57,17 @@ fn finding_dict<'py>(py: Python<'py>, f: &Finding) -> PyResult<Bound<'py, PyDict
     d.set_item("end_col", f.end_col)?;
     d.set_item("trace", &f.trace)?;
     d.set_item("condition", &f.condition)?;
+    let related = PyList::empty(py);
+    for r in &f.related {
+        let rd = PyDict::new(py);
+        rd.set_item("message", &r.message)?;
+        rd.set_item("row", r.row)?;
+        rd.set_item("col", r.col)?;
+        rd.set_item("end_row", r.end_row)?;
+        rd.set_item("end_col", r.end_col)?;
+        related.append(rd)?;
+    }
+    d.set_item("related", related)?;
     if let Some(fix) = &f.fix {
         let fd = PyDict::new(py);
         fd.set_item("message", &fix.message)?;
@@ -150,6 +161,48 @@ fn check_source_stats<'py>(
     let sites: Vec<_> = stats.check_sites.iter().map(|(r, c, n)| (*r, *c, n.holds, n.violated, n.undecided, n.exported)).collect();
     d.set_item("check_sites", sites)?;
     Ok((findings_list(py, &findings)?, undecided_list(py, &undecided)?, d))
+}
+
+/// One analysis for an editor: `{"findings", "undecided", "shapes"}` (see `_core.pyi`).
+#[pyfunction]
+#[pyo3(signature = (source, filename, options=None))]
+fn analyze_source<'py>(py: Python<'py>, source: &str, filename: &str, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyDict>> {
+    let settings = settings_from(options)?;
+    let src = source.to_owned();
+    let name = filename.to_owned();
+    let (findings, undecided, spans) = py.detach(move || crate::analyze_source(&src, &name, &settings));
+    let und = PyList::empty(py);
+    for u in &undecided {
+        let d = finding_dict(py, &u.finding)?;
+        d.set_item("smt", &u.context)?;
+        d.set_item("precondition", &u.precondition)?;
+        und.append(d)?;
+    }
+    let shapes = PyList::empty(py);
+    for s in &spans {
+        let d = PyDict::new(py);
+        d.set_item("row", s.row)?;
+        d.set_item("col", s.col)?;
+        d.set_item("end_row", s.end_row)?;
+        d.set_item("end_col", s.end_col)?;
+        d.set_item("name", &s.name)?;
+        let views = PyList::empty(py);
+        for v in &s.views {
+            let vd = PyDict::new(py);
+            vd.set_item("shape", &v.shape)?;
+            vd.set_item("dtype", &v.dtype)?;
+            vd.set_item("device", &v.device)?;
+            vd.set_item("origins", &v.origins)?;
+            views.append(vd)?;
+        }
+        d.set_item("views", views)?;
+        shapes.append(d)?;
+    }
+    let out = PyDict::new(py);
+    out.set_item("findings", findings_list(py, &findings)?)?;
+    out.set_item("undecided", und)?;
+    out.set_item("shapes", shapes)?;
+    Ok(out)
 }
 
 /// The `--show-shapes` view: `[(line, text), ...]`.
@@ -259,6 +312,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_source_stats, m)?)?;
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(show_shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze_source, m)?)?;
     m.add_function(wrap_pyfunction!(syntax_errors, m)?)?;
     m.add_function(wrap_pyfunction!(model_summary, m)?)?;
     m.add_function(wrap_pyfunction!(api_json, m)?)?;

@@ -2,7 +2,7 @@
 
 from typing import Any, Literal, NotRequired, TypedDict, type_check_only
 
-__all__ = ["api_json", "api_resolve", "check_source", "check_source_stats", "check_source_undecided", "model_summary",
+__all__ = ["analyze_source", "api_json", "api_resolve", "check_source", "check_source_stats", "check_source_undecided", "model_summary",
            "rules", "show_shapes", "syntax_errors", "__version__"]
 
 __version__: str
@@ -63,6 +63,49 @@ class Finding(TypedDict):
     """The path condition under which the line fails, or ``None`` when it always fails."""
     fix: NotRequired[Fix]
     """Present when one literal number fixes the line (the message then ends ``; use ...``)."""
+    related: list[Related]
+    """The places of the checked file that the trace lines name (the layer that fixes a size)."""
+
+@type_check_only
+class Related(TypedDict):
+    """A place a trace line names (``120 came from out_features of fc1 (line 8)``): the span the
+    core rendered as ``line 8``, with that trace line as ``message``."""
+
+    message: str
+    row: int
+    col: int
+    end_row: int
+    end_col: int
+
+@type_check_only
+class TensorView(TypedDict):
+    """One tensor seen at a span: ``shape`` as messages show it (``[B, 120]``, ``*`` for an
+    unknown list of leading dims, ``?`` for an unknown dim), torch's dtype and device names
+    when known, and ``origins``: ``"120 from out_features of fc1 (line 8)"`` per dim with one."""
+
+    shape: str
+    dtype: str | None
+    device: str | None
+    origins: list[str]
+
+@type_check_only
+class SpanShapes(TypedDict):
+    """The tensors a span of the file evaluated to, over every path and entry point."""
+
+    row: int
+    col: int
+    end_row: int
+    end_col: int
+    name: str | None
+    """The name bound there, for an assignment target; ``None`` for an expression."""
+    views: list[TensorView]
+    """At most 8 distinct tensors (several: several paths or entry points)."""
+
+@type_check_only
+class Analysis(TypedDict):
+    findings: list[Finding]
+    undecided: list[UndecidedCheck]
+    shapes: list[SpanShapes]
 
 @type_check_only
 class UndecidedCheck(Finding):
@@ -137,6 +180,16 @@ def check_source_stats(
     options: CheckOptions | dict[str, Any] | None = None,
 ) -> tuple[list[Finding], list[UndecidedCheck], Stats]:
     """:func:`check_source_undecided` with the analysis statistics (``bench/decisions.py``)."""
+
+
+def analyze_source(
+    source: str,
+    filename: str,
+    options: CheckOptions | dict[str, Any] | None = None,
+) -> Analysis:
+    """:func:`check_source_undecided` and the tensors of every span, from ONE analysis run (the
+    language server's diagnostics, hover and inlay hints). Syntax errors give empty lists."""
+
 
 def show_shapes(
     source: str,

@@ -104,10 +104,12 @@ def cached(
     source: str,
     filename: str,
     options: Mapping[str, Any],
-    run: Callable[[], list[dict[str, Any]]],
-) -> list[dict[str, Any]]:
+    run: Callable[[], Any],
+    kind: type = list,
+) -> Any:
     """``run()``'s findings for ``filename`` with text ``source``, from the cache when an entry
-    with the same key exists, else computed and stored."""
+    with the same key exists, else computed and stored. ``kind`` is the type of what ``run``
+    returns (``dict`` for the language server's analyses, which hold shapes too)."""
     try:
         path = Path(filename).resolve()
         if not path.is_file():
@@ -133,7 +135,7 @@ def cached(
     try:
         with open(entry, encoding="utf-8") as f:
             findings = json.load(f)
-        if isinstance(findings, list):
+        if isinstance(findings, kind):
             return findings
     except (OSError, ValueError):
         pass
@@ -142,7 +144,7 @@ def cached(
     return findings
 
 
-def _store(root: Path, folder: Path, entry: Path, findings: list[dict[str, Any]]) -> None:
+def _store(root: Path, folder: Path, entry: Path, findings: Any) -> None:
     try:
         top = root / CACHE_DIR
         if not top.exists():

@@ -1,4 +1,4 @@
-"""The ``shape-lint`` command line (ruff's conventions: ``check``, ``rule``, ``version``; ``api``).
+"""The ``shape-lint`` command line (ruff's conventions: ``check``, ``rule``, ``version``, ``server``; ``api``).
 
 Exit codes: 0 no findings, 1 findings, 2 usage / configuration error or unreadable input.
 """
@@ -379,6 +379,11 @@ def _run_core(source: str, filename: str, options: Mapping[str, Any]) -> list[di
         findings = _check_source(source, filename, options)
     except Exception as exc:  # never let an analyser bug stop the run
         return [_internal_error(f"{type(exc).__name__}: {exc}".splitlines()[0])]
+    return _well_formed(findings)
+
+
+def _well_formed(findings: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The findings with the keys a Diagnostic needs, each checked (a malformed one: SHP001)."""
     good = []
     for f in findings:
         try:
@@ -409,14 +414,19 @@ def check_text(
     settings: Settings,
     selection: RuleSelection,
     ignore_noqa: bool,
+    findings: Sequence[Mapping[str, Any]] | None = None,
     unsafe_fixes: bool = False,
 ) -> list[Diagnostic]:
-    """Analyse one file's text and apply selection, per-file-ignores and noqa."""
+    """Analyse one file's text and apply selection, per-file-ignores and noqa. ``findings``:
+    the core's findings when the caller ran the analysis already (the language server)."""
     lines = split_lines(source)
     exemption = FileExemption() if ignore_noqa else file_exemption(lines)
     if exemption.all:
         return []
-    findings = _run_core(source, abspath or display, settings.core_options())
+    if findings is None:
+        findings = _run_core(source, abspath or display, settings.core_options())
+    else:
+        findings = _well_formed(findings)
     match_path = abspath or display
     out: list[Diagnostic] = []
     mapping: dict[int, tuple[str, int]] | None = None
@@ -603,6 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
     summ.add_argument("--output-format", choices=("text", "json"), default="text")
 
     sub.add_parser("version", help="print the version")
+    sub.add_parser("server", help="run the language server over stdio (for editors)")
     return parser
 
 
@@ -1064,6 +1075,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_api(args, stdout, stderr)
         if args.command == "check":
             return _cmd_check(args, stdout, stderr)
+        if args.command == "server":
+            from . import server
+
+            return server.main()
         if args.command == "summary":
             return _cmd_summary(args, stdout, stderr)
         parser.print_help(stderr)

@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_RLIMIT",
     "DEFAULT_TIMEOUT_MS",
     "FILE_BUDGET_MS",
+    "analyze",
     "check_source",
     "confirm",
     "decide",
@@ -258,3 +259,30 @@ def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> lis
         out.extend(may_fail.find(candidates, {(f["row"], f["col"]) for f in out}))
     out.sort(key=lambda f: (f["row"], f["col"]))
     return out
+
+
+def analyze(source: str, filename: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """ONE core run for an editor: ``{"findings": ..., "shapes": ...}``, the findings as
+    :func:`check_source` gives them (the undecided checks Z3 proves included) and the tensors of
+    every span (``_core.analyze_source``). ``options`` as for :func:`check_source`; the results
+    cache keeps these entries apart from ``check_source``'s (another key)."""
+    if options.get("cache", True):
+        from . import cache
+
+        opts = {k: v for k, v in options.items() if k != "cache"}
+        return cache.cached(
+            source, filename, {**opts, "analysis": "editor"}, lambda: _analyze(source, filename, opts), kind=dict
+        )
+    return _analyze(source, filename, options)
+
+
+def _analyze(source: str, filename: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    from . import _core
+
+    opts = {k: v for k, v in options.items() if k not in ("solver", "cache")}
+    got = _core.analyze_source(source, filename, opts)
+    findings = [dict(f) for f in got["findings"]]
+    if options.get("solver", True) and got["undecided"]:
+        findings.extend(confirm(got["undecided"]))
+        findings.sort(key=lambda f: (f["row"], f["col"]))
+    return {"findings": findings, "shapes": [dict(s) for s in got["shapes"]]}

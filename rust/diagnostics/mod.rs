@@ -16,6 +16,9 @@ pub struct Finding {
     pub trace: Vec<String>,
     /// The path condition under which the line fails, or `None` when it always fails.
     pub condition: Option<String>,
+    /// The places in the checked file that the trace names (`fc1 (line 8)`), each with the
+    /// trace line that names it: an editor's related information.
+    pub related: Vec<Related>,
     /// A fix that makes this check pass (one literal number replaced), when one is known and
     /// the fixed file analyses without this or any new finding (`crate::fixes`).
     pub fix: Option<Fix>,
@@ -40,6 +43,46 @@ pub struct Edit {
     pub end_col: usize,
     pub start: usize,
     pub end: usize,
+}
+
+/// A place of the checked file that a finding's trace names, with the trace line naming it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Related {
+    pub message: String,
+    pub row: usize,
+    pub col: usize,
+    pub end_row: usize,
+    pub end_col: usize,
+}
+
+/// The tensors one span of the checked file evaluated to (a name bound by an assignment, or an
+/// expression), over every path and entry point that reached it: what an editor's hover and
+/// inlay hints show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanShapes {
+    pub row: usize,
+    pub col: usize,
+    pub end_row: usize,
+    pub end_col: usize,
+    /// The name bound, for an assignment target; `None` for an expression.
+    pub name: Option<String>,
+    /// One entry per distinct tensor seen there (several: several paths), at most
+    /// [`SpanShapes::MAX_VIEWS`].
+    pub views: Vec<TensorView>,
+}
+
+impl SpanShapes {
+    pub const MAX_VIEWS: usize = 8;
+}
+
+/// A tensor as shown to a user: `[B, 120]`, `float32`, `cpu`, and where each dimension that
+/// has a known origin came from (`120 from out_features of fc1 (line 8)`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct TensorView {
+    pub shape: String,
+    pub dtype: Option<String>,
+    pub device: Option<String>,
+    pub origins: Vec<String>,
 }
 
 impl Finding {

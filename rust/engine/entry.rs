@@ -20,12 +20,17 @@ use crate::{Finding, Settings, Undecided, ir, parse::ParsedFile};
 type ShapeLog = BTreeMap<usize, std::collections::BTreeSet<String>>;
 
 pub(super) fn run(m: &ir::Module, f: &ParsedFile, s: &Settings, log: Option<&mut ShapeLog>) -> (Vec<Finding>, Vec<Undecided>, Stats) {
-    run_observed(m, f, s, log, &[])
+    run_observed(m, f, s, log, None, &[])
+}
+
+/// `run`, also recording the tensors each span of the checked file evaluated to into `spans`.
+pub(super) fn run_spans(m: &ir::Module, f: &ParsedFile, s: &Settings, spans: &mut super::shapes::SpanLog) -> (Vec<Finding>, Vec<Undecided>, Stats) {
+    run_observed(m, f, s, None, Some(spans), &[])
 }
 
 /// `run`, with `extra` event subscribers next to the enabled rules' own (tests observe the
 /// event stream this way).
-pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a Settings, log: Option<&mut ShapeLog>, extra: &[&'static dyn crate::rules::events::Subscriber]) -> (Vec<Finding>, Vec<Undecided>, Stats) {
+pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a Settings, log: Option<&mut ShapeLog>, spans: Option<&mut super::shapes::SpanLog>, extra: &[&'static dyn crate::rules::events::Subscriber]) -> (Vec<Finding>, Vec<Undecided>, Stats) {
     let mut interp = Interp::new(f, s);
     interp.main_module = Some(m);
     if !extra.is_empty() {
@@ -34,6 +39,10 @@ pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a 
     let logging = log.is_some();
     if logging {
         interp.shape_log = Some(BTreeMap::new());
+    }
+    let spanning = spans.is_some();
+    if spanning {
+        interp.span_log = Some(Default::default());
     }
     let mut undecided = Vec::new();
     let (findings, mut stats) = run_entries(&mut interp, m, s, &mut undecided);
@@ -50,6 +59,9 @@ pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a 
     }
     if let (Some(log), Some(got)) = (log, interp.shape_log.take()) {
         *log = got;
+    }
+    if let (Some(spans), Some(got)) = (spans, interp.span_log.take()) {
+        *spans = got;
     }
     report::undecided_to_export(&mut undecided, if s.free_params { &[] } else { &findings });
     (findings, undecided, stats)

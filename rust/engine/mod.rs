@@ -11,6 +11,8 @@
 //! - `memo.rs`: call summaries of side-effect-free user calls;
 //! - `entry.rs`: the entry points (the script, every `nn.Module` subclass's `forward`) and
 //!   the per-file budgets;
+//! - `shapes.rs`: the tensors each span evaluated to (hover, inlay hints) and the places a
+//!   trace names (related information);
 //! - `report.rs`: the report rule: which recorded outcomes become findings, and which
 //!   undecided checks are exported for the Z3 bridge.
 //!
@@ -26,6 +28,7 @@ pub mod modules;
 pub mod project;
 mod entry;
 mod report;
+pub mod shapes;
 pub mod summary;
 
 use std::collections::BTreeMap;
@@ -97,6 +100,14 @@ pub fn shapes_by_line(m: &ir::Module, f: &ParsedFile, s: &Settings) -> Vec<(usiz
     log.into_iter().map(|(line, texts)| (line, texts.into_iter().collect::<Vec<_>>().join(" | "))).collect()
 }
 
+/// Findings, the undecided checks (as `analyze_full`) and the tensors each span of the
+/// checked file evaluated to, from one analysis: what a language server shows after an edit.
+pub fn analyze_with_shapes(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Vec<Undecided>, Vec<crate::SpanShapes>) {
+    let mut log = shapes::SpanLog::default();
+    let (findings, undecided, _) = entry::run_spans(m, f, s, &mut log);
+    (findings, undecided, shapes::spans_of(f, log))
+}
+
 /// `shape-lint summary`: the model calls of the script's run, or (`model`) of the `forward`
 /// of the module class of that name, with inputs of unknown shapes.
 pub fn model_summary(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>) -> Vec<summary::ModelCall> {
@@ -111,7 +122,7 @@ pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<
 /// Findings and statistics, with `extra` event subscribers delivered the engine's events
 /// next to the enabled rules' own (how tests observe the event stream).
 pub fn analyze_observed(m: &ir::Module, f: &ParsedFile, s: &Settings, extra: &[&'static dyn crate::rules::events::Subscriber]) -> (Vec<Finding>, Stats) {
-    let (findings, _, stats) = entry::run_observed(m, f, s, None, extra);
+    let (findings, _, stats) = entry::run_observed(m, f, s, None, None, extra);
     (findings, stats)
 }
 

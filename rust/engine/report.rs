@@ -146,7 +146,13 @@ impl<'a> Interp<'a> {
         let span = self.user_span(span);
         match self.project.module_of(span.file) {
             Some(m) => format!("{}:{}", m.display, m.lines.row(span.start)),
-            None => format!("line {}", self.file.row(span.start)),
+            None => {
+                let text = format!("line {}", self.file.row(span.start));
+                if span.file == FileId::MAIN {
+                    self.places.borrow_mut().entry(text.clone()).or_insert(span);
+                }
+                text
+            }
         }
     }
 
@@ -274,9 +280,10 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
                 trace.push(format!("fails when called from {}", places.join(", then ")));
             }
         }
+        let related = super::shapes::related(interp, &trace);
         // a fix only for a line that fails on every path reaching it
         let fix = if all_fail && condition.is_none() { v.fix.as_ref().and_then(|h| fix_of(interp, h)) } else { None };
-        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition, fix });
+        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition, related, fix });
     }
     out
 }
@@ -334,7 +341,7 @@ pub fn undecided_from(interp: &Interp, outcomes: &[Outcome], pending: &[Pending]
             None => p.message.clone(),
         };
         out.push(crate::diagnostics::Undecided {
-            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone(), fix: None },
+            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone(), related: super::shapes::related(interp, &p.trace), fix: None },
             context: p.query.context.clone(),
             precondition: p.query.precondition.clone(),
             params: free_params(&interp.syms, &p.query.symbols),

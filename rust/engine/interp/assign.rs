@@ -149,6 +149,9 @@ impl<'a> Interp<'a> {
     }
 
     fn log_shape(&mut self, st: &State, span: Span, name: &str, v: &Value) {
+        if self.span_log.is_some() {
+            self.log_span(st, span, Some(name), v);
+        }
         if self.shape_log.is_none() || span.file != FileId::MAIN {
             return;
         }

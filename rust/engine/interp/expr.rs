@@ -201,7 +201,12 @@ impl<'a> Interp<'a> {
     /// The outcomes of `e` on `st`: a name or a constant without a list (`eval_leaf`).
     pub(super) fn eval_one_or_many(&mut self, e: &Expr, st: State, ctx: &Ctx) -> Result<Option<(State, Value)>, Vals> {
         match self.eval_leaf(e, &st, ctx) {
-            Some(v) => Ok(v.map(|v| (st, v))),
+            Some(v) => {
+                if let (Some(v), true) = (&v, self.span_log.is_some()) {
+                    self.log_span(&st, e.span, None, v);
+                }
+                Ok(v.map(|v| (st, v)))
+            }
             None => Err(self.eval(e, st, ctx)),
         }
     }
@@ -215,6 +220,16 @@ impl<'a> Interp<'a> {
     }
 
     pub fn eval(&mut self, e: &Expr, st: State, ctx: &Ctx) -> Vals {
+        let out = self.eval_kind(e, st, ctx);
+        if self.span_log.is_some() && !matches!(e.kind, ExprKind::Const(_)) {
+            for (st, v) in &out {
+                self.log_span(st, e.span, None, v);
+            }
+        }
+        out
+    }
+
+    fn eval_kind(&mut self, e: &Expr, st: State, ctx: &Ctx) -> Vals {
         if !self.tick() {
             return Vec::new();
         }

@@ -161,6 +161,11 @@ pub struct Interp<'a> {
     pub gen_frames: Vec<bool>,
     /// When set, the shapes of the tensors each line assigns (the `--show-shapes` view).
     pub shape_log: Option<BTreeMap<usize, std::collections::BTreeSet<String>>>,
+    /// When set, the tensors each span of the checked file evaluated to (`engine::shapes`).
+    pub span_log: Option<crate::engine::shapes::SpanLog>,
+    /// The places (`line 8`) rendered for spans of the checked file, each with the first span
+    /// it was rendered for: where a trace line points (`engine::shapes::related`).
+    pub places: std::cell::RefCell<BTreeMap<String, Span>>,
     /// The module calls `shape-lint summary` asked for (`engine::summary`), when asked.
     pub summary: Option<crate::engine::summary::SummaryLog>,
     /// Summaries of side-effect-free calls (`super::memo`).
@@ -278,6 +283,8 @@ impl<'a> Interp<'a> {
             arg_tensors: Vec::new(),
             paths_high_water: 0,
             shape_log: None,
+            span_log: None,
+            places: Default::default(),
             summary: None,
             gen_frames: Vec::new(),
             memo: Default::default(),

@@ -1,0 +1,507 @@
+"""``shape-lint server``: a language server over stdio (pygls), started by editors like ``ruff server``.
+
+One analysis per edit. After an open, or a change and a short debounce, the buffer's text goes
+through ``solver.analyze``: ONE run of the Rust core (``_core.analyze_source``) gives the
+findings (Z3 confirms the undecided checks, as for the CLI) and the tensors of every span.
+Then ``cli.check_text`` applies the ``[tool.shape-lint]`` settings found above the file
+(selection, per-file-ignores, ``# noqa``), exactly as ``shape-lint check`` does. From that one
+result the server answers:
+
+- **diagnostics**: the SHP code, a ``codeDescription`` link (the rule URL of the JSON and SARIF
+  outputs), and ``relatedInformation`` for each place of the file that the finding's trace
+  names (``120 came from out_features of fc1 (line 8)`` points at line 8). The core gives those
+  places as spans (``Finding.related``); nothing is parsed from text here;
+- **hover**: the innermost span under the cursor that held a tensor, with its shape, dtype and
+  device on each path and the origin of each dimension that has one;
+- while the buffer does not parse (a half-typed line), the diagnostics are the parser's errors
+  (as the CLI reports them) and hover and inlay hints keep the last analysis that parsed;
+- **inlay hints** after each assignment target (``h: [4, 120]``), unless the ``inlayHints``
+  setting is false;
+- **code actions**: the finding's own fix when the core offers one (``fix``: one edit that makes
+  the code consistent; unsafe in ruff's sense, so a quick fix the user picks, never applied on
+  save), and "add ``# noqa: SHPxxx``" (extending an existing ``# noqa:`` list).
+
+Settings (``initializationOptions``, or ``workspace/didChangeConfiguration`` with
+``{"shape-lint": {...}}``): ``inlayHints`` (bool, default true) and ``debounceMs`` (int, default
+25). Everything else comes from the project's configuration files, as for the CLI.
+
+Buffers whose text equals the file on disk share the project's results cache
+(``.shape_lint_cache``) with the CLI and flake8; edited, unsaved text is analysed without it (a
+cache entry per keystroke would only fill the folder). A save retakes the project stamps, so
+files importing the saved one are analysed against its new text.
+
+A buffer that breaks the analysis (the core's panic guard gives SHP001) or this module (any
+exception: an SHP001 diagnostic naming it) never stops the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from . import cli
+from . import config as cfg
+from .output import rule_url
+
+__all__ = ["ShapeLintServer", "fix_action", "main", "noqa_edit"]
+
+DEFAULT_DEBOUNCE_MS = 25
+#: The most shapes an inlay hint lists (several paths); the hover lists them all.
+HINT_MAX_VIEWS = 3
+SOURCE = "shape-lint"
+
+
+@dataclass
+class Options:
+    inlay_hints: bool = True
+    debounce_ms: int = DEFAULT_DEBOUNCE_MS
+
+    def update(self, raw: Any) -> None:
+        if not isinstance(raw, Mapping):
+            return
+        raw = raw.get("shape-lint", raw.get("shape_lint", raw))
+        if not isinstance(raw, Mapping):
+            return
+        hints = raw.get("inlayHints", raw.get("inlay_hints"))
+        if isinstance(hints, bool):
+            self.inlay_hints = hints
+        debounce = raw.get("debounceMs", raw.get("debounce_ms"))
+        if isinstance(debounce, int) and not isinstance(debounce, bool) and debounce >= 0:
+            self.debounce_ms = debounce
+
+
+@dataclass
+class Result:
+    """The analysis of one version of one document."""
+
+    version: int | None
+    lines: list[str]
+    #: (diagnostic as the CLI filters it, the core's finding dict)
+    findings: list[tuple[cli.Diagnostic, dict[str, Any]]] = field(default_factory=list)
+    shapes: list[dict[str, Any]] = field(default_factory=list)
+    #: the text the shapes' positions refer to (an older one while the buffer does not parse)
+    shape_lines: list[str] = field(default_factory=list)
+
+
+def uri_to_path(uri: str) -> str:
+    parsed = urlparse(uri)
+    if parsed.scheme != "file":
+        return uri
+    path = unquote(parsed.path)
+    if os.name == "nt" and path.startswith("/") and len(path) > 2 and path[2] == ":":
+        path = path[1:]
+    return path
+
+
+# ------------------------------------------------------------------------------------------------
+# Analysis (runs on the worker thread)
+
+
+def _known_rules() -> list[dict[str, Any]]:
+    return cli._rules()
+
+
+def analyze(source: str, path: str, rules: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[cli.Diagnostic, dict[str, Any]]], list[dict[str, Any]], str | None]:
+    """(kept findings, shapes, a configuration problem to show) for one buffer."""
+    from . import solver
+
+    known = [str(r["code"]) for r in rules]
+    problem = None
+    try:
+        settings = cfg.load_settings(cwd=Path(path).parent if os.path.isabs(path) else None, known_codes=known)
+    except cfg.ConfigError as exc:
+        problem = f"shape-lint: configuration ignored: {exc}"
+        settings = cfg.load_settings(isolated=True, known_codes=known)
+    if cli._force_excluded(Path(path), settings):
+        return [], [], problem
+    selection = cfg.RuleSelection.from_settings(settings, rules=rules)
+    options = settings.core_options()
+    on_disk = False
+    if options.get("cache", True):
+        try:
+            on_disk = cli.decode_source(Path(path).read_bytes()) == source
+        except (OSError, cli.UndecodableError):
+            on_disk = False
+    options["cache"] = on_disk
+    try:
+        analysis = solver.analyze(source, path, options)
+        raw = [dict(f) for f in analysis["findings"]]
+        shapes = list(analysis["shapes"])
+    except Exception as exc:  # an analyser bug: say so in the buffer, keep serving
+        raw = [cli._internal_error(f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__)]
+        shapes = []
+    diagnostics = cli.check_text(
+        source, display=path, abspath=path, settings=settings, selection=selection,
+        ignore_noqa=False, findings=raw,
+    )
+    by_key = {(str(f["code"]), int(f["row"]), int(f["col"])): f for f in raw}
+    kept = [(d, by_key.get((d.code, d.row, d.col), {})) for d in diagnostics]
+    return kept, shapes, problem
+
+
+# ------------------------------------------------------------------------------------------------
+# Pure helpers (unit-tested without a client)
+
+
+def noqa_edit(line: str, code: str) -> tuple[int, int, str] | None:
+    """The edit adding ``code`` to the ``# noqa`` of ``line`` (without its line end):
+    ``(start, end, new text)`` in code points, or ``None`` when the line already silences it.
+    An existing ``# noqa: A, B`` list gets ``, code``; a line without one gets ``  # noqa: code``."""
+    m = cli.NOQA_INLINE_REGEXP.search(line)
+    if m is not None:
+        codes = m.group("codes")
+        if codes is None or cli.is_inline_ignored(code, m.group(0)):
+            return None
+        end = m.start("codes") + len(codes.rstrip(", \t"))
+        return end, end, f", {code}"
+    stripped = len(line.rstrip())
+    return stripped, len(line), f"  # noqa: {code}"
+
+
+def innermost(shapes: Sequence[Mapping[str, Any]], row: int, col: int) -> Mapping[str, Any] | None:
+    """The smallest recorded span containing (row, col) (1-based; the end is inclusive so the
+    cursor just after a name still finds it)."""
+    best = None
+    best_size: tuple[int, int] | None = None
+    for s in shapes:
+        start, end = (s["row"], s["col"]), (s["end_row"], s["end_col"])
+        if not (start <= (row, col) <= end) or not s.get("views"):
+            continue
+        size = (s["end_row"] - s["row"], s["end_col"] - s["col"] if s["end_row"] == s["row"] else 10**6)
+        if best_size is None or size < best_size:
+            best, best_size = s, size
+    return best
+
+
+def view_text(v: Mapping[str, Any]) -> str:
+    """``[4, 120] float32 cpu: 120 from out_features of fc1 (line 8)``."""
+    parts = [str(v["shape"])]
+    parts += [str(v[k]) for k in ("dtype", "device") if v.get(k)]
+    text = " ".join(parts)
+    if v.get("origins"):
+        text += ": " + ", ".join(str(o) for o in v["origins"])
+    return text
+
+
+def hover_markdown(span: Mapping[str, Any], text: str) -> str:
+    views = list(span["views"])
+    title = f"`{span['name'] or text}`"
+    if len(views) == 1:
+        return f"{title}: `{view_text(views[0])}`"
+    lines = [f"{title}, on {len(views)} paths:"]
+    lines += [f"- `{view_text(v)}`" for v in views]
+    return "\n".join(lines)
+
+
+def hint_label(span: Mapping[str, Any]) -> str:
+    shapes = list(dict.fromkeys(str(v["shape"]) for v in span["views"]))
+    more = len(shapes) - HINT_MAX_VIEWS
+    label = " | ".join(shapes[:HINT_MAX_VIEWS]) + (f" | +{more}" if more > 0 else "")
+    return f": {label}"
+
+
+def fix_action(
+    uri: str,
+    code: str,
+    fix: Mapping[str, Any] | None,
+    to_range: Any,
+    diagnostic: types.Diagnostic | None,
+) -> types.CodeAction | None:
+    """The quick fix of a finding's ``fix`` (``{"message", "applicability", "edits": [{"content",
+    "row", "col", "end_row", "end_col"}]}``, 1-based code-point positions): one preferred
+    code action; ``to_range(row, col, end_row, end_col)`` converts positions for the client."""
+    if not fix or not fix.get("edits"):
+        return None
+    edits = [
+        types.TextEdit(range=to_range(e["row"], e["col"], e["end_row"], e["end_col"]), new_text=str(e["content"]))
+        for e in fix["edits"]
+    ]
+    return types.CodeAction(
+        title=str(fix.get("message") or f"Fix {code}"),
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic] if diagnostic else None,
+        is_preferred=True,
+        edit=types.WorkspaceEdit(changes={uri: edits}),
+    )
+
+
+def parses(source: str) -> bool:
+    """Whether the core's parser accepts ``source`` (asked only when an analysis found nothing)."""
+    from . import _core
+
+    fn = getattr(_core, "syntax_errors", None)
+    if fn is None:
+        return True
+    return not fn(source)
+
+
+def severity(code: str) -> types.DiagnosticSeverity:
+    return types.DiagnosticSeverity.Warning if code.startswith("SHP9") else types.DiagnosticSeverity.Error
+
+
+# ------------------------------------------------------------------------------------------------
+# The server
+
+
+class ShapeLintServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__(SOURCE, cli._version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.options = Options()
+        self.results: dict[str, Result] = {}
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        # one analysis at a time: the core is single-threaded per file and the machine shared
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shape-lint-analysis")
+        self._rules: list[dict[str, Any]] | None = None
+
+    def rules(self) -> list[dict[str, Any]]:
+        if self._rules is None:
+            self._rules = _known_rules()
+        return self._rules
+
+    # -- positions -------------------------------------------------------------------------------
+
+    def _lines(self, uri: str) -> list[str]:
+        doc = self.workspace.get_text_document(uri)
+        return list(doc.lines)
+
+    def to_client(self, uri: str, lines: Sequence[str], row: int, col: int) -> types.Position:
+        """A 1-based row / code-point column as an LSP position in the negotiated encoding."""
+        doc = self.workspace.get_text_document(uri)
+        return doc.position_codec.position_to_client_units(lines, types.Position(line=max(row - 1, 0), character=max(col - 1, 0)))
+
+    def to_range(self, uri: str, lines: Sequence[str], row: int, col: int, end_row: int, end_col: int) -> types.Range:
+        return types.Range(start=self.to_client(uri, lines, row, col), end=self.to_client(uri, lines, end_row, end_col))
+
+    def from_client(self, uri: str, pos: types.Position) -> tuple[int, int]:
+        doc = self.workspace.get_text_document(uri)
+        p = doc.position_codec.position_from_client_units(list(doc.lines), types.Position(line=pos.line, character=pos.character))
+        return p.line + 1, p.character + 1
+
+    # -- analysis --------------------------------------------------------------------------------
+
+    def schedule(self, uri: str, delay_ms: int) -> None:
+        old = self.pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        self.pending[uri] = asyncio.ensure_future(self._run(uri, delay_ms))
+
+    async def _run(self, uri: str, delay_ms: int) -> None:
+        try:
+            if delay_ms:
+                await asyncio.sleep(delay_ms / 1000)
+            doc = self.workspace.get_text_document(uri)
+            version = doc.version
+            source = doc.source.replace("\r\n", "\n").replace("\r", "\n")
+            path = uri_to_path(uri)
+            rules = self.rules()
+            loop = asyncio.get_running_loop()
+            try:
+                kept, shapes, problem = await loop.run_in_executor(self.executor, analyze, source, path, rules)
+            except Exception as exc:  # never let a buffer stop the server
+                kept, shapes, problem = [], [], f"shape-lint: analysis failed: {type(exc).__name__}: {exc}"
+            if uri not in self.results and uri not in self.pending:
+                return  # closed meanwhile
+            if self.workspace.get_text_document(uri).version != version:
+                return  # a newer edit is on its way
+            lines = list(doc.lines)
+            previous = self.results.get(uri)
+            shape_lines = lines
+            if not shapes and previous is not None and previous.shapes and not parses(source):
+                # a half-typed line: the parser's errors are the diagnostics (as the CLI
+                # reports them); hover and inlay hints keep the last analysis that parsed
+                shapes, shape_lines = previous.shapes, previous.shape_lines
+            self.results[uri] = Result(version=version, lines=lines, findings=kept, shapes=shapes, shape_lines=shape_lines)
+            if problem:
+                self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=problem))
+            self.publish(uri)
+            self.refresh_hints()
+        except asyncio.CancelledError:
+            pass
+        finally:
+            if self.pending.get(uri) is asyncio.current_task():
+                self.pending.pop(uri, None)
+
+    def publish(self, uri: str) -> None:
+        res = self.results[uri]
+        out = []
+        for d, raw in res.findings:
+            related = [
+                types.DiagnosticRelatedInformation(
+                    location=types.Location(uri=uri, range=self.to_range(uri, res.lines, r["row"], r["col"], r["end_row"], r["end_col"])),
+                    message=str(r["message"]),
+                )
+                for r in raw.get("related") or []
+            ]
+            out.append(
+                types.Diagnostic(
+                    range=self.to_range(uri, res.lines, d.row, d.col, d.end_row, d.end_col),
+                    message=d.message,
+                    severity=severity(d.code),
+                    code=d.code or None,
+                    code_description=types.CodeDescription(href=rule_url(d.name)) if d.code else None,
+                    source=SOURCE,
+                    related_information=related or None,
+                    data={"noqa_row": d.noqa_row or d.row, "fix": raw.get("fix")},
+                )
+            )
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=out, version=res.version))
+
+    def refresh_hints(self) -> None:
+        caps = self.client_capabilities.workspace
+        hints = getattr(caps, "inlay_hint", None) if caps else None
+        if hints is not None and getattr(hints, "refresh_support", False):
+            self.workspace_inlay_hint_refresh(None)
+
+
+server = ShapeLintServer()
+
+
+@server.feature(types.INITIALIZE)
+def on_initialize(ls: ShapeLintServer, params: types.InitializeParams) -> None:
+    ls.options.update(params.initialization_options)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+def on_configuration(ls: ShapeLintServer, params: types.DidChangeConfigurationParams) -> None:
+    ls.options.update(params.settings)
+    ls.refresh_hints()
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+def on_open(ls: ShapeLintServer, params: types.DidOpenTextDocumentParams) -> None:
+    ls.results.setdefault(params.text_document.uri, Result(version=None, lines=[]))
+    ls.schedule(params.text_document.uri, 0)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+def on_change(ls: ShapeLintServer, params: types.DidChangeTextDocumentParams) -> None:
+    ls.schedule(params.text_document.uri, ls.options.debounce_ms)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+def on_save(ls: ShapeLintServer, params: types.DidSaveTextDocumentParams) -> None:
+    from . import cache
+
+    cache.forget_stamps()  # the project changed: files importing this one see its new text
+    for uri in list(ls.results):
+        ls.schedule(uri, 0)
+
+
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def on_watched(ls: ShapeLintServer, params: types.DidChangeWatchedFilesParams) -> None:
+    from . import cache
+
+    cache.forget_stamps()
+    for uri in list(ls.results):
+        ls.schedule(uri, ls.options.debounce_ms)
+
+
+@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+def on_close(ls: ShapeLintServer, params: types.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    task = ls.pending.pop(uri, None)
+    if task is not None:
+        task.cancel()
+    ls.results.pop(uri, None)
+    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+@server.feature(types.TEXT_DOCUMENT_HOVER)
+def on_hover(ls: ShapeLintServer, params: types.HoverParams) -> types.Hover | None:
+    uri = params.text_document.uri
+    res = ls.results.get(uri)
+    if res is None or not res.shapes:
+        return None
+    row, col = ls.from_client(uri, params.position)
+    span = innermost(res.shapes, row, col)
+    if span is None:
+        return None
+    lines = res.shape_lines
+    r0, c0, r1, c1 = span["row"], span["col"], span["end_row"], span["end_col"]
+    text = lines[r0 - 1][c0 - 1 : c1 - 1] if r0 == r1 and 0 < r0 <= len(lines) else "expression"
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(span, text.strip())),
+        range=ls.to_range(uri, lines, r0, c0, r1, c1),
+    )
+
+
+@server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
+def on_inlay_hint(ls: ShapeLintServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+    uri = params.text_document.uri
+    res = ls.results.get(uri)
+    if not ls.options.inlay_hints or res is None:
+        return []
+    first, last = params.range.start.line + 1, params.range.end.line + 1
+    out = []
+    for s in res.shapes:
+        if s.get("name") is None or not s.get("views") or not first <= s["end_row"] <= last:
+            continue
+        out.append(
+            types.InlayHint(
+                position=ls.to_client(uri, res.shape_lines, s["end_row"], s["end_col"]),
+                label=hint_label(s),
+                kind=types.InlayHintKind.Type,
+                tooltip="\n".join(view_text(v) for v in s["views"]),
+            )
+        )
+    return out
+
+
+@server.feature(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+)
+def on_code_action(ls: ShapeLintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    uri = params.text_document.uri
+    res = ls.results.get(uri)
+    if res is None:
+        return []
+    lines = res.lines
+    wanted = [d for d in params.context.diagnostics if d.source == SOURCE]
+    if not wanted:  # a client that sends no context: the stored findings in the range
+        first, last = params.range.start.line + 1, params.range.end.line + 1
+        wanted_keys = {(d.code, d.row) for d, _ in res.findings if first <= d.row <= last}
+    else:
+        wanted_keys = {(str(d.code), d.range.start.line + 1) for d in wanted}
+    actions: list[types.CodeAction] = []
+    for d, raw in res.findings:
+        if not d.code or (d.code, d.row) not in wanted_keys:
+            continue
+        lsp_diag = next((w for w in wanted if str(w.code) == d.code and w.range.start.line + 1 == d.row), None)
+        fixed = fix_action(uri, d.code, raw.get("fix"), lambda *rc: ls.to_range(uri, lines, *rc), lsp_diag)
+        if fixed is not None:
+            actions.append(fixed)
+        noqa_row = d.noqa_row or d.row
+        if 0 < noqa_row <= len(lines):
+            line = lines[noqa_row - 1].rstrip("\r\n")
+            edit = noqa_edit(line, d.code)
+            if edit is not None:
+                start, end, text = edit
+                actions.append(
+                    types.CodeAction(
+                        title=f"Add `# noqa: {d.code}`",
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[lsp_diag] if lsp_diag else None,
+                        edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=ls.to_range(uri, lines, noqa_row, start + 1, noqa_row, end + 1), new_text=text)]}),
+                    )
+                )
+    return actions
+
+
+def main() -> int:
+    """Serve over stdio until the client says exit."""
+    server.start_io()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,329 @@
+"""``shape-lint server`` end to end: pytest-lsp starts the real server over stdio and speaks LSP
+to it as an editor does (VS Code's client capabilities: UTF-16 positions, inlay hints, code
+actions with diagnostics in their context).
+
+Unit tests of the server's pure helpers (``noqa_edit``, ``innermost``, the code action built
+from a finding's ``fix``) are at the end; they need no client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is not installed (pip install '.[test]')")
+
+from lsprotocol import types  # noqa: E402
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+
+from shape_lint import server as srv  # noqa: E402
+
+from lsp_buffers import BUGGY, CALL, FC2  # noqa: E402
+
+SERVER = [sys.executable, "-m", "shape_lint.cli", "server"]
+
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
+async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("ws")
+    (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    lsp_client.root = root  # type: ignore[attr-defined]
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=client_capabilities("visual-studio-code"),
+            root_uri=root.as_uri(),
+            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="ws")],
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def open_doc(client: LanguageClient, name: str, text: str, *, write: bool = True) -> str:
+    path = client.root / name  # type: ignore[attr-defined]
+    if write:
+        path.write_text(text)
+    uri = path.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+    )
+    await wait_diagnostics(client, uri)
+    return uri
+
+
+async def wait_diagnostics(client: LanguageClient, uri: str, timeout: float = 30.0) -> list[types.Diagnostic]:
+    async def until() -> None:
+        while True:
+            params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+            if params.uri == uri:
+                return
+
+    await asyncio.wait_for(until(), timeout)
+    return list(client.diagnostics[uri])
+
+
+def change(client: LanguageClient, uri: str, version: int, text: str) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+@pytest.mark.asyncio
+async def test_diagnostic_with_code_docs_link_and_related_layers(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY)
+    (d,) = client.diagnostics[uri]
+    assert d.code == "SHP101"
+    assert d.source == "shape-lint"
+    assert d.severity == types.DiagnosticSeverity.Error
+    assert d.range.start == types.Position(line=CALL, character=15)
+    assert "fc2 (line 9)" in d.message and "120 != 80" in d.message
+    assert d.code_description is not None and d.code_description.href.endswith("/matmul-shape-mismatch")
+    related = {(r.location.range.start.line, r.message) for r in d.related_information or []}
+    assert (7, "120 came from out_features of fc1 (line 8)") in related
+    assert any(line == FC2 and msg.startswith("fc2 (line 9)") for line, msg in related)
+    assert all(r.location.uri == uri for r in d.related_information or [])
+
+
+@pytest.mark.asyncio
+async def test_unsaved_edits_are_analysed_and_clear_the_diagnostic(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY)
+    assert [d.code for d in client.diagnostics[uri]] == ["SHP101"]
+    change(client, uri, 2, BUGGY.replace("nn.Linear(80, 84)", "nn.Linear(120, 84)"))
+    assert await wait_diagnostics(client, uri) == []
+    # the file on disk is unchanged: the buffer is what was analysed
+    assert "nn.Linear(80, 84)" in Path(client.root / "net.py").read_text()  # type: ignore[attr-defined]
+
+
+@pytest.mark.asyncio
+async def test_settings_and_noqa_are_honoured(client: LanguageClient):
+    root: Path = client.root  # type: ignore[attr-defined]
+    (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n\n[tool.shape-lint]\nignore = ['SHP101']\n")
+    uri = await open_doc(client, "ignored.py", BUGGY)
+    assert list(client.diagnostics[uri]) == []
+    (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+    uri = await open_doc(client, "noqa.py", BUGGY.replace("return self.fc2(h)", "return self.fc2(h)  # noqa: SHP101"))
+    assert list(client.diagnostics[uri]) == []
+
+
+@pytest.mark.asyncio
+async def test_hover_shows_shape_dtype_device_and_origin(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY)
+    # on `h` of `h = self.fc1(x)` (line 12)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=11, character=8))
+    )
+    assert hover is not None
+    text = hover.contents.value  # type: ignore[union-attr]
+    assert "`[4, 120] float32 cpu: 120 from out_features of fc1 (line 8)`" in text
+    assert "[*, 120]" in text  # the forward entry, with an input of unknown shape: a second path
+    # on the expression `torch.randn(4, 16)`
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=16, character=12))
+    )
+    assert hover is not None and "[4, 16] float32 cpu" in hover.contents.value  # type: ignore[union-attr]
+    # on a line holding no tensor
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=3))
+    )
+    assert hover is None
+
+
+@pytest.mark.asyncio
+async def test_inlay_hints_after_assignments_and_the_setting_to_turn_them_off(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY)
+    params = types.InlayHintParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=18, character=0)),
+    )
+    hints = await client.text_document_inlay_hint_async(params)
+    got = {(h.position.line, h.position.character, h.label) for h in hints or []}
+    assert (16, 1, ": [4, 16]") in got  # x = torch.randn(4, 16)
+    assert (11, 9, ": [*, 120] | [4, 120]") in got  # h = self.fc1(x)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"shape-lint": {"inlayHints": False}}))
+    assert list(await client.text_document_inlay_hint_async(params) or []) == []
+
+
+@pytest.mark.asyncio
+async def test_code_action_adds_noqa_and_extends_an_existing_list(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY.replace("return self.fc2(h)", "return self.fc2(h)  # noqa: E501"))
+    (d,) = client.diagnostics[uri]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=d.range,
+            context=types.CodeActionContext(diagnostics=[d]),
+        )
+    )
+    titles = [a.title for a in actions or [] if isinstance(a, types.CodeAction)]
+    assert "Add `# noqa: SHP101`" in titles
+    (noqa,) = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.title.startswith("Add `# noqa")]
+    (edit,) = noqa.edit.changes[uri]  # type: ignore[union-attr,index]
+    line = BUGGY.splitlines()[CALL] + "  # noqa: E501"
+    new = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    assert new == "        return self.fc2(h)  # noqa: E501, SHP101"
+    # applying it silences the finding
+    text = BUGGY.replace("return self.fc2(h)", "return self.fc2(h)  # noqa: E501, SHP101")
+    change(client, uri, 2, text)
+    assert await wait_diagnostics(client, uri) == []
+
+
+def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
+    """Apply LSP text edits (ASCII text: UTF-16 units are code points) as a client does."""
+    lines = text.splitlines(keepends=True)
+
+    def offset(p: types.Position) -> int:
+        return sum(len(line) for line in lines[: p.line]) + p.character
+
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end) :]
+    return text
+
+
+@pytest.mark.asyncio
+async def test_quick_fix_from_the_core_clears_the_diagnostic(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY)
+    (d,) = client.diagnostics[uri]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), range=d.range, context=types.CodeActionContext(diagnostics=[d])
+        )
+    )
+    preferred = [a for a in actions or [] if isinstance(a, types.CodeAction) and a.is_preferred]
+    (fix,) = preferred
+    assert fix.title == "use nn.Linear(120, 84)"
+    assert fix.kind == types.CodeActionKind.QuickFix
+    fixed = apply_edits(BUGGY, list(fix.edit.changes[uri]))  # type: ignore[union-attr,index]
+    assert fixed.splitlines()[FC2] == "        self.fc2 = nn.Linear(120, 84)"
+    change(client, uri, 2, fixed)
+    assert await wait_diagnostics(client, uri) == []
+
+
+HOSTILE = [
+    "x = " + "(" * 400 + "1" + ")" * 400 + "\n",  # deeper than the parser or the lowering follows
+    "import torch\nx = torch.zeros(2, 3)\x00\ny = x @ x\n",  # a NUL byte
+    "import torch\nx = torch.randn(4, 16)\ny = x.view(\n",  # a half-typed line
+    "def f(:\n\tpass\n" + "if True:\n" * 200,
+    "x = '\U0001f600'; import torch; y = torch.zeros(2) @ torch.zeros(3)\n",  # outside the BMP
+]
+
+
+@pytest.mark.asyncio
+async def test_hostile_buffers_never_kill_the_server(client: LanguageClient):
+    uri = await open_doc(client, "hostile.py", "", write=True)
+    for version, text in enumerate(HOSTILE, start=2):
+        change(client, uri, version, text)
+        diags = await wait_diagnostics(client, uri)
+        assert all(d.code != "SHP001" for d in diags), (text[:40], diags)
+        await client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=2))
+        )
+    # still serving: a real finding after all of it
+    change(client, uri, 99, BUGGY)
+    assert [d.code for d in await wait_diagnostics(client, uri)] == ["SHP101"]
+
+
+@pytest.mark.asyncio
+async def test_a_half_typed_line_keeps_the_last_shapes(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY)
+    change(client, uri, 2, BUGGY + "z = x.view(\n")
+    (d,) = await wait_diagnostics(client, uri)
+    assert d.code is None and d.message.startswith("SyntaxError: ") and d.range.start.line >= 18
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=16, character=0))
+    )
+    assert hover is not None and "[4, 16] float32 cpu" in hover.contents.value  # type: ignore[union-attr]
+    # a buffer that parses and has no tensors replaces it
+    change(client, uri, 3, "a = 1\n")
+    assert await wait_diagnostics(client, uri) == []
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=0, character=0))
+    )
+    assert hover is None
+
+
+@pytest.mark.asyncio
+async def test_an_untitled_buffer_is_analysed(client: LanguageClient):
+    uri = "untitled:Untitled-1"
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=BUGGY))
+    )
+    assert [d.code for d in await wait_diagnostics(client, uri)] == ["SHP101"]
+
+
+@pytest.mark.asyncio
+async def test_typing_fast_is_debounced_to_the_last_version(client: LanguageClient):
+    uri = await open_doc(client, "net.py", BUGGY)
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"shape-lint": {"debounceMs": 200}}))
+    fixed = BUGGY.replace("nn.Linear(80, 84)", "nn.Linear(120, 84)")
+    for version in range(2, 12):  # ten keystrokes within the debounce
+        change(client, uri, version, fixed if version == 11 else BUGGY.replace("80", str(80 + version)))
+    assert await wait_diagnostics(client, uri) == []  # the first publication is the last version's
+
+
+# ------------------------------------------------------------------------------------------------
+# Pure helpers
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("y = f(x)", "y = f(x)  # noqa: SHP101"),
+        ("y = f(x)   ", "y = f(x)  # noqa: SHP101"),
+        ("y = f(x)  # noqa: E501", "y = f(x)  # noqa: E501, SHP101"),
+        ("y = f(x)  # noqa:E501,W291", "y = f(x)  # noqa:E501,W291, SHP101"),
+        ("y = f(x)  # noqa: E501  # why", "y = f(x)  # noqa: E501, SHP101  # why"),
+        ("y = f(x)  # a comment", "y = f(x)  # a comment  # noqa: SHP101"),
+    ],
+)
+def test_noqa_edit(line: str, expected: str) -> None:
+    edit = srv.noqa_edit(line, "SHP101")
+    assert edit is not None
+    start, end, text = edit
+    new = line[:start] + text + line[end:]
+    assert new == expected
+    assert srv.noqa_edit(new, "SHP101") is None  # and it silences the finding
+
+
+def test_noqa_edit_leaves_a_silenced_line() -> None:
+    assert srv.noqa_edit("y = f(x)  # noqa", "SHP101") is None
+    assert srv.noqa_edit("y = f(x)  # noqa: SHP1", "SHP101") is None
+
+
+def test_innermost_span_wins() -> None:
+    shapes = [
+        {"row": 3, "col": 1, "end_row": 3, "end_col": 30, "name": None, "views": [{"shape": "[2]"}]},
+        {"row": 3, "col": 5, "end_row": 3, "end_col": 10, "name": None, "views": [{"shape": "[3]"}]},
+        {"row": 3, "col": 6, "end_row": 3, "end_col": 8, "name": None, "views": []},
+    ]
+    assert srv.innermost(shapes, 3, 7)["views"] == [{"shape": "[3]"}]  # type: ignore[index]
+    assert srv.innermost(shapes, 3, 20)["views"] == [{"shape": "[2]"}]  # type: ignore[index]
+    assert srv.innermost(shapes, 4, 1) is None
+
+
+def test_fix_action_from_a_findings_fix() -> None:
+    """The quick fix is built from the core finding's ``fix`` key (summary14's interface)."""
+    fix = {
+        "message": "use nn.Linear(120, 84)",
+        "applicability": "unsafe",
+        "edits": [{"content": "120", "row": 9, "col": 30, "end_row": 9, "end_col": 32}],
+    }
+
+    def to_range(row: int, col: int, end_row: int, end_col: int) -> types.Range:
+        return types.Range(start=types.Position(line=row - 1, character=col - 1), end=types.Position(line=end_row - 1, character=end_col - 1))
+
+    action = srv.fix_action("file:///net.py", "SHP101", fix, to_range, None)
+    assert action is not None and action.is_preferred and action.kind == types.CodeActionKind.QuickFix
+    assert action.title == "use nn.Linear(120, 84)"
+    (edit,) = action.edit.changes["file:///net.py"]  # type: ignore[union-attr,index]
+    line = BUGGY.splitlines()[FC2]
+    assert line[edit.range.start.character : edit.range.end.character] == "80"
+    new = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+    assert new == "        self.fc2 = nn.Linear(120, 84)"
+    assert srv.fix_action("file:///net.py", "SHP101", None, to_range, None) is None
