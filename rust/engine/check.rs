@@ -31,20 +31,15 @@ impl<'a> Interp<'a> {
                 self.count_check(site, CheckVerdict::Undecided);
                 self.record(st, site, Verdict::Undecided);
                 if self.settings.export_undecided {
-                    if !st.tainted && st.in_try == 0 && !(modules::is_embedded(site) && self.user_site.is_none()) {
-                        let path: Vec<&Cond> = st.branches.iter().filter_map(|b| if let Branch::Sym(c) = b { Some(c) } else { None }).collect();
-                        let assumed = st.assumed.borrow();
-                        if let Some(query) = crate::shape::smt::query(&self.syms, &st.facts, &path, &assumed, &violated) {
-                            drop(assumed);
-                            let (message, trace) = msg(self);
-                            let condition = self.path_condition(st);
-                            // inside the zoo: at the innermost user call, like the outcome
-                            let site = self.user_span(site);
-                            self.undecided.push(Pending { site, rule, message, trace, condition, query });
-                            self.count_check(site, CheckVerdict::Exported);
-                            // a call summary would not replay the export
-                            self.flagged += 1;
-                        }
+                    if let Some(query) = self.export_query(st, site, &violated) {
+                        let (message, trace) = msg(self);
+                        let condition = self.path_condition(st);
+                        // inside the zoo: at the innermost user call, like the outcome
+                        let site = self.user_span(site);
+                        self.undecided.push(Pending { site, rule, message, trace, condition, query });
+                        self.count_check(site, CheckVerdict::Exported);
+                        // a call summary would not replay the export
+                        self.flagged += 1;
                     }
                     // the path goes on with the executions where the precondition held
                     if violated.expressible() {
@@ -59,11 +54,8 @@ impl<'a> Interp<'a> {
                 self.count_check(site, CheckVerdict::Violated);
                 // the SHP902 run: a failure the facts decide (on a path whose condition involves
                 // free parameters) is a candidate too, with its query
-                if self.settings.free_params && !st.tainted && st.in_try == 0 && !(modules::is_embedded(site) && self.user_site.is_none()) {
-                    let path: Vec<&Cond> = st.branches.iter().filter_map(|b| if let Branch::Sym(c) = b { Some(c) } else { None }).collect();
-                    let assumed = st.assumed.borrow();
-                    if let Some(query) = crate::shape::smt::query(&self.syms, &st.facts, &path, &assumed, &violated) {
-                        drop(assumed);
+                if self.settings.free_params {
+                    if let Some(query) = self.export_query(st, site, &violated) {
                         let (message, trace) = msg(self);
                         let condition = self.path_condition(st);
                         let site = self.user_span(site);
@@ -82,6 +74,18 @@ impl<'a> Interp<'a> {
 
     /// Count a check's verdict for the statistics (`engine::Stats::checks`), and with
     /// `Settings::check_sites` at its site in the checked file (where it would report).
+    /// The SMT-LIB query of a check's violation on this path, where an export may be reported:
+    /// an untainted path outside a `try` with handlers, not inside embedded code reached other
+    /// than from a user call (the undecided export, and the SHP902 run's decided failures).
+    fn export_query(&self, st: &State, site: Span, violated: &Formula) -> Option<crate::shape::smt::Query> {
+        if st.tainted || st.in_try != 0 || (modules::is_embedded(site) && self.user_site.is_none()) {
+            return None;
+        }
+        let path: Vec<&Cond> = st.branches.iter().filter_map(|b| if let Branch::Sym(c) = b { Some(c) } else { None }).collect();
+        let assumed = st.assumed.borrow();
+        crate::shape::smt::query(&self.syms, &st.facts, &path, &assumed, violated)
+    }
+
     fn count_check(&mut self, site: Span, v: CheckVerdict) {
         self.checks.add(v);
         if self.check_sites.is_some() && !(modules::is_embedded(site) && self.user_site.is_none()) {

@@ -21,17 +21,7 @@ pub type SpanLog = BTreeMap<(u32, u32), (Option<Rc<str>>, BTreeSet<TensorView>)>
 
 /// torch's name of a dtype (`None`: one the core does not tell apart).
 fn dtype_name(d: DType) -> Option<&'static str> {
-    Some(match d {
-        DType::Float => "float32",
-        DType::Double => "float64",
-        DType::Half => "float16",
-        DType::BFloat16 => "bfloat16",
-        DType::Long => "int64",
-        DType::Int => "int32",
-        DType::Bool => "bool",
-        DType::Byte => "uint8",
-        DType::Other => return None,
-    })
+    (d != DType::Other).then(|| crate::models::torch::dtype::name(d))
 }
 
 impl Interp<'_> {
