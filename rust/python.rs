@@ -61,6 +61,7 @@ fn finding_dict<'py>(py: Python<'py>, f: &Finding) -> PyResult<Bound<'py, PyDict
     for r in &f.related {
         let rd = PyDict::new(py);
         rd.set_item("message", &r.message)?;
+        rd.set_item("path", &r.path)?;
         rd.set_item("row", r.row)?;
         rd.set_item("col", r.col)?;
         rd.set_item("end_row", r.end_row)?;

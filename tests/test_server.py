@@ -91,6 +91,46 @@ async def test_diagnostic_with_code_docs_link_and_related_layers(client: Languag
     assert all(r.location.uri == uri for r in d.related_information or [])
 
 
+MODEL_PY = """\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 120)
+        self.fc2 = nn.Linear(120, 84)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x))
+"""
+
+TRAIN_PY = """\
+import torch
+import torch.nn as nn
+from model import Net
+
+model = Net()
+head = nn.Linear(80, 10)
+y = head(model(torch.randn(4, 16)))
+"""
+
+
+@pytest.mark.asyncio
+async def test_related_information_points_into_another_project_file(client: LanguageClient):
+    """`84 came from out_features of fc2 (model.py:8)`: the related place is in model.py, which
+    the editor has not opened (read from disk), at the span of `nn.Linear(120, 84)`."""
+    model = client.root / "model.py"  # type: ignore[attr-defined]
+    model.write_text(MODEL_PY)
+    uri = await open_doc(client, "train.py", TRAIN_PY)
+    (d,) = client.diagnostics[uri]
+    assert d.code == "SHP101" and "84 != 80" in d.message
+    places = {(r.location.uri, r.location.range.start.line, r.location.range.start.character, r.message)
+              for r in d.related_information or []}
+    assert (model.as_uri(), 7, 19, "84 came from out_features of fc2 (model.py:8)") in places
+    assert (uri, 5, 7, "head (line 6) expects in_features=80") in places
+
+
 @pytest.mark.asyncio
 async def test_unsaved_edits_are_analysed_and_clear_the_diagnostic(client: LanguageClient):
     uri = await open_doc(client, "net.py", BUGGY)

@@ -8,9 +8,10 @@ Then ``cli.check_text`` applies the ``[tool.shape-lint]`` settings found above t
 result the server answers:
 
 - **diagnostics**: the SHP code, a ``codeDescription`` link (the rule URL of the JSON and SARIF
-  outputs), and ``relatedInformation`` for each place of the file that the finding's trace
-  names (``120 came from out_features of fc1 (line 8)`` points at line 8). The core gives those
-  places as spans (``Finding.related``); nothing is parsed from text here;
+  outputs), and ``relatedInformation`` for each place of the project that the finding's trace
+  names (``120 came from out_features of fc1 (line 8)`` points at line 8 of the buffer,
+  ``model.py:14`` at line 14 of that file). The core gives those places as spans
+  (``Finding.related``, with a path for another file); nothing is parsed from text here;
 - **hover**: the innermost span under the cursor that held a tensor, with its shape, dtype and
   device on each path and the origin of each dimension that has one;
 - while the buffer does not parse (a half-typed line), the diagnostics are the parser's errors
@@ -330,15 +331,32 @@ class ShapeLintServer(LanguageServer):
             if self.pending.get(uri) is asyncio.current_task():
                 self.pending.pop(uri, None)
 
+    def related_location(self, uri: str, lines: Sequence[str], r: Mapping[str, Any], others: dict[str, list[str]]) -> types.Location:
+        """Where a related place is: in this buffer, or in another file of the project (its
+        open buffer's text when the editor has it, else the file on disk, read once per publish)."""
+        path = r.get("path")
+        if not path:
+            return types.Location(uri=uri, range=self.to_range(uri, lines, r["row"], r["col"], r["end_row"], r["end_col"]))
+        other = Path(path).as_uri()
+        if other not in others:
+            doc = self.workspace.text_documents.get(other)
+            if doc is not None:
+                others[other] = list(doc.lines)
+            else:
+                try:
+                    others[other] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+                except OSError:
+                    others[other] = []
+        # the negotiated encoding is the client's, whichever document converts it
+        return types.Location(uri=other, range=self.to_range(uri, others[other], r["row"], r["col"], r["end_row"], r["end_col"]))
+
     def publish(self, uri: str) -> None:
         res = self.results[uri]
         out = []
+        others: dict[str, list[str]] = {}
         for d, raw in res.findings:
             related = [
-                types.DiagnosticRelatedInformation(
-                    location=types.Location(uri=uri, range=self.to_range(uri, res.lines, r["row"], r["col"], r["end_row"], r["end_col"])),
-                    message=str(r["message"]),
-                )
+                types.DiagnosticRelatedInformation(location=self.related_location(uri, res.lines, r, others), message=str(r["message"]))
                 for r in raw.get("related") or []
             ]
             out.append(

@@ -16,8 +16,8 @@ pub struct Finding {
     pub trace: Vec<String>,
     /// The path condition under which the line fails, or `None` when it always fails.
     pub condition: Option<String>,
-    /// The places in the checked file that the trace names (`fc1 (line 8)`), each with the
-    /// trace line that names it: an editor's related information.
+    /// The places of the project that the trace names (`fc1 (line 8)`, `model.py:14`), each
+    /// with the trace line that names it: an editor's related information.
     pub related: Vec<Related>,
     /// A fix that makes this check pass (one literal number replaced), when one is known and
     /// the fixed file analyses without this or any new finding (`crate::fixes`).
@@ -49,6 +49,8 @@ pub struct Edit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Related {
     pub message: String,
+    /// The file, when it is another file of the project (absolute); `None` for the checked file.
+    pub path: Option<String>,
     pub row: usize,
     pub col: usize,
     pub end_row: usize,

@@ -145,7 +145,11 @@ impl<'a> Interp<'a> {
     pub fn place(&self, span: Span) -> String {
         let span = self.user_span(span);
         match self.project.module_of(span.file) {
-            Some(m) => format!("{}:{}", m.display, m.lines.row(span.start)),
+            Some(m) => {
+                let text = format!("{}:{}", m.display, m.lines.row(span.start));
+                self.places.borrow_mut().entry(text.clone()).or_insert(span);
+                text
+            }
             None => {
                 let text = format!("line {}", self.file.row(span.start));
                 if span.file == FileId::MAIN {

@@ -71,19 +71,24 @@ pub fn spans_of(f: &ParsedFile, log: SpanLog) -> Vec<SpanShapes> {
         .collect()
 }
 
-/// The places of the checked file that the lines of `trace` name, each with its line: every
-/// place text (`line 8`) the analysis rendered for a span of the checked file, found in a
-/// trace line and not followed by a digit (`line 8` is not `line 80`).
+/// The places that the lines of `trace` name, each with its line: every place text the
+/// analysis rendered (`line 8` in the checked file, `model.py:14` in another file of the
+/// project), found in a trace line and not followed by a digit (`line 8` is not `line 80`).
 pub fn related(interp: &Interp, trace: &[String]) -> Vec<Related> {
     let places = interp.places.borrow();
     let mut out = Vec::new();
     for line in trace {
         for (text, span) in places.iter() {
-            let named = line.match_indices(text.as_str()).any(|(i, _)| !line[i + text.len()..].starts_with(|c: char| c.is_ascii_digit()));
+            let named = line.match_indices(text.as_str()).any(|(i, _)| {
+                !line[i + text.len()..].starts_with(|c: char| c.is_ascii_digit())
+                    && !line[..i].ends_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '\\'))
+            });
             if named {
-                let (row, col) = interp.file.location(span.start);
-                let (end_row, end_col) = interp.file.location(span.end);
-                out.push(Related { message: line.clone(), row, col, end_row, end_col });
+                let (path, (row, col), (end_row, end_col)) = match interp.project.module_of(span.file) {
+                    Some(m) => (Some(m.path.display().to_string()), m.lines.location(span.start), m.lines.location(span.end)),
+                    None => (None, interp.file.location(span.start), interp.file.location(span.end)),
+                };
+                out.push(Related { message: line.clone(), path, row, col, end_row, end_col });
             }
         }
     }

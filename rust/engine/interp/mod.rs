@@ -163,7 +163,7 @@ pub struct Interp<'a> {
     pub shape_log: Option<BTreeMap<usize, std::collections::BTreeSet<String>>>,
     /// When set, the tensors each span of the checked file evaluated to (`engine::shapes`).
     pub span_log: Option<crate::engine::shapes::SpanLog>,
-    /// The places (`line 8`) rendered for spans of the checked file, each with the first span
+    /// The places (`line 8`, `model.py:14`) rendered for spans of the project, each with the first span
     /// it was rendered for: where a trace line points (`engine::shapes::related`).
     pub places: std::cell::RefCell<BTreeMap<String, Span>>,
     /// The module calls `shape-lint summary` asked for (`engine::summary`), when asked.
