@@ -30,5 +30,7 @@ for _, r in pairs(hover) do
     vim.lsp.util.open_floating_preview(lines, "markdown", { border = "single" })
   end
 end
+-- quieter colours than Neovim 0.7's defaults (a pink float, a grey sign column) for the image
+vim.cmd("hi NormalFloat ctermbg=236 ctermfg=252 | hi FloatBorder ctermbg=236 ctermfg=244 | hi SignColumn ctermbg=NONE")
 vim.cmd("redraw!")
 vim.fn.writefile({ "ready" }, vim.env.READY_FILE)

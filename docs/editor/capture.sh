@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Captures Neovim's screen with `shape-lint server` attached (hover + inlay hints + the
-# diagnostic) as text into docs/editor/capture.txt. Needs nvim, tmux and shape-lint installed.
+# diagnostic) as text into docs/editor/capture.txt and, with its colours, as the SVG image
+# docs/editor/capture.svg (rendered by render_svg.py, which needs `pip install rich`).
+# Needs nvim, tmux and shape-lint installed.
 #   bash docs/editor/capture.sh [FILE LINE COL]
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,5 +23,7 @@ tmux new-session -d -s "$SESSION" -x 100 -y 32 \
 for _ in $(seq 1 600); do [ -f "$READY_FILE" ] && break; sleep 0.1; done
 sleep 0.5
 tmux capture-pane -p -t "$SESSION" > "$HERE/capture.txt"
+tmux capture-pane -p -e -t "$SESSION" > "$TMP/capture.ansi"
 tmux kill-session -t "$SESSION"
+python3 "$HERE/render_svg.py" "$TMP/capture.ansi" "$HERE/capture.svg"
 cat "$HERE/capture.txt"
