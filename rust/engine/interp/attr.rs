@@ -231,6 +231,8 @@ impl<'a> Interp<'a> {
                     attrs.insert(name.clone(), v);
                 }
                 Obj::Instance { attrs, .. } => {
+                    // a callback the engine does not follow may overwrite it (`callbacks.rs`)
+                    let v = if super::callbacks::is_volatile(attrs, name) { Value::Unknown } else { v };
                     // a tensor stored over a buffer updates the buffer (`nn.Module.__setattr__`)
                     let v = match (attrs.get(name), v) {
                         (Some(Value::Tensor(old)), Value::Tensor(new)) if old.registered && !new.registered => Value::Tensor(Rc::new((*new).clone().registered())),

@@ -173,7 +173,16 @@ impl<'a> Interp<'a> {
         let switches = !self.eval_frames.is_empty() && matches!(&f, Value::LibMethod(recv, name) if &**name == "train" && matches!(**recv, Value::Ref(_)) && !matches!(args.first(), Some(Value::Bool(false))));
         // (a container's layers are called at its call's site: only the container is probed)
         let outer_probe = if probe.is_some() { self.eval_frames.last_mut().and_then(|fr| fr.active.replace(span)) } else { None };
+        // a user function or bound method handed to library or unknown code may run later,
+        // at any call the engine does not follow (a forward hook): what it writes is volatile
+        let escapes = !user && args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(super::callbacks::may_hold_callable);
+        let kept_args = escapes.then(|| (args.clone(), kwargs.clone()));
         let mut out = self.call_dispatch(f, args, kwargs, st, span);
+        if let Some((args, kwargs)) = kept_args {
+            for (st, _) in out.iter_mut() {
+                self.escape_callbacks(st, &args, &kwargs);
+            }
+        }
         if probe.is_some()
             && let Some(fr) = self.eval_frames.last_mut()
         {

@@ -20,6 +20,8 @@
 //! - `ops.rs`: operators, comparisons and subscripts of Python values;
 //! - `attr.rs`: attributes and the class hierarchy;
 //! - `call.rs`: calls, user functions and classes, generators, call summaries;
+//! - `callbacks.rs`: user callables handed to code the engine does not follow (forward hooks),
+//!   and the attributes they make volatile;
 //! - `imports.rs`: import statements, and running the project's modules (`engine::project`).
 //!
 //! What the checks record here (`Outcome`, `Pending`) becomes findings by the report rule
@@ -40,6 +42,7 @@ use crate::shape::Symbols;
 mod assign;
 mod attr;
 mod call;
+mod callbacks;
 pub use call::EvalFrame;
 mod expr;
 mod imports;
