@@ -381,10 +381,27 @@ pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str
                             *st.get_mut(id) = Obj::List(items);
                             v
                         }
-                        "insert" | "remove" | "clear" | "sort" | "reverse" => {
+                        "clear" => {
+                            *st.get_mut(id) = Obj::List(Vec::new());
+                            Value::None
+                        }
+                        "reverse" => {
+                            items.reverse();
+                            *st.get_mut(id) = Obj::List(items);
+                            Value::None
+                        }
+                        // `layers.insert(0, stem)` at a known index (Python clamps it)
+                        "insert" if args.len() == 2 && args[0].as_const_int().is_some() => {
+                            let n = items.len() as i128;
+                            let i = args[0].as_const_int().unwrap_or(0);
+                            let at = if i < 0 { (n + i).max(0) } else { i.min(n) } as usize;
+                            items.insert(at, args[1].clone());
+                            *st.get_mut(id) = Obj::List(items);
+                            Value::None
+                        }
+                        _ if matches!(name, "insert" | "remove" | "sort") => {
                             // not modelled precisely: the list's contents become unknown
-                            let id2 = id;
-                            *st.get_mut(id2) = Obj::List(Vec::new());
+                            *st.get_mut(id) = Obj::List(vec![Value::Unknown]);
                             return vec![(st, Value::Unknown)];
                         }
                         _ => Value::Unknown,
@@ -410,7 +427,39 @@ pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str
                         }
                         "keys" => Value::Tuple(Rc::new(items.iter().map(|(k, _)| k.clone()).collect())),
                         "values" => Value::Tuple(Rc::new(items.iter().map(|(_, v)| v.clone()).collect())),
-                        "update" | "setdefault" | "pop" => {
+                        // `kwargs.update(more)` with a dict of known keys (`**kwargs` of a
+                        // DataLoader stays modelled)
+                        "update" if known_keys(&items) && args.len() == 1 && update_from(&st, &args[0]).is_some() => {
+                            let mut items = items;
+                            for (k, v) in update_from(&st, &args[0]).unwrap_or_default() {
+                                match items.iter_mut().find(|(kk, _)| *kk == k) {
+                                    Some((_, old)) => *old = v,
+                                    None => items.push((k, v)),
+                                }
+                            }
+                            *st.get_mut(id) = Obj::Dict(items);
+                            Value::None
+                        }
+                        "pop" | "setdefault" if known_keys(&items) && matches!(args.first(), Some(Value::Str(Some(_)))) && args.len() <= 2 => {
+                            let mut items = items;
+                            let k = args[0].clone();
+                            let at = items.iter().position(|(kk, _)| *kk == k);
+                            let v = match (name, at, args.get(1)) {
+                                ("pop", Some(i), _) => items.remove(i).1,
+                                ("pop", None, Some(d)) => d.clone(),
+                                // a `KeyError`: not followed
+                                ("pop", None, None) => Value::Unknown,
+                                (_, Some(i), _) => items[i].1.clone(),
+                                (_, None, d) => {
+                                    let d = d.cloned().unwrap_or(Value::None);
+                                    items.push((k, d.clone()));
+                                    d
+                                }
+                            };
+                            *st.get_mut(id) = Obj::Dict(items);
+                            v
+                        }
+                        "update" | "setdefault" | "pop" | "popitem" | "clear" => {
                             *st.get_mut(id) = Obj::Dict(vec![(Value::Unknown, Value::Unknown)]);
                             Value::Unknown
                         }
@@ -419,6 +468,22 @@ pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str
                     return vec![(st, v)];
                 }
         _ => vec![(st, Value::Unknown)],
+    }
+}
+
+/// Whether every key of a dict is a known string.
+fn known_keys(items: &[(Value, Value)]) -> bool {
+    items.iter().all(|(k, _)| matches!(k, Value::Str(Some(_))))
+}
+
+/// The items `d.update(other)` adds, when `other` is a dict whose keys are known strings.
+fn update_from(st: &State, other: &Value) -> Option<Vec<(Value, Value)>> {
+    match other {
+        Value::Ref(o) => match st.get(*o) {
+            Obj::Dict(more) if known_keys(more) => Some(more.clone()),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
