@@ -128,10 +128,12 @@ pub fn argparse_method(cx: &mut dyn ModelCtx, mut st: State, id: ObjId, attrs: B
                 (None, _) => Value::None,
             };
             let ty = kw("type");
-            // `type=int` with a string default converts it
+            // `type=int` (or `float`, `str`) with a string default converts it
             let default = match (&default, &ty) {
                 (Value::Str(Some(s)), Some(Value::Builtin("int"))) => s.parse::<i64>().map(|i| Value::int(i as i128)).unwrap_or(Value::Unknown),
                 (Value::Str(Some(s)), Some(Value::Builtin("float"))) => Value::Float(s.parse::<f64>().ok()),
+                // `type=str`: the string itself (`--model`, default `'LSTM'`)
+                (Value::Str(Some(_)), Some(Value::Builtin("str"))) => default.clone(),
                 (Value::Str(_), Some(_)) => Value::Unknown,
                 _ => default,
             };
