@@ -61,6 +61,8 @@ RAISES = [
     "nn.Linear(4, 2)(torch.from_numpy(np.random.rand(8, 4).astype(np.float32) * np.ones(4)))",
     "nn.CrossEntropyLoss(weight=torch.tensor(1.0 / np.array([5, 2, 3, 6])))(f, torch.zeros(4, dtype=torch.long))",
     "nn.Linear(4, 2)(torch.LongTensor([[1, 2, 3, 4]]))",
+    # bitwise operators: integer and bool tensors only
+    "~f", "~(b.float())", "~h", "b & f", "f | b", "d ^ l", "(f > 0) & (f < 1).float()",
 ]
 
 RUNS = [
@@ -87,6 +89,10 @@ RUNS = [
     "nn.Linear(4, 2)(torch.from_numpy(np.random.rand(8, 4).astype(np.float32) * 2.5))",
     "nn.CrossEntropyLoss(weight=torch.tensor(1.0 / np.array([5, 2, 3, 6]), dtype=torch.float32))(f, torch.zeros(4, dtype=torch.long))",
     "nn.Linear(4, 2)(torch.LongTensor([[1, 2, 3, 4]]).float())",
+    "~b", "~l", "~u", "b & (f < 1)", "l | i32", "b ^ b",
+    # a cast to a dtype the core does not know: the dtype is unknown, not kept
+    "nn.Linear(4, 2).half()(f.to(next(nn.Linear(4, 2).half().parameters()).dtype))",
+    "nn.Linear(4, 2).half()(f.to(dtype=next(nn.Linear(4, 2).half().parameters()).dtype))",
 ]
 
 

@@ -89,9 +89,13 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         self_val: None,
         globals: Rc::new(Vec::new()),
     };
+    interp.called_modules = Some(BTreeMap::new());
     let finals = interp.block(&m.body, st.clone(), &ctx);
     stats.entries += 1;
     let script_abandoned = interp.abandoned;
+    // the modules the script called: kept for the forward entries only when the script ran to
+    // its end, on the same heap as the final state's classes
+    let called = interp.called_modules.take().filter(|_| !script_abandoned).unwrap_or_default();
     if script_abandoned {
         stats.abandoned += 1;
     } else {
@@ -164,7 +168,10 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         interp.outcomes.clear();
         interp.undecided.clear();
         stats.entries += 1;
-        analyze_forward(interp, &base_state, class, &ctx);
+        match called.get(&class) {
+            Some((st, id)) if !instance_of(&base_state, class) => analyze_forward_on(interp, st, class, *id),
+            _ => analyze_forward(interp, &base_state, class, &ctx),
+        }
         if interp.abandoned {
             stats.abandoned += 1;
             continue;
@@ -311,9 +318,31 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
     };
     let _ = ctx;
     for (st, inst) in instances.into_iter().take(4) {
-        if !matches!(inst, Value::Ref(_)) {
-            continue;
+        if matches!(inst, Value::Ref(_)) {
+            forward_on(interp, &fwd, st, inst, span);
         }
+    }
+}
+
+/// Whether the state holds an instance of `class` (one `analyze_forward` runs on).
+fn instance_of(st: &State, class: ObjId) -> bool {
+    st.heap.iter().any(|o| matches!(&**o, Obj::Instance { class: c, .. } if *c == class))
+}
+
+/// Entry point 2 on the instance the script called (`Interp::called_modules`), in the state of
+/// that call: a module built and called inside `main()` is gone from the final state.
+fn analyze_forward_on(interp: &mut Interp, st: &State, class: ObjId, id: ObjId) {
+    let span = match st.get(class) {
+        Obj::Class { def: Some(d), .. } => d.span,
+        _ => Span::default(),
+    };
+    let Some((_, Value::Func(fwd))) = interp.class_lookup(st, class, "forward") else { return };
+    forward_on(interp, &fwd, st.clone(), Value::Ref(id), span);
+}
+
+/// Call `forward` on `inst` with inputs of unknown shapes (or their annotations' shapes).
+fn forward_on(interp: &mut Interp, fwd: &Rc<crate::value::Closure>, st: State, inst: Value, span: Span) {
+    {
         // forward's parameters: tensors of the shape their annotation gives (`annotations.rs`),
         // else of unknown shape, or their defaults
         let n_required = fwd.def.params.len().saturating_sub(fwd.defaults.len());
@@ -331,7 +360,7 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
         let was = crate::models::torch::device::modules_anywhere(true);
         // (`shape-lint summary --model`: this call is the model call recorded)
         let begun = if interp.summary.is_some() { interp.summary_begin(&st, &inst, span) } else { None };
-        let out = interp.call_closure(&fwd, args, Vec::new(), st, span);
+        let out = interp.call_closure(fwd, args, Vec::new(), st, span);
         if let Some(b) = begun {
             interp.summary_end(b, &out);
         }

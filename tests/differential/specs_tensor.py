@@ -10,7 +10,7 @@ import dataclasses
 import random
 
 from . import values
-from .harness import B, D, L, Spec, T, shape
+from .harness import B, D, L, Spec, T, near, shape
 
 # ---------------------------------------------------------------- generators
 
@@ -37,6 +37,19 @@ def broadcast_pair(r: random.Random) -> tuple[tuple[int, ...], tuple[int, ...]]:
 def dim_arg(r: random.Random, rank: int) -> int:
     """A dim, out of range for the rank about a fifth of the time."""
     return r.randint(-rank - 1, rank) if rank else r.choice([-1, 0, 1])
+
+
+def index_add_case(r: random.Random, method: str):
+    """`x.index_add(dim, i, src)`: a source with one slice per index along `dim` and `x`'s sizes
+    elsewhere, about half the time; else an index count, another size or a 2-D index off."""
+    x = shape(r, r.randint(1, 3), 1, 4)
+    d = dim_arg(r, len(x))
+    k = d % len(x) if -len(x) <= d < len(x) else 0
+    n = r.randint(1, 3)
+    src = [near(r, n) if i == k else near(r, s) for i, s in enumerate(x)] if r.random() < 0.6 else list(x[:k]) + [n] + list(x[k + 1:])
+    idx = (n,) if r.random() < 0.85 else (1, n)
+    alpha = ", alpha=2" if r.random() < 0.3 else ""
+    return f"x.{method}({d}, i, s{alpha})", {"x": T(*x), "i": L(*idx, high=x[k]), "s": T(*src)}
 
 
 def fmt_shape(s) -> str:
@@ -420,6 +433,8 @@ SPECS += [
     Spec("Tensor.masked_fill", "method", lambda r: ("a.masked_fill(m, 0.0)", {"a": T(*broadcast_pair(r)[0]), "m": B(*rank_shape(r, 0, 3, 1, 3))})),
     Spec("torch.where", "function", lambda r: ("torch.where(c, a, b)", {"c": B(*rank_shape(r, 0, 2, 1, 3)), "a": T(*rank_shape(r, 0, 2, 1, 3)), "b": T(*rank_shape(r, 0, 2, 1, 3))})),
     Spec("Tensor.index_select", "method", lambda r: (f"x.index_select({dim_arg(r, 2)}, i)", {"x": T(*shape(r, 2, 2, 4)), "i": L(*shape(r, r.randint(0, 2), 1, 3), high=2)})),
+    Spec("Tensor.index_add", "method", lambda r: index_add_case(r, "index_add")),
+    Spec("Tensor.index_add_", "method", lambda r: index_add_case(r, "index_add_")),
     Spec("torch.index_select", "function", lambda r: (f"torch.index_select(x, {dim_arg(r, 2)}, i)", {"x": T(*shape(r, 2, 2, 4)), "i": L(r.randint(1, 4), high=2)})),
     Spec("Tensor.gather", "method", lambda r: (f"x.gather({dim_arg(r, 2)}, i)", {"x": T(*shape(r, 2, 2, 4)), "i": L(*shape(r, r.randint(1, 3), 1, 2), high=2)})),
     Spec("torch.gather", "function", lambda r: (f"torch.gather(x, {dim_arg(r, 2)}, i)", {"x": T(*shape(r, 2, 2, 4)), "i": L(*shape(r, r.randint(1, 3), 1, 2), high=2)})),

@@ -249,6 +249,12 @@ impl<'a> Interp<'a> {
                 Callee::Instance(_) if matches!(st.get(id), Obj::Instance { attrs, .. } if attrs.contains_key(models::HOOKED)) => vec![(st, Value::Unknown)],
                 Callee::Instance(class) => {
                     let name: Name = Rc::from(if self.lib_base(&st, class).is_some() && self.class_lookup(&st, class, "__call__").is_none() { "forward" } else { "__call__" });
+                    if let Some(called) = &mut self.called_modules
+                        && &*name == "forward"
+                        && !called.contains_key(&class)
+                    {
+                        called.insert(class, (st.clone(), id));
+                    }
                     match self.class_lookup(&st, class, &name) {
                         Some((_, Value::Func(c))) => {
                             let mut a = vec![Value::Ref(id)];

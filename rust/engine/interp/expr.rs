@@ -328,7 +328,13 @@ impl<'a> Interp<'a> {
                         UnaryOp::Pos => x.clone(),
                         UnaryOp::Invert => match &x {
                             Value::Int(p) => p.neg().and_then(|p| p.add_const(-1)).map(Value::Int).unwrap_or(Value::Unknown),
-                            Value::Tensor(_) => x.clone(),
+                            // torch inverts integer and bool tensors only (SHP202)
+                            Value::Tensor(t) => {
+                                if !crate::models::torch::dtype::check_integral(self, &st, "`~`", t, e.span) {
+                                    continue;
+                                }
+                                x.clone()
+                            }
                             _ => Value::Unknown,
                         },
                     };

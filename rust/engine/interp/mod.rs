@@ -218,6 +218,11 @@ pub struct Interp<'a> {
     pub main_module: Option<&'a Module>,
     /// The fix suggested for the next check (`ModelCtx::suggest_fix`), taken by `check`.
     pub fix_hint: Option<crate::value::FixHint>,
+    /// While the script runs (entry 1): for each user `nn.Module` class of the checked file,
+    /// the state at the first call of one of its instances and that instance, so that the
+    /// class's `forward` entry runs on the module the script built even when it was a local of
+    /// `main()` (`entry::analyze_forward`).
+    pub called_modules: Option<BTreeMap<ObjId, (State, ObjId)>>,
 }
 
 fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
@@ -311,6 +316,7 @@ impl<'a> Interp<'a> {
             import_steps: 0,
             main_module: None,
             fix_hint: None,
+            called_modules: None,
         }
     }
 

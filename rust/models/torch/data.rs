@@ -871,7 +871,7 @@ fn join_sample(cx: &mut dyn ModelCtx, st: &State, a: &Value, b: &Value) -> Optio
 }
 
 /// Stack samples into a batch of `b`, as the default collate function does.
-fn collate(st: &State, item: &Value, b: &Dim) -> Value {
+fn collate(st: &mut State, item: &Value, b: &Dim) -> Value {
     match item {
         Value::Tensor(t) => {
             let s = st.resolve(&t.shape);
@@ -887,6 +887,13 @@ fn collate(st: &State, item: &Value, b: &Dim) -> Value {
         Value::Str(Some(s)) if &**s == "<label>" => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)),
         Value::Float(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Double)), Some(Device::Cpu)),
         Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| collate(st, i, b)).collect())),
+        // a dict of string keys becomes a dict of batches, key by key (a new dict: each batch
+        // is its own object)
+        Value::Ref(id) if matches!(st.get(*id), Obj::Dict(items) if items.iter().all(|(k, _)| matches!(k, Value::Str(Some(_))))) => {
+            let Obj::Dict(items) = st.get(*id).clone() else { return Value::Unknown };
+            let batched = items.iter().map(|(k, v)| (k.clone(), collate(st, v, b))).collect();
+            Value::Ref(st.alloc(Obj::Dict(batched)))
+        }
         // a NumPy array becomes a tensor of its dtype, then stacks
         Value::Ref(_) => match crate::models::numpy::array_of(st, item) {
             Some(a) => collate(st, &on(Value::Tensor(a), Some(Device::Cpu)), b),

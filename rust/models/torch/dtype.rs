@@ -161,6 +161,15 @@ pub fn check_floating(cx: &mut dyn ModelCtx, st: &State, op: &str, t: &Tensor, s
     cx.check(st, span, Tri::True, |cx| (DtypeMismatch::NotFloating { op, shape: cx.show_shape(st, &t.shape), dtype: name(d).into() }, Vec::new()))
 }
 
+/// SHP202 for a bitwise op (`~x`: `~ (operator.invert) is only implemented on integer and
+/// Boolean-type tensors`; `a & b`: `"bitwise_and_cpu" not implemented for 'Float'`): an operand
+/// of a known floating dtype. False when the path ends.
+pub fn check_integral(cx: &mut dyn ModelCtx, st: &State, op: &str, t: &Tensor, span: Span) -> bool {
+    let Some(d) = known(t.dtype).filter(|d| d.is_floating()) else { return true };
+    let op = op.to_string();
+    cx.check(st, span, Tri::True, |cx| (DtypeMismatch::NotIntegral { op, shape: cx.show_shape(st, &t.shape), dtype: name(d).into() }, Vec::new()))
+}
+
 /// SHP202 for an op torch implements on the CPU only for float32 and float64 (`torch.fft.*`:
 /// `Unsupported dtype Half`; `torch.stft`: `MKL FFT doesn't support tensors of type: Half`): a
 /// float16 or bfloat16 input known to be on the CPU. False when the path ends.

@@ -1,4 +1,4 @@
-//! Indexing and selection: `x[...]`, `torch.where`, `masked_fill`, `index_select`, `narrow`.
+//! Indexing and selection: `x[...]`, `torch.where`, `masked_fill`, `index_select`, `index_add`, `narrow`.
 
 use std::rc::Rc;
 
@@ -25,6 +25,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name:
     Ok(match name {
         "masked_fill" | "masked_fill_" => masked_fill(cx, st, t, name, args, kwargs, span),
         "index_select" => index_select(cx, st, t, s, args, kwargs, span),
+        "index_add" | "index_add_" => index_add(cx, st, t, s, name, args, kwargs, span),
         "narrow" => narrow(cx, st, t, s, args, kwargs, span),
         _ => return Err(st),
     })
@@ -107,6 +108,53 @@ fn index_select(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, arg
     let mut dims = s.dims.clone();
     dims[i] = is.dims[0].clone();
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+/// `x.index_add(dim, index, source)` (and in place): `source` holds one slice per index along
+/// `dim` and matches `x` elsewhere (`Number of indices (3) should be equal to source.size(dim)`,
+/// `source tensor shape must match self tensor shape, excluding the specified dimension`); the
+/// result is `x`'s shape. A source of another rank or dtype is not modelled (Unknown).
+#[allow(clippy::too_many_arguments)]
+fn index_add(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let b = bind(&["dim", "index", "source", "alpha"], args, kwargs);
+    let (Some(d), Some(Value::Tensor(idx)), Some(Value::Tensor(src))) = (b.get("dim").and_then(|v| v.as_const_int()), b.get("index"), b.get("source")) else {
+        return vec![(st, Value::Unknown)];
+    };
+    let what = format!("{name}()");
+    let (is, ss) = (st.resolve(&idx.shape), st.resolve(&src.shape));
+    let (Some(ir), Some(rank), Some(sr)) = (is.rank(), s.rank(), ss.rank()) else { return vec![(st, Value::Unknown)] };
+    if rank == 0 || sr != rank || (src.dtype.is_some() && t.dtype.is_some() && src.dtype != t.dtype) {
+        return vec![(st, Value::Unknown)];
+    }
+    let Some(i) = check_dim(cx, &st, s, d, span, &what) else { return vec![(st, Value::Unknown)] };
+    if i == usize::MAX {
+        return Vec::new();
+    }
+    if !cx.check(&st, span, Tri::from_bool(ir > 1), |cx| {
+        let shown = cx.show_shape(&st, &is);
+        (InvalidShapeArgument::IndexAddRank { op: what.clone(), index: shown, rank: ir.to_string() }, Vec::new())
+    }) {
+        return Vec::new();
+    }
+    let count = if ir == 0 { Dim::konst(1) } else { is.dims[0].clone() };
+    if !cx.check(&st, span, cx.dim_eq_f(&count, &ss.dims[i]).not(), |cx| {
+        let (c, shown, size) = (cx.show_dim(&count), cx.show_shape(&st, &ss), cx.show_dim(&ss.dims[i]));
+        (InvalidShapeArgument::IndexAddCount { op: what.clone(), count: c, source: shown, dim: i.to_string(), size }, Vec::new())
+    }) {
+        return Vec::new();
+    }
+    for j in (0..rank).filter(|&j| j != i) {
+        if !cx.check(&st, span, cx.dim_eq_f(&s.dims[j], &ss.dims[j]).not(), |cx| {
+            let (src_shown, shown) = (cx.show_shape(&st, &ss), cx.show_shape(&st, s));
+            (InvalidShapeArgument::IndexAddSource { op: what.clone(), source: src_shown, input: shown, dim: i.to_string() }, Vec::new())
+        }) {
+            return Vec::new();
+        }
+    }
+    if name == "index_add_" {
+        return vec![(st, Value::Tensor(t.clone()))];
+    }
+    vec![(st, tensor_value(s.clone(), t.dtype))]
 }
 
 fn narrow(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
@@ -356,6 +404,8 @@ pub const APIS: &[Decl] = &[
     Decl::method("torch.Tensor.masked_fill_", "mask, value").checks(&[&r::broadcast_shape_mismatch::RULE]),
     Decl::function("torch.index_select", "input, dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
     Decl::method("torch.Tensor.index_select", "dim, index").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
+    Decl::method("torch.Tensor.index_add", "dim, index, source, *, alpha=1").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE]),
+    Decl::method("torch.Tensor.index_add_", "dim, index, source, *, alpha=1").checks(&[&r::invalid_shape_argument::RULE, &r::dim_out_of_range::RULE]),
     Decl::function("torch.narrow", "input, dim, start, length").checks(&[&r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
     Decl::method("torch.Tensor.narrow", "dim, start, length").checks(&[&r::dim_out_of_range::RULE, &r::index_out_of_range::RULE]),
 ];

@@ -419,9 +419,16 @@ fn apply_binary(cx: &mut dyn ModelCtx, st: State, kind: Binary, a: &Value, b: &V
     };
     let Some(out) = broadcast(cx, &st, &sa, &sb, span, what) else { return Vec::new() };
     let dtype = result_dtype(kind, oa, ob);
-    // a bitwise op on floating operands: torch raises ("not implemented for 'Float'"), not
-    // modelled (Unknown)
+    // a bitwise op on floating operands: torch raises (`"bitwise_and_cpu" not implemented for
+    // 'Float'`), SHP202 when a tensor operand is floating; a float scalar is not modelled
     if kind == Binary::Bitwise && dtype.is_none() && promote(oa, ob).is_some_and(|d| category(d) == 2) {
+        if let Some(t) = [a, b].into_iter().find_map(|v| match v {
+            Value::Tensor(t) if t.dtype.is_some_and(|d| d.is_floating()) => Some(t),
+            _ => None,
+        }) && !super::dtype::check_integral(cx, &st, what, t, span)
+        {
+            return Vec::new();
+        }
         return vec![(st, Value::Unknown)];
     }
     if in_place {

@@ -313,6 +313,13 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
             if name == "type" && dt.is_none() {
                 return vec![(st, Value::Unknown)];
             }
+            // an argument that may be a dtype the core does not know (`x.to(p.dtype)` of a
+            // parameter of unknown dtype, `x.to(dtype=cfg.dtype)`) makes the dtype unknown; a
+            // device string or index, `non_blocking` and `copy` cannot be one
+            let may_be_dtype = |v: &Value| !matches!(v, Value::Str(_) | Value::Int(_) | Value::Bool(_) | Value::None);
+            if dt.is_none() && (args.iter().any(may_be_dtype) || kwargs.iter().any(|(k, v)| &**k == "dtype" && may_be_dtype(v))) {
+                return vec![(st, tensor_value(t.shape.clone(), None))];
+            }
             vec![(st, tensor_value(t.shape.clone(), dt.or(t.dtype)))]
         }
         "size" | "dim" | "ndimension" | "numel" | "nelement" => {

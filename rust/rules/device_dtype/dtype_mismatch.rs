@@ -26,6 +26,8 @@ promotion rules) and reports the dtypes torch rejects:
   targets for `BCEWithLogitsLoss`;
 - indices of a float (or bool) dtype into `nn.Embedding`, `gather`, `scatter`, `index_select`,
   `one_hot` (which takes int64 only); a mask that is not bool in `masked_fill`;
+- a floating operand of `~`, `&`, `|` or `^` (a padding mask built with `.float()`, then
+  inverted with `~mask`);
 - `mean`, `var`, `std`, `norm`, `softmax` and `log_softmax` of an integer or bool tensor
   (`(pred == y).mean()`), and a loss of integer scores;
 - a float16 or bfloat16 CPU tensor into `torch.fft.*` or `torch.stft`;
@@ -72,6 +74,9 @@ crate::violation! {
         Mask { op, shape, dtype } => "{op}: mask {shape} is {dtype}, expected bool",
         /// An integer or bool input to an op torch implements only for floating dtypes.
         NotFloating { op, shape, dtype } => "{op}: input {shape} is {dtype}, torch implements it only for floating dtypes (cast it with `.float()` first)",
+        /// A floating input to a bitwise op (`~`, `&`, `|`, `^`), which torch implements only
+        /// for integer and bool tensors.
+        NotIntegral { op, shape, dtype } => "{op}: operand {shape} is {dtype}, torch implements it only for integer and bool tensors (use a bool mask: `x > 0`, `.bool()`)",
         /// A low-precision input to an op torch implements only for wider floats on the CPU.
         LowPrecisionOnCpu { op, shape, dtype } => "{op}: input {shape} is {dtype}, which torch does not implement on the CPU (cast it with `.float()` first)",
         /// An in-place op whose result torch cannot cast into the tensor written to.

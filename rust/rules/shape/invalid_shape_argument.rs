@@ -123,6 +123,12 @@ crate::violation! {
         /// `split` with section sizes that do not sum to the dim's size.
         SplitSizes { total, dim, shape, size } => "split: section sizes sum to {total} but dimension {dim} of {shape} has size {size}",
         /// `index_select` with an index that is not a vector.
+        /// `index_add`: the index is not a vector.
+        IndexAddRank { op, index, rank } => "{op}: the index {index} must be a vector (1-D), it is {rank}-D",
+        /// `index_add`: the number of indices is not the source's size at the dim.
+        IndexAddCount { op, count, source, dim, size } => "{op}: {count} indices, but source {source} has size {size} at dim {dim} (one source slice per index)",
+        /// `index_add`: the source differs from the input outside the dim.
+        IndexAddSource { op, source, input, dim } => "{op}: source {source} must match the input {input} outside dimension {dim}",
         IndexSelectRank { index, rank } => "index_select: the index {index} must be a vector (1-D), it is {rank}-D",
         /// `gather`/`scatter`: the index's rank is not the input's.
         IndexRank { op, index, input } => "{op}: the index {index} must have as many dims as the input {input}",
