@@ -154,3 +154,61 @@ def test_free_params_are_named_in_the_users_terms():
     assert {(p["name"], p["kind"], p["default"]) for u in cands for p in u["params"]} == {("--size", "option", 64)}
     # without free_params the option keeps its default: nothing to export
     assert _core.check_source_undecided(src, "m.py", {"may_fail": True})[1] == []
+
+
+def test_the_message_gives_the_shapes_at_the_counterexample():
+    # the core's own finding when the program runs with those values: concrete shapes, no
+    # symbols of the free parameters (the symbolic run would say `(--size - 3) // 2 ...`)
+    [f] = may_fail_findings(DIR / "conv_stack_size.py")
+    assert f["message"] == "Conv2d: input size 2x2 gives output size 0x0, which is too small (0 < 1) (fails when --size=30)"
+    [f] = may_fail_findings(DIR / "grouped_conv_option.py")
+    assert f["message"].startswith("Conv2d: in_channels=64 must be divisible by groups=9 ")
+    [f] = may_fail_findings(DIR / "last_batch_state.py")
+    assert "expected shape [1, 31, 16], got [1, 51, 16]" in f["message"]
+
+
+def test_a_counterexample_the_concrete_run_does_not_confirm_is_silence():
+    src = (DIR / "conv_stack_size.py").read_text()
+    _, cands = _core.check_source_undecided(src, "m.py", {"may_fail": True, "free_params": True})
+    seen: list[dict[str, int]] = []
+
+    def runs_fine(values: dict[str, int]) -> list[dict]:
+        seen.append(values)
+        return []
+
+    assert may_fail.find(cands, set(), concrete=runs_fine) == []
+    assert seen and seen[0] == {"--size": 30}
+    # a finding on another line is no confirmation either
+    assert may_fail.find(cands, set(), concrete=lambda v: [{"row": 1, "code": "SHP101", "message": "m"}]) == []
+
+
+def test_the_concrete_run_binds_the_values():
+    src = (DIR / "conv_stack_size.py").read_text()
+    assert _core.check_source(src, "m.py", None) == []
+    assert [(f["row"], f["code"]) for f in _core.check_source(src, "m.py", {"param_values": {"--size": 30}})] == [(22, "SHP109")]
+    # a value outside an option's choices is no legal value: the default stands
+    src = (DIR / "pooled_flatten_choices.py").read_text()
+    assert _core.check_source(src, "m.py", {"param_values": {"--size": 40}}) == []
+    assert [g["row"] for g in _core.check_source(src, "m.py", {"param_values": {"--size": 48}})] == [14]
+
+
+def test_constructor_defaults_are_free_unless_the_call_passes_them():
+    src = (DIR / "ctor_default_heads.py").read_text()
+    _, cands = _core.check_source_undecided(src, "m.py", {"free_params": True})
+    assert ("heads", "ctor", 8) in {(p["name"], p["kind"], p["default"]) for u in cands for p in u["params"]}
+    # `Encoder(dim=96)` pins dim; passing heads pins it too: nothing left to vary
+    assert "dim" not in {p["name"] for u in cands for p in u["params"]}
+    pinned = src.replace("Encoder(dim=96)\n", "Encoder(dim=96, heads=8)\n")
+    assert pinned != src
+    _, cands = _core.check_source_undecided(pinned, "m.py", {"free_params": True})
+    assert "heads" not in {p["name"] for u in cands for p in u["params"]}
+    assert [f for f in solver.check_source(pinned, "m.py", {"may_fail": True, "cache": False}) if f["code"] == "SHP902"] == []
+    # a block another class builds keeps its defaults (only the outermost construction frees them)
+    nested = src.replace("    model = Encoder(dim=96)\n", "    model = nn.Sequential(Wrapper())\n").replace(
+        'if __name__ == "__main__":',
+        "class Wrapper(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.enc = Encoder(96)\n\n"
+        "    def forward(self, x):\n        return self.enc(x)\n\n\n"
+        'if __name__ == "__main__":',
+    )
+    _, cands = _core.check_source_undecided(nested, "m.py", {"free_params": True})
+    assert "heads" not in {p["name"] for u in cands for p in u["params"]}

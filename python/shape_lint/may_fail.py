@@ -30,7 +30,7 @@ also carries the values as ``counterexample`` (``{"--size": 45}``).
 from __future__ import annotations
 
 import time
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from . import solver
 
@@ -87,7 +87,8 @@ def _counterexample(u: Mapping[str, Any], budget: _Budget) -> dict[str, int] | N
             return True
         return False
 
-    options = [p for p in chosen if p["kind"] == "option" and p.get("default") is not None]
+    # the parameters with a default (options, constructor defaults) stay there if they can
+    options = [p for p in chosen if p.get("default") is not None]
     moved = [p for p in options if not keep(f"(= {p['smt']} {_num(p['default'])})")]
     for p in moved:
         s, d = p["smt"], int(p["default"])
@@ -104,7 +105,7 @@ def _counterexample(u: Mapping[str, Any], budget: _Budget) -> dict[str, int] | N
                 break
         if s in model:
             extra.append(f"(= {s} {_num(model[s])})")
-    ctors = [p["smt"] for p in chosen if p["kind"] == "ctor"]
+    ctors = [p["smt"] for p in chosen if p["kind"] == "ctor" and p.get("default") is None]
     for s in ctors:
         if not keep(f"(>= {s} 8)"):
             keep(f"(>= {s} 2)")
@@ -132,14 +133,31 @@ def _describe(u: Mapping[str, Any], values: Mapping[str, int]) -> str:
     return ", ".join(parts)
 
 
+def _evidence(f: Mapping[str, Any]) -> str:
+    """A concrete finding's message without the suggested fix the core appended to it (a fix
+    for the counterexample's values is no fix for the program)."""
+    msg = str(f["message"])
+    fix = f.get("fix")
+    if fix and msg.endswith(f"; {fix['message']}"):
+        msg = msg[: -len(fix["message"]) - 2]
+    return msg
+
+
 def find(
     candidates: Sequence[Mapping[str, Any]],
     reported: set[tuple[int, int]],
     *,
     budget_ms: int = FILE_BUDGET_MS,
+    concrete: Callable[[dict[str, int]], list[dict[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
     """The SHP902 findings among the SHP902 run's undecided checks (``candidates``), one per
-    site, none at a site in ``reported``. Without Z3 installed: ``[]``."""
+    site, none at a site in ``reported``. Without Z3 installed: ``[]``.
+
+    ``concrete(values)`` runs the core with the free parameters bound to a counterexample
+    (``param_values``) and gives its findings: a candidate is reported only when that run
+    fails on the same line with a default (non-SHP9) finding, and the message is that
+    finding's, evaluated at those values (``Conv2d: input size 2x2 gives output size 0x0 ...
+    (fails when --size=30)``). Without it, the message is the symbolic one."""
     todo = [u for u in candidates if u.get("free") and any(p["kind"] in ("option", "ctor") for p in u.get("params", []))]
     if not todo:
         return []
@@ -160,9 +178,15 @@ def find(
             values = _counterexample(u, budget)
             if values is None:
                 continue
+            message = str(u["message"])
+            if concrete is not None:
+                same = [g for g in concrete(values) if int(g["row"]) == site[0] and not str(g["code"]).startswith("SHP9")]
+                if not same:
+                    continue  # the counterexample does not fail there when run: say nothing
+                message = _evidence(same[0])
             f = {k: v for k, v in u.items() if k not in _DROP}
             f.update(code=CODE, name=NAME, counterexample=values)
-            f["message"] = f"{u['message']} (fails when {_describe(u, values)})"
+            f["message"] = f"{message} (fails when {_describe(u, values)})"
             out.append(f)
             break
     return out
