@@ -1,32 +1,43 @@
 """SHP902 may-fail-for-some-values: a line that fails for some legal values of the program's
 free parameters, with a counterexample in the user's terms.
 
-The core's SHP902 run (``free_params``: ``argparse`` options with an int default are symbols,
-their default one legal value; constructor parameters of a class the file does not build and
-the sizes of ``forward``'s inputs are symbols in every run) exports its undecided checks with
-the free parameters among their symbols (``params``) and whether every symbol is one
-(``free``). A check is a candidate when every symbol of its query is a free parameter and one
-of them is an option or a constructor parameter (an input size alone is never enough: every
+The core's SHP902 run (``free_params``) makes the free parameters symbols: ``argparse``
+options with an int default (their default one legal value); the int constructor parameters
+of a module class the file does not build, and the int defaults (at least 1) that the
+outermost construction of a module class of the file leaves unpassed (``Net()``; an argument
+passed pins its parameter, a block another class builds keeps its defaults); the length of a
+dataset its files decide (``ImageFolder``: ``len(dataset)``, so the last batch may be any size);
+and the sizes of ``forward``'s inputs. It exports its undecided checks with the free
+parameters among their symbols (``params``) and whether every symbol is one (``free``). A check
+is a candidate when every symbol of its query is a free parameter and one of them is an option,
+a constructor parameter or a dataset length (an input size alone is never enough: every
 convolution fails for a small enough input). The candidates of a site are tried longest
 context first (it carries the site's earlier checks as facts, so its counterexample passes
-them). 
-A failure the core decides on a path (its condition involves free parameters) is exported
-too. Per candidate:
+them). A failure the core decides on a path (its condition involves free parameters) is
+exported too. Per candidate:
 
 1. ``context ∧ ¬precondition`` must be SAT: some legal values fail. Z3 gives a model.
 2. The model is made plausible by extra constraints, each kept only when the query stays SAT:
-   every option at its default; an option that must move is moved as little as possible (the
-   distance to its default bisected); a constructor parameter at least 8 (else 2), at most
-   512, a multiple of 4 (a size, a width, a head count), and not smaller than the constructor
-   parameters after it (`dim, heads`).
-3. When input sizes are among the symbols: with the options and constructor parameters fixed
-   at the counterexample, ``context ∧ precondition`` must be UNSAT (every input size fails).
+   every parameter with a default (options, constructor defaults) at it; one that must move is
+   moved as little as possible (the distance to its default bisected); a constructor default
+   stays (a hard constraint, not a preference) within half to twice its value and keeps its
+   power-of-two factor up to 8 (``dim=64`` may become 56 or 128, never 65: a configuration its
+   author could have chosen); a constructor parameter
+   without a default at least 8 (else 2), at most 512, a multiple of 4 (a size, a width, a head
+   count), and not smaller than the constructor parameters after it (`dim, heads`); a dataset
+   length between 100 and 100,000.
+3. When input sizes are among the symbols: with the other parameters fixed at the
+   counterexample, ``context ∧ precondition`` must be UNSAT (every input size fails).
+4. The concrete run (``concrete``, given by ``solver``): the core runs the program again with
+   the parameters bound to the counterexample (``param_values``). It must report a default
+   (non-SHP9) finding on the same line, else the candidate is silent; that finding's message,
+   with the shapes at those values, is the message.
 
 ``unknown``, a timeout or a spent budget mean silence. Every query goes through
-``solver._solve``. The message is the core's, then ``(fails when --size=45)``; the finding
-also carries the values as ``counterexample`` (``{"--size": 45}``).
+``solver._solve``. The message is the concrete finding's, then ``(fails when --size=30)``:
+``Conv2d: input size 2x2 gives output size 0x0, which is too small (0 < 1) (fails when
+--size=30)``; the finding also carries the values as ``counterexample`` (``{"--size": 30}``).
 """
-
 from __future__ import annotations
 
 import time
@@ -44,6 +55,8 @@ QUERY_TIMEOUT_MS = 250
 FILE_BUDGET_MS = 2_000
 
 _DROP = ("smt", "precondition", "params", "free")
+#: The kinds of free parameter a counterexample names (an input size is never enough alone).
+_CHOSEN = ("option", "ctor", "data")
 
 
 class _Budget:
@@ -68,15 +81,26 @@ def _script(context: str, extra: Iterable[str], term: str) -> str:
 def _counterexample(u: Mapping[str, Any], budget: _Budget) -> dict[str, int] | None:
     """The plausible failing values of the option and constructor parameters, by user name."""
     params: list[Mapping[str, Any]] = list(u["params"])
-    chosen = [p for p in params if p["kind"] in ("option", "ctor")]
+    chosen = [p for p in params if p["kind"] in _CHOSEN]
     if not u.get("free") or not chosen:
         return None
     context, fail = str(u["smt"]), f"(not {u['precondition']})"
-    got = budget.solve(_script(context, [], fail), model=True)
+    # a constructor default is varied only to another configuration its author could have
+    # chosen: within half to twice the default, keeping its power-of-two factor (up to 8), so
+    # `dim=64` may become 56 or 128 but not 65
+    hard: list[str] = []
+    for p in chosen:
+        d = p.get("default")
+        if p["kind"] == "ctor" and d is not None:
+            k = min(8, int(d) & -int(d))
+            hard += [f"(>= {p['smt']} {(int(d) + 1) // 2})", f"(<= {p['smt']} {2 * int(d)})"]
+            if k > 1:
+                hard.append(f"(= (mod {p['smt']} {k}) 0)")
+    got = budget.solve(_script(context, hard, fail), model=True)
     if got["answer"] != "sat":
         return None
     model: dict[str, int] = dict(got.get("model", {}))
-    extra: list[str] = []
+    extra: list[str] = list(hard)
 
     def keep(c: str) -> bool:
         nonlocal model
@@ -111,6 +135,10 @@ def _counterexample(u: Mapping[str, Any], budget: _Budget) -> dict[str, int] | N
             keep(f"(>= {s} 2)")
         keep(f"(<= {s} 512)")
         keep(f"(= (mod {s} 4) 0)")
+    # a dataset read from files: a few hundred samples or more
+    for s in (p["smt"] for p in chosen if p["kind"] == "data"):
+        keep(f"(>= {s} 100)")
+        keep(f"(<= {s} 100000)")
     # a size before a count in the signature (`dim, heads`): not smaller than it
     for i, s in enumerate(ctors):
         for t in ctors[i + 1 :]:
@@ -143,6 +171,12 @@ def _evidence(f: Mapping[str, Any]) -> str:
     return msg
 
 
+def is_candidate(u: Mapping[str, Any]) -> bool:
+    """Whether an exported check of the SHP902 run is a candidate: every symbol of its query
+    is a free parameter, and one is an option, a constructor parameter or a dataset length."""
+    return bool(u.get("free")) and any(p["kind"] in _CHOSEN for p in u.get("params", []))
+
+
 def find(
     candidates: Sequence[Mapping[str, Any]],
     reported: set[tuple[int, int]],
@@ -158,7 +192,7 @@ def find(
     fails on the same line with a default (non-SHP9) finding, and the message is that
     finding's, evaluated at those values (``Conv2d: input size 2x2 gives output size 0x0 ...
     (fails when --size=30)``). Without it, the message is the symbolic one."""
-    todo = [u for u in candidates if u.get("free") and any(p["kind"] in ("option", "ctor") for p in u.get("params", []))]
+    todo = [u for u in candidates if is_candidate(u)]
     if not todo:
         return []
     try:
