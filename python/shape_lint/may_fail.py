@@ -173,8 +173,18 @@ def _evidence(f: Mapping[str, Any]) -> str:
 
 def is_candidate(u: Mapping[str, Any]) -> bool:
     """Whether an exported check of the SHP902 run is a candidate: every symbol of its query
-    is a free parameter, and one is an option, a constructor parameter or a dataset length."""
-    return bool(u.get("free")) and any(p["kind"] in _CHOSEN for p in u.get("params", []))
+    is a free parameter, and one is an option, a constructor parameter or a dataset length.
+
+    A constructor default alone is no candidate: a check over one default and constants
+    (`Net()` with `n_features=12` meeting the script's own `torch.randn(16, 12)`, or
+    `d_model=dim` with a literal `nhead=4`) fails only when the program's own values change
+    with it; the class's own constraints relate two parameters (`size % patch`), or a
+    parameter and an input size (`dim // heads` for every input)."""
+    params = list(u.get("params", []))
+    if not (u.get("free") and any(p["kind"] in _CHOSEN for p in params)):
+        return False
+    alone = len({p["smt"] for p in params}) == 1
+    return not (alone and params[0]["kind"] == "ctor" and params[0].get("default") is not None)
 
 
 def find(
