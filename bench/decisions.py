@@ -19,6 +19,15 @@ them). For each corpus (by default ``tests/fixtures`` and ``tests/projects``) it
 - **queries**: what Z3 made of the exported checks (after one per site and text): fails on
   every execution (a finding), some execution passes, infeasible path, unknown.
 
+- **may-fail run** (SHP902, ``free_params``: options, constructor parameters and the last
+  batch as free parameters): its check sites, decided by the core (every check there holds or
+  is violated for every value), by Z3 (every check left open there is an SHP902 candidate and
+  Z3 answered its query ``context ∧ ¬precondition``: SAT, a counterexample exists; UNSAT, no
+  legal value fails there, a guard holds), or left undecided (a check that is no candidate:
+  over opaque data, or one constructor default alone; or a query Z3 could not answer); and its
+  exported checks (candidates asked once each), with the SHP902 findings reported (a counterexample whose concrete run fails on
+  the line: ``may_fail.find``).
+
 Only shares and counts are printed, no times. The answers go through ``solver._solve`` and
 its in-process memo (no disk cache); the per-file budget of ``solver.confirm`` is not applied,
 so a query is undecided only when its own limits run out.
@@ -32,7 +41,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable
 
-from shape_lint import _core, solver
+from shape_lint import _core, may_fail, solver
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPORA = [REPO / "tests" / "fixtures", REPO / "tests" / "projects"]
@@ -79,6 +88,37 @@ def file_stats(path: Path) -> Counter:
     return out
 
 
+def mayfail_stats(path: Path) -> Counter:
+    """The counts of the may-fail (SHP902) run of one file: ``mf_core``, ``mf_z3_sat``,
+    ``mf_z3_unsat``, ``mf_open`` (sites), ``mf_q_sat`` / ``mf_q_unsat`` / ``mf_q_unknown`` /
+    ``mf_q_not_free`` (exported checks) and ``mf_reported`` (SHP902 findings)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    opts = {"check_sites": True, "may_fail": True, "free_params": True}
+    _, cands, stats = _core.check_source_stats(text, str(path), opts)
+    limits = {"rlimit": may_fail.QUERY_RLIMIT, "timeout_ms": may_fail.QUERY_TIMEOUT_MS}
+    out: Counter = Counter()
+    queries: dict[tuple[int, int], list[str]] = {}
+    for u in cands:
+        if may_fail.is_candidate(u):
+            got = solver._solve(f"{u['smt']}(assert (not {u['precondition']}))\n", model=True, **limits)["answer"]
+        else:
+            got = "not_free"
+        out[f"mf_q_{got}"] += 1
+        queries.setdefault((u["row"], u["col"]), []).append(got)
+    for row, col, _holds, _violated, undec, exported in stats["check_sites"]:
+        answers = queries.get((row, col), [])
+        if undec == 0:
+            out["mf_core"] += 1
+        elif answers and undec <= exported and all(a in ("sat", "unsat") for a in answers):
+            out["mf_z3_sat" if "sat" in answers else "mf_z3_unsat"] += 1
+        else:
+            out["mf_open"] += 1
+    if cands:
+        found = solver.check_source(text, str(path), {"may_fail": True, "cache": False})
+        out["mf_reported"] += sum(f["code"] == may_fail.CODE for f in found)
+    return out
+
+
 def corpus_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.py") if "stubs" not in p.parts)
 
@@ -88,6 +128,7 @@ def corpus_stats(files: Iterable[Path]) -> Counter:
     for p in files:
         total["files"] += 1
         total.update(file_stats(p))
+        total.update(mayfail_stats(p))
     return total
 
 
@@ -147,6 +188,22 @@ def main() -> int:
         rows.append((name, str(q), share(s["q_fails"], q), share(s["q_passes"], q),
                      share(s["q_infeasible"], q), share(s["q_unknown"], q)))
     table(("corpus", "queries", "fails", "passes", "infeasible", "unknown"), rows)
+    print("\nmay-fail run (SHP902, free parameters): check sites decided by the core, by Z3"
+          " (SAT: a counterexample; UNSAT: no legal value fails), or left undecided")
+    rows = []
+    for name, s in results:
+        sites = s["mf_core"] + s["mf_z3_sat"] + s["mf_z3_unsat"] + s["mf_open"]
+        rows.append((name, str(sites), share(s["mf_core"], sites), share(s["mf_z3_sat"], sites),
+                     share(s["mf_z3_unsat"], sites), share(s["mf_open"], sites)))
+    table(("corpus", "sites", "core", "Z3 SAT", "Z3 UNSAT", "undecided"), rows)
+    print("\nmay-fail queries (exported checks; no candidate: over opaque data, or one constructor"
+          " default alone, may_fail.is_candidate)")
+    rows = []
+    for name, s in results:
+        q = sum(s[f"mf_q_{k}"] for k in ("sat", "unsat", "unknown", "not_free"))
+        rows.append((name, str(q), str(s["mf_q_sat"]), str(s["mf_q_unsat"]), str(s["mf_q_unknown"]),
+                     str(s["mf_q_not_free"]), str(s["mf_reported"])))
+    table(("corpus", "exported", "SAT", "UNSAT", "unknown", "no candidate", "SHP902"), rows)
     return 0
 
 

@@ -42,6 +42,11 @@ pub struct Settings {
     /// reported (a failure for every value fails with the defaults too); its undecided checks
     /// are the may-fail candidates (`python/shape_lint/may_fail.py`).
     pub free_params: bool,
+    /// The concrete run of an SHP902 counterexample: free parameters bound to these values by
+    /// their user names (`--size`, `heads`) instead of their defaults (an option, a constructor
+    /// parameter with an int default) or a symbol (a constructor parameter of a class the file
+    /// does not build). Empty in every other run.
+    pub param_values: Vec<(String, i128)>,
     /// Reuse summaries of side-effect-free calls (switch off only to measure it).
     pub memo: bool,
     /// Where the checked file's project imports are looked up (`engine::project`): set by
@@ -60,11 +65,16 @@ impl Settings {
     pub fn is_enabled(&self, rule: &rules::Rule) -> bool {
         rule.default_enabled || (self.may_fail && rule.family == rules::Family::MayFail)
     }
+
+    /// The value `param_values` binds the free parameter `name` to, if any.
+    pub fn param_value(&self, name: &str) -> Option<i128> {
+        self.param_values.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, free_params: false, memo: true, project: None, check_sites: false }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, free_params: false, param_values: Vec::new(), memo: true, project: None, check_sites: false }
     }
 }
 

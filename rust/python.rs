@@ -14,6 +14,10 @@ fn settings_from(options: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
         if let Some(v) = d.get_item("free_params")? {
             s.free_params = v.extract()?;
         }
+        if let Some(v) = d.get_item("param_values")? {
+            let values: std::collections::BTreeMap<String, i128> = v.extract()?;
+            s.param_values = values.into_iter().collect();
+        }
         if let Some(v) = d.get_item("max_paths")? {
             s.max_paths = v.extract()?;
         }

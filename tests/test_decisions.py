@@ -92,3 +92,21 @@ def test_the_bench_splits_sites_between_core_z3_and_undecided(tmp_path):
     assert total["files"] == 3
     assert total["site_core"] + total["site_z3"] + total["site_open"] == sum(
         pairs[k] + bug[k] + guarded[k] for k in ("site_core", "site_z3", "site_open"))
+
+
+def test_the_bench_counts_the_may_fail_queries():
+    pytest.importorskip("z3")
+    bench = _bench()
+    fixtures = REPO / "tests" / "fixtures" / "may_fail"
+    # an unguarded head split: Z3 finds a counterexample, and it is reported
+    bug = bench.mayfail_stats(fixtures / "head_split_option.py")
+    assert bug["mf_z3_sat"] == 1 and bug["mf_q_sat"] >= 1 and bug["mf_reported"] == 1
+    # the guarded twin: the guard is a fact of the path; whatever reaches Z3 is UNSAT
+    ok = bench.mayfail_stats(fixtures / "head_split_option_ok.py")
+    assert ok["mf_z3_sat"] == ok["mf_q_sat"] == ok["mf_reported"] == 0
+    assert ok["mf_core"] + ok["mf_z3_unsat"] >= 1 and ok["mf_open"] == 0
+    # no free parameter: the run's checks are the core's, nothing is asked
+    plain = bench.mayfail_stats(REPO / "tests" / "fixtures" / "may_fail" / "mha_ctor_ok.py")
+    assert plain["mf_q_sat"] == plain["mf_reported"] == 0
+    total = bench.corpus_stats([fixtures / "head_split_option.py", fixtures / "head_split_option_ok.py"])
+    assert total["mf_reported"] == 1 and total["mf_z3_sat"] == 1

@@ -19,6 +19,12 @@ class CheckOptions(TypedDict, total=False):
     timeout_ms: int
     check_sites: bool
     """Return each checked site's verdicts in :class:`Stats` (``check_source_stats``)."""
+    free_params: bool
+    """The SHP902 run: options, constructor defaults and file-decided dataset lengths become
+    symbols tagged as free parameters (``may_fail.py``)."""
+    param_values: dict[str, int]
+    """The concrete run of an SHP902 counterexample: each free parameter bound by its user name
+    (``{"--size": 30}``, ``{"heads": 16}``, ``{"len(dataset)": 113}``)."""
 
 @type_check_only
 class Edit(TypedDict):

@@ -89,14 +89,18 @@ def _stamp(root: Path) -> str:
 
 def _core_version() -> str:
     """The core's version and build (a rebuilt core of the same version must not reuse the
-    old one's findings)."""
+    old one's findings), and the Python modules that turn the core's output into findings
+    (the Z3 bridge and SHP902's counterexamples: an edited ``may_fail.py`` changes messages)."""
     from . import _core
 
-    try:
-        st = os.stat(_core.__file__)
-        build = f"{st.st_size}:{st.st_mtime_ns}"
-    except (OSError, AttributeError, TypeError):
-        build = ""
+    here = Path(__file__).resolve().parent
+    build = ""
+    for f in (_core.__file__, here / "solver.py", here / "may_fail.py"):
+        try:
+            st = os.stat(f)
+            build += f"{st.st_size}:{st.st_mtime_ns};"
+        except (OSError, AttributeError, TypeError):
+            build += "?;"
     return f"{_core.__version__}:{build}"
 
 

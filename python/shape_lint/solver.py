@@ -256,7 +256,13 @@ def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> lis
         from . import may_fail
 
         _, candidates = _core.check_source_undecided(source, filename, {**opts, "free_params": True})
-        out.extend(may_fail.find(candidates, {(f["row"], f["col"]) for f in out}))
+
+        def concrete(values: dict[str, int]) -> list[dict[str, Any]]:
+            # the program run with the counterexample's values: what fails there, and how
+            found, open_checks = _core.check_source_undecided(source, filename, {**opts, "param_values": values})
+            return [dict(f) for f in found] + confirm(open_checks)
+
+        out.extend(may_fail.find(candidates, {(f["row"], f["col"]) for f in out}, concrete=concrete))
     out.sort(key=lambda f: (f["row"], f["col"]))
     return out
 

@@ -78,6 +78,10 @@ impl ModelCtx for Interp<'_> {
         self.settings.free_params
     }
 
+    fn param_value(&self, name: &str) -> Option<i128> {
+        self.settings.param_value(name)
+    }
+
     fn set_param(&mut self, p: &Poly, param: crate::shape::Param) {
         self.syms.set_param(p, param)
     }

@@ -305,6 +305,11 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
                     // an int only where `__init__` proves it; else a value of unknown type (it
                     // may be a shape tuple, a config, a module, ...)
                     if proven_int(&init.def, p, &module_vars) {
+                        // (the concrete run of a counterexample: its value)
+                        if let Some(v) = interp.settings.param_value(&p.name) {
+                            args.push(Value::int(v.max(1)));
+                            continue;
+                        }
                         let sym = interp.syms.fresh(&p.name, 1);
                         interp.syms.set_param(&sym, crate::shape::Param { name: p.name.to_string(), kind: crate::shape::ParamKind::Ctor, default: None });
                         args.push(Value::Int(sym));

@@ -365,6 +365,7 @@ fn free_params(syms: &crate::shape::Symbols, ids: &[crate::shape::SymId]) -> Vec
                 ParamKind::Option => "option",
                 ParamKind::Ctor => "ctor",
                 ParamKind::Input => "input",
+                ParamKind::Data => "data",
             };
             Some(crate::diagnostics::FreeParam { smt: crate::shape::smt::sym_name(syms, *id), name: p.name.clone(), kind, default: p.default })
         })

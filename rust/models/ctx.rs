@@ -70,6 +70,9 @@ pub trait ModelCtx {
     fn may_fail(&self) -> bool;
     /// Whether options are free parameters (`Settings::free_params`, the SHP902 run).
     fn free_params(&self) -> bool;
+    /// The value the concrete run of an SHP902 counterexample binds the free parameter `name`
+    /// to (`Settings::param_values`).
+    fn param_value(&self, name: &str) -> Option<i128>;
     /// Tag a fresh symbol as a free parameter of the program.
     fn set_param(&mut self, p: &Poly, param: crate::shape::Param);
     /// Assume a fact the facts cannot hold (a disjunction: an option's `choices`) on the path,

@@ -239,12 +239,14 @@ pub fn argparse_method(cx: &mut dyn ModelCtx, mut st: State, id: ObjId, attrs: B
 /// may set to one int (no `nargs`, `action` or `const`; `type=int` or none) is a fresh symbol
 /// tagged as a free parameter: at least 1 (a size, a count), or one of its `choices` (known
 /// ints: the smallest as the bound, and the membership as an assumed fact of the path).
-/// `None`: the default stands.
+/// `None`: the default stands. In the concrete run of a counterexample
+/// (`ModelCtx::param_value`), such an option is the counterexample's value when it is legal.
 fn free_option(cx: &mut dyn ModelCtx, st: &mut State, p: &[Value]) -> Option<Value> {
-    if !cx.free_params() {
+    let flag = p.get(3)?.as_str()?.to_string();
+    let bound = cx.param_value(&flag);
+    if !cx.free_params() && bound.is_none() {
         return None;
     }
-    let flag = p.get(3)?.as_str()?.to_string();
     let default = match p.get(1)? {
         Value::Int(d) => d.as_const()?,
         _ => return None,
@@ -255,6 +257,9 @@ fn free_option(cx: &mut dyn ModelCtx, st: &mut State, p: &[Value]) -> Option<Val
     };
     if default < 1 || (!choices.is_empty() && !choices.contains(&default)) {
         return None;
+    }
+    if let Some(v) = bound {
+        return (v >= 1 && (choices.is_empty() || choices.contains(&v))).then(|| Value::int(v));
     }
     let lo = choices.iter().copied().min().unwrap_or(1).max(1);
     let sym = cx.fresh_int_sym(&flag, lo);

@@ -36,6 +36,9 @@ pub enum ParamKind {
     Ctor,
     /// A size of a `forward` input (`x.shape[2]`): free, but never enough alone for a report.
     Input,
+    /// The number of samples of a dataset read from files (`ImageFolder`): its last batch may
+    /// be any size smaller than the batch size.
+    Data,
 }
 
 /// A free parameter: the name the user knows it by and, for an option, its default.

@@ -429,6 +429,10 @@ impl<'a> Interp<'a> {
     /// keyed by `__init__` with the arguments and a marker no Python call can pass (a keyword
     /// that is no identifier).
     fn construct(&mut self, class: ObjId, init: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
+        let mut kwargs = kwargs;
+        if self.constructing == 0 {
+            kwargs.extend(self.free_defaults(&st, class, init, args.len(), &kwargs));
+        }
         let init2 = init.clone();
         let build = move |me: &mut Self, mut st: State, args: &[Value], kwargs: &[(Name, Value)]| -> Vals {
             let obj = st.alloc(Obj::Instance { class, attrs: BTreeMap::new() });
@@ -436,7 +440,10 @@ impl<'a> Interp<'a> {
             let mut a = Vec::with_capacity(args.len() + 1);
             a.push(this.clone());
             a.extend(args.iter().cloned());
-            me.call_closure(&init2, a, kwargs.to_vec(), st, span).into_iter().map(|(s, _)| (s, this.clone())).collect()
+            me.constructing += 1;
+            let out = me.call_closure(&init2, a, kwargs.to_vec(), st, span).into_iter().map(|(s, _)| (s, this.clone())).collect();
+            me.constructing -= 1;
+            out
         };
         if !(self.settings.memo && init.kind == FuncKind::Plain) {
             return build(self, st, &args, &kwargs);
@@ -445,6 +452,54 @@ impl<'a> Interp<'a> {
         let mut kw = kwargs;
         kw.push((new_marker(), Value::Ref(class)));
         self.memoised(init, args, kw, st, span, move |me, st, args, kwargs| build(me, st, args, &kwargs[..kwargs.len().saturating_sub(1)]))
+    }
+
+    /// The SHP902 run (`Settings::free_params`): the parameters of a module class of the
+    /// checked file that its outermost construction (`Net()`, not a block another class
+    /// builds) leaves at an int default of at least 1 are free parameters (`size=32`), given as
+    /// keywords: a fresh symbol per name tagged `ParamKind::Ctor` with the default, or the value
+    /// of the concrete run of a counterexample (`Settings::param_values`). An argument the call
+    /// passes pins its parameter.
+    fn free_defaults(&mut self, st: &State, class: ObjId, init: &Rc<Closure>, n_args: usize, kwargs: &[(Name, Value)]) -> Vec<(Name, Value)> {
+        if !self.settings.free_params && self.settings.param_values.is_empty() {
+            return Vec::new();
+        }
+        let mine = matches!(st.get(class), Obj::Class { def: Some(d), .. } if d.span.file == crate::ir::FileId::MAIN);
+        if !mine || self.lib_base(st, class).as_deref() != Some("torch.nn.Module") {
+            return Vec::new();
+        }
+        let def = &init.def;
+        let first_default = def.params.len() - init.defaults.len();
+        // (`params[0]` is `self`: parameter i is filled by position when i <= n_args)
+        let positional = def.params.iter().enumerate().filter(|(i, _)| *i >= first_default.max(1) && *i > n_args).map(|(i, p)| (p, Some(init.defaults[i - first_default].clone())));
+        let kwonly = def.kwonly.iter().zip(init.kw_defaults.iter().cloned());
+        let mut out = Vec::new();
+        for (p, d) in positional.chain(kwonly) {
+            let Some(Value::Int(d)) = d else { continue };
+            let Some(default) = d.as_const().filter(|d| *d >= 1) else { continue };
+            if kwargs.iter().any(|(k, _)| *k == p.name) {
+                continue;
+            }
+            let v = match self.settings.param_value(&p.name) {
+                Some(v) => Value::int(v.max(1)),
+                None if self.settings.free_params => {
+                    let name = p.name.to_string();
+                    let sym = match self.ctor_syms.get(&name) {
+                        Some(s) => s.clone(),
+                        None => {
+                            let s = self.syms.fresh_int(&name, 1);
+                            self.syms.set_param(&s, crate::shape::Param { name: name.clone(), kind: crate::shape::ParamKind::Ctor, default: Some(default) });
+                            self.ctor_syms.insert(name, s.clone());
+                            s
+                        }
+                    };
+                    Value::Int(sym)
+                }
+                None => continue,
+            };
+            out.push((p.name.clone(), v));
+        }
+        out
     }
 
     /// An instance of a user subclass of the library layer `kind` (`class MyLinear(nn.Linear)`):

@@ -160,6 +160,11 @@ pub struct Interp<'a> {
     /// The call sites of the user functions being run, outermost first.
     pub calls: Rc<[Span]>,
     pub paths_high_water: usize,
+    /// How many user class constructions are running (`Interp::construct`): the SHP902 run
+    /// frees the int defaults of the outermost one only (`call.rs::free_defaults`).
+    pub constructing: u32,
+    /// The symbol of each constructor default freed in the SHP902 run, by parameter name.
+    pub ctor_syms: BTreeMap<String, crate::shape::Poly>,
     /// For each active call, whether it runs a generator for its first element.
     pub gen_frames: Vec<bool>,
     /// When set, the shapes of the tensors each line assigns (the `--show-shapes` view).
@@ -290,6 +295,8 @@ impl<'a> Interp<'a> {
             calls: Rc::from(Vec::new()),
             arg_tensors: Vec::new(),
             paths_high_water: 0,
+            constructing: 0,
+            ctor_syms: BTreeMap::new(),
             shape_log: None,
             span_log: None,
             places: Default::default(),

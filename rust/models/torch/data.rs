@@ -78,7 +78,7 @@ pub fn attr_stored(kind: &str, attrs: &mut BTreeMap<Name, Value>, name: &str) {
         }
     }
     let modelled: &[&str] = match kind {
-        "Dataset" => &["item", "len"],
+        "Dataset" => &["item", "len", FILES],
         "DataLoader" => &["dataset", "batch_size", "drop_last"],
         "Transform" => &["name"],
         _ => return,
@@ -299,7 +299,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         let item = sample(img, label, b.get("transform"));
         // `.classes`: one name per class folder, as many as there are (torch finds at least one)
         let classes = Value::LibMethod(Box::new(Value::Str(None)), Rc::from("<repeat>"));
-        let v = ns(&mut st, "Dataset", vec![("item", item), ("len", Value::Unknown), ("classes", classes)]);
+        let v = ns(&mut st, "Dataset", vec![("item", item), ("len", Value::Unknown), ("classes", classes), (FILES, Value::Bool(true))]);
         return vec![(st, v)];
     }
     let (c, h, w, train_len, test_len): (i128, i128, i128, i128, i128) = match name {
@@ -649,13 +649,18 @@ pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: b
     if matches!(ns_attr(st, loader, "DataLoader", "drop_last"), Some(Value::Bool(true))) {
         return None;
     }
+    let mut st0 = st.clone();
+    let from_files = file_len(cx, &mut st0, &ds);
     let bs = match bsv.as_const_int() {
         Some(b) => b,
-        None => return free_batches(cx, st, loader, &ds, bsv.as_int()?),
+        None => return free_batches(cx, &st0, loader, &ds, bsv.as_int()?, from_files),
     };
-    let mut st0 = st.clone();
     let (item, len) = sample_of(cx, &mut st0, &ds)?;
-    let n = len.as_ref().and_then(|l| l.as_const())?;
+    let n = match len.as_ref().and_then(|l| l.as_const()) {
+        Some(n) => n,
+        None if from_files => return free_batches(cx, &st0, loader, &ds, &Poly::constant(bs), true),
+        None => return None,
+    };
     if bs <= 0 || n <= bs || n % bs == 0 {
         return None;
     }
@@ -675,17 +680,55 @@ pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: b
     Some(out)
 }
 
-/// The SHP902 run (`ModelCtx::free_params`), a batch size that is a free parameter and a
-/// dataset of known length `n`: the full batch (`bs <= n`) and the last one, `n % bs` samples
-/// (`n % bs != 0`), as two paths.
-fn free_batches(cx: &mut dyn ModelCtx, st: &State, loader: &Value, ds: &Value, bs: &Poly) -> Option<Vals> {
+/// A dataset's hidden mark: its samples are files (`ImageFolder`), so its length is what the
+/// files make it (a store into the dataset clears it, `attr_stored`).
+const FILES: &str = "<files>";
+
+/// The SHP902 runs, a dataset whose length its files decide (`FILES`, length unknown): in the
+/// free-parameter run its length becomes a free parameter (`ParamKind::Data`, named
+/// `len(dataset)`, at least 1), in the concrete run of a counterexample that value; either is
+/// stored as the dataset's length, so every later use on the path sees the same one. Whether
+/// it did.
+fn file_len(cx: &mut dyn ModelCtx, st: &mut State, ds: &Value) -> bool {
+    const NAME: &str = "len(dataset)";
+    if !matches!(ns_attr(st, ds, "Dataset", FILES), Some(Value::Bool(true))) {
+        return false;
+    }
+    match ns_attr(st, ds, "Dataset", "len") {
+        Some(Value::Unknown) => {}
+        // made free by an earlier pass over the dataset on this path (a store would have
+        // cleared the mark): the same length again
+        Some(Value::Int(n)) => return cx.free_params() && n.as_const().is_none(),
+        _ => return false,
+    }
+    let n = match cx.param_value(NAME) {
+        Some(v) => Poly::constant(v.max(1)),
+        None if cx.free_params() => {
+            let s = cx.fresh_int_sym(NAME, 1);
+            cx.set_param(&s, crate::shape::Param { name: NAME.to_string(), kind: crate::shape::ParamKind::Data, default: None });
+            s
+        }
+        None => return false,
+    };
+    let Value::Ref(id) = ds else { return false };
+    if let Obj::Namespace { attrs, .. } = st.get_mut(*id) {
+        attrs.insert(Rc::from("len"), Value::Int(n));
+    }
+    true
+}
+
+/// The SHP902 run (`ModelCtx::free_params`), a batch size that is a free parameter, or a
+/// dataset whose files decide its length (`file_len`), and a dataset of known or free length
+/// `n`: the full batch (`bs <= n`) and the last one, `n % bs` samples (`n % bs != 0`), as two
+/// paths.
+fn free_batches(cx: &mut dyn ModelCtx, st: &State, loader: &Value, ds: &Value, bs: &Poly, files: bool) -> Option<Vals> {
     use crate::shape::{Cond, Rel, Tri};
     if !cx.free_params() || cx.poly_cmp(st, bs, Rel::Lt, &Poly::constant(1)) != Tri::False {
         return None;
     }
     let mut st0 = st.clone();
     let (item, len) = sample_of(cx, &mut st0, ds)?;
-    let n = Poly::constant(len.as_ref().and_then(|l| l.as_const()).filter(|n| *n > 0)?);
+    let n = len.filter(|n| n.as_const().map_or(files, |n| n > 0))?;
     let rem = n.modulo(bs)?;
     let mut out = Vec::new();
     for (size, cond) in [(bs.clone(), Cond::cmp(bs, Rel::Le, &n)?), (rem.clone(), Cond::cmp(&rem, Rel::Ne, &Poly::constant(0))?)] {

@@ -16,21 +16,28 @@ pub const RULE: Rule = Rule {
     doc: r#"## What it does
 Flags a line that works with the defaults but raises for other legal values of the program's
 free parameters, and names values that break it: `(fails when --size=30)`,
-`(fails when dim=12, heads=8)`. Opt-in: the core produces it only with `--may-fail`
+`(fails when dim=12, heads=8)`, `(fails when len(dataset)=113)`. Opt-in: the core produces it only with `--may-fail`
 (`may-fail = true`), and it must be selected (`--extend-select SHP9` under flake8).
 
 The free parameters are:
 - `argparse` options with an int default (`type=int` or none, one value): at least 1, or one of
   their `choices`; the default is one legal value, and the counterexample moves as few options
   as possible, as little as possible;
-- the int constructor parameters of a module class the file does not build (at least 1);
+- the int constructor parameters of a module class the file does not build (at least 1), and
+  the int defaults (at least 1) that the file's own construction of a module class leaves
+  unpassed (`model = Net()`; an argument passed pins its parameter);
+- the length of a dataset its files decide (`ImageFolder`: `len(dataset)`), so the last batch
+  may be any size;
 - the sizes of `forward`'s inputs (never enough alone: a line is reported only when, with the
   counterexample's options and constructor parameters, every input size fails).
 
 A guard on the path excludes its values: `assert d % heads == 0`, `if size % 8: raise ...`,
 rounding (`(n + 7) // 8 * 8`) and padding make the query for those values UNSAT, and the line is
 silent. A line that fails for every value is a default finding (SHP1xx), not this one. Z3's
-`unknown` or a timeout (per query and per file) is silence.
+`unknown` or a timeout (per query and per file) is silence. The counterexample is checked by
+analysing the program again with those values: the line is reported only when that run fails
+there, and the message is that run's, with the shapes at those values (`Conv2d: input size 2x2
+gives output size 0x0, which is too small (0 < 1) (fails when --size=30)`).
 
 ## Why is this bad?
 A stack of unpadded stride-2 convs works at the default `--size` and shrinks to nothing at a
@@ -43,7 +50,7 @@ parser.add_argument("--dim", type=int, default=64)
 parser.add_argument("--heads", type=int, default=8)
 args = parser.parse_args()
 x = torch.randn(2, 10, args.dim)
-q = x.view(2, 10, args.heads, args.dim // args.heads)  # SHP902 (fails when --heads=9)
+q = x.view(2, 10, args.heads, args.dim // args.heads)  # SHP902 view: shape [2, 10, 9, 7] is invalid ... (fails when --heads=9)
 ```
 
 Use instead:
