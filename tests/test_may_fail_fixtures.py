@@ -172,6 +172,27 @@ def test_spent_budget_is_silence():
     _, cands = _core.check_source_undecided(src, "m.py", {"may_fail": True, "free_params": True})
     assert cands and may_fail.find(cands, set()) != []
     assert may_fail.find(cands, set(), budget_ms=0) == []
+    # the deterministic budget: a number of queries, whatever the machine's load
+    assert may_fail.find(cands, set(), max_queries=0) == []
+
+
+def test_a_file_makes_at_most_its_query_budget(monkeypatch):
+    calls = []
+    real = solver._solve
+
+    def counting(script, **kw):
+        calls.append(script)
+        return real(script, **kw)
+
+    monkeypatch.setattr(solver, "_solve", counting)
+    src = (DIR / "conv_stack_size.py").read_text()
+    _, cands = _core.check_source_undecided(src, "m.py", {"may_fail": True, "free_params": True})
+    assert may_fail.find(cands, set()) != []
+    used = len(calls)
+    assert 0 < used <= may_fail.FILE_MAX_QUERIES
+    calls.clear()
+    may_fail.find(cands, set(), max_queries=used - 1)
+    assert len(calls) == used - 1
 
 
 def test_a_reported_site_is_not_reported_again():
