@@ -252,6 +252,7 @@ fn model_summary<'py>(py: Python<'py>, source: &str, filename: &str, model: Opti
         let d = PyDict::new(py);
         d.set_item("model", &c.model)?;
         d.set_item("line", c.line)?;
+        d.set_item("input_ranks", c.input_ranks.as_ref().map(|r| r.iter().map(|x| x.map(|n| n as i64)).collect::<Vec<_>>()))?;
         d.set_item("output_shape", dims_py(py, &c.output_shape)?)?;
         d.set_item("total_params", c.total_params.map(|n| n as i64))?;
         let layers = PyList::empty(py);

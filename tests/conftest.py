@@ -1,4 +1,5 @@
-"""Prints the differential suite's API coverage table (and the unread-argument summary) at the end of a pytest run."""
+"""Prints the differential suite's API coverage table (and the unread-argument summary), and the
+share of `shape-lint summary` records that agree with torch, at the end of a pytest run."""
 from __future__ import annotations
 
 import sys
@@ -18,8 +19,25 @@ def _cache_summary(w, times):
                  f"{total[3] / total[2]:.2f} for the analysis alone")
 
 
+def _summary_share(w, mod):
+    """test_summary: the share of clean fixtures whose `shape-lint summary` agrees exactly with
+    torch's forward hooks, by group, and the top reasons of the incomplete records."""
+    share = getattr(mod, "SHARE", None)
+    projects = getattr(sys.modules.get("test_projects"), "PROJECT_SUMMARY", None)
+    if share or projects:
+        w.section("shape-lint summary against torch's forward hooks")
+    if share:
+        for line in mod.share_text(share["groups"], share["reasons"]).splitlines():
+            w.write_line(line)
+    if projects:
+        agree = sum(v == "agree" for v, _ in projects.values())
+        w.write_line(f"projects (tests/projects, entry scripts): {agree}/{len(projects)} agree exactly; "
+                     + "; ".join(f"{n}: {v}" for n, (v, _) in sorted(projects.items())))
+
+
 def pytest_terminal_summary(terminalreporter):
     _cache_summary(terminalreporter, getattr(sys.modules.get("test_projects"), "CACHE_TIMES", None))
+    _summary_share(terminalreporter, sys.modules.get("test_summary"))
     mod = sys.modules.get("test_differential_api")
     _unread_summary(terminalreporter, getattr(mod, "UNREAD", None))
     tallies = getattr(mod, "TALLIES", None)

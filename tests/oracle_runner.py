@@ -4,10 +4,12 @@ usage: python oracle_runner.py FIXTURE.py REPORT.json
 
 The report holds ``ok`` (bool: the program ran to completion or exited with status 0),
 ``exc_type``, ``error`` (``"Type: first line of the message"``) and ``frames``: the traceback
-as ``[[absolute file, line], ...]``, innermost first, all files included. A fixture that imports
-torchvision where it cannot be imported (see ``torchvision_compat.py``) is not run: its report
-has ``skip``, the reason.  Used by
-``test_oracle.py``; it is not a test module itself.
+as ``[[absolute file, line], ...]``, innermost first, all files included, and ``calls``: the
+program's model calls as torch's forward hooks see them (``forward_hooks.py``; what
+``test_summary.py`` compares ``shape-lint summary`` with, from the same run). A fixture that
+imports torchvision where it cannot be imported (see ``torchvision_compat.py``) is not run: its
+report has ``skip``, the reason. Used by ``test_oracle.py`` (through ``oracle_reports.py``) and
+``test_fixes.py``; it is not a test module itself.
 """
 import json
 import os
@@ -15,6 +17,7 @@ import runpy
 import sys
 import traceback
 
+import forward_hooks  # tests/, next to this script
 import simulated_cuda  # tests/, next to this script
 import torchvision_compat  # tests/, next to this script
 
@@ -35,6 +38,7 @@ def main():
         with open(report, "w") as f:
             json.dump(out, f)
         return
+    out["calls"] = forward_hooks.install()
     try:
         runpy.run_path(fixture, run_name="__main__")
     except SystemExit as e:

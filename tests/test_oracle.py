@@ -5,37 +5,31 @@ the fixture file must be the marked line; a fixture without a marker must run to
 Each fixture runs in its own interpreter (through ``oracle_runner.py``, which reports the
 traceback as JSON), in a temporary working directory, with a 60 s timeout. The selected
 fixtures run concurrently, one per core and single-threaded, the first time a test needs a
-report; most of the time is torch's import (a few seconds per fixture).
+report (``oracle_reports.py``, which keeps them for ``test_summary.py``); most of the time is
+torch's import (a few seconds per fixture).
 
 Also checks the fixture conventions (see ``fixtures/README.md``) and that every marker code is
 registered in ``shape_lint._core.rules()``.
 """
-import json
-import os
 import re
-import subprocess
-import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import oracle_reports
 import pytest
 
 pytest.importorskip("torch")
 
 HERE = Path(__file__).resolve().parent
-FIXTURES_DIR = HERE / "fixtures"
-RUNNER = HERE / "oracle_runner.py"
+FIXTURES_DIR = oracle_reports.FIXTURES_DIR
 GROUPS = ("linear", "conv", "seq", "shapeops", "constructs", "zoo", "device", "training", "may_fail")
 MARKER = re.compile(r"#\s*error:\s*(SHP\d{3})\b")
 # a line that runs but trains the wrong thing (a training-loop rule): the fixture runs to the end
 WARNING = re.compile(r"#\s*warning:\s*(SHP\d{3})\b")
-TIMEOUT_S = 60
 
 FIXTURES = sorted(FIXTURES_DIR.glob("*/*.py"))
 
 
-def fixture_id(path):
-    return path.relative_to(FIXTURES_DIR).as_posix()
+fixture_id = oracle_reports.fixture_id
 
 
 def markers(path, pattern=MARKER):
@@ -48,44 +42,16 @@ def markers(path, pattern=MARKER):
     return found
 
 
-def run_fixture(path, workdir):
-    """Run one fixture through the runner; return its report (see oracle_runner.py)."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    report = workdir / "report.json"
-    try:
-        proc = subprocess.run(
-            [sys.executable, str(RUNNER), str(path), str(report)],
-            cwd=workdir, capture_output=True, text=True, timeout=TIMEOUT_S,
-            env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"),  # runs are concurrent
-        )
-    except subprocess.TimeoutExpired:
-        return {"ok": False, "exc_type": "Timeout", "frames": [], "output": "",
-                "error": "timed out after %d s" % TIMEOUT_S}
-    if not report.exists():
-        return {"ok": False, "exc_type": "RunnerCrashed", "frames": [],
-                "error": "runner exited with %d and wrote no report" % proc.returncode,
-                "output": proc.stdout + proc.stderr}
-    out = json.loads(report.read_text())
-    out["output"] = (proc.stdout + proc.stderr)[-3000:]
-    return out
-
-
 @pytest.fixture(scope="module")
 def reports(request, tmp_path_factory):
-    """Reports of every fixture selected in this session, computed concurrently once."""
+    """Reports of every fixture selected in this session, computed concurrently once
+    (``oracle_reports.py``: test_summary.py reads the same runs)."""
     selected = []
     for item in request.session.items:
         callspec = getattr(item, "callspec", None)
         if item.module.__name__ == __name__ and callspec and "path" in callspec.params:
             selected.append(callspec.params["path"])
-    selected = sorted(set(selected))
-    base = tmp_path_factory.mktemp("oracle")
-
-    def one(path):
-        return path, run_fixture(path, base / fixture_id(path).replace("/", "__")[:-3])
-
-    with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-        return dict(pool.map(one, selected))
+    return oracle_reports.reports(sorted(set(selected)), tmp_path_factory.mktemp("oracle"))
 
 
 def describe(report):

@@ -227,6 +227,9 @@ class ModelCall(TypedDict):
 
     model: str
     line: int
+    input_ranks: list[int | None] | None
+    """With ``model``: the rank of each ``forward`` input this record reads it at (one record
+    per reading where the core takes the inputs at several ranks); ``None`` for a script's call."""
     output_shape: list[int | str] | None
     total_params: int | None
     layers: list[SummaryLayer]

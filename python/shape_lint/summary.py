@@ -2,6 +2,8 @@
 table of each model call the script makes, computed by the core without running anything.
 
 The JSON is a list with one object per model call, in call order: ``model`` (the class name),
+``input_ranks`` (only with ``--model``: the rank of each ``forward`` input the record reads it
+at; where the core takes the inputs at several ranks, batched or not, one record per reading),
 ``output_shape`` (ints, or strings for symbolic dims; ``null`` when not one tensor),
 ``total_params`` (``null`` when not known), ``layers`` (the leaf modules called, in call order,
 each ``{"name", "type", "output_shape", "params"}``: what torch's forward hooks see) and
@@ -28,6 +30,7 @@ def records(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         out.append({
             "model": c["model"],
             "line": c["line"],
+            **({"input_ranks": c["input_ranks"]} if c.get("input_ranks") is not None else {}),
             "output_shape": c["output_shape"],
             "total_params": c["total_params"],
             "layers": [{"name": l["name"], "type": l["type"], "output_shape": l["output_shape"],
@@ -52,7 +55,11 @@ def render_text(calls: Sequence[Mapping[str, Any]], filename: str) -> str:
         return f"{filename}: no model call found\n"
     blocks = []
     for c in calls:
-        rows = [(f"{c['model']} (line {c['line']})", "", _shape(c["output_shape"]), "")]
+        title = f"{c['model']} (line {c['line']})"
+        if c.get("input_ranks") is not None:
+            ranks = ", ".join("?" if r is None else str(r) for r in c["input_ranks"])
+            title += f", input rank{'s' if len(c['input_ranks']) != 1 else ''} {ranks}"
+        rows = [(title, "", _shape(c["output_shape"]), "")]
         for l in c["layers"]:
             indent = "  " * max(1, l["depth"])
             rows.append((f"{indent}{l['name'] or '?'}", l["type"], _shape(l["output_shape"]), _count(l["params"])))

@@ -236,6 +236,7 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
         interp.summary = Some(Default::default());
         let _ = interp.block(&m.body, st, &ctx);
         let mut calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
+        super::summary::sizes_known(&mut calls);
         if interp.abandoned {
             for c in &mut calls {
                 c.incomplete.push("the analysis ran out of budget".into());
@@ -247,10 +248,47 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
     let Some((base, _)) = finals.into_iter().next() else { return Vec::new() };
     let classes = module_classes(&interp, &base, module_scope);
     let Some(class) = classes.into_iter().find(|c| matches!(base.get(*c), Obj::Class { name: n, .. } if &**n == name)) else { return Vec::new() };
+    // the first reading: inputs of unknown rank. Where the forward takes them at several ranks
+    // (a Conv2d takes [C, H, W] and [N, C, H, W]) the outcomes say which: one reading per
+    // rank, each a record of its own, labelled with the input ranks (what torch's hooks see
+    // for an input of that rank)
     interp.abandoned = false;
     interp.summary = Some(Default::default());
-    analyze_forward(&mut interp, &base, class, &ctx);
-    interp.summary.take().map(|l| l.calls).unwrap_or_default()
+    let runs = forward_call(&mut interp, &base, class, &ctx, None);
+    let calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
+    let mut readings: Vec<Vec<Option<Vec<Dim>>>> = Vec::new();
+    for (inputs, out) in &runs {
+        for (st, _) in out {
+            let shapes: Vec<Option<Vec<Dim>>> = inputs
+                .iter()
+                .map(|v| match v {
+                    Value::Tensor(t) => Some(st.resolve(&t.shape)).filter(|s| s.prefix.is_none()).map(|s| s.dims),
+                    _ => None,
+                })
+                .collect();
+            if !readings.contains(&shapes) {
+                readings.push(shapes);
+            }
+        }
+    }
+    let ranks = |r: &[Option<Vec<Dim>>]| r.iter().map(|s| s.as_ref().map(Vec::len)).collect::<Vec<_>>();
+    let mut distinct: Vec<Vec<Option<usize>>> = readings.iter().map(|r| ranks(r)).collect();
+    distinct.sort();
+    distinct.dedup();
+    if runs.len() != 1 || readings.len() < 2 || distinct.len() != readings.len() || readings.len() > 4 {
+        // one reading (or readings that are not told apart by rank alone)
+        let only = (readings.len() == 1).then(|| ranks(&readings[0]));
+        return calls.into_iter().map(|c| super::summary::ModelCall { input_ranks: only.clone(), ..c }).collect();
+    }
+    let mut out = Vec::new();
+    for r in &readings {
+        interp.summary = Some(Default::default());
+        let _ = forward_call(&mut interp, &base, class, &ctx, Some(r));
+        for c in interp.summary.take().map(|l| l.calls).unwrap_or_default() {
+            out.push(super::summary::ModelCall { input_ranks: Some(ranks(r)), ..c });
+        }
+    }
+    out
 }
 
 /// The user classes bound at module level that derive from `torch.nn.Module`, or from a
@@ -281,11 +319,18 @@ fn module_classes(interp: &Interp, st: &State, module_scope: ObjId) -> Vec<ObjId
 
 /// Entry point 2: analyse `forward` of a user `nn.Module` subclass.
 pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ctx) {
+    let _ = forward_call(interp, base, class, ctx, None);
+}
+
+/// Call `forward` of a user `nn.Module` subclass with inputs of unknown shapes (or, `inputs`,
+/// tensors of these shapes where known); each call's inputs and outcomes.
+fn forward_call(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ctx, inputs: Option<&[Option<Vec<Dim>>]>) -> Vec<(Vec<Value>, Vals)> {
+    let mut calls = Vec::new();
     let span = match base.get(class) {
         Obj::Class { def: Some(d), .. } => d.span,
         _ => Span::default(),
     };
-    let Some((_, Value::Func(fwd))) = interp.class_lookup(base, class, "forward") else { return };
+    let Some((_, Value::Func(fwd))) = interp.class_lookup(base, class, "forward") else { return calls };
     // the instance: one built by the script, else a fresh one from defaults and symbols
     let existing = base.heap.iter().enumerate().find_map(|(i, o)| match &**o {
         Obj::Instance { class: c, .. } if *c == class => Some(i),
@@ -324,9 +369,10 @@ pub fn analyze_forward(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ct
     let _ = ctx;
     for (st, inst) in instances.into_iter().take(4) {
         if matches!(inst, Value::Ref(_)) {
-            forward_on(interp, &fwd, st, inst, span);
+            calls.extend(forward_on(interp, &fwd, st, inst, span, inputs));
         }
     }
+    calls
 }
 
 /// Whether the state holds an instance of `class` (one `analyze_forward` runs on).
@@ -342,35 +388,39 @@ fn analyze_forward_on(interp: &mut Interp, st: &State, class: ObjId, id: ObjId) 
         _ => Span::default(),
     };
     let Some((_, Value::Func(fwd))) = interp.class_lookup(st, class, "forward") else { return };
-    forward_on(interp, &fwd, st.clone(), Value::Ref(id), span);
+    let _ = forward_on(interp, &fwd, st.clone(), Value::Ref(id), span, None);
 }
 
-/// Call `forward` on `inst` with inputs of unknown shapes (or their annotations' shapes).
-fn forward_on(interp: &mut Interp, fwd: &Rc<crate::value::Closure>, st: State, inst: Value, span: Span) {
-    {
-        // forward's parameters: tensors of the shape their annotation gives (`annotations.rs`),
-        // else of unknown shape, or their defaults
-        let n_required = fwd.def.params.len().saturating_sub(fwd.defaults.len());
-        let mut args = vec![inst.clone()];
-        let mut named = super::annotations::Named::default();
-        for p in fwd.def.params.iter().take(n_required).skip(1) {
-            if let Some(v) = p.annotation.as_ref().and_then(|a| super::annotations::input_of(interp, a, &p.name, &mut named)) {
-                args.push(v);
-                continue;
-            }
-            let var = interp.fresh_shape_var();
-            args.push(crate::models::torch::tensor::tensor_value(Shape { prefix: Some(var), dims: Vec::new() }, None));
+/// Call `forward` on `inst` with inputs of unknown shapes (or their annotations' shapes, or
+/// the shapes `inputs` gives): the call's inputs and outcomes.
+fn forward_on(interp: &mut Interp, fwd: &Rc<crate::value::Closure>, st: State, inst: Value, span: Span, inputs: Option<&[Option<Vec<Dim>>]>) -> Vec<(Vec<Value>, Vals)> {
+    // forward's parameters: tensors of the shape their annotation gives (`annotations.rs`),
+    // else of the shapes `inputs` gives, else of unknown shape, or their defaults
+    let n_required = fwd.def.params.len().saturating_sub(fwd.defaults.len());
+    let mut args = vec![inst.clone()];
+    let mut named = super::annotations::Named::default();
+    for p in fwd.def.params.iter().take(n_required).skip(1) {
+        if let Some(v) = p.annotation.as_ref().and_then(|a| super::annotations::input_of(interp, a, &p.name, &mut named)) {
+            args.push(v);
+            continue;
         }
-        // a call of forward from anywhere: the module may have been moved to any device first
-        let was = crate::models::torch::device::modules_anywhere(true);
-        // (`shape-lint summary --model`: this call is the model call recorded)
-        let begun = if interp.summary.is_some() { interp.summary_begin(&st, &inst, span) } else { None };
-        let out = interp.call_closure(fwd, args, Vec::new(), st, span);
-        if let Some(b) = begun {
-            interp.summary_end(b, &out);
-        }
-        crate::models::torch::device::modules_anywhere(was);
+        let shape = match inputs.and_then(|i| i.get(args.len() - 1)) {
+            Some(Some(dims)) => Shape::known(dims.clone()),
+            _ => Shape { prefix: Some(interp.fresh_shape_var()), dims: Vec::new() },
+        };
+        args.push(crate::models::torch::tensor::tensor_value(shape, None));
     }
+    // a call of forward from anywhere: the module may have been moved to any device first
+    let was = crate::models::torch::device::modules_anywhere(true);
+    // (`shape-lint summary --model`: this call is the model call recorded)
+    let begun = if interp.summary.is_some() { interp.summary_begin(&st, &inst, span) } else { None };
+    let call_inputs = args[1..].to_vec();
+    let out = interp.call_closure(fwd, args, Vec::new(), st, span);
+    if let Some(b) = begun {
+        interp.summary_end(b, &out);
+    }
+    crate::models::torch::device::modules_anywhere(was);
+    vec![(call_inputs, out)]
 }
 
 /// The parameters of the library constructors that only an int fits, by position and name:

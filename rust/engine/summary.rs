@@ -48,6 +48,9 @@ pub struct ModelCall {
     pub incomplete: Vec<String>,
     /// The 1-based line of the call.
     pub line: usize,
+    /// With `--model` (inputs of symbolic sizes): the rank of each `forward` input this record
+    /// reads them at (`None`: not known), one record per reading.
+    pub input_ranks: Option<Vec<Option<usize>>>,
 }
 
 /// What the interpreter keeps while recording.
@@ -56,16 +59,19 @@ pub struct SummaryLog {
     pub calls: Vec<ModelCall>,
     /// Module calls in progress (the open model call's and those inside it).
     depth: usize,
-    open: Option<(ModelCall, BTreeMap<ObjId, String>)>,
+    open: Option<(ModelCall, Names)>,
+    /// The layers run by the user subclasses of library layers being called.
+    inner: Vec<ObjId>,
 }
 
 /// What `begin` found out about the callee, for `end`.
 pub struct Begun {
     opened: bool,
-    /// A leaf: its type and parameter count (a library layer, or a user module holding no
-    /// module).
-    leaf: Option<(String, Option<i128>, bool)>,
+    /// A leaf (a library layer, or a user module holding no module).
+    leaf: Option<Leaf>,
     id: ObjId,
+    /// The layer a user subclass of a library layer runs inside this call.
+    skip: Option<ObjId>,
 }
 
 impl Interp<'_> {
@@ -79,17 +85,42 @@ impl Interp<'_> {
             return None;
         }
         let depth = log.depth;
+        // the layer a user subclass of a library layer runs (`super().forward(x)`): not a
+        // module call for torch's hooks, which saw the subclass's
+        let inner = log.inner.contains(&id);
         let is_layer = matches!(st.get(id), Obj::Layer(_));
+        let mut skip = None;
         let leaf = match st.get(id) {
-            Obj::Layer(l) => Some((l.kind.to_string(), params::count(l), params::has_children(l))),
-            Obj::Instance { class, attrs } if depth > 0 => {
-                let child = attrs.values().any(|v| matches!(v, Value::Ref(c) if models::is_module(self, st, *c)));
-                let known = !attrs.values().any(|v| v.is_unknown() || matches!(v, Value::Tensor(t) if t.registered));
+            _ if inner || depth == 0 => None,
+            Obj::Layer(l) => match params::hooks(l) {
+                params::Hooks::Leaf => Some(Leaf { kind: l.kind.to_string(), params: params::count(l), followed: true }),
+                params::Hooks::Silent => None,
+                params::Hooks::Children => Some(Leaf { kind: l.kind.to_string(), params: params::count(l), followed: false }),
+            },
+            Obj::Instance { class, attrs } => {
                 let name = match st.get(*class) {
                     Obj::Class { name, .. } => name.to_string(),
                     _ => "?".into(),
                 };
-                (!child).then(|| (name, known.then_some(0), false))
+                let layer = match attrs.get(models::LAYER) {
+                    Some(Value::Ref(l)) => match st.get(*l) {
+                        Obj::Layer(l2) => Some((*l, l2)),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let child = attrs.iter().any(|(k, v)| &**k != models::LAYER && matches!(v, Value::Ref(c) if models::is_module(self, st, *c)));
+                let own = own_params(st, attrs);
+                match layer {
+                    // `class Head(nn.Linear)`: a leaf of its own class, with the layer's parameters
+                    Some((lid, l)) if !child => {
+                        skip = Some(lid);
+                        let followed = params::hooks(l) == params::Hooks::Leaf;
+                        Some(Leaf { kind: name, params: params::count(l).zip(own).map(|(a, b)| a + b), followed })
+                    }
+                    None if !child && !attrs.contains_key(models::LAYER) => Some(Leaf { kind: name, params: own, followed: true }),
+                    _ => None,
+                }
             }
             _ => None,
         };
@@ -103,51 +134,79 @@ impl Interp<'_> {
                 Obj::Container { kind, .. } => format!("{kind:?}"),
                 _ => "?".into(),
             };
-            let mut names = BTreeMap::new();
+            let mut names = Names::default();
             let mut incomplete = Vec::new();
-            let total = self.walk_modules(st, id, String::new(), &mut names, &mut incomplete);
+            if !st.branches.is_empty() {
+                // the path took a branch the analysis could not decide: the call may be one
+                // that never runs, with a model or inputs that never are
+                incomplete.push("a call on one of several paths".to_string());
+            }
+            let total = self.walk_modules(st, id, &mut names, &mut incomplete);
             let line = self.line(span);
-            let call = ModelCall { model, output_shape: None, total_params: total, layers: Vec::new(), incomplete, line };
+            let call = ModelCall { model, output_shape: None, total_params: total, layers: Vec::new(), incomplete, line, input_ranks: None };
             self.summary.as_mut()?.open = Some((call, names));
             opened = true;
         }
         if depth == 0 && !opened {
             return None;
         }
-        self.summary.as_mut()?.depth += 1;
-        Some(Begun { opened, leaf, id })
+        let log = self.summary.as_mut()?;
+        log.depth += 1;
+        if let Some(l) = skip {
+            log.inner.push(l);
+        }
+        Some(Begun { opened, leaf, id, skip })
     }
 
     /// After the call `begin` saw: a layer's call is recorded, a model call closed.
     pub fn summary_end(&mut self, b: Begun, out: &Vals) {
-        let shape = match &out[..] {
-            [(st, Value::Tensor(t))] => Some(self.dims_text(st, &st.resolve(&t.shape))),
-            _ => None,
+        // the output's shape: `None` when it is not one tensor; not known (`known` false) for a
+        // tensor of unknown rank or a value not known
+        let (shape, known) = match &out[..] {
+            [(st, Value::Tensor(t))] => {
+                let s = self.dims_text(st, &st.resolve(&t.shape));
+                let known = s.is_some();
+                (s, known)
+            }
+            [(_, v)] => (None, !v.is_unknown()),
+            _ => (None, true),
         };
         let Some(log) = self.summary.as_mut() else { return };
         log.depth = log.depth.saturating_sub(1);
+        if b.skip.is_some() {
+            log.inner.pop();
+        }
         let Some((call, names)) = log.open.as_mut() else { return };
         if out.len() > 1 {
             call.incomplete.push(format!("a call of {} has {} outcomes", call.model, out.len()));
         }
-        if let Some((kind, params, children)) = b.leaf {
-            if children {
+        if let Some(Leaf { kind, params, followed }) = b.leaf {
+            if !followed {
                 call.incomplete.push(format!("{kind} holds modules not followed"));
             }
-            let name = names.get(&b.id).cloned();
+            let name = names.first.get(&b.id).cloned();
             if name.is_none() {
                 call.incomplete.push(format!("a {kind} not held by the model"));
+            }
+            if names.shared.contains(&b.id) {
+                call.incomplete.push(format!("a {kind} held under two names"));
             }
             if params.is_none() {
                 call.incomplete.push(format!("the parameters of {kind} are not known"));
             }
+            if !known {
+                call.incomplete.push(format!("the output of {kind} is not known"));
+            }
             let depth = name.as_ref().map_or(1, |n| n.split('.').count());
-            let shape = shape.clone().flatten();
+            let shape = shape.clone();
             call.layers.push(LayerCall { name, kind, output_shape: shape, params, depth });
         }
         if b.opened {
             let (mut call, _) = log.open.take().unwrap();
-            call.output_shape = shape.flatten();
+            call.output_shape = shape;
+            if !known {
+                call.incomplete.push(format!("the output of {} is not known", call.model));
+            }
             if out.is_empty() {
                 call.incomplete.push("the call raises".into());
             }
@@ -156,6 +215,8 @@ impl Interp<'_> {
     }
 
     /// A shape as shown: `None` for an unknown rank.
+    ///
+    /// (In a script's run, a symbolic size is one the analysis does not know: `sizes_known`.)
     fn dims_text(&self, _st: &State, s: &Shape) -> Option<Vec<DimText>> {
         if s.prefix.is_some() {
             return None;
@@ -174,57 +235,80 @@ impl Interp<'_> {
         )
     }
 
-    /// Name every module held by the module `id` (prefix `prefix`) and count its parameters,
-    /// as `named_modules()` and `parameters()` do. `None` when some count is not known.
-    fn walk_modules(&self, st: &State, id: ObjId, prefix: String, names: &mut BTreeMap<ObjId, String>, why: &mut Vec<String>) -> Option<i128> {
+    /// Name every module held by the module `id` and count its parameters, as
+    /// `named_modules()` and `parameters()` do (a module held twice counts once, buffers not
+    /// at all). `None` when some count is not known.
+    fn walk_modules(&self, st: &State, id: ObjId, names: &mut Names, why: &mut Vec<String>) -> Option<i128> {
         let mut total = Some(0i128);
-        let mut todo = vec![(id, prefix)];
+        let mut todo = vec![(id, String::new())];
         let mut seen = std::collections::BTreeSet::new();
         let join = |p: &str, k: &str| if p.is_empty() { k.to_string() } else { format!("{p}.{k}") };
+        let add = |total: &mut Option<i128>, n: Option<i128>| *total = total.zip(n).map(|(a, b)| a + b);
         while let Some((id, prefix)) = todo.pop() {
-            if seen.len() > 4096 || !seen.insert(id) {
-                continue;
+            if seen.len() > 4096 {
+                why.push("too many modules".into());
+                return None;
             }
             if !prefix.is_empty() {
-                names.entry(id).or_insert_with(|| prefix.clone());
+                match names.first.get(&id) {
+                    // torch names a module held twice by the first name in registration order,
+                    // which the attributes' order here does not keep
+                    Some(n) if *n != prefix => {
+                        names.shared.insert(id);
+                    }
+                    Some(_) => {}
+                    None => {
+                        names.first.insert(id, prefix.clone());
+                    }
+                }
+            }
+            if !seen.insert(id) {
+                continue;
             }
             match st.get(id) {
-                Obj::Layer(l) => match params::count(l) {
-                    Some(n) => total = total.map(|t| t + n),
-                    None => {
+                Obj::Layer(l) => {
+                    let n = params::count(l);
+                    if n.is_none() {
                         why.push(format!("the parameters of {} are not known", l.kind));
-                        total = None;
                     }
-                },
+                    add(&mut total, n);
+                }
                 Obj::Container { items, attrs, .. } => {
                     for (i, (k, v)) in items.iter().enumerate() {
-                        if let Value::Ref(c) = v {
-                            let key = k.as_deref().map(str::to_string).unwrap_or_else(|| i.to_string());
-                            todo.push((*c, join(&prefix, &key)));
+                        match v {
+                            Value::Ref(c) if models::is_module(self, st, *c) => {
+                                let key = k.as_deref().map(str::to_string).unwrap_or_else(|| i.to_string());
+                                todo.push((*c, join(&prefix, &key)));
+                            }
+                            _ => {
+                                why.push("a container item not known to be a module".into());
+                                total = None;
+                            }
                         }
                     }
-                    if !attrs.is_empty() {
+                    if attrs.iter().any(|(k, v)| !hidden(k) && (v.is_unknown() || matches!(v, Value::Ref(_) | Value::Tensor(_)))) {
                         why.push("a container with attributes".into());
                         total = None;
                     }
                 }
                 Obj::Instance { attrs, .. } => {
-                    for (k, v) in attrs.iter().rev() {
-                        match v {
-                            Value::Ref(c) if models::is_module(self, st, *c) => {
-                                let name = if &**k == models::LAYER { prefix.clone() } else { join(&prefix, k) };
-                                todo.push((*c, name));
-                            }
-                            Value::Tensor(t) if t.registered => {
-                                // a parameter or a buffer: not told apart here
-                                why.push(format!("a registered tensor `{k}`"));
-                                total = None;
-                            }
-                            Value::Unknown => {
+                    let own = own_params(st, attrs);
+                    if own.is_none() {
+                        for (k, v) in attrs {
+                            if v.is_unknown() && !hidden(k) {
                                 why.push(format!("an unknown attribute `{k}`"));
-                                total = None;
+                            } else if matches!(v, Value::Tensor(t) if t.registered) {
+                                why.push(format!("the size of the parameter `{k}` is not known"));
                             }
-                            _ => {}
+                        }
+                    }
+                    add(&mut total, own);
+                    for (k, v) in attrs.iter().rev() {
+                        if let Value::Ref(c) = v
+                            && models::is_module(self, st, *c)
+                        {
+                            let name = if &**k == models::LAYER { prefix.clone() } else { join(&prefix, k) };
+                            todo.push((*c, name));
                         }
                     }
                 }
@@ -233,4 +317,63 @@ impl Interp<'_> {
         }
         total
     }
+}
+
+/// A script's model calls: a symbolic size in a record is a size the analysis does not know
+/// (torch's hooks see a number there), which makes the record incomplete.
+pub fn sizes_known(calls: &mut [ModelCall]) {
+    let sym = |s: &Option<Vec<DimText>>| s.iter().flatten().find_map(|d| if let DimText::Sym(n) = d { Some(n.clone()) } else { None });
+    for c in calls {
+        let first = sym(&c.output_shape).or_else(|| c.layers.iter().find_map(|l| sym(&l.output_shape)));
+        if let Some(n) = first {
+            c.incomplete.push(format!("a size not known (`{n}`)"));
+        }
+    }
+}
+
+/// The modules of a model call by name (`named_modules()`): each one's first name here, and
+/// those held under more than one name.
+#[derive(Debug, Default)]
+pub struct Names {
+    first: BTreeMap<ObjId, String>,
+    shared: std::collections::BTreeSet<ObjId>,
+}
+
+/// What torch's hooks see of a leaf call: its type, its parameters (`None`: not known), and
+/// whether what it runs is followed (a Transformer layer's children are not).
+struct Leaf {
+    kind: String,
+    params: Option<i128>,
+    followed: bool,
+}
+
+/// Attributes that no program spells (`<layer>`, `<device>`) and the training flag.
+fn hidden(k: &str) -> bool {
+    k.starts_with('<') || k == "training"
+}
+
+/// The parameters a user module holds itself (`parameters(recurse=False)`): its registered
+/// tensors that are not buffers (`register_buffer`, listed under `models::BUFFERS`). `None`
+/// when one's size is not known, or an attribute is not known at all (it may be a parameter).
+fn own_params(st: &State, attrs: &BTreeMap<crate::ir::Name, Value>) -> Option<i128> {
+    let buffers = match attrs.get(models::BUFFERS) {
+        Some(Value::Tuple(t)) => t.iter().filter_map(|v| if let Value::Str(Some(s)) = v { Some(s.clone()) } else { None }).collect(),
+        None => Vec::new(),
+        Some(_) => return None,
+    };
+    let mut n = 0i128;
+    for (k, v) in attrs {
+        match v {
+            Value::Tensor(t) if t.registered && !buffers.contains(k) => {
+                let shape = st.resolve(&t.shape);
+                if shape.prefix.is_some() {
+                    return None;
+                }
+                n += shape.dims.iter().map(|d| d.v.as_ref().and_then(|p| p.as_const())).product::<Option<i128>>()?;
+            }
+            v if v.is_unknown() && !hidden(k) => return None,
+            _ => {}
+        }
+    }
+    Some(n)
 }

@@ -85,6 +85,11 @@ pub const HOOKED: &str = "<hooked>";
 /// the layer (a name no Python code can spell; see `engine::interp::attr`).
 pub const LAYER: &str = "<layer>";
 
+/// The hidden attribute listing (a tuple of strings) the names a user module registered with
+/// `register_buffer`: registered tensors that are not parameters (`shape-lint summary`);
+/// Unknown once something was registered under a name not known.
+pub const BUFFERS: &str = "<buffers>";
+
 /// Library base classes a user class may derive from and still be analysed.
 pub fn is_subclassable(base: &str) -> bool {
     matches!(base, "torch.nn.Module" | "torch.utils.data.Dataset" | "torch.utils.data.dataset.Dataset")
@@ -484,6 +489,22 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                         v => v.clone(),
                     };
                     cx.set_attr(&mut st, &recv, &attr, v);
+                    if name == "register_buffer"
+                        && let Obj::Instance { attrs, .. } = st.get_mut(id)
+                    {
+                        let mut names = match attrs.get(BUFFERS) {
+                            Some(Value::Tuple(t)) => (**t).clone(),
+                            _ => Vec::new(),
+                        };
+                        let v = Value::Str(Some(attr.clone()));
+                        if !names.contains(&v) {
+                            names.push(v);
+                        }
+                        attrs.insert(Name::from(BUFFERS), Value::Tuple(Rc::new(names)));
+                    }
+                } else if let Obj::Instance { attrs, .. } = st.get_mut(id) {
+                    // registered under a name not known: which tensors are parameters is not known
+                    attrs.insert(Name::from(BUFFERS), Value::Unknown);
                 }
                 return vec![(st, Value::None)];
             }

@@ -11,8 +11,9 @@ imported (see ``tests/torchvision_compat.py``) it is not run and the report has 
 reason.
 
 The report holds ``ok`` (bool: the script ran to completion or exited with status 0),
-``exc_type``, ``error`` (``"Type: first line of the message"``) and ``frames``: the traceback
-as ``[[absolute file, line], ...]``, innermost first, all files included.
+``exc_type``, ``error`` (``"Type: first line of the message"``), ``frames``: the traceback
+as ``[[absolute file, line], ...]``, innermost first, all files included, and ``calls``: the
+model calls as torch's forward hooks see them (``tests/forward_hooks.py``).
 
 ``--jobs`` runs many projects from one interpreter: JOBS.json is a list of
 ``{"project", "entry", "report", "log"}``. torch (and torchvision, once a job needs it) is
@@ -33,7 +34,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 TIMEOUT_S = 60
 
-sys.path.insert(0, TESTS)  # for torchvision_compat
+sys.path.insert(0, TESTS)  # for torchvision_compat and forward_hooks
+import forward_hooks  # noqa: E402
 import torchvision_compat  # noqa: E402
 
 sys.path.insert(0, HERE)  # for fake_data
@@ -71,6 +73,9 @@ def run_one(project, entry, report):
     sys.path[:] = [project] + [p for p in sys.path if p not in (HERE, TESTS)]
     sys.argv = [script]
     os.chdir(project)
+    # the model calls as torch's forward hooks see them (test_projects.py compares
+    # `shape-lint summary` of the entry script with them)
+    out["calls"] = forward_hooks.install()
     try:
         runpy.run_path(script, run_name="__main__")
     except SystemExit as e:

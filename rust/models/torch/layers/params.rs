@@ -76,9 +76,35 @@ pub fn count(l: &Layer) -> Option<i128> {
             let affine = flag("elementwise_affine", true)?;
             Some(bias(affine, n) + bias(affine && flag("bias", true)?, n))
         }
-        "Embedding" => Some(int("num_embeddings")? * int("embedding_dim")?),
+        // (a `_weight` passed in becomes a new Parameter of this shape)
+        "Embedding" | "EmbeddingBag" => Some(int("num_embeddings")? * int("embedding_dim")?),
+        "RMSNorm" => {
+            let n: i128 = match l.args.get("normalized_shape")? {
+                Value::Int(p) => p.as_const()?,
+                Value::Tuple(t) => t.iter().map(|x| x.as_const_int()).product::<Option<i128>>()?,
+                _ => return None,
+            };
+            Some(bias(flag("elementwise_affine", true)?, n))
+        }
+        "MultiheadAttention" => {
+            // in_proj (or q/k/v_proj when kdim or vdim differ), its bias, bias_k and bias_v,
+            // and out_proj (a Linear, bias as `bias`)
+            let e = int("embed_dim")?;
+            let opt = |k: &str| match l.args.get(k) {
+                None | Some(Value::None) => Some(e),
+                Some(v) => v.as_const_int(),
+            };
+            let (kd, vd) = (opt("kdim")?, opt("vdim")?);
+            let b = flag("bias", true)?;
+            let kv = flag("add_bias_kv", false)?;
+            Some(e * (e + kd + vd) + bias(b, 3 * e) + bias(kv, 2 * e) + e * e + bias(b, e))
+        }
         "RNN" | "LSTM" | "GRU" => {
-            if l.args.get("proj_size").is_some_and(|v| v.as_const_int() != Some(0)) {
+            let proj = match l.args.get("proj_size") {
+                None => 0,
+                Some(v) => v.as_const_int()?,
+            };
+            if proj < 0 || (proj > 0 && kind != "LSTM") {
                 return None;
             }
             let gates = match kind {
@@ -94,9 +120,11 @@ pub fn count(l: &Layer) -> Option<i128> {
             let dirs = if flag("bidirectional", false)? { 2 } else { 1 };
             let b = flag("bias", true)?;
             let mut total = 0;
+            // with `proj_size` the state fed back (and to the next layer) is the projection
+            let out = if proj > 0 { proj } else { h };
             for layer in 0..layers {
-                let inp = if layer == 0 { input } else { h * dirs };
-                total += dirs * (gates * h * (inp + h) + bias(b, 2 * gates * h));
+                let inp = if layer == 0 { input } else { out * dirs };
+                total += dirs * (gates * h * (inp + out) + bias(b, 2 * gates * h) + if proj > 0 { proj * h } else { 0 });
             }
             Some(total)
         }
@@ -117,8 +145,23 @@ pub fn count(l: &Layer) -> Option<i128> {
     }
 }
 
-/// Whether torch's class of this kind holds child modules (so forward hooks do not see it as a
-/// leaf, and what it runs inside is not followed here).
-pub fn has_children(l: &Layer) -> bool {
-    matches!(&*l.kind, "MultiheadAttention" | "Transformer" | "TransformerEncoder" | "TransformerDecoder" | "TransformerEncoderLayer" | "TransformerDecoderLayer")
+/// What torch's forward hooks see of a call of a library layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hooks {
+    /// The layer itself, a leaf (no child modules).
+    Leaf,
+    /// Nothing: it holds child modules but calls none of them as a module
+    /// (`MultiheadAttention` passes `out_proj`'s weight to `F.multi_head_attention_forward`).
+    Silent,
+    /// Its children's calls, which depend on its mode and inputs (the Transformer layers'
+    /// fast path calls none of them): not followed here.
+    Children,
+}
+
+pub fn hooks(l: &Layer) -> Hooks {
+    match &*l.kind {
+        "MultiheadAttention" => Hooks::Silent,
+        "Transformer" | "TransformerEncoder" | "TransformerDecoder" | "TransformerEncoderLayer" | "TransformerDecoderLayer" => Hooks::Children,
+        _ => Hooks::Leaf,
+    }
 }

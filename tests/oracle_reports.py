@@ -1,0 +1,62 @@
+"""The torch oracle's runs of the fixtures, once per pytest session (not a test module).
+
+Each fixture runs in its own interpreter through ``oracle_runner.py`` (which reports the
+traceback and the model calls forward hooks saw, as JSON), in a temporary working directory,
+with a 60 s timeout; the runs are concurrent, one per core, single-threaded. A report is kept
+for the rest of the session: ``test_oracle.py`` (is the traceback where the markers say?) and
+``test_summary.py`` (does ``shape-lint summary`` agree with the hooks?) read the same run, so
+no fixture runs under torch twice.
+"""
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+FIXTURES_DIR = HERE / "fixtures"
+RUNNER = HERE / "oracle_runner.py"
+TIMEOUT_S = 60
+
+_REPORTS = {}
+
+
+def fixture_id(path):
+    return path.relative_to(FIXTURES_DIR).as_posix()
+
+
+def run_fixture(path, workdir):
+    """Run one fixture through the runner; return its report (see oracle_runner.py)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    report = workdir / "report.json"
+    try:
+        proc = subprocess.run(
+            [sys.executable, str(RUNNER), str(path), str(report)],
+            cwd=workdir, capture_output=True, text=True, timeout=TIMEOUT_S,
+            env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"),  # runs are concurrent
+        )
+    except subprocess.TimeoutExpired:
+        return {"ok": False, "exc_type": "Timeout", "frames": [], "output": "", "calls": [],
+                "error": "timed out after %d s" % TIMEOUT_S}
+    if not report.exists():
+        return {"ok": False, "exc_type": "RunnerCrashed", "frames": [], "calls": [],
+                "error": "runner exited with %d and wrote no report" % proc.returncode,
+                "output": proc.stdout + proc.stderr}
+    out = json.loads(report.read_text())
+    out["output"] = (proc.stdout + proc.stderr)[-3000:]
+    return out
+
+
+def reports(paths, base):
+    """``{path: report}`` for `paths`: the ones not run yet in this session run now, under
+    `base` (a temporary directory), concurrently."""
+    todo = sorted({Path(p) for p in paths} - set(_REPORTS))
+
+    def one(path):
+        return path, run_fixture(path, Path(base) / fixture_id(path).replace("/", "__")[:-3])
+
+    if todo:
+        with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+            _REPORTS.update(pool.map(one, todo))
+    return {Path(p): _REPORTS[Path(p)] for p in paths}
