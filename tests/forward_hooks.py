@@ -3,7 +3,8 @@
 ``install()`` registers global module hooks (``torch.nn.modules.module``'s
 ``register_module_forward_pre_hook`` / ``register_module_forward_hook``) and returns the list
 they fill while the program runs: one entry per *model call* (a call of a module that is not a
-``torch.nn`` library module, or is a container, made while no other such call runs), each
+``torch.nn`` library module or a torchvision/torchaudio data transform, or is a container,
+made while no other such call runs), each
 ``{"model", "output_shape", "total_params", "layers"}``:
 
 - ``total_params``: ``sum(p.numel() for p in model.parameters())`` (a parameter shared by two
@@ -20,6 +21,9 @@ into the program (a failure inside them drops the record: ``broken`` is set).
 """
 
 
+DATA_TRANSFORMS = ("torchvision.transforms", "torchaudio.transforms")
+
+
 def install():
     import torch
     import torch.nn as nn
@@ -33,7 +37,12 @@ def install():
         return list(out.shape) if isinstance(out, torch.Tensor) else None
 
     def is_model(m):
-        return isinstance(m, containers) or not type(m).__module__.startswith("torch.nn.")
+        # A data transform that happens to be a module (torchvision's ``Resize`` in an
+        # ImageFolder pipeline) is not a model call.
+        owner = type(m).__module__
+        if owner.startswith(DATA_TRANSFORMS):
+            return False
+        return isinstance(m, containers) or not owner.startswith("torch.nn.")
 
     def pre(m, args):
         try:
