@@ -233,6 +233,11 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     if path.starts_with("torchvision.") {
         return torch::data::torchvision(cx, st, path, args, kwargs, span);
     }
+    // `nn.Transformer.generate_square_subsequent_mask(sz, device=None, dtype=None)`: a fresh
+    // `[sz, sz]` float tensor (on the CPU unless `device=` says), made as `torch.empty` makes it
+    if path == "torch.nn.Transformer.generate_square_subsequent_mask" {
+        return square_subsequent_mask(cx, st, args, kwargs, span);
+    }
     if let Some(kind) = path.strip_prefix("torch.nn.") {
         if !kind.contains('.') {
             return torch::layers::construct(cx, st, kind, args, kwargs, span);
@@ -386,6 +391,18 @@ pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
 }
 
 /// Methods on values: tensors, modules, lists, dicts, strings.
+/// `nn.Transformer.generate_square_subsequent_mask(sz, device=None, dtype=None)` (a static
+/// method, also called on an instance).
+fn square_subsequent_mask(cx: &mut dyn ModelCtx, st: State, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    if args.len() > 3 || kwargs.iter().any(|(k, _)| !matches!(&**k, "sz" | "device" | "dtype")) {
+        return vec![(st, Value::Unknown)];
+    }
+    let b = bind(&["sz", "device", "dtype"], &args, &kwargs);
+    let Some(sz) = b.get("sz").filter(|v| v.as_int().is_some()).cloned() else { return vec![(st, Value::Unknown)] };
+    let kw: Vec<(Name, Value)> = ["device", "dtype"].iter().filter_map(|k| b.get(*k).filter(|v| !matches!(v, Value::None)).map(|v| (Name::from(*k), v.clone()))).collect();
+    call_lib(cx, st, "torch.empty", vec![sz.clone(), sz], kw, span)
+}
+
 pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     // `loss.backward()` on a value the core does not follow (`scaler.scale(loss).backward()`,
@@ -458,6 +475,7 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                     }
                 }
                 Obj::Layer(_) if name == "__call__" => return torch::call_module_value(cx, st, recv.clone(), args, kwargs, span),
+                Obj::Layer(l) if name == "generate_square_subsequent_mask" && &*l.kind == "Transformer" => return square_subsequent_mask(cx, st, args, kwargs, span),
                 Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(cx, st, id, attrs, name, args, kwargs, span),
                 Obj::Namespace { kind, .. } if kind.starts_with("numpy.") => return numpy::method(cx, st, id, name, args, kwargs),
                 Obj::Namespace { kind, .. } if &*kind == torch::optim::OPTIMIZER => return torch::optim::method(cx, st, id, name, &args, &kwargs, span),

@@ -351,17 +351,43 @@ def _decoder_inputs(r, e, bf):
     return {"t": T(*tgt), "m": T(*mem)}
 
 
+def _decoder_masks(r, ins, bf, tgt="t", mem="m"):
+    """Half of the time, decoder masks as keywords (a causal tgt_mask, key padding masks), of
+    the right shape or near it: `(call text, inputs)` to append to the call."""
+    if r.random() < 0.5:
+        return "", {}
+    t, m = ins[tgt].shape, ins[mem].shape
+    if len(t) != 3 or len(m) != 3:
+        return "", {}
+    (n, lt), (n2, ls) = (t[0], t[1]) if bf else (t[1], t[0]), (m[0], m[1]) if bf else (m[1], m[0])
+    out, args = {}, []
+    if r.random() < 0.7:
+        out["tm"] = (T if r.random() < 0.5 else B)(lt, near(r, lt))
+        args.append("tgt_mask=tm")
+    if r.random() < 0.5:
+        out["tk"] = B(n, near(r, lt))
+        args.append("tgt_key_padding_mask=tk")
+    if r.random() < 0.5:
+        out["mk"] = B(n2, near(r, ls))
+        args.append("memory_key_padding_mask=mk")
+    return "".join(", " + a for a in args), out
+
+
 def _tdl(r):
     h = r.choice([1, 2])
     e = h * r.randint(1, 3) if r.random() < 0.9 else 3
     bf = r.random() < 0.4
-    return f"nn.TransformerDecoderLayer({e}, {h}, dim_feedforward=8, dropout=0.0, batch_first={bf})(t, m)", _decoder_inputs(r, e, bf)
+    ins = _decoder_inputs(r, e, bf)
+    kw, masks = _decoder_masks(r, ins, bf)
+    return f"nn.TransformerDecoderLayer({e}, {h}, dim_feedforward=8, dropout=0.0, batch_first={bf})(t, m{kw})", {**ins, **masks}
 
 
 def _td(r):
     h = r.choice([1, 2])
     e = h * r.randint(1, 3)
-    return f"nn.TransformerDecoder(nn.TransformerDecoderLayer({e}, {h}, 8, 0.0), num_layers={r.randint(1, 2)})(t, m)", _decoder_inputs(r, e, False)
+    ins = _decoder_inputs(r, e, False)
+    kw, masks = _decoder_masks(r, ins, False)
+    return f"nn.TransformerDecoder(nn.TransformerDecoderLayer({e}, {h}, 8, 0.0), num_layers={r.randint(1, 2)})(t, m{kw})", {**ins, **masks}
 
 
 def _transformer(r):
@@ -370,8 +396,9 @@ def _transformer(r):
     bf = r.random() < 0.4
     ins = _decoder_inputs(r, e, bf)
     ins = {"s": ins["m"], "t": ins["t"]}
+    kw, masks = _decoder_masks(r, ins, bf, mem="s")
     return (f"nn.Transformer(d_model={e}, nhead={h}, num_encoder_layers=1, num_decoder_layers=1, "
-            f"dim_feedforward=8, dropout=0.0, batch_first={bf})(s, t)"), ins
+            f"dim_feedforward=8, dropout=0.0, batch_first={bf})(s, t{kw})"), {**ins, **masks}
 
 
 # ---- containers and pass-throughs ---------------------------------------------------------
@@ -821,6 +848,36 @@ def _src_key_padding() -> tuple:
 
 
 PROVOKE["nn.TransformerEncoderLayer"] = _src_key_padding()
+
+
+def _stack_masks() -> tuple:
+    """TransformerEncoder hands its masks to each layer (`mask` as the layer's `src_mask`,
+    positional or keyword; `is_causal` a hint), then applies its `norm`."""
+    lay = "nn.TransformerEncoderLayer(4, 2, 8, 0.0, batch_first=True)"
+    enc = f"nn.TransformerEncoder({lay}, 2, enable_nested_tensor=False)"
+    normed = f"nn.TransformerEncoder({lay}, 2, norm=nn.LayerNorm(4), enable_nested_tensor=False)"
+    bad_norm = f"nn.TransformerEncoder({lay}, 2, norm=nn.LayerNorm(3), enable_nested_tensor=False)"
+    cases = [(f"{e}(x, src_key_padding_mask=k)", {"x": T(2, 5, 4), "k": k}) for e in (enc, normed) for k in (B(2, 5), B(5, 2), B(2, 4))]
+    cases += [(f"{enc}(x, None, k)", {"x": T(2, 5, 4), "k": B(2, 5)}),
+              (f"{enc}(x, mask=c, is_causal=True)", {"x": T(2, 5, 4), "c": T(5, 5)}),
+              (f"{normed}(x)", {"x": T(2, 5, 4)}),
+              (f"{bad_norm}(x)", {"x": T(2, 5, 4)})]
+    return tuple(cases)
+
+
+def _square_mask(r):
+    """`nn.Transformer.generate_square_subsequent_mask(sz)`, static or on an instance, its
+    result used as a shape (`[sz, sz]`, float unless `dtype=`)."""
+    sz = r.randint(0, 5)
+    owner = r.choice(["nn.Transformer", "nn.Transformer(8, 2, 1, 1, 16, 0.0)"])
+    dtype = r.choice(["", ", dtype=torch.float64", ", dtype=torch.bool"])
+    return f"{owner}.generate_square_subsequent_mask({sz}{dtype})", {}
+
+
+SPECS.append(Spec("nn.Transformer.generate_square_subsequent_mask", "function", _square_mask, cases=12))
+
+
+PROVOKE["nn.TransformerEncoder"] = PROVOKE.get("nn.TransformerEncoder", ()) + _stack_masks()
 
 
 # ---- the catalogue's families not provoked above (catalogue.py; tests/test_catalogue.py): one

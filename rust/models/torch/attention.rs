@@ -35,23 +35,25 @@ pub const NN: &[Nn] = &[
         Module::MultiheadAttention,
     ),
     // the encoder layer's src_key_padding_mask is checked in training (`src_mask` is read:
-    // modelled only without it); the decoder layer's masks are not modelled
+    // modelled only without it); the decoder's masks are not checked: with masks of the shapes
+    // torch takes (`masks_fit`) the output is known, with any other it is Unknown
     Nn::module(Decl::module("torch.nn.TransformerEncoderLayer", ENCODER_LAYER, "src, src_mask=None, src_key_padding_mask=None").checks(CHECKS), Module::TransformerEncoderLayer),
-    Nn::module(Decl::module("torch.nn.TransformerDecoderLayer", DECODER_LAYER, "tgt, memory").checks(CHECKS), Module::TransformerDecoderLayer),
+    Nn::module(Decl::module("torch.nn.TransformerDecoderLayer", DECODER_LAYER, "tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, ~tgt_is_causal=False, ~memory_is_causal=False").checks(CHECKS), Module::TransformerDecoderLayer),
     // `custom_encoder`/`custom_decoder` are read: modelled only without them
     Nn::module(
         Decl::module(
             "torch.nn.Transformer",
             "d_model=512, nhead=8, ~num_encoder_layers=6, ~num_decoder_layers=6, ~dim_feedforward=2048, ~dropout=0.1, activation=\"relu\", custom_encoder=None, custom_decoder=None, ~layer_norm_eps=1e-05, batch_first=False, ~norm_first=False, ~bias=True, ~device=None",
-            "src, tgt",
+            "src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, ~src_is_causal=None, ~tgt_is_causal=None, ~memory_is_causal=False",
         )
         .checks(CHECKS),
         Module::Transformer,
     ),
-    // stacks of a shape-preserving layer (any number of them); `norm` is read: modelled only
-    // without it. `enable_nested_tensor` and `mask_check` are about speed and masks.
-    Nn::module(Decl::module("torch.nn.TransformerEncoder", "encoder_layer, ~num_layers, norm=None, ~enable_nested_tensor=True, ~mask_check=True", "src").checks(CHECKS), Module::TransformerStack),
-    Nn::module(Decl::module("torch.nn.TransformerDecoder", "decoder_layer, ~num_layers, norm=None", "tgt, memory").checks(CHECKS), Module::TransformerStack),
+    // stacks of a shape-preserving layer (any number of them), then `norm` when given (a module
+    // called on the output). `enable_nested_tensor` and `mask_check` are about speed and masks;
+    // the encoder's masks go to its layer (`mask` as `src_mask`), `is_causal` is a hint.
+    Nn::module(Decl::module("torch.nn.TransformerEncoder", "encoder_layer, ~num_layers, norm=None, ~enable_nested_tensor=True, ~mask_check=True", "src, mask=None, src_key_padding_mask=None, ~is_causal=None").checks(CHECKS), Module::TransformerStack),
+    Nn::module(Decl::module("torch.nn.TransformerDecoder", "decoder_layer, ~num_layers, norm=None", "tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None, memory_key_padding_mask=None, ~tgt_is_causal=None, ~memory_is_causal=False").checks(CHECKS), Module::TransformerStack),
     // `attn_mask` and `enable_gqa` are read: modelled only without them; without a mask,
     // `is_causal` and `scale` change values only
     Nn::function(
@@ -107,15 +109,44 @@ pub fn activation_check(cx: &mut dyn ModelCtx, st: &State, kind: &str, m: Module
     })
 }
 
-/// A stack (`nn.TransformerEncoder`/`Decoder`): the output of its layer, without a final norm.
+/// A stack (`nn.TransformerEncoder`/`Decoder`): the output of its layer, then its `norm` module
+/// when one is given. The encoder hands its masks to each layer as torch does (`mask` becomes
+/// the layer's `src_mask`); `is_causal` changes values only.
 pub fn stack(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>, kwargs: Vec<(crate::ir::Name, Value)>, span: Span) -> Vals {
-    if !matches!(l.args.get("norm"), None | Some(Value::None)) {
-        return vec![(st, Value::Unknown)];
-    }
-    match l.args.get("encoder_layer").or(l.args.get("decoder_layer")) {
-        Some(layer @ Value::Ref(_)) => cx.call(layer.clone(), args, kwargs, st, span),
-        _ => vec![(st, Value::Unknown)],
-    }
+    let norm = match l.args.get("norm") {
+        None | Some(Value::None) => None,
+        Some(n @ Value::Ref(_)) => Some(n.clone()),
+        Some(_) => return vec![(st, Value::Unknown)],
+    };
+    let (args, kwargs) = if l.args.contains_key("encoder_layer") {
+        let mut rest = args.into_iter();
+        let mut a = rest.next().into_iter().collect::<Vec<_>>();
+        let mut kw: Vec<(crate::ir::Name, Value)> = ["src_mask", "src_key_padding_mask", "is_causal"].iter().zip(rest).map(|(k, v)| (crate::ir::Name::from(*k), v)).collect();
+        for (k, v) in kwargs {
+            match &*k {
+                "mask" => kw.push(("src_mask".into(), v)),
+                "src" => a.push(v),
+                _ => kw.push((k, v)),
+            }
+        }
+        // `is_causal` is a hint about the mask's values: never passed to a layer
+        kw.retain(|(k, _)| &**k != "is_causal");
+        (a, kw)
+    } else {
+        (args, kwargs)
+    };
+    let layer = match l.args.get("encoder_layer").or(l.args.get("decoder_layer")) {
+        Some(layer @ Value::Ref(_)) => layer.clone(),
+        _ => return vec![(st, Value::Unknown)],
+    };
+    let out = cx.call(layer, args, kwargs, st, span);
+    let Some(norm) = norm else { return out };
+    out.into_iter()
+        .flat_map(|(st, v)| match v {
+            Value::Tensor(_) => cx.call(norm.clone(), vec![v], Vec::new(), st, span),
+            _ => vec![(st, Value::Unknown)],
+        })
+        .collect()
 }
 
 /// A known-rank shape of a tensor value, or None.
@@ -377,7 +408,42 @@ pub fn decoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, spa
     if !decoder_inputs(cx, &st, &e, bf, &t, &m, ("tgt", "memory"), &what, span) {
         return Vec::new();
     }
+    if !masks_fit(cx, &st, b, bf, &t, &m, ("tgt", "memory")) {
+        return vec![(st, Value::Unknown)];
+    }
     vec![(st, tensor_value(t, tt.dtype))]
+}
+
+/// Whether every mask of a decoder (or of `nn.Transformer`, whose encoder's `src` is the
+/// memory) is absent or has a shape torch takes, with a bool or floating dtype: `tgt_mask`
+/// `[T, T]`, `memory_mask` `[T, S]`, `src_mask` `[S, S]`, the key padding masks `[N, T]` /
+/// `[N, S]` (`[T]` / `[S]` unbatched). Masks are not checked: any other is left Unknown.
+fn masks_fit(cx: &mut dyn ModelCtx, st: &State, b: &Bound, bf: bool, tgt: &Shape, mem: &Shape, (tn, mn): (&str, &str)) -> bool {
+    let batched = tgt.dims.len() == 3;
+    let (si, bi) = seq_batch(bf);
+    let (lt, ls) = if batched { (&tgt.dims[si], &mem.dims[si]) } else { (&tgt.dims[0], &mem.dims[0]) };
+    let n = batched.then(|| &tgt.dims[bi]);
+    let pad = |l: &Dim| match n {
+        Some(n) => vec![n.clone(), l.clone()],
+        None => vec![l.clone()],
+    };
+    let src = if mn == "src" { "src" } else { "" };
+    let wants: Vec<(String, Vec<Dim>)> = vec![
+        (format!("{tn}_mask"), vec![lt.clone(), lt.clone()]),
+        ("memory_mask".into(), vec![lt.clone(), ls.clone()]),
+        (format!("{tn}_key_padding_mask"), pad(lt)),
+        ("memory_key_padding_mask".into(), pad(ls)),
+        (format!("{src}_mask"), vec![ls.clone(), ls.clone()]),
+        (format!("{src}_key_padding_mask"), pad(ls)),
+    ];
+    wants.iter().all(|(k, want)| match b.get(k.as_str()) {
+        None | Some(Value::None) => true,
+        Some(v @ Value::Tensor(mt)) => {
+            let ok_dtype = mt.dtype.is_some_and(|d| d == DType::Bool || d.is_floating());
+            ok_dtype && shape_of(st, Some(v)).is_some_and(|ms| ms.dims.len() == want.len() && ms.dims.iter().zip(want).all(|(a, w)| cx.dim_eq(st, a, w) == Tri::True))
+        }
+        Some(_) => false,
+    })
 }
 
 /// `nn.Transformer(d_model, nhead, ...)(src, tgt)`: src and tgt agree in rank, batch and
@@ -392,6 +458,9 @@ pub fn transformer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span:
     let what = format!("{}Transformer", layer_name(l));
     if !decoder_inputs(cx, &st, &e, bf, &t, &s, ("tgt", "src"), &what, span) {
         return Vec::new();
+    }
+    if !masks_fit(cx, &st, b, bf, &t, &s, ("tgt", "src")) {
+        return vec![(st, Value::Unknown)];
     }
     vec![(st, tensor_value(t, tt.dtype))]
 }

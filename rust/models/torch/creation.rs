@@ -207,6 +207,8 @@ fn eye(st: State, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
 /// `requires_grad`, `pin_memory` and `generator` change neither shapes nor dtypes; `out=` and
 /// `memory_format=` are not read.
 pub const APIS: &[Decl] = &[
+    // a static method: `[sz, sz]` as `torch.empty` makes it (`models/mod.rs`)
+    Decl::function("torch.nn.Transformer.generate_square_subsequent_mask", "sz, ~device=None, dtype=None"),
     Decl::function("torch.zeros", "*size, size=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
     Decl::function("torch.ones", "*size, size=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
     Decl::function("torch.empty", "*size, size=None, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
