@@ -201,3 +201,41 @@ if __name__ == '__main__':
     std::fs::write(d.join("model.py"), model.replace("nn.Linear(128, 10)", "nn.Linear(hidden, 10)")).unwrap();
     assert_eq!(rows(&check(&d, "model.py")), vec![]);
 }
+
+#[test]
+fn an_unmarked_folder_of_a_few_scripts_is_a_project() {
+    // no pyproject.toml, setup.cfg or .git: the folder the file sits in (above its packages) is
+    // scanned for importing scripts when it holds at most MAX_LOOSE_FILES Python files
+    let model = "import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, hidden=128):
+        super().__init__()
+        self.fc1 = nn.Linear(784, hidden)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).relu())
+";
+    let train = "import torch
+from models.net import Net
+
+net = Net(hidden=64)
+out = net(torch.randn(8, 784))
+";
+    let d = project("unmarked", &[("models/__init__.py", ""), ("models/net.py", model), ("train.py", train)]);
+    std::fs::remove_file(d.join("pyproject.toml")).unwrap();
+    let found = check(&d, "models/net.py");
+    assert_eq!(rows(&found), vec![(11, "SHP101")], "{found:?}");
+    assert!(found[0].trace.iter().any(|t| t.contains("found running train.py")), "{:?}", found[0].trace);
+    // a folder of more Python files than that is no project (a home or temporary folder)
+    let big = project("unmarked-big", &[("models/__init__.py", ""), ("models/net.py", model), ("train.py", train)]);
+    std::fs::remove_file(big.join("pyproject.toml")).unwrap();
+    for i in 0..shape_lint::engine::project::MAX_LOOSE_FILES {
+        std::fs::write(big.join(format!("other_{i}.py")), "x = 1\n").unwrap();
+    }
+    assert_eq!(rows(&check(&big, "models/net.py")), vec![]);
+    // and the script reports none of the imported file's sites
+    assert_eq!(rows(&check(&big, "train.py")), vec![]);
+}

@@ -42,11 +42,19 @@ pub struct ProjectPaths {
     pub file: PathBuf,
     /// The search directories, in order: the file's directory, then the project root.
     pub dirs: Vec<PathBuf>,
-    /// The project root, when a marker was found: only then are the project's other files
-    /// scanned for scripts that import the checked one (a loose script in a home or temporary
-    /// folder is not a project).
+    /// The project root, when a marker was found: the project's other files are scanned for
+    /// scripts that import the checked one.
     pub root: Option<PathBuf>,
+    /// Without a marker: the folder a script beside the file runs from (the file's directory,
+    /// or the one above the packages it sits in: `app/train.py` for `app/models/net.py`). It
+    /// is searched for imports, and scanned for importing scripts only when it holds at most
+    /// `MAX_LOOSE_FILES` Python files (an unmarked folder of a few scripts is a project; a
+    /// home or temporary folder is not).
+    pub loose: Option<PathBuf>,
 }
+
+/// The most Python files an unmarked folder may hold to be scanned as a project.
+pub const MAX_LOOSE_FILES: usize = 64;
 
 impl ProjectPaths {
     /// The search path for the file at `path`, when it names a file on disk.
@@ -58,12 +66,16 @@ impl ProjectPaths {
         let dir = file.parent()?.to_path_buf();
         let mut dirs = vec![dir.clone()];
         let root = project_root(&dir);
-        if let Some(root) = &root
-            && *root != dir
+        let loose = match root {
+            Some(_) => None,
+            None => dir.ancestors().find(|d| !d.join("__init__.py").is_file()).map(Path::to_path_buf),
+        };
+        if let Some(top) = root.as_ref().or(loose.as_ref())
+            && *top != dir
         {
-            dirs.push(root.clone());
+            dirs.push(top.clone());
         }
-        Some(ProjectPaths { file, dirs, root })
+        Some(ProjectPaths { file, dirs, root, loose })
     }
 }
 
@@ -360,6 +372,11 @@ fn skipped_dir(name: &str) -> bool {
 
 /// The `.py` files under `root`, sorted, at most `MAX_PROJECT_FILES`.
 pub fn project_files(root: &Path) -> Vec<PathBuf> {
+    project_files_upto(root, MAX_PROJECT_FILES)
+}
+
+/// The `.py` files under `root`, sorted, at most `max`.
+fn project_files_upto(root: &Path, max: usize) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -376,7 +393,7 @@ pub fn project_files(root: &Path) -> Vec<PathBuf> {
                 }
             } else if kind.is_file() && name.ends_with(".py") {
                 out.push(e.path());
-                if out.len() >= MAX_PROJECT_FILES {
+                if out.len() >= max {
                     out.sort();
                     return out;
                 }
@@ -478,7 +495,7 @@ struct Graph {
 
 /// The import graph of the project at `root`, made once per process (flake8 and the CLI check
 /// a tree that does not change while they run).
-fn graph_of(root: &Path) -> std::sync::Arc<Graph> {
+fn graph_of(root: &Path, loose: bool) -> std::sync::Arc<Graph> {
     use std::sync::{Arc, Mutex};
     let graphs = GRAPHS.get_or_init(|| Mutex::new(HashMap::new()));
     if let Ok(map) = graphs.lock()
@@ -488,7 +505,14 @@ fn graph_of(root: &Path) -> std::sync::Arc<Graph> {
     }
     let mut users: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
     let mut scripts = HashMap::new();
-    for f in project_files(root).iter() {
+    let files = if loose {
+        // an unmarked folder of more than MAX_LOOSE_FILES files is no project: nothing scanned
+        let files = project_files_upto(root, MAX_LOOSE_FILES + 1);
+        if files.len() > MAX_LOOSE_FILES { Vec::new() } else { files }
+    } else {
+        project_files(root)
+    };
+    for f in files.iter() {
         let Some(x) = facts_of(f, root) else { continue };
         for dep in &x.1 {
             if dep != f {
@@ -509,8 +533,12 @@ fn graph_of(root: &Path) -> std::sync::Arc<Graph> {
 /// of the checked file, so that a bug in it that only the script's concrete sizes show is
 /// reported where torch raises.
 pub fn importer_scripts(paths: &ProjectPaths) -> Vec<PathBuf> {
-    let Some(root) = paths.root.clone() else { return Vec::new() };
-    let graph = graph_of(&root);
+    let (root, loose) = match (&paths.root, &paths.loose) {
+        (Some(r), _) => (r.clone(), false),
+        (None, Some(l)) => (l.clone(), true),
+        (None, None) => return Vec::new(),
+    };
+    let graph = graph_of(&root, loose);
     if !graph.scripts.contains_key(&paths.file) {
         return Vec::new();
     }
