@@ -138,6 +138,17 @@ NUMPY_CASES = (
        "np.linspace(0, 1, 7)", "np.eye(3)", "np.zeros_like(np.ones((2, 3), dtype=np.int32))", "np.random.randn(2, 3)[1:]",
        "np.random.randn(4, 3)[2]", "np.random.default_rng(0).integers(0, 3, size=(2, 2))", "np.random.rand(2, 3) @ np.random.rand(3)",
        "np.asarray(torch.zeros(2, 3))"]
+    # elementwise functions of one array, clip, dtype= of linspace and of a Generator's draws,
+    # and basic indexing with new axes, slices and `...`
+    + [f"np.{u}({ARRAYS[a]})" for a in ARRAYS for u in ("sin", "exp", "sqrt", "fabs", "abs", "square") if (a, u) != ("b", "square")]
+    + [f"np.floor({ARRAYS[a]})" for a in ("f64", "f32", "f16")]
+    + [f"np.clip({ARRAYS[a]}, 0, 1)" for a in ARRAYS] + [f"np.clip({ARRAYS[a]}, 0.5, None)" for a in ("f64", "f32", "i64")]
+    + ["np.linspace(0, 1, 7, dtype=np.float32)", "np.linspace(0, 1, num=4, endpoint=False, dtype=np.float16)",
+       "np.random.default_rng(0).random((2, 3), dtype=np.float32)", "np.random.default_rng(0).random((2, 3), np.float32)",
+       "np.random.default_rng(0).random(size=4)", "np.random.default_rng(0).standard_normal((2, 2), dtype=np.float32)",
+       "np.random.default_rng(0).integers(0, 3, size=(2, 2), dtype=np.int32)", "np.random.default_rng(0).integers(0, 3, (4,), np.uint8)",
+       "np.linspace(0, 1, 5)[:, None]", "np.zeros((3, 4, 5))[..., 1:3]", "np.zeros((3, 4))[None, :, 0]",
+       "np.zeros((3, 4), dtype=np.float32)[1:, None, :2]", "np.zeros((2, 3, 4))[0, ..., None]"]
 )
 
 

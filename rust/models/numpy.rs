@@ -58,7 +58,10 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
                 return Value::DType(d);
             }
             match name {
-                "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" => {
+                "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" | "clip" => {
+                    Value::Lib(Rc::from(format!("numpy.{name}")))
+                }
+                _ if ufunc_kind(name).is_some() => {
                     Value::Lib(Rc::from(format!("numpy.{name}")))
                 }
                 _ => Value::Unknown,
@@ -72,6 +75,22 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
         },
         _ => Value::Unknown,
     }
+}
+
+/// What an elementwise NumPy function of one array gives: a floating result whatever the
+/// input (`sin`, `exp`), or the input's dtype (`abs`, `square`; `floor` of a floating input).
+#[derive(Clone, Copy)]
+enum Ufunc {
+    Float,
+    Same,
+}
+
+fn ufunc_kind(name: &str) -> Option<Ufunc> {
+    Some(match name {
+        "sin" | "cos" | "tan" | "tanh" | "sinh" | "cosh" | "arcsin" | "arccos" | "arctan" | "exp" | "exp2" | "expm1" | "log" | "log2" | "log10" | "log1p" | "sqrt" | "cbrt" | "fabs" | "rint" => Ufunc::Float,
+        "abs" | "absolute" | "negative" | "square" | "sign" | "floor" | "ceil" | "trunc" => Ufunc::Same,
+        _ => return None,
+    })
 }
 
 /// A new array of this shape and dtype.
@@ -317,11 +336,56 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
         }
         "linspace" => {
             let num = args.get(2).or(kw("num")).cloned().unwrap_or(Value::int(50));
-            if kwargs.iter().any(|(k, _)| !matches!(&**k, "num" | "endpoint")) {
+            // (`retstep=True` gives a tuple; a dtype positionally is rare: not modelled)
+            if args.len() > 4 || kwargs.iter().any(|(k, _)| !matches!(&**k, "num" | "endpoint" | "dtype")) {
                 return vec![(st, Value::Unknown)];
             }
+            let dtype = match dtype_arg(kw("dtype")) {
+                Some(d) => d,
+                None => Some(DType::Double),
+            };
             let dim = dim_of(&num).unwrap_or_else(Dim::unknown);
-            let v = new_array(&mut st, Shape::known(vec![dim]), Some(DType::Double));
+            let v = new_array(&mut st, Shape::known(vec![dim]), dtype);
+            vec![(st, v)]
+        }
+        "clip" => {
+            // `np.clip(a, lo, hi)` with number bounds: a's shape; a floating array keeps its
+            // dtype (Python numbers are weak), an integer one with float bounds does not
+            let Some(a) = args.first().and_then(|a| array_of(&st, a)) else { return vec![(st, Value::Unknown)] };
+            let bounds: Vec<&Value> = args.iter().skip(1).chain(kwargs.iter().filter(|(k, _)| matches!(&**k, "a_min" | "a_max" | "min" | "max")).map(|(_, v)| v)).collect();
+            if args.len() > 3 || bounds.len() != 2 || kwargs.iter().any(|(k, _)| !matches!(&**k, "a_min" | "a_max" | "min" | "max")) || !bounds.iter().all(|v| matches!(v, Value::Int(_) | Value::Float(_) | Value::None)) {
+                return vec![(st, Value::Unknown)];
+            }
+            let float_bound = bounds.iter().any(|v| matches!(v, Value::Float(_)));
+            let dtype = match a.dtype {
+                Some(d) if d.is_floating() => Some(d),
+                Some(DType::Long | DType::Int | DType::Byte) if float_bound => Some(DType::Double),
+                Some(d @ (DType::Long | DType::Int | DType::Byte)) => Some(d),
+                Some(DType::Bool) if !float_bound => Some(DType::Long),
+                _ => None,
+            };
+            let v = new_array(&mut st, a.shape.clone(), dtype);
+            vec![(st, v)]
+        }
+        _ if ufunc_kind(f).is_some() => {
+            // an elementwise function of one array: its shape, and the dtype NumPy gives
+            let Some(kind) = ufunc_kind(f) else { return vec![(st, Value::Unknown)] };
+            let Some(a) = args.first().and_then(|a| array_of(&st, a)) else { return vec![(st, Value::Unknown)] };
+            if args.len() != 1 || !kwargs.is_empty() {
+                return vec![(st, Value::Unknown)];
+            }
+            let dtype = match (kind, a.dtype) {
+                (_, Some(d)) if d.is_floating() => Some(d),
+                // a transcendental function of integers: float64 (of bytes and bools: float16)
+                (Ufunc::Float, Some(DType::Long | DType::Int)) => Some(DType::Double),
+                (Ufunc::Float, Some(DType::Byte | DType::Bool)) => Some(DType::Half),
+                (Ufunc::Same, Some(d @ (DType::Long | DType::Int | DType::Byte))) if !matches!(f, "floor" | "ceil" | "trunc") => Some(d),
+                (Ufunc::Same, Some(DType::Bool)) if matches!(f, "abs" | "absolute") => Some(DType::Bool),
+                // (`np.negative` of bools raises; `np.square` of them is int8; rounding of
+                // integers gave float64 before NumPy 2.x keeps their dtype)
+                _ => None,
+            };
+            let v = new_array(&mut st, a.shape.clone(), dtype);
             vec![(st, v)]
         }
         "eye" => {
@@ -363,8 +427,22 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec
     }
     match name {
         "random" | "standard_normal" => {
+            if kw("out").is_some() || args.len() > 2 {
+                return vec![(st, Value::Unknown)];
+            }
+            // `rng.random(size, dtype=np.float32)`: float64 unless the dtype says otherwise
             let shape = size_shape(cx, &mut st, args.first().or(kw("size")));
-            draw(st, shape, DType::Double)
+            match dtype_arg(args.get(1).or(kw("dtype"))) {
+                None => draw(st, shape, DType::Double),
+                Some(Some(d)) => draw(st, shape, d),
+                Some(None) => match shape {
+                    Some(s) => {
+                        let v = new_array(&mut st, s, None);
+                        vec![(st, v)]
+                    }
+                    None => vec![(st, Value::Unknown)],
+                },
+            }
         }
         "normal" | "uniform" => {
             if args.iter().take(2).chain(kwargs.iter().filter(|(k, _)| &**k != "size").map(|(_, v)| v)).any(|v| !matches!(v, Value::Int(_) | Value::Float(_))) {
@@ -374,11 +452,13 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec
             draw(st, shape, DType::Double)
         }
         "integers" => {
-            if kw("dtype").is_some() {
-                return vec![(st, Value::Unknown)];
-            }
+            let dtype = match dtype_arg(args.get(3).or(kw("dtype"))) {
+                None => DType::Long,
+                Some(Some(d @ (DType::Long | DType::Int | DType::Byte))) => d,
+                Some(_) => return vec![(st, Value::Unknown)],
+            };
             let shape = size_shape(cx, &mut st, args.get(2).or(kw("size")));
-            draw(st, shape, DType::Long)
+            draw(st, shape, dtype)
         }
         _ => vec![(st, Value::Unknown)],
     }
@@ -387,13 +467,27 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec
 /// `a[index]` of an array: an array of its dtype when the result is certainly one (a slice or
 /// a new axis among the index, an integer index of an array of rank 2 or more); Unknown
 /// otherwise (a scalar, an index not known).
-pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value) -> Vals {
+pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span) -> Vals {
     let mut st = st;
     let is_slice = |v: &Value| matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"));
     let items: Vec<Value> = match i {
         Value::Tuple(items) if !is_slice(i) => items.as_ref().clone(),
         other => vec![other.clone()],
     };
+    // a basic index of ints, slices, new axes and `...` with something more than one int or
+    // one slice: as torch indexes (the same rules; an index out of range raises in both)
+    let basic = |v: &Value| is_slice(v) || matches!(v, Value::None | Value::Int(_)) || v.as_str() == Some("<ellipsis>");
+    if items.len() > 1 && items.iter().all(basic) && items.iter().any(|v| !matches!(v, Value::Int(_))) {
+        let out = crate::models::torch::tensor_index(cx, st.clone(), Value::Tensor(Rc::new(a.clone())), i.clone(), span);
+        if let [(st2, Value::Tensor(t))] = &out[..]
+            && st2.resolve(&t.shape).rank().is_none_or(|r| r > 0)
+        {
+            let mut st2 = st2.clone();
+            let v = new_array(&mut st2, t.shape.clone(), a.dtype);
+            return vec![(st2, v)];
+        }
+        return vec![(st, Value::Unknown)];
+    }
     let keeps_array = items.iter().any(|v| is_slice(v) || matches!(v, Value::None));
     let ints = items.iter().filter(|v| matches!(v, Value::Int(_))).count();
     let rank = st.resolve(&a.shape).rank();

@@ -377,7 +377,7 @@ impl<'a> Interp<'a> {
                 }
                 Obj::Namespace { kind, .. } if &*kind == torch::checkpoint::CHECKPOINT => torch::checkpoint::subscript(self, st, *id, &i, span),
                 Obj::Namespace { kind, attrs } if &*kind == crate::models::numpy::ARRAY => match attrs.get(crate::models::numpy::TENSOR) {
-                    Some(Value::Tensor(a)) => crate::models::numpy::index(self, st, a, &i),
+                    Some(Value::Tensor(a)) => crate::models::numpy::index(self, st, a, &i, span),
                     _ => vec![(st, Value::Unknown)],
                 },
                 Obj::Instance { .. } => {
