@@ -166,7 +166,9 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
             }
             let item = Value::Tuple(Rc::new(items));
             let len = len.map(Value::Int).unwrap_or(Value::Unknown);
-            let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len)]);
+            // `ds.tensors` is the tuple of the tensors given, as torch keeps it
+            let tensors = Value::Tuple(Rc::new(args.clone()));
+            let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len), ("tensors", tensors)]);
             vec![(st, v)]
         }
         "DataLoader" => {
