@@ -607,8 +607,23 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                     "forward" => {
                         return match attrs.get(LAYER) {
                             Some(l @ Value::Ref(lid)) if matches!(st.get(*lid), Obj::Layer(_)) => cx.call(l.clone(), args, kwargs, st, span),
+                            Some(l @ Value::Ref(lid))
+                                if matches!(st.get(*lid), Obj::Container { .. })
+                                    && attrs.iter().all(|(k, v)| &**k == LAYER || !matches!(v, Value::Ref(_) | Value::Unknown)) =>
+                            {
+                                cx.call(l.clone(), args, kwargs, st, span)
+                            }
                             _ => vec![(st, Value::Unknown)],
                         };
+                    }
+                    // any other method of a `Sequential` (`self.append(m)`, `add_module`) may
+                    // change the modules it runs: its container is no longer followed
+                    _ if kind == "Sequential" => {
+                        let mut st = st;
+                        if let Obj::Instance { attrs, .. } = st.get_mut(id) {
+                            attrs.insert(Name::from(LAYER), Value::Unknown);
+                        }
+                        return vec![(st, Value::Unknown)];
                     }
                     _ => {}
                 }

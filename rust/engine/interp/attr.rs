@@ -76,6 +76,9 @@ impl<'a> Interp<'a> {
                                     torch::module_attr(self, st, o.clone(), name)
                                 }
                             }
+                            // a subclass of `nn.Sequential`: `nn.Module`'s and the container's
+                            // methods, as for any module
+                            Some(Value::Ref(lid)) if matches!(st.get(lid), Obj::Container { .. }) => torch::module_attr(self, st, o.clone(), name),
                             _ => vec![(st, Value::Unknown)],
                         };
                     }
@@ -218,6 +221,7 @@ impl<'a> Interp<'a> {
             // (`self.weight = nn.Parameter(w)`, `self.stride = (2, 2)`)
             if let Obj::Instance { attrs, .. } = st.get(*id)
                 && let Some(Value::Ref(lid)) = attrs.get(LAYER)
+                && matches!(st.get(*lid), Obj::Layer(_))
                 && torch::layers::is_layer_name(name)
             {
                 let lid = *lid;

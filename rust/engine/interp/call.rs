@@ -270,6 +270,16 @@ impl<'a> Interp<'a> {
                                             let lid = *lid;
                                             self.call_dispatch(Value::Ref(lid), args, kwargs, st, span)
                                         }
+                                        // a subclass of `nn.Sequential`: its container, when the
+                                        // instance holds nothing else `Sequential.forward` would
+                                        // run (a module stored into `self` joins the sequence)
+                                        Some(Value::Ref(lid))
+                                            if matches!(st.get(*lid), Obj::Container { .. })
+                                                && attrs.iter().all(|(k, v)| &**k == super::attr::LAYER || !matches!(v, Value::Ref(_) | Value::Unknown)) =>
+                                        {
+                                            let lid = *lid;
+                                            self.call_dispatch(Value::Ref(lid), args, kwargs, st, span)
+                                        }
                                         _ => vec![(st, Value::Unknown)],
                                     },
                                     _ => vec![(st, Value::Unknown)],

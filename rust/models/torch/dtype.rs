@@ -208,9 +208,14 @@ pub fn check_loss(cx: &mut dyn ModelCtx, st: &State, op: &str, kind: LossKind, i
     let Some(g) = known(target.dtype) else { return true };
     let want = match kind {
         LossKind::Class => {
-            // probability targets have the input's rank: a target of one dim less is class indices
+            // probability targets have the input's shape: a target of one dim less is class
+            // indices; so is one of a shape the input's can never be (`[*, 4]` against `[8]`:
+            // torch takes a target as probabilities only when the shapes are equal)
             let (si, sg) = (st.resolve(&input.shape), st.resolve(&target.shape));
-            let indices = si.prefix.is_none() && sg.prefix.is_none() && sg.dims.len() + 1 == si.dims.len();
+            let indices = match (si.prefix, sg.prefix) {
+                (None, None) => sg.dims.len() + 1 == si.dims.len(),
+                _ => certainly_differ(&si, &sg),
+            };
             if !indices {
                 return true;
             }
@@ -232,6 +237,20 @@ pub fn check_loss(cx: &mut dyn ModelCtx, st: &State, op: &str, kind: LossKind, i
     };
     let op = op.to_string();
     cx.check(st, span, Tri::True, |cx| (DtypeMismatch::Target { op, shape: cx.show_shape(st, &target.shape), dtype: name(g).into(), want }, Vec::new()))
+}
+
+/// Two shapes that can never be equal: of certainly different ranks, or with two constant
+/// dims that differ where they are aligned from the right.
+fn certainly_differ(a: &Shape, b: &Shape) -> bool {
+    let (m, n) = (a.dims.len(), b.dims.len());
+    let ranks = match (a.prefix, b.prefix) {
+        (None, None) => m != n,
+        // `[*, d...]` has at least its known dims
+        (Some(_), None) => n < m,
+        (None, Some(_)) => m < n,
+        (Some(_), Some(_)) => false,
+    };
+    ranks || a.dims.iter().rev().zip(b.dims.iter().rev()).any(|(x, y)| matches!((x.as_const(), y.as_const()), (Some(x), Some(y)) if x != y))
 }
 
 /// Whether torch can write a result of dtype `result` into a tensor of dtype `target`

@@ -42,12 +42,13 @@ pub(super) const NN: &[Nn] = &[
             .checks(EMBEDDING_CHECKS),
         Function::Embedding,
     ),
-    // without offsets (the call's `offsets` and `per_sample_weights` are not modelled)
+    // `offsets` are read (a 1-D input of bags, one per offset); `per_sample_weights` is
+    // modelled only when absent
     Nn::module(
         Decl::module(
             "torch.nn.EmbeddingBag",
             "num_embeddings, embedding_dim, ~max_norm=None, ~norm_type=2.0, scale_grad_by_freq=False, mode=\"mean\", sparse=False, *, padding_idx=None, ~device=None",
-            "input",
+            "input, offsets=None, per_sample_weights=None",
         )
         .twin("torch.nn.functional.embedding_bag")
         .checks(BAG_CHECKS),
@@ -335,12 +336,40 @@ pub(super) fn call_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &L
     embedding(cx, st, t, dim, Some(DType::Float), rows.map(|n| (n, true)), &format!("{}Embedding", layer_name(l)), span)
 }
 
-/// Calling an `nn.EmbeddingBag` layer (without offsets).
-pub(super) fn call_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, span: Span) -> Vals {
+/// Calling an `nn.EmbeddingBag` layer.
+pub(super) fn call_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, b: &Bound, span: Span) -> Vals {
     let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
-    let mode = BagMode { mode: l.args.get("mode"), scale: l.args.get("scale_grad_by_freq"), sparse: l.args.get("sparse") };
+    let Some(offsets) = bag_offsets(&st, t, b) else { return vec![(st, Value::Unknown)] };
+    let mode = BagMode { mode: l.args.get("mode"), scale: l.args.get("scale_grad_by_freq"), sparse: l.args.get("sparse"), offsets };
     let rows = l.args.get("num_embeddings").and_then(|v| v.as_const_int());
     embedding_bag(cx, st, t, dim, Some(DType::Float), mode, rows.map(|n| (n, true)), &format!("{}EmbeddingBag", layer_name(l)), span)
+}
+
+/// The number of bags `offsets` make: `Some(None)` without offsets (a 2-D input, a bag per
+/// row), `Some(Some(n))` with a 1-D index tensor of `n` offsets given with a 1-D input of the
+/// same index dtype (a bag per offset, the last one running to the end). `None` for what is
+/// not modelled: other offsets or inputs (torch raises for some: "input has to be 1D or 2D
+/// Tensor", "offsets has to be a 1D Tensor"; their values too: "offsets[0] has to be 0"),
+/// and `per_sample_weights`.
+fn bag_offsets(st: &State, t: &Tensor, b: &Bound) -> Option<Option<Dim>> {
+    if !matches!(b.get("per_sample_weights"), None | Some(Value::None)) {
+        return None;
+    }
+    let o = match b.get("offsets") {
+        None | Some(Value::None) => return Some(None),
+        Some(Value::Tensor(o)) => o,
+        Some(_) => return None,
+    };
+    let (os, ts) = (st.resolve(&o.shape), st.resolve(&t.shape));
+    let index = |d: Option<DType>| matches!(d, Some(DType::Long | DType::Int));
+    if os.rank() != Some(1) || ts.rank() != Some(1) || !index(o.dtype) || o.dtype != t.dtype {
+        return None;
+    }
+    // offsets[0] must be 0 ("offsets[0] has to be 0"): values known to lie elsewhere raise
+    if o.values.as_ref().is_some_and(|v| v.lo != 0) {
+        return None;
+    }
+    Some(Some(os.dims[0].clone()))
 }
 
 /// `F.embedding(input, weight)`.
@@ -359,14 +388,15 @@ pub(super) fn functional_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor,
     embedding(cx, st, t, ws.dims[1].clone(), w.dtype, rows.map(|n| (n, false)), "F.embedding", span)
 }
 
-/// `F.embedding_bag(input, weight)` without offsets or per-sample weights.
+/// `F.embedding_bag(input, weight, offsets)` without per-sample weights.
 pub(super) fn functional_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, b: &Bound, span: Span) -> Vals {
     let Some(Value::Tensor(w)) = b.get("weight") else { return vec![(st, Value::Unknown)] };
     let ws = st.resolve(&w.shape);
-    if ws.rank() != Some(2) || !matches!(b.get("offsets"), None | Some(Value::None)) || !matches!(b.get("per_sample_weights"), None | Some(Value::None)) {
+    if ws.rank() != Some(2) {
         return vec![(st, Value::Unknown)];
     }
-    let mode = BagMode { mode: b.get("mode"), scale: b.get("scale_grad_by_freq"), sparse: b.get("sparse") };
+    let Some(offsets) = bag_offsets(&st, t, b) else { return vec![(st, Value::Unknown)] };
+    let mode = BagMode { mode: b.get("mode"), scale: b.get("scale_grad_by_freq"), sparse: b.get("sparse"), offsets };
     let rows = ws.dims[0].as_const();
     embedding_bag(cx, st, t, ws.dims[1].clone(), w.dtype, mode, rows.map(|n| (n, false)), "F.embedding_bag", span)
 }
@@ -396,9 +426,12 @@ struct BagMode<'a> {
     mode: Option<&'a Value>,
     scale: Option<&'a Value>,
     sparse: Option<&'a Value>,
+    /// The number of bags the offsets make (`None`: no offsets, a bag per row of a 2-D input).
+    offsets: Option<Dim>,
 }
 
-/// `embedding_bag(indices [B, N])`: one bag per row, `[B, dim]` (a 1-D input needs offsets).
+/// `embedding_bag(indices [B, N])`: one bag per row, `[B, dim]` (a 1-D input needs offsets);
+/// `embedding_bag(indices [N], offsets [B])`: one bag per offset, `[B, dim]`.
 /// `rows` as for [`embedding`]: known index values outside `[0, rows)` raise (every mode,
 /// `padding_idx` or not: "Index 1 of input takes value 3 which is not in the valid range
 /// [0, 3)", or "embedding_bag: Expected idx >= 0 && idx < num_embeddings ..." for `max`).
@@ -409,7 +442,8 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
     }
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    if !cx.check(&st, span, Tri::from_bool(rank != 2), |cx| {
+    let bags = mode.offsets.clone();
+    if !cx.check(&st, span, Tri::from_bool(bags.is_none() && rank != 2), |cx| {
         let shown = cx.show_shape(&st, &s);
         (LayerInputRankMismatch::BagRank { op: what.into(), input: shown }, Vec::new())
     }) {
@@ -419,7 +453,7 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
         return Vec::new();
     }
     // bags of 0 indices (`[B, 0]`) raise "step must be nonzero" (not modelled: no guess)
-    if s.dims[1].as_const() == Some(0) {
+    if bags.is_none() && s.dims[1].as_const() == Some(0) {
         return vec![(st, Value::Unknown)];
     }
     if let Some((n, layer)) = rows
@@ -428,7 +462,8 @@ fn embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, dim: Dim, dtype: 
     {
         return Vec::new();
     }
-    vec![(st, tensor_value(Shape::known(vec![s.dims[0].clone(), dim]), dtype))]
+    let n = bags.unwrap_or_else(|| s.dims[0].clone());
+    vec![(st, tensor_value(Shape::known(vec![n, dim]), dtype))]
 }
 
 /// `F.one_hot(tensor, num_classes)`: class indices get a trailing dim of `num_classes`.

@@ -300,11 +300,13 @@ pub fn stored_attr(l: &Layer, name: &str) -> Option<Value> {
 }
 
 /// The layer a user class may derive from and keep its model (`class MyLinear(nn.Linear)`):
-/// the short name of a modelled library layer (`Linear`) for the base `torch.nn.Linear`; not
-/// the containers and pass-throughs, whose objects are not layers.
+/// the short name of a modelled library layer (`Linear`) for the base `torch.nn.Linear`, and
+/// `Sequential` (`class ConvBlock(nn.Sequential)`, whose `super().__init__(*layers)` builds
+/// the container it holds); not the other containers and pass-throughs.
 pub fn subclassable_layer(base: &str) -> Option<&'static str> {
     let short = base.strip_prefix("torch.nn.")?;
     match resolve("torch.nn", short)? {
+        (api, Model::Module(Module::Container(ContainerKind::Sequential))) => Some(api.short_name()),
         (_, Model::Module(Module::Container(_) | Module::Parameter | Module::Wrapper)) => None,
         (api, Model::Module(_)) => Some(api.short_name()),
         _ => None,
@@ -414,6 +416,13 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
         let b = bind(&api.call_params, &args, &kwargs);
         return super::packed::rnn(cx, st, l, which, &b, span);
     }
+    // a value the core does not follow, into a layer only a tensor can enter (Linear,
+    // Embedding): a tensor of unknown shape and dtype on every path that goes on (torch raises
+    // for anything else), so the output's known dims (`[*, out_features]`) are kept
+    let x = match (x, m) {
+        (Value::Unknown, Module::Linear | Module::Embedding) => Value::Tensor(Rc::new(Tensor::new(Shape { prefix: Some(cx.fresh_shape_var()), dims: Vec::new() }, None))),
+        (x, _) => x,
+    };
     let Value::Tensor(t) = x else { return vec![(st, Value::Unknown)] };
     let Some((st, dev)) = devices_and_dtypes(cx, st, l, m, api, &t, &args, &kwargs, span) else { return Vec::new() };
     // strides (`layout.rs`): a layer handing back its input does not always keep them
@@ -562,7 +571,7 @@ fn call_module(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, api: &'st
         Module::LayerNorm => norm::call_layer_norm(cx, st, &t, l, span),
         Module::GroupNorm => norm::call_group_norm(cx, st, &t, l, span),
         Module::Embedding => linear::call_embedding(cx, st, &t, l, span),
-        Module::EmbeddingBag => linear::call_embedding_bag(cx, st, &t, l, span),
+        Module::EmbeddingBag => linear::call_embedding_bag(cx, st, &t, l, &b, span),
         Module::Flatten => activation::call_flatten(cx, st, &t, l, span),
         Module::Unflatten => activation::call_unflatten(cx, st, &t, l, span),
         Module::Pad { dims, mode } => resample::call_pad(cx, st, &t, l, dims, mode, span),
