@@ -148,7 +148,21 @@ NUMPY_CASES = (
        "np.random.default_rng(0).random(size=4)", "np.random.default_rng(0).standard_normal((2, 2), dtype=np.float32)",
        "np.random.default_rng(0).integers(0, 3, size=(2, 2), dtype=np.int32)", "np.random.default_rng(0).integers(0, 3, (4,), np.uint8)",
        "np.linspace(0, 1, 5)[:, None]", "np.zeros((3, 4, 5))[..., 1:3]", "np.zeros((3, 4))[None, :, 0]",
-       "np.zeros((3, 4), dtype=np.float32)[1:, None, :2]", "np.zeros((2, 3, 4))[0, ..., None]"]
+       "np.zeros((3, 4), dtype=np.float32)[1:, None, :2]", "np.zeros((2, 3, 4))[0, ..., None]",
+       "np.stack([np.ones(6, dtype=np.int64) for _ in range(4)])", "np.stack([np.zeros((2, 3)), np.ones((2, 3))], axis=-1)",
+       "np.concatenate([np.zeros((2, 3)), np.zeros((4, 3))])", "np.concatenate((np.zeros((2, 3), dtype=np.float32), np.zeros((2, 1), dtype=np.float32)), axis=1)",
+       "np.vstack([np.zeros(3), np.zeros(3)])", "np.hstack([np.zeros((2, 3)), np.zeros((2, 1))])", "np.hstack([np.zeros(3), np.zeros(2)])",
+       # NumPy scalars (an element, a reduction over everything) promote as 0-d arrays;
+       # broadcasting; a list of arrays; np.pi; a single slice
+       "np.arange(6) * np.pi", "np.random.rand(3, 2).sum()", "np.ones((3, 2), dtype=np.float32).max()",
+       "np.random.rand(3, 2) - np.random.rand(3, 2).min(axis=0)", "np.ones((3, 1)) + np.ones((1, 4))",
+       "np.ones((2, 3), dtype=np.float32) * np.ones(3, dtype=np.float32)",
+       "np.array([np.ones(3), np.zeros(3)])", "np.array([np.ones(3, dtype=np.float32)[0], np.ones(3, dtype=np.float32)[1]])",
+       "np.ones(5, dtype=np.float32)[2] * np.ones(3)", "np.ones(5, dtype=np.float32)[2] * 2.0",
+       "np.ones((4, 2), dtype=np.float32)[1:3]", "np.arange(10)[2:7]",
+       # a minibatch of rows by an integer array
+       "np.ones((5, 3), dtype=np.float32)[np.random.randint(0, 5, size=4)]", "np.zeros(10)[np.arange(3)]",
+       "np.zeros((6, 2, 2))[np.random.randint(0, 6, size=(2, 3))]"]
 )
 
 

@@ -48,6 +48,15 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
                     Obj::List(items) => Value::int(items.len() as i128),
                     Obj::Dict(items) if !items.iter().any(|(k, _)| k.is_unknown()) => Value::int(items.len() as i128),
                     Obj::Container { items, .. } => Value::int(items.len() as i128),
+                    // a NumPy array: its first dim (a scalar raises)
+                    Obj::Namespace { .. } if crate::models::numpy::array_of(&st, v).is_some() => {
+                        let Some(a) = crate::models::numpy::array_of(&st, v) else { return vec![(st, Value::Unknown)] };
+                        let s = st.resolve(&a.shape);
+                        match (s.rank(), s.dims.first()) {
+                            (Some(r), Some(d)) if r >= 1 => d.v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0))),
+                            _ => Value::Unknown,
+                        }
+                    }
                     Obj::Namespace { .. } if crate::models::torch::data::is_data_ns(&st, v) => match crate::models::torch::data::len_of(&st, v) {
                         Some(n) => Value::Int(n),
                         None => Value::Int(cx.fresh_int_sym("n", 0)),

@@ -54,11 +54,18 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
             if name == "newaxis" {
                 return Value::None; // a new axis when indexing
             }
+            match name {
+                "pi" => return Value::Float(Some(std::f64::consts::PI)),
+                "e" => return Value::Float(Some(std::f64::consts::E)),
+                "inf" => return Value::Float(Some(f64::INFINITY)),
+                "nan" => return Value::Float(Some(f64::NAN)),
+                _ => {}
+            }
             if let Some(d) = dtype_named(name) {
                 return Value::DType(d);
             }
             match name {
-                "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" | "clip" => {
+                "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" | "clip" | "stack" | "concatenate" | "vstack" | "hstack" | "loadtxt" | "genfromtxt" => {
                     Value::Lib(Rc::from(format!("numpy.{name}")))
                 }
                 _ if ufunc_kind(name).is_some() => {
@@ -224,6 +231,9 @@ fn array(cx: &mut dyn ModelCtx, mut st: State, obj: &Value, dtype: Option<Option
             return Vec::new();
         }
         (t.shape.clone(), t.dtype)
+    } else if let Some((shape, own)) = array_items(cx, &mut st, obj) {
+        // a list of arrays (of NumPy scalars: 0-d arrays) of one shape: stacked
+        (shape, own)
     } else {
         let mut kind = 0u8;
         let Some(dims) = literal(cx, &mut st, obj, 0, &mut kind) else { return vec![(st, Value::Unknown)] };
@@ -236,6 +246,35 @@ fn array(cx: &mut dyn ModelCtx, mut st: State, obj: &Value, dtype: Option<Option
     };
     let v = new_array(&mut st, shape, d);
     vec![(st, v)]
+}
+
+/// `[a, b, ...]` of arrays of one known shape: `[n, *shape]`, of their dtype when they share
+/// one. `None` for anything else (a number among them, shapes that differ or are not known).
+fn array_items(cx: &mut dyn ModelCtx, st: &mut State, obj: &Value) -> Option<(Shape, Option<DType>)> {
+    if !matches!(obj, Value::Tuple(_) | Value::Ref(_)) || array_of(st, obj).is_some() {
+        return None;
+    }
+    let items = cx.iterate(st, obj, Span::default())?;
+    let first = array_of(st, items.first()?)?;
+    let dims = st.resolve(&first.shape);
+    if dims.prefix.is_some() || dims.dims.iter().any(|d| d.as_const().is_none()) {
+        return None;
+    }
+    let consts = |s: &Shape| s.rank().map(|_| s.dims.iter().map(|d| d.as_const()).collect::<Vec<_>>());
+    let want = consts(&dims);
+    let mut dtype = first.dtype;
+    for it in &items[1..] {
+        let a = array_of(st, it)?;
+        if consts(&st.resolve(&a.shape)) != want {
+            return None;
+        }
+        if a.dtype != dtype {
+            dtype = None;
+        }
+    }
+    let mut out = vec![Dim::konst(items.len() as i128)];
+    out.extend(dims.dims.iter().cloned());
+    Some((Shape::known(out), dtype))
 }
 
 /// The number of values of `np.arange(start, stop, step)` when all are known ints.
@@ -348,6 +387,17 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
             let v = new_array(&mut st, Shape::known(vec![dim]), dtype);
             vec![(st, v)]
         }
+        "stack" | "concatenate" | "vstack" | "hstack" => join(cx, st, f, &args, &kwargs, span),
+        "loadtxt" | "genfromtxt" => {
+            // numbers read from a text file: float64 unless a dtype is given; how many rows
+            // and columns (1-D or 2-D) the file decides
+            if args.len() > 1 || kwargs.iter().any(|(k, _)| matches!(&**k, "dtype" | "converters" | "unpack" | "names" | "usecols" | "ndmin" | "max_rows")) {
+                return vec![(st, Value::Unknown)];
+            }
+            let shape = any_shape(cx);
+            let v = new_array(&mut st, shape, Some(DType::Double));
+            vec![(st, v)]
+        }
         "clip" => {
             // `np.clip(a, lo, hi)` with number bounds: a's shape; a floating array keeps its
             // dtype (Python numbers are weak), an integer one with float bounds does not
@@ -400,6 +450,58 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
         }
         _ => vec![(st, Value::Unknown)],
     }
+}
+
+/// `np.stack`/`np.concatenate`/`np.vstack`/`np.hstack` of a known sequence of arrays: as
+/// torch joins tensors (the same shape rules, and both raise where they fail), of the arrays'
+/// dtype when they share one. An empty 1-D array, which torch's cat skips and NumPy does not,
+/// is not modelled.
+fn join(cx: &mut dyn ModelCtx, mut st: State, f: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
+    let seq = args.first().or_else(|| kwargs.iter().find(|(k, _)| matches!(&**k, "arrays" | "tup")).map(|(_, v)| v));
+    let axis = args.get(1).or_else(|| kwargs.iter().find(|(k, _)| &**k == "axis").map(|(_, v)| v));
+    let extra = kwargs.iter().any(|(k, _)| !matches!(&**k, "arrays" | "tup" | "axis"));
+    let Some(seq) = seq else { return vec![(st, Value::Unknown)] };
+    if extra || args.len() > 2 || (matches!(f, "vstack" | "hstack") && axis.is_some()) {
+        return vec![(st, Value::Unknown)];
+    }
+    let axis = match axis {
+        None => Value::int(0),
+        Some(v @ Value::Int(_)) => v.clone(),
+        Some(_) => return vec![(st, Value::Unknown)],
+    };
+    let Some(items) = cx.iterate(&mut st, seq, span) else { return vec![(st, Value::Unknown)] };
+    let mut tensors = Vec::new();
+    for it in &items {
+        let Some(a) = array_of(&st, it) else { return vec![(st, Value::Unknown)] };
+        let s = st.resolve(&a.shape);
+        if s.rank() == Some(1) && s.dims[0].as_const() == Some(0) {
+            return vec![(st, Value::Unknown)];
+        }
+        tensors.push(a);
+    }
+    let dtype = match tensors.first() {
+        Some(t0) if tensors.iter().all(|t| t.dtype == t0.dtype) => t0.dtype,
+        _ => None,
+    };
+    let seq = Value::Tuple(Rc::new(tensors.iter().map(|t| Value::Tensor(t.clone())).collect()));
+    let (name, kw): (&str, Vec<(Name, Value)>) = match f {
+        "stack" => ("stack", vec![(Name::from("dim"), axis)]),
+        "concatenate" => ("cat", vec![(Name::from("dim"), axis)]),
+        other => (other, Vec::new()),
+    };
+    let out = match crate::models::torch::join::function(cx, st, name, &[seq], &kw, span) {
+        Ok(out) => out,
+        Err(st) => return vec![(st, Value::Unknown)],
+    };
+    out.into_iter()
+        .map(|(mut st, v)| match v {
+            Value::Tensor(t) => {
+                let v = new_array(&mut st, t.shape.clone(), dtype);
+                (st, v)
+            }
+            _ => (st, Value::Unknown),
+        })
+        .collect()
 }
 
 /// A method of an array (`a.astype(np.float32)`, `a.copy()`) or of a generator
@@ -474,10 +576,28 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span
         Value::Tuple(items) if !is_slice(i) => items.as_ref().clone(),
         other => vec![other.clone()],
     };
+    // one integer array (`x[ids]`, a minibatch of rows): rows of the index's shape, of the
+    // array's dtype (indices out of range raise: not judged)
+    if let [ix] = &items[..]
+        && let Some(ids) = array_of(&st, ix)
+        && matches!(ids.dtype, Some(DType::Long | DType::Int))
+    {
+        let (is, s) = (st.resolve(&ids.shape), st.resolve(&a.shape));
+        let mut st = st;
+        if is.prefix.is_some() || s.rank().is_none_or(|r| r == 0) {
+            let shape = any_shape(cx);
+            let v = new_array(&mut st, shape, a.dtype);
+            return vec![(st, v)];
+        }
+        let mut dims = is.dims.clone();
+        dims.extend(s.dims[1..].iter().cloned());
+        let v = new_array(&mut st, Shape::known(dims), a.dtype);
+        return vec![(st, v)];
+    }
     // a basic index of ints, slices, new axes and `...` with something more than one int or
     // one slice: as torch indexes (the same rules; an index out of range raises in both)
     let basic = |v: &Value| is_slice(v) || matches!(v, Value::None | Value::Int(_)) || v.as_str() == Some("<ellipsis>");
-    if items.len() > 1 && items.iter().all(basic) && items.iter().any(|v| !matches!(v, Value::Int(_))) {
+    if (items.len() > 1 || is_slice(&items[0])) && items.iter().all(basic) && items.iter().any(|v| !matches!(v, Value::Int(_))) {
         let out = crate::models::torch::tensor_index(cx, st.clone(), Value::Tensor(Rc::new(a.clone())), i.clone(), span);
         if let [(st2, Value::Tensor(t))] = &out[..]
             && st2.resolve(&t.shape).rank().is_none_or(|r| r > 0)
@@ -486,11 +606,25 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span
             let v = new_array(&mut st2, t.shape.clone(), a.dtype);
             return vec![(st2, v)];
         }
+        // (a slice or a new axis keeps an array of its dtype, whatever its shape)
+        if out.len() == 1 && items.iter().any(|v| is_slice(v) || matches!(v, Value::None)) {
+            let mut st = st;
+            let shape = any_shape(cx);
+            let v = new_array(&mut st, shape, a.dtype);
+            return vec![(st, v)];
+        }
         return vec![(st, Value::Unknown)];
     }
     let keeps_array = items.iter().any(|v| is_slice(v) || matches!(v, Value::None));
     let ints = items.iter().filter(|v| matches!(v, Value::Int(_))).count();
     let rank = st.resolve(&a.shape).rank();
+    // every dim indexed by an int: a NumPy scalar of the array's dtype (a 0-d array here: NumPy
+    // 2 promotes both alike)
+    if ints == items.len() && rank == Some(ints) {
+        let mut st = st;
+        let v = new_array(&mut st, Shape::known(Vec::new()), a.dtype);
+        return vec![(st, v)];
+    }
     let array = keeps_array && items.iter().all(|v| is_slice(v) || matches!(v, Value::None | Value::Int(_))) || (ints == items.len() && rank.is_some_and(|r| r > ints));
     if !array {
         return vec![(st, Value::Unknown)];
@@ -584,7 +718,25 @@ fn promote(a: Operand, b: Operand, true_div: bool) -> Option<DType> {
 fn elementwise_shape(cx: &mut dyn ModelCtx, sa: Option<Shape>, sb: Option<Shape>) -> Shape {
     match (sa, sb) {
         (Some(s), None) | (None, Some(s)) if s.prefix.is_none() => s,
-        (Some(x), Some(y)) if x.prefix.is_none() && y.prefix.is_none() && x.dims.len() == y.dims.len() && x.dims.iter().zip(&y.dims).all(|(p, q)| p.v.is_some() && p.v == q.v) => x,
+        (Some(x), Some(y)) if x.prefix.is_none() && y.prefix.is_none() => {
+            // broadcasting, aligned from the right: equal dims, or a 1 that stretches (dims
+            // that may differ, or that NumPy refuses, leave the shape unknown: never reported)
+            let n = x.dims.len().max(y.dims.len());
+            let one = Dim::konst(1);
+            let at = |s: &Shape, i: usize| if i + s.dims.len() >= n { s.dims[i + s.dims.len() - n].clone() } else { one.clone() };
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                let (p, q) = (at(&x, i), at(&y, i));
+                let d = match (p.as_const(), q.as_const()) {
+                    (Some(1), _) => q,
+                    (_, Some(1)) => p,
+                    _ if p.v.is_some() && p.v == q.v => p,
+                    _ => return any_shape(cx),
+                };
+                out.push(d);
+            }
+            Shape::known(out)
+        }
         _ => any_shape(cx),
     }
 }
@@ -634,7 +786,14 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, a: &Tensor, name: &str, args: &[Valu
     if kwargs.iter().any(|(k, _)| &**k != "axis") || args.len() > 1 {
         return vec![(st, Value::Unknown)];
     }
-    let Some(axis) = args.first().or(kwargs.first().map(|(_, v)| v)).and_then(|v| v.as_const_int()) else { return vec![(st, Value::Unknown)] };
+    let axis = match args.first().or(kwargs.first().map(|(_, v)| v)) {
+        // over every element: a NumPy scalar (a 0-d array here)
+        None | Some(Value::None) => None,
+        Some(v) => match v.as_const_int() {
+            Some(k) => Some(k),
+            None => return vec![(st, Value::Unknown)],
+        },
+    };
     let dtype = known_np(a.dtype).and_then(|d| match name {
         "sum" if d == DType::Byte => None, // uint64
         "sum" if level(d) < 2 => Some(DType::Long),
@@ -642,6 +801,10 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, a: &Tensor, name: &str, args: &[Valu
         _ => Some(d),
     });
     let s = st.resolve(&a.shape);
+    let Some(axis) = axis else {
+        let v = new_array(&mut st, Shape::known(Vec::new()), dtype);
+        return vec![(st, v)];
+    };
     let shape = match s.rank() {
         Some(r) if r >= 1 => match super::torch::tensor::norm_dim(axis, r).filter(|k| *k < r) {
             Some(k) => Shape::known(s.dims.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, d)| d.clone()).collect()),

@@ -850,6 +850,15 @@ def _src_key_padding() -> tuple:
     cases += [(f"{m}(x, src_key_padding_mask=k)", {"x": T(5, 4), "k": k}) for k in (B(5), B(4), B(1, 5))]
     cases += [(f"{m}.eval()(x, src_key_padding_mask=k)", {"x": T(5, 2, 4), "k": B(2, 5)}),
               (f"{m}(x, None, k)", {"x": T(5, 2, 4), "k": B(3, 5)})]
+    # src_mask: [S, S] (bool or float) in training; another 2-D shape raises; 3-D, eval and
+    # both masks together
+    cases += [(f"{m}(x, src_mask=k)", {"x": T(5, 2, 4), "k": k}) for k in (B(5, 5), T(5, 5), B(8, 8), T(2, 5), B(5, 2), T(4, 4))]
+    cases += [(f"{mb}(x, src_mask=k)", {"x": T(2, 5, 4), "k": k}) for k in (B(5, 5), T(2, 2), B(6, 6))]
+    cases += [(f"{m}(x, k)", {"x": T(5, 4), "k": k}) for k in (B(5, 5), B(4, 4))]
+    cases += [(f"{m}(x, src_mask=k)", {"x": T(5, 2, 4), "k": k}) for k in (B(4, 5, 5), B(3, 5, 5))]
+    cases += [(f"{m}.eval()(x, src_mask=k)", {"x": T(5, 2, 4), "k": B(5, 5)}),
+              (f"{m}(x, src_mask=k, src_key_padding_mask=p)", {"x": T(5, 2, 4), "k": B(5, 5), "p": B(2, 5)}),
+              (f"{m}(x, src_mask=k, src_key_padding_mask=p)", {"x": T(5, 2, 4), "k": B(6, 6), "p": B(2, 5)})]
     return tuple(cases)
 
 
@@ -867,6 +876,9 @@ def _stack_masks() -> tuple:
     cases += [(f"{enc}(x, None, k)", {"x": T(2, 5, 4), "k": B(2, 5)}),
               (f"{enc}(x, mask=c, is_causal=True)", {"x": T(2, 5, 4), "c": T(5, 5)}),
               (f"{normed}(x)", {"x": T(2, 5, 4)}),
+              (f"{enc}(x, mask=c)", {"x": T(2, 5, 4), "c": B(5, 5)}),
+              (f"{enc}(x, c)", {"x": T(2, 5, 4), "c": B(7, 7)}),
+              (f"{enc}(x, mask=c)", {"x": T(2, 5, 4), "c": T(3, 5)}),
               (f"{bad_norm}(x)", {"x": T(2, 5, 4)})]
     return tuple(cases)
 

@@ -19,6 +19,19 @@ def rank_shape(r: random.Random, lo: int = 0, hi: int = 4, dlo: int = 1, dhi: in
     return shape(r, r.randint(lo, hi), dlo, dhi)
 
 
+def _meshgrid(r):
+    """Grids of 1 to 3 inputs of 0 or 1 dims, 'ij' or 'xy' (now and then an input of 2 dims, or
+    of another dtype, which torch refuses); each output is checked in turn."""
+    n = r.randint(1, 3)
+    ins = {}
+    for k in range(n):
+        rank = r.choice([1, 1, 1, 0, 2])
+        ins[f"a{k}"] = (L if r.random() < 0.5 else T)(*[r.randint(1, 4) for _ in range(rank)])
+    ind = r.choice(["", ", indexing='ij'", ", indexing='xy'"])
+    which = r.randrange(n)
+    return f"torch.meshgrid({', '.join(ins)}{ind})[{which}]", ins
+
+
 def broadcast_pair(r: random.Random) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Two shapes that broadcast about half the time."""
     a = rank_shape(r, 0, 4, 1, 4)
@@ -488,6 +501,7 @@ SPECS += [
     Spec("torch.repeat_interleave", "function", lambda r: (f"torch.repeat_interleave(x, {r.randint(1, 3)}, dim={dim_arg(r, 2)})", {"x": T(*rank_shape(r, 1, 3))})),
     Spec("torch.broadcast_tensors", "function", lambda r: ("torch.broadcast_tensors(a, b)[0]", dict(zip("ab", map(lambda s: T(*s), broadcast_pair(r)))))),
     Spec("torch.ravel", "function", lambda r: ("torch.ravel(x)", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("torch.meshgrid", "function", _meshgrid, cases=30),
     Spec("Tensor.ravel", "method", lambda r: ("x.ravel()", {"x": T(*rank_shape(r))}), cases=12),
 ]
 

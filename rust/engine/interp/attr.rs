@@ -121,6 +121,7 @@ impl<'a> Interp<'a> {
                             || (&*kind == crate::models::numpy::ARRAY && crate::models::numpy::is_array_method(name))
                             || crate::models::numpy::is_generator_method(&kind, name)
                             || (&*kind == torch::optim::OPTIMIZER && matches!(&**name, "zero_grad" | "step"))
+                            || (&*kind == torch::optim::SCHEDULER && &**name == "step" && attrs.contains_key(torch::optim::PLATEAU))
                         {
                             return vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))];
                         }

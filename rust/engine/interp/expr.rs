@@ -123,6 +123,8 @@ impl<'a> Interp<'a> {
                 Obj::Container { items, .. } => Tri::from_bool(!items.is_empty()),
                 // what `torch.load` gave back: maybe an empty dict, a zero, None
                 Obj::Namespace { kind, .. } if &**kind == crate::models::torch::checkpoint::CHECKPOINT => Tri::Unknown,
+                // a NumPy array (or scalar): its values decide (and one of several raises)
+                Obj::Namespace { kind, .. } if &**kind == crate::models::numpy::ARRAY => Tri::Unknown,
                 _ => Tri::True,
             },
             Value::Func(_) | Value::Bound(..) | Value::Lib(_) | Value::Builtin(_) | Value::DType(_) => Tri::True,

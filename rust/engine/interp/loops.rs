@@ -16,6 +16,9 @@ use crate::rules::events::{Event, EventKind};
 use crate::value::*;
 
 pub const UNROLL: usize = 512;
+/// The most rows of a tensor a loop or comprehension over it runs one by one (each row is the
+/// same abstraction: more only cost time).
+pub const TENSOR_ROWS: usize = 64;
 
 /// At most this many distinct items are tried against each other at a fixpoint of a loop.
 const MAX_NO_OPS: usize = 4;
@@ -369,6 +372,18 @@ impl<'a> Interp<'a> {
             Value::Tuple(items) => Some(items.as_ref().clone()),
             Value::Ref(id) => match st.get(*id) {
                 Obj::List(items) => Some(items.clone()),
+                // a NumPy array of a known number of rows: its rows, as for a tensor
+                Obj::Namespace { kind, attrs } if &**kind == models::numpy::ARRAY => {
+                    let Some(Value::Tensor(a)) = attrs.get(models::numpy::TENSOR) else { return None };
+                    let s = st.resolve(&a.shape);
+                    let n = s.dims.first().and_then(|d| d.as_const()).filter(|n| s.prefix.is_none() && *n >= 0 && *n as usize <= TENSOR_ROWS)?;
+                    if n == 0 {
+                        return Some(Vec::new());
+                    }
+                    let a = a.clone();
+                    let row = self.array_row(st, &a)?;
+                    Some(vec![row; n as usize])
+                }
                 Obj::Dict(items) => Some(items.iter().map(|(k, _)| k.clone()).collect()),
                 Obj::Container { kind: ContainerKind::ModuleDict, items, .. } => {
                     Some(items.iter().map(|(k, _)| k.clone().map(|k| Value::Str(Some(k))).unwrap_or(Value::Unknown)).collect())
@@ -390,6 +405,42 @@ impl<'a> Interp<'a> {
             Value::Str(Some(s)) if s.chars().count() <= UNROLL => {
                 Some(s.chars().map(|c| Value::Str(Some(Rc::from(c.to_string())))).collect())
             }
+            // a tensor of a known number of rows, at most `TENSOR_ROWS`: that many rows
+            // (`for x in batch`), each what `t[0]` is (the same abstraction for every row); more
+            // rows are iterated once, generalised (`element_of`)
+            Value::Tensor(t) => {
+                let s = st.resolve(&t.shape);
+                let n = s.dims.first().and_then(|d| d.as_const()).filter(|n| s.prefix.is_none() && *n >= 0 && *n as usize <= TENSOR_ROWS)?;
+                if n == 0 {
+                    return Some(Vec::new());
+                }
+                let row = self.row_of(st, it)?;
+                Some(vec![row; n as usize])
+            }
+            _ => None,
+        }
+    }
+
+    /// A row of a NumPy array (`a[0]`: an array, or a NumPy scalar), when indexing gives one.
+    fn array_row(&mut self, st: &mut State, a: &Rc<Tensor>) -> Option<Value> {
+        let out = models::numpy::index(self, st.clone(), a, &Value::int(0), Span::default());
+        match <[_; 1]>::try_from(out) {
+            Ok([(s, v @ Value::Ref(_))]) => {
+                *st = s;
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+
+    /// A row of a tensor (`t[0]`), when indexing gives one tensor and changes nothing else.
+    pub(super) fn row_of(&mut self, st: &mut State, t: &Value) -> Option<Value> {
+        let out = torch::tensor_index(self, st.clone(), t.clone(), Value::int(0), Span::default());
+        match <[_; 1]>::try_from(out) {
+            Ok([(s, v @ Value::Tensor(_))]) if s.heap.len() == st.heap.len() => {
+                *st = s;
+                Some(v)
+            }
             _ => None,
         }
     }
@@ -398,6 +449,8 @@ impl<'a> Interp<'a> {
     pub(super) fn element_of(&mut self, st: &mut State, it: &Value) -> Value {
         match it {
             Value::Gen(..) => self.first_yield(st, it, Span::default()).unwrap_or(Value::Unknown),
+            // a row of a tensor of rank 1 or more
+            Value::Tensor(t) if st.resolve(&t.shape).rank().is_some_and(|r| r >= 1) => self.row_of(st, it).unwrap_or(Value::Unknown),
             _ => models::element_of(self, st, it),
         }
     }

@@ -336,8 +336,28 @@ pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, spa
     if !expect_eq(cx, &st, span, &last, &Dim::known(e, None), |last, want| LayerChannelMismatch::LastDim { layer: what.clone(), param: "d_model".into(), want, name: "input".into(), shape: shown.clone(), last }) {
         return Vec::new();
     }
-    if !matches!(b.get("src_mask"), None | Some(Value::None)) {
-        return vec![(st, Value::Unknown)];
+    if let Some(m) = b.get("src_mask").filter(|m| !matches!(m, Value::None)) {
+        // in training the mask goes to the self-attention as its attn_mask, which must be
+        // [S, S] ("The shape of the 2D attn_mask is torch.Size([64, 64]), but should be (24,
+        // 24).") or 3-D; eval's fast path treats it otherwise: only a layer certainly in training
+        // is checked, and a mask of another rank or of an unknown kind is not modelled
+        let (Some(ms), Value::Tensor(mt), Some(bf)) = (shape_of(&st, Some(m)), m, flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
+        let kind_ok = mt.dtype.is_some_and(|d| d == DType::Bool || d.is_floating());
+        let seq = if s.dims.len() == 3 { s.dims[seq_batch(bf).0].clone() } else { s.dims[0].clone() };
+        let want = vec![seq.clone(), seq];
+        let fits = ms.dims.len() == 2 && ms.dims.iter().zip(&want).all(|(a, w)| cx.dim_eq(&st, a, w) == Tri::True);
+        if !kind_ok || ms.dims.len() != 2 || !super::layers::is_training(l, span) {
+            if !(kind_ok && fits) {
+                return vec![(st, Value::Unknown)];
+            }
+        } else {
+            let (mshown, wshown) = (cx.show_shape(&st, &ms), cx.show_shape(&st, &Shape::known(want.clone())));
+            for (a, w) in ms.dims.iter().zip(&want) {
+                if !expect_eq(cx, &st, span, a, w, |_, _| InvalidShapeArgument::MaskShape { op: what.clone(), name: "src_mask".into(), mask: mshown.clone(), want: wshown.clone() }) {
+                    return Vec::new();
+                }
+            }
+        }
     }
     if let Some(m) = b.get("src_key_padding_mask").filter(|m| !matches!(m, Value::None)) {
         // in training the mask goes to the self-attention, which checks it ([N, S], or [S]

@@ -152,7 +152,9 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
                     return vec![(st, Value::Unknown)];
                 }
                 if s.prefix.is_some() {
-                    items.push(Value::Unknown);
+                    // a tensor of unknown rank: samples of unknown shape, of its dtype and device
+                    let shape = Shape { prefix: Some(cx.fresh_shape_var()), dims: Vec::new() };
+                    items.push(on(tensor_value(shape, t.dtype), t.device));
                     continue;
                 }
                 // torch refuses tensors of different lengths (Size mismatch between tensors)

@@ -201,7 +201,13 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
         }
     }
     let Some(rank) = s.rank() else {
-        // unknown rank: only a leading run of plain slices / trailing ellipsis handled
+        // unknown rank: a basic index (ints, slices, None, `...`) gives, on every path that
+        // goes on, a tensor of the input's dtype (its shape not known)
+        let basic = items.iter().all(|v| matches!(v, Value::Int(_) | Value::None) || matches!(v, Value::Tuple(x) if x.len() == 4 && x[0].as_str() == Some("<slice>")) || v.as_str() == Some("<ellipsis>"));
+        if basic {
+            let shape = Shape { prefix: Some(cx.fresh_shape_var()), dims: Vec::new() };
+            return vec![(st, Value::Tensor(Rc::new(Tensor::new(shape, t.dtype))))];
+        }
         return vec![(st, Value::Unknown)];
     };
     let is_slice = |v: &Value| matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"));

@@ -33,15 +33,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use crate::ir::{FileId, Name, Span};
-use crate::models::ctx::ModelCtx;
-use crate::rules::training::{clip_order, discarded_gradients, never_stepped, stale_gradients};
+use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::rules::training::{clip_order, discarded_gradients, never_stepped, plateau_step_without_metric, stale_gradients};
 use crate::rules::violation::Violation;
 use crate::shape::Poly;
 use crate::value::*;
 
 /// The kind of the namespace objects that are optimizers.
 pub const OPTIMIZER: &str = "Optimizer";
-const SCHEDULER: &str = "LRScheduler";
+pub const SCHEDULER: &str = "LRScheduler";
 
 /// The optimizer classes of `torch.optim` (torch 2.11).
 const OPTIMIZERS: &[&str] = &[
@@ -57,6 +57,8 @@ const BACKWARD: &str = "<backward>";
 const STEPPED: &str = "<stepped>";
 const STALE: &str = "<stale>";
 const AT: &str = "<at>";
+// a ReduceLROnPlateau scheduler: where it was built
+pub const PLATEAU: &str = "<plateau>";
 
 /// What any path of the file's run did to the optimizers, by the span that built each
 /// (SHP302: [`never_stepped`]).
@@ -181,7 +183,9 @@ pub fn construct(st: &mut State, path: &str, args: &[Value], kwargs: &[(Name, Va
         {
             PROGRAM.with(|p| p.borrow_mut().scheduled.insert(at));
         }
-        return Some(super::data::ns(st, SCHEDULER, Vec::new()));
+        // (a plateau scheduler's `step` takes the metric it monitors: SHP313)
+        let plateau = path == "torch.optim.lr_scheduler.ReduceLROnPlateau";
+        return Some(super::data::ns(st, SCHEDULER, if plateau { vec![(PLATEAU, span_value(span))] } else { Vec::new() }));
     }
     let name = path.strip_prefix("torch.optim.")?;
     if !OPTIMIZERS.contains(&name) {
@@ -239,6 +243,19 @@ fn reaches(attrs: &std::collections::BTreeMap<Name, Value>, layers: &[Span], los
 pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
     let Obj::Namespace { kind, attrs } = st.get(id).clone() else { return vec![(st, Value::Unknown)] };
+    // SHP313: `ReduceLROnPlateau.step()` without its metric raises TypeError
+    if &*kind == SCHEDULER {
+        if name == "step"
+            && args.is_empty()
+            && kwargs.is_empty()
+            && let Some(at) = span_of(attrs.get(PLATEAU))
+        {
+            let v = plateau_step_without_metric::PlateauStepWithoutMetric::Step { at: cx.place(at) };
+            cx.check(&st, span, crate::shape::Tri::True, |_| (v, Vec::new()));
+            return Vec::new();
+        }
+        return vec![(st, Value::Unknown)];
+    }
     if &*kind != OPTIMIZER {
         return vec![(st, Value::Unknown)];
     }

@@ -394,6 +394,41 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
             }
             res
         }
+        // `torch.meshgrid(a, b, ..., indexing='ij'|'xy')`: each of 0 or 1 dims, of one dtype
+        // (else torch raises: not modelled); N grids of the inputs' lengths, the first two
+        // swapped for 'xy'
+        "meshgrid" => {
+            let indexing = match kwargs.iter().find(|(k, _)| &**k == "indexing").map(|(_, v)| v) {
+                None | Some(Value::None) => "ij",
+                Some(v) => match v.as_str() {
+                    Some("ij") => "ij",
+                    Some("xy") => "xy",
+                    _ => return Ok(unknown(st)),
+                },
+            };
+            if kwargs.iter().any(|(k, _)| &**k != "indexing") {
+                return Ok(unknown(st));
+            }
+            let mut lens = Vec::new();
+            for a in std::iter::once(&Value::Tensor(t.clone())).chain(args.iter()) {
+                let Value::Tensor(o) = a else { return Ok(unknown(st)) };
+                let os = st.resolve(&o.shape);
+                if o.dtype.is_none() || o.dtype != t.dtype || o.device != t.device {
+                    return Ok(unknown(st));
+                }
+                match os.rank() {
+                    Some(0) => lens.push(Dim::konst(1)),
+                    Some(1) => lens.push(os.dims[0].clone()),
+                    _ => return Ok(unknown(st)),
+                }
+            }
+            if indexing == "xy" && lens.len() >= 2 {
+                lens.swap(0, 1);
+            }
+            let n = lens.len();
+            let grid = tensor_value(Shape::known(lens), t.dtype);
+            vec![(st, Value::Tuple(Rc::new(vec![grid; n])))]
+        }
         "broadcast_tensors" => {
             let mut shape = s.clone();
             for a in args {
@@ -664,6 +699,8 @@ pub const APIS: &[Decl] = &[
     Decl::function("torch.baddbmm", "input, batch1, batch2").checks(ADD_PRODUCT),
     Decl::method("torch.Tensor.baddbmm", "batch1, batch2").checks(ADD_PRODUCT),
     Decl::function("torch.broadcast_tensors", "*tensors").checks(&[&r::broadcast_shape_mismatch::RULE]),
+    // (inputs of 2 or more dims, of different dtypes or devices, raise: not modelled, Unknown)
+    Decl::function("torch.meshgrid", "*tensors, indexing=None"),
     // (`device`, `requires_grad`, `pin_memory` change neither shape nor dtype)
     Decl::function("torch.tensor", "data, *, dtype=None, ~device=None, ~requires_grad=False, ~pin_memory=False"),
     Decl::function("torch.as_tensor", "data, *, dtype=None, ~device=None"),

@@ -7,6 +7,7 @@ pub mod discarded_gradients;
 pub mod graph_kept_across_iterations;
 pub mod inplace_modifies_saved;
 pub mod never_stepped;
+pub mod plateau_step_without_metric;
 pub mod probabilities_as_logits;
 pub mod scalar_required;
 pub mod stale_gradients;
