@@ -589,6 +589,30 @@ def _cases() -> list[Case]:
 
         out = Net()(torch.randn(4, 8))
         """))
+    add("numpy_and_index_edges", _d("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        a = np.zeros((3, 4))
+        s = np.zeros(())
+        parts = [a[()], a[...], a[None], a[:, :, :, :], a[np.array([True, False, True])], s[()],
+                 a[np.arange(2)], a[np.zeros((0,), dtype=np.int64)], a[-1:-5:-1], a[::0] if False else a]
+        j = [np.stack([]) if False else a, np.concatenate([a, a], axis=5) if False else a,
+             np.array([a, np.zeros(3)]), np.array([]), np.linspace(0, 1, -1), np.clip(a, None, None),
+             np.sin(), np.sin(a, a), np.hstack([a], axis=0) if False else a, np.loadtxt()]
+        n = len(s) if False else len(a)
+        rows = [r for r in s] if False else [r for r in a]
+        t = torch.zeros(())
+        tr = [x for x in t] if False else [x for x in torch.zeros(0, 3)]
+        g = torch.meshgrid()
+        g2 = torch.meshgrid(torch.zeros(2, 2), torch.zeros(3))
+        bag = nn.EmbeddingBag(10, 4)(torch.zeros(5, dtype=torch.long), torch.zeros(2, 2, dtype=torch.long))
+        sched = torch.optim.lr_scheduler.ReduceLROnPlateau(torch.optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1))
+        if a:
+            pass
+        m = torch.load("x.pt")[()][..., None]
+        """))
     add("path_explosion_60_branches", _path_explosion(60))
     add("syntax_error_halfway", module_with_forward("        return self.fc(x) @@ (")
         + "\ndef broken(:\n")

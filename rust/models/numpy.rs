@@ -597,7 +597,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span
     // a basic index of ints, slices, new axes and `...` with something more than one int or
     // one slice: as torch indexes (the same rules; an index out of range raises in both)
     let basic = |v: &Value| is_slice(v) || matches!(v, Value::None | Value::Int(_)) || v.as_str() == Some("<ellipsis>");
-    if (items.len() > 1 || is_slice(&items[0])) && items.iter().all(basic) && items.iter().any(|v| !matches!(v, Value::Int(_))) {
+    if (items.len() > 1 || items.first().is_some_and(is_slice)) && items.iter().all(basic) && items.iter().any(|v| !matches!(v, Value::Int(_))) {
         let out = crate::models::torch::tensor_index(cx, st.clone(), Value::Tensor(Rc::new(a.clone())), i.clone(), span);
         if let [(st2, Value::Tensor(t))] = &out[..]
             && st2.resolve(&t.shape).rank().is_none_or(|r| r > 0)
