@@ -28,18 +28,22 @@ fn list_like(cx: &mut dyn ModelCtx, st: &mut State, v: &Value) -> Option<Vec<Val
     cx.iterate(st, v, Span::default())
 }
 
+/// `len(t)` of a tensor (or a NumPy array): its first dim; a dim not known (a sample's length
+/// in a collate function) an int of its own; Unknown for a scalar (which raises) or a rank not
+/// known.
+fn first_dim(cx: &mut dyn ModelCtx, st: &State, t: &Tensor) -> Value {
+    let s = st.resolve(&t.shape);
+    match (s.rank(), s.dims.first()) {
+        (Some(r), Some(d)) if r >= 1 => d.v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0))),
+        _ => Value::Unknown,
+    }
+}
+
 pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     let v = match name {
         "len" => match args.first() {
-            Some(Value::Tensor(t)) => {
-                let s = st.resolve(&t.shape);
-                match (s.rank(), s.dims.first()) {
-                    // a dim not known (a sample's length in a collate function): an int of its own
-                    (Some(r), Some(d)) if r >= 1 => d.v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0))),
-                    _ => Value::Unknown,
-                }
-            }
+            Some(Value::Tensor(t)) => first_dim(cx, &st, t),
             Some(Value::Str(Some(s))) => Value::int(s.chars().count() as i128),
             // a sequence of alike items of unknown length (an ImageFolder's classes)
             Some(Value::LibMethod(_, name)) if &**name == "<repeat>" => Value::Int(cx.fresh_int_sym("n", 0)),
@@ -48,15 +52,8 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
                     Obj::List(items) => Value::int(items.len() as i128),
                     Obj::Dict(items) if !items.iter().any(|(k, _)| k.is_unknown()) => Value::int(items.len() as i128),
                     Obj::Container { items, .. } => Value::int(items.len() as i128),
-                    // a NumPy array: its first dim (a scalar raises)
-                    Obj::Namespace { .. } if crate::models::numpy::array_of(&st, v).is_some() => {
-                        let Some(a) = crate::models::numpy::array_of(&st, v) else { return vec![(st, Value::Unknown)] };
-                        let s = st.resolve(&a.shape);
-                        match (s.rank(), s.dims.first()) {
-                            (Some(r), Some(d)) if r >= 1 => d.v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0))),
-                            _ => Value::Unknown,
-                        }
-                    }
+                    // a NumPy array: its first dim, as a tensor's
+                    Obj::Namespace { .. } if let Some(a) = crate::models::numpy::array_of(&st, v) => first_dim(cx, &st, &a),
                     Obj::Namespace { .. } if crate::models::torch::data::is_data_ns(&st, v) => match crate::models::torch::data::len_of(&st, v) {
                         Some(n) => Value::Int(n),
                         None => Value::Int(cx.fresh_int_sym("n", 0)),

@@ -174,6 +174,11 @@ pub trait ModelCtx {
     fn fresh_dim(&mut self, name: &str) -> Dim {
         Dim::known(self.fresh_sym(name, 1), None)
     }
+
+    /// A shape of its own, of unknown rank (`[*]`).
+    fn any_shape(&mut self) -> Shape {
+        Shape { prefix: Some(self.fresh_shape_var()), dims: Vec::new() }
+    }
 }
 
 /// The generic conveniences over [`ModelCtx`] (a trait object cannot have generic methods).

@@ -85,6 +85,20 @@ pub const HOOKED: &str = "<hooked>";
 /// the layer (a name no Python code can spell; see `engine::interp::attr`).
 pub const LAYER: &str = "<layer>";
 
+/// What the instance `id` of a user subclass of a library layer runs as that layer's forward:
+/// the layer it holds under [`LAYER`], or, for a subclass of `nn.Sequential`, the container it
+/// holds when the instance holds nothing else `Sequential.forward` would run (a module stored
+/// into `self` joins the sequence). `None` when neither is known.
+pub fn held_layer(st: &State, id: ObjId) -> Option<Value> {
+    let Obj::Instance { attrs, .. } = st.get(id) else { return None };
+    let l @ Value::Ref(lid) = attrs.get(LAYER)? else { return None };
+    match st.get(*lid) {
+        Obj::Layer(_) => Some(l.clone()),
+        Obj::Container { .. } if attrs.iter().all(|(k, v)| &**k == LAYER || !matches!(v, Value::Ref(_) | Value::Unknown)) => Some(l.clone()),
+        _ => None,
+    }
+}
+
 /// The hidden attribute listing (a tuple of strings) the names a user module registered with
 /// `register_buffer`: registered tensors that are not parameters (`shape-lint summary`);
 /// Unknown once something was registered under a name not known.
@@ -605,15 +619,9 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                         return out;
                     }
                     "forward" => {
-                        return match attrs.get(LAYER) {
-                            Some(l @ Value::Ref(lid)) if matches!(st.get(*lid), Obj::Layer(_)) => cx.call(l.clone(), args, kwargs, st, span),
-                            Some(l @ Value::Ref(lid))
-                                if matches!(st.get(*lid), Obj::Container { .. })
-                                    && attrs.iter().all(|(k, v)| &**k == LAYER || !matches!(v, Value::Ref(_) | Value::Unknown)) =>
-                            {
-                                cx.call(l.clone(), args, kwargs, st, span)
-                            }
-                            _ => vec![(st, Value::Unknown)],
+                        return match held_layer(&st, id) {
+                            Some(l) => cx.call(l, args, kwargs, st, span),
+                            None => vec![(st, Value::Unknown)],
                         };
                     }
                     // any other method of a `Sequential` (`self.append(m)`, `add_module`) may

@@ -68,9 +68,7 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
                 "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" | "clip" | "stack" | "concatenate" | "vstack" | "hstack" | "loadtxt" | "genfromtxt" => {
                     Value::Lib(Rc::from(format!("numpy.{name}")))
                 }
-                _ if ufunc_kind(name).is_some() => {
-                    Value::Lib(Rc::from(format!("numpy.{name}")))
-                }
+                _ if ufunc_kind(name).is_some() => Value::Lib(Rc::from(format!("numpy.{name}"))),
                 _ => Value::Unknown,
             }
         }
@@ -142,11 +140,6 @@ pub fn is_generator_method(kind: &str, name: &str) -> bool {
     kind == GENERATOR && matches!(name, "random" | "normal" | "uniform" | "standard_normal" | "integers")
 }
 
-/// A shape of unknown rank.
-fn any_shape(cx: &mut dyn ModelCtx) -> Shape {
-    Shape { prefix: Some(cx.fresh_shape_var()), dims: Vec::new() }
-}
-
 /// The shape a `size=`/shape argument gives: `None` (the argument absent or `None`: a scalar
 /// draw), or the shape (unknown when the argument is not a known int or sequence).
 fn size_shape(cx: &mut dyn ModelCtx, st: &mut State, v: Option<&Value>) -> Option<Shape> {
@@ -154,7 +147,7 @@ fn size_shape(cx: &mut dyn ModelCtx, st: &mut State, v: Option<&Value>) -> Optio
         None | Some(Value::None) => None,
         Some(v) => Some(match sizes(cx, st, std::slice::from_ref(v)) {
             Some(dims) => Shape::known(dims),
-            None => any_shape(cx),
+            None => cx.any_shape(),
         }),
     }
 }
@@ -299,7 +292,7 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
             if !kwargs.is_empty() {
                 return vec![(st, Value::Unknown)];
             }
-            let shape = if args.is_empty() { None } else { Some(sizes(cx, &mut st, &args).map(Shape::known).unwrap_or_else(|| any_shape(cx))) };
+            let shape = if args.is_empty() { None } else { Some(sizes(cx, &mut st, &args).map(Shape::known).unwrap_or_else(|| cx.any_shape())) };
             draw(st, shape, DType::Double)
         }
         "random.random" | "random.random_sample" | "random.sample" | "random.standard_normal" => {
@@ -330,7 +323,7 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
         }
         "zeros" | "ones" | "empty" | "full" => {
             let Some(size) = args.first().or(kw("shape")) else { return vec![(st, Value::Unknown)] };
-            let shape = size_shape(cx, &mut st, Some(size)).unwrap_or_else(|| any_shape(cx));
+            let shape = size_shape(cx, &mut st, Some(size)).unwrap_or_else(|| cx.any_shape());
             let fill = if f == "full" { args.get(1).or(kw("fill_value")) } else { None };
             let dtype = match dtype_arg(args.get(if f == "full" { 2 } else { 1 }).or(kw("dtype"))) {
                 Some(d) => d,
@@ -394,7 +387,7 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
             if args.len() > 1 || kwargs.iter().any(|(k, _)| matches!(&**k, "dtype" | "converters" | "unpack" | "names" | "usecols" | "ndmin" | "max_rows")) {
                 return vec![(st, Value::Unknown)];
             }
-            let shape = any_shape(cx);
+            let shape = cx.any_shape();
             let v = new_array(&mut st, shape, Some(DType::Double));
             vec![(st, v)]
         }
@@ -417,9 +410,8 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
             let v = new_array(&mut st, a.shape.clone(), dtype);
             vec![(st, v)]
         }
-        _ if ufunc_kind(f).is_some() => {
+        _ if let Some(kind) = ufunc_kind(f) => {
             // an elementwise function of one array: its shape, and the dtype NumPy gives
-            let Some(kind) = ufunc_kind(f) else { return vec![(st, Value::Unknown)] };
             let Some(a) = args.first().and_then(|a| array_of(&st, a)) else { return vec![(st, Value::Unknown)] };
             if args.len() != 1 || !kwargs.is_empty() {
                 return vec![(st, Value::Unknown)];
@@ -571,7 +563,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec
 /// otherwise (a scalar, an index not known).
 pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span) -> Vals {
     let mut st = st;
-    let is_slice = |v: &Value| matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"));
+    use crate::models::torch::indexing::{is_basic_item as basic, is_slice};
     let items: Vec<Value> = match i {
         Value::Tuple(items) if !is_slice(i) => items.as_ref().clone(),
         other => vec![other.clone()],
@@ -585,7 +577,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span
         let (is, s) = (st.resolve(&ids.shape), st.resolve(&a.shape));
         let mut st = st;
         if is.prefix.is_some() || s.rank().is_none_or(|r| r == 0) {
-            let shape = any_shape(cx);
+            let shape = cx.any_shape();
             let v = new_array(&mut st, shape, a.dtype);
             return vec![(st, v)];
         }
@@ -596,7 +588,6 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span
     }
     // a basic index of ints, slices, new axes and `...` with something more than one int or
     // one slice: as torch indexes (the same rules; an index out of range raises in both)
-    let basic = |v: &Value| is_slice(v) || matches!(v, Value::None | Value::Int(_)) || v.as_str() == Some("<ellipsis>");
     if (items.len() > 1 || items.first().is_some_and(is_slice)) && items.iter().all(basic) && items.iter().any(|v| !matches!(v, Value::Int(_))) {
         let out = crate::models::torch::tensor_index(cx, st.clone(), Value::Tensor(Rc::new(a.clone())), i.clone(), span);
         if let [(st2, Value::Tensor(t))] = &out[..]
@@ -609,7 +600,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span
         // (a slice or a new axis keeps an array of its dtype, whatever its shape)
         if out.len() == 1 && items.iter().any(|v| is_slice(v) || matches!(v, Value::None)) {
             let mut st = st;
-            let shape = any_shape(cx);
+            let shape = cx.any_shape();
             let v = new_array(&mut st, shape, a.dtype);
             return vec![(st, v)];
         }
@@ -634,7 +625,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span
     let shape = match (&items[..], s.rank()) {
         ([Value::Int(_)], Some(r)) if r >= 2 => Shape::known(s.dims[1..].to_vec()),
         ([v], Some(r)) if r >= 1 && is_slice(v) => Shape::known(std::iter::once(Dim::unknown()).chain(s.dims[1..].iter().cloned()).collect()),
-        _ => any_shape(cx),
+        _ => cx.any_shape(),
     };
     let v = new_array(&mut st, shape, a.dtype);
     vec![(st, v)]
@@ -731,13 +722,13 @@ fn elementwise_shape(cx: &mut dyn ModelCtx, sa: Option<Shape>, sb: Option<Shape>
                     (Some(1), _) => q,
                     (_, Some(1)) => p,
                     _ if p.v.is_some() && p.v == q.v => p,
-                    _ => return any_shape(cx),
+                    _ => return cx.any_shape(),
                 };
                 out.push(d);
             }
             Shape::known(out)
         }
-        _ => any_shape(cx),
+        _ => cx.any_shape(),
     }
 }
 
@@ -810,7 +801,7 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, a: &Tensor, name: &str, args: &[Valu
             Some(k) => Shape::known(s.dims.iter().enumerate().filter(|(i, _)| *i != k).map(|(_, d)| d.clone()).collect()),
             None => return vec![(st, Value::Unknown)],
         },
-        _ => any_shape(cx),
+        _ => cx.any_shape(),
     };
     let v = new_array(&mut st, shape, dtype);
     vec![(st, v)]

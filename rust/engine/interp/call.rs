@@ -264,25 +264,9 @@ impl<'a> Interp<'a> {
                         _ => {
                             if !self.has_unknown_base(&st, class) && self.layer_base(&st, class).is_some() {
                                 // a subclass of a layer without its own `forward`: the layer's call
-                                return match st.get(id) {
-                                    Obj::Instance { attrs, .. } => match attrs.get(super::attr::LAYER) {
-                                        Some(Value::Ref(lid)) if matches!(st.get(*lid), Obj::Layer(_)) => {
-                                            let lid = *lid;
-                                            self.call_dispatch(Value::Ref(lid), args, kwargs, st, span)
-                                        }
-                                        // a subclass of `nn.Sequential`: its container, when the
-                                        // instance holds nothing else `Sequential.forward` would
-                                        // run (a module stored into `self` joins the sequence)
-                                        Some(Value::Ref(lid))
-                                            if matches!(st.get(*lid), Obj::Container { .. })
-                                                && attrs.iter().all(|(k, v)| &**k == super::attr::LAYER || !matches!(v, Value::Ref(_) | Value::Unknown)) =>
-                                        {
-                                            let lid = *lid;
-                                            self.call_dispatch(Value::Ref(lid), args, kwargs, st, span)
-                                        }
-                                        _ => vec![(st, Value::Unknown)],
-                                    },
-                                    _ => vec![(st, Value::Unknown)],
+                                return match models::held_layer(&st, id) {
+                                    Some(l) => self.call_dispatch(l, args, kwargs, st, span),
+                                    None => vec![(st, Value::Unknown)],
                                 };
                             }
                             if self.has_unknown_base(&st, class) || self.lib_base(&st, class).is_none() {

@@ -375,14 +375,8 @@ impl<'a> Interp<'a> {
                 // a NumPy array of a known number of rows: its rows, as for a tensor
                 Obj::Namespace { kind, attrs } if &**kind == models::numpy::ARRAY => {
                     let Some(Value::Tensor(a)) = attrs.get(models::numpy::TENSOR) else { return None };
-                    let s = st.resolve(&a.shape);
-                    let n = s.dims.first().and_then(|d| d.as_const()).filter(|n| s.prefix.is_none() && *n >= 0 && *n as usize <= TENSOR_ROWS)?;
-                    if n == 0 {
-                        return Some(Vec::new());
-                    }
                     let a = a.clone();
-                    let row = self.array_row(st, &a)?;
-                    Some(vec![row; n as usize])
+                    self.rows(st, &a.shape, |me, st| me.array_row(st, &a))
                 }
                 Obj::Dict(items) => Some(items.iter().map(|(k, _)| k.clone()).collect()),
                 Obj::Container { kind: ContainerKind::ModuleDict, items, .. } => {
@@ -408,17 +402,21 @@ impl<'a> Interp<'a> {
             // a tensor of a known number of rows, at most `TENSOR_ROWS`: that many rows
             // (`for x in batch`), each what `t[0]` is (the same abstraction for every row); more
             // rows are iterated once, generalised (`element_of`)
-            Value::Tensor(t) => {
-                let s = st.resolve(&t.shape);
-                let n = s.dims.first().and_then(|d| d.as_const()).filter(|n| s.prefix.is_none() && *n >= 0 && *n as usize <= TENSOR_ROWS)?;
-                if n == 0 {
-                    return Some(Vec::new());
-                }
-                let row = self.row_of(st, it)?;
-                Some(vec![row; n as usize])
-            }
+            Value::Tensor(t) => self.rows(st, &t.shape, |me, st| me.row_of(st, it)),
             _ => None,
         }
+    }
+
+    /// The rows of a tensor or an array of `shape` with a known number of them, at most
+    /// `TENSOR_ROWS`: `row` (one abstraction for all) that many times.
+    fn rows(&mut self, st: &mut State, shape: &Shape, row: impl FnOnce(&mut Self, &mut State) -> Option<Value>) -> Option<Vec<Value>> {
+        let s = st.resolve(shape);
+        let n = s.dims.first().and_then(|d| d.as_const()).filter(|n| s.prefix.is_none() && *n >= 0 && *n as usize <= TENSOR_ROWS)?;
+        if n == 0 {
+            return Some(Vec::new());
+        }
+        let row = row(self, st)?;
+        Some(vec![row; n as usize])
     }
 
     /// A row of a NumPy array (`a[0]`: an array, or a NumPy scalar), when indexing gives one.

@@ -321,6 +321,16 @@ fn d_model(l: &Layer, default: Option<i128>) -> Option<Poly> {
     }
 }
 
+/// A mask of a kind attention takes: bool, or floating (added to the scores).
+fn mask_dtype(m: &Tensor) -> bool {
+    m.dtype.is_some_and(|d| d == DType::Bool || d.is_floating())
+}
+
+/// Whether a mask's dims are certainly `want`.
+fn dims_are(cx: &dyn ModelCtx, st: &State, ms: &Shape, want: &[Dim]) -> bool {
+    ms.dims.len() == want.len() && ms.dims.iter().zip(want).all(|(a, w)| cx.dim_eq(st, a, w) == Tri::True)
+}
+
 /// `nn.TransformerEncoderLayer(d_model, nhead, ...)(src)`: src `[S, N, E]` (`[N, S, E]` with
 /// batch_first) or unbatched `[S, E]`; the output has src's shape.
 pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, span: Span) -> Vals {
@@ -342,10 +352,10 @@ pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, spa
         // 24).") or 3-D; eval's fast path treats it otherwise: only a layer certainly in training
         // is checked, and a mask of another rank or of an unknown kind is not modelled
         let (Some(ms), Value::Tensor(mt), Some(bf)) = (shape_of(&st, Some(m)), m, flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
-        let kind_ok = mt.dtype.is_some_and(|d| d == DType::Bool || d.is_floating());
+        let kind_ok = mask_dtype(mt);
         let seq = if s.dims.len() == 3 { s.dims[seq_batch(bf).0].clone() } else { s.dims[0].clone() };
         let want = vec![seq.clone(), seq];
-        let fits = ms.dims.len() == 2 && ms.dims.iter().zip(&want).all(|(a, w)| cx.dim_eq(&st, a, w) == Tri::True);
+        let fits = dims_are(cx, &st, &ms, &want);
         if !kind_ok || ms.dims.len() != 2 || !super::layers::is_training(l, span) {
             if !(kind_ok && fits) {
                 return vec![(st, Value::Unknown)];
@@ -364,7 +374,7 @@ pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, spa
         // unbatched); eval's fast path reshapes it instead, so only a layer certainly in
         // training is checked; a bool or floating mask
         let (Some(ms), Value::Tensor(mt), Some(bf)) = (shape_of(&st, Some(m)), m, flag(l, "batch_first")) else { return vec![(st, Value::Unknown)] };
-        let floating = mt.dtype.is_some_and(|d| d == DType::Bool || d.is_floating());
+        let floating = mask_dtype(mt);
         let want = if s.dims.len() == 3 {
             let (si, bi) = seq_batch(bf);
             vec![s.dims[bi].clone(), s.dims[si].clone()]
@@ -374,7 +384,7 @@ pub fn encoder_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, b: &Bound, spa
         if !super::layers::is_training(l, span) || !floating {
             // a mode the model cannot tell: a mask of the right shape gives the output in
             // either mode; anything else is Unknown
-            let fits = floating && ms.dims.len() == want.len() && ms.dims.iter().zip(&want).all(|(a, w)| cx.dim_eq(&st, a, w) == Tri::True);
+            let fits = floating && dims_are(cx, &st, &ms, &want);
             return vec![(st, if fits { tensor_value(s, t.dtype) } else { Value::Unknown })];
         }
         let (mshown, wshown) = (cx.show_shape(&st, &ms), cx.show_shape(&st, &Shape::known(want.clone())));
@@ -459,8 +469,7 @@ fn masks_fit(cx: &mut dyn ModelCtx, st: &State, b: &Bound, bf: bool, tgt: &Shape
     wants.iter().all(|(k, want)| match b.get(k.as_str()) {
         None | Some(Value::None) => true,
         Some(v @ Value::Tensor(mt)) => {
-            let ok_dtype = mt.dtype.is_some_and(|d| d == DType::Bool || d.is_floating());
-            ok_dtype && shape_of(st, Some(v)).is_some_and(|ms| ms.dims.len() == want.len() && ms.dims.iter().zip(want).all(|(a, w)| cx.dim_eq(st, a, w) == Tri::True))
+            mask_dtype(mt) && shape_of(st, Some(v)).is_some_and(|ms| dims_are(cx, st, &ms, want))
         }
         Some(_) => false,
     })

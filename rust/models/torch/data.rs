@@ -153,7 +153,7 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
                 }
                 if s.prefix.is_some() {
                     // a tensor of unknown rank: samples of unknown shape, of its dtype and device
-                    let shape = Shape { prefix: Some(cx.fresh_shape_var()), dims: Vec::new() };
+                    let shape = cx.any_shape();
                     items.push(on(tensor_value(shape, t.dtype), t.device));
                     continue;
                 }

@@ -185,12 +185,22 @@ fn narrow(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[V
     vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(dims), t.dtype).with_layout(layout))))]
 }
 
+/// A slice as the evaluator gives it (`("<slice>", start, stop, step)`).
+pub fn is_slice(v: &Value) -> bool {
+    matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"))
+}
+
+/// An item of a basic index, which gives a view: an int, `None`, a slice or `...`.
+pub fn is_basic_item(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::None) || is_slice(v) || v.as_str() == Some("<ellipsis>")
+}
+
 /// `x[...]`: integers, slices, `None`, `...` on a tensor of known rank.
 pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -> Vals {
     let Value::Tensor(t) = &o else { return vec![(st, Value::Unknown)] };
     let s = st.resolve(&t.shape);
     let items: Vec<Value> = match &i {
-        Value::Tuple(items) if !(items.len() == 4 && items[0].as_str() == Some("<slice>")) => items.as_ref().clone(),
+        Value::Tuple(items) if !is_slice(&i) => items.as_ref().clone(),
         other => vec![other.clone()],
     };
     // a tensor index of a floating dtype: torch raises "tensors used as indices must be long,
@@ -203,14 +213,12 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
     let Some(rank) = s.rank() else {
         // unknown rank: a basic index (ints, slices, None, `...`) gives, on every path that
         // goes on, a tensor of the input's dtype (its shape not known)
-        let basic = items.iter().all(|v| matches!(v, Value::Int(_) | Value::None) || matches!(v, Value::Tuple(x) if x.len() == 4 && x[0].as_str() == Some("<slice>")) || v.as_str() == Some("<ellipsis>"));
-        if basic {
-            let shape = Shape { prefix: Some(cx.fresh_shape_var()), dims: Vec::new() };
+        if items.iter().all(is_basic_item) {
+            let shape = cx.any_shape();
             return vec![(st, Value::Tensor(Rc::new(Tensor::new(shape, t.dtype))))];
         }
         return vec![(st, Value::Unknown)];
     };
-    let is_slice = |v: &Value| matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>"));
     let is_ellipsis = |v: &Value| v.as_str() == Some("<ellipsis>");
     // Only an index known to be an int, a bool, a slice, None, `...` or an integer/bool tensor
     // is modelled. Anything else (an unmodelled library attribute, a list, an object with

@@ -77,7 +77,7 @@ pub fn tensor(cx: &mut dyn ModelCtx, st: &mut State, v: &Value) -> Option<Rc<Ten
         Some(_) => return None,
         None => {}
     }
-    let t = Rc::new(Tensor::new(Shape { prefix: Some(cx.fresh_shape_var()), dims: Vec::new() }, None));
+    let t = Rc::new(Tensor::new(cx.any_shape(), None));
     if let Obj::Namespace { attrs, .. } = st.get_mut(id) {
         attrs.insert(Name::from(TENSOR), Value::Tensor(t.clone()));
     }

@@ -150,8 +150,7 @@ pub fn matmul(cx: &mut dyn ModelCtx, st: State, f: &str, a: Value, b: Value, spa
             dims.push(sb.dims[1].clone());
             return vec![(st, tensor_value(Shape { prefix: sa.prefix, dims }, dtype))];
         }
-        let v = cx.fresh_shape_var();
-        return vec![(st, tensor_value(Shape { prefix: Some(v), dims: Vec::new() }, dtype))];
+        return vec![(st, tensor_value(cx.any_shape(), dtype))];
     }
     let dims = match (na, nb) {
         (1, 1) => Vec::new(),

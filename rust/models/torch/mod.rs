@@ -145,10 +145,9 @@ pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span
 
 pub fn tensor_index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -> Vals {
     // (a basic index, of ints, slices, None and `...`, is a view)
-    let basic = |v: &Value| matches!(v, Value::Int(_) | Value::None) || matches!(v, Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>")) || v.as_str() == Some("<ellipsis>");
     let view = match &i {
-        Value::Tuple(items) if !basic(&i) => items.iter().all(basic),
-        v => basic(v),
+        Value::Tuple(items) if !indexing::is_basic_item(&i) => items.iter().all(indexing::is_basic_item),
+        v => indexing::is_basic_item(v),
     };
     let out = tensor::index(cx, st, o.clone(), i, span);
     let ts: Vec<Rc<Tensor>> = if let Value::Tensor(t) = &o { vec![t.clone()] } else { Vec::new() };

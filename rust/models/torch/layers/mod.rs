@@ -420,7 +420,7 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
     // Embedding): a tensor of unknown shape and dtype on every path that goes on (torch raises
     // for anything else), so the output's known dims (`[*, out_features]`) are kept
     let x = match (x, m) {
-        (Value::Unknown, Module::Linear | Module::Embedding) => Value::Tensor(Rc::new(Tensor::new(Shape { prefix: Some(cx.fresh_shape_var()), dims: Vec::new() }, None))),
+        (Value::Unknown, Module::Linear | Module::Embedding) => Value::Tensor(Rc::new(Tensor::new(cx.any_shape(), None))),
         (x, _) => x,
     };
     let Value::Tensor(t) = x else { return vec![(st, Value::Unknown)] };
