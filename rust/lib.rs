@@ -163,6 +163,22 @@ pub fn check_source_stats(source: &str, path: &str, settings: &Settings) -> (Vec
     .unwrap_or_else(|reason| (vec![internal_error(&reason)], Vec::new(), Default::default()))
 }
 
+/// The Unknown-cause report of one file (`engine::coverage`), with the findings of the same
+/// run. `Err` with the reason when the analysis failed; an empty report for a file with syntax
+/// errors.
+pub fn coverage_source(source: &str, path: &str, settings: &Settings) -> Result<(Vec<Finding>, engine::coverage::CoverageReport), String> {
+    let settings = with_project(settings, path);
+    guarded(|| {
+        let parsed = parse::parse(source);
+        let module = ir::lower::lower_module(&parsed);
+        let out = if parsed.has_syntax_errors() { Default::default() } else { engine::coverage_of(&module, &parsed, &settings) };
+        if module.max_depth > ir::lower::MAX_DEPTH {
+            std::mem::forget(parsed);
+        }
+        out
+    })
+}
+
 /// [`check_source_undecided`] and the tensors each span of the file evaluated to, from one
 /// analysis run (the language server's diagnostics, hover and inlay hints after an edit).
 /// Empty shapes for a file with syntax errors; an internal failure gives the `SHP001` finding.

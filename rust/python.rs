@@ -168,6 +168,47 @@ fn check_source_stats<'py>(
     Ok((findings_list(py, &findings)?, undecided_list(py, &undecided)?, d))
 }
 
+/// The Unknown-cause report of one file (`shape-lint coverage`; see `_core.pyi`).
+#[pyfunction]
+#[pyo3(signature = (source, filename, options=None))]
+fn coverage_source<'py>(py: Python<'py>, source: &str, filename: &str, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyDict>> {
+    let settings = settings_from(options)?;
+    let src = source.to_owned();
+    let name = filename.to_owned();
+    let out = py.detach(move || crate::coverage_source(&src, &name, &settings));
+    let d = PyDict::new(py);
+    match out {
+        Err(reason) => {
+            d.set_item("error", reason)?;
+        }
+        Ok((findings, r)) => {
+            d.set_item("findings", findings.len())?;
+            d.set_item("exprs", r.exprs)?;
+            d.set_item("unknown", r.unknown)?;
+            d.set_item("tensors", r.tensors)?;
+            d.set_item("rank_known", r.rank_known)?;
+            d.set_item("dtype_known", r.dtype_known)?;
+            d.set_item("device_known", r.device_known)?;
+            d.set_item("backward", r.backward)?;
+            d.set_item("backward_graph_known", r.backward_graph_known)?;
+            d.set_item("backward_optimizer_known", r.backward_optimizer_known)?;
+            d.set_item("incomplete", r.incomplete)?;
+            let origins = PyList::empty(py);
+            for o in &r.origins {
+                let od = PyDict::new(py);
+                od.set_item("kind", o.kind)?;
+                od.set_item("label", &o.label)?;
+                od.set_item("count", o.count)?;
+                od.set_item("row", o.row)?;
+                od.set_item("col", o.col)?;
+                origins.append(od)?;
+            }
+            d.set_item("origins", origins)?;
+        }
+    }
+    Ok(d)
+}
+
 /// One analysis for an editor: `{"findings", "undecided", "shapes"}` (see `_core.pyi`).
 #[pyfunction]
 #[pyo3(signature = (source, filename, options=None))]
@@ -319,6 +360,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(show_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_source, m)?)?;
+    m.add_function(wrap_pyfunction!(coverage_source, m)?)?;
     m.add_function(wrap_pyfunction!(syntax_errors, m)?)?;
     m.add_function(wrap_pyfunction!(model_summary, m)?)?;
     m.add_function(wrap_pyfunction!(api_json, m)?)?;

@@ -188,6 +188,38 @@ def check_source_stats(
     """:func:`check_source_undecided` with the analysis statistics (``bench/decisions.py``)."""
 
 
+class CoverageOrigin(TypedDict):
+    kind: str  # "value" (an Unknown value), "rank" or "dtype" (of a tensor)
+    label: str
+    count: int  # distinct sites of the file
+    row: int  # the first site
+    col: int
+
+
+class Coverage(TypedDict, total=False):
+    error: str  # the analysis failed (then no other key)
+    findings: int
+    exprs: int  # non-constant expressions evaluated (distinct spans)
+    unknown: int  # of those, Unknown on some path
+    tensors: int  # expressions that evaluated to a tensor
+    rank_known: int
+    dtype_known: int
+    device_known: int
+    backward: int  # x.backward sites
+    backward_graph_known: int
+    backward_optimizer_known: int
+    incomplete: bool  # an entry point was cut by a budget
+    origins: list[CoverageOrigin]
+
+
+def coverage_source(
+    source: str,
+    filename: str,
+    options: CheckOptions | dict[str, Any] | None = None,
+) -> Coverage:
+    """The Unknown-cause report of one file (``shape-lint coverage``)."""
+
+
 def analyze_source(
     source: str,
     filename: str,

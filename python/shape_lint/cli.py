@@ -612,6 +612,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="summarise this module class's forward, with inputs of unknown shapes")
     summ.add_argument("--output-format", choices=("text", "json"), default="text")
 
+    cov = sub.add_parser(
+        "coverage",
+        help="what the analysis followed and what made values Unknown (the Unknown-cause report)",
+    )
+    cov.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: .)")
+    cov.add_argument("--output-format", choices=("text", "json"), default="text")
+    cov.add_argument("--top", type=int, default=25, metavar="N", help="how many causes to list (text)")
+    cov.add_argument("--isolated", action="store_true", help="ignore all config files")
+
     sub.add_parser("version", help="print the version")
     sub.add_parser("server", help="run the language server over stdio (for editors)")
     return parser
@@ -1019,6 +1028,31 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     return 0
 
 
+def _cmd_coverage(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    from . import coverage
+
+    settings = cfg.load_settings(None, isolated=args.isolated, known_codes=[r["code"] for r in _rules()])
+    found = discover(args.paths or ["."], settings, force_exclude=False)
+    for e in found.errors:
+        stderr.write(f"error: {e}\n")
+
+    def read(path: Path) -> str | None:
+        try:
+            return decode_source(path.read_bytes())
+        except (OSError, UndecodableError) as exc:
+            stderr.write(f"warning: {_display(path)}: skipped: {exc}\n")
+            return None
+
+    options = {k: v for k, v in settings.core_options().items() if k in ("max_paths", "timeout_ms")}
+    per_file = coverage.run(((p, _display(p)) for p in found.files), options, read)
+    agg = coverage.aggregate(per_file)
+    if args.output_format == "json":
+        stdout.write(coverage.render_json(agg, per_file))
+    else:
+        stdout.write(coverage.render_text(agg, max(0, args.top)))
+    return 2 if found.errors else 0
+
+
 def _cmd_summary(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     import json
 
@@ -1081,6 +1115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return server.main()
         if args.command == "summary":
             return _cmd_summary(args, stdout, stderr)
+        if args.command == "coverage":
+            return _cmd_coverage(args, stdout, stderr)
         parser.print_help(stderr)
         return 2
     except ConfigError as exc:

@@ -67,6 +67,17 @@ pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a 
     (findings, undecided, stats)
 }
 
+/// `run`, with the Unknown-cause recorder on (`engine::coverage`).
+pub(super) fn run_coverage(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, super::coverage::CoverageReport) {
+    let mut interp = Interp::new(f, s);
+    interp.main_module = Some(m);
+    interp.coverage = Some(Default::default());
+    let mut undecided = Vec::new();
+    let (findings, stats) = run_entries(&mut interp, m, s, &mut undecided);
+    let report = interp.coverage.take().unwrap_or_default().report(f, stats.abandoned > 0);
+    (findings, report)
+}
+
 fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mut Vec<Undecided>) -> (Vec<Finding>, Stats) {
     let mut stats = Stats::default();
     let mut findings: Vec<Finding> = Vec::new();
@@ -114,6 +125,9 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     }
     interp.undecided.clear();
     let script_final: Option<State> = finals.into_iter().map(|(s, _)| s).next();
+    if let Some(c) = interp.coverage.as_mut() {
+        c.forward = true;
+    }
 
     // 2. every nn.Module subclass's forward. Its classes come from the script's final state,
     // or, when the script was abandoned, from running only the definitions.

@@ -11,6 +11,8 @@
 //! - `memo.rs`: call summaries of side-effect-free user calls;
 //! - `entry.rs`: the entry points (the script, every `nn.Module` subclass's `forward`) and
 //!   the per-file budgets;
+//! - `coverage.rs`: the Unknown-cause report (what the analysis followed, what made values
+//!   Unknown);
 //! - `shapes.rs`: the tensors each span evaluated to (hover, inlay hints) and the places a
 //!   trace names (related information);
 //! - `report.rs`: the report rule: which recorded outcomes become findings, and which
@@ -20,6 +22,7 @@
 
 mod annotations;
 pub mod check;
+pub mod coverage;
 pub mod ctx;
 pub mod events;
 pub mod interp;
@@ -106,6 +109,11 @@ pub fn analyze_with_shapes(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec
     let mut log = shapes::SpanLog::default();
     let (findings, undecided, _) = entry::run_spans(m, f, s, &mut log);
     (findings, undecided, shapes::spans_of(f, log))
+}
+
+/// Findings and the Unknown-cause report (`coverage`) of one analysis.
+pub fn coverage_of(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, coverage::CoverageReport) {
+    entry::run_coverage(m, f, s)
 }
 
 /// `shape-lint summary`: the model calls of the script's run, or (`model`) of the `forward`

@@ -32,6 +32,12 @@ impl<'a> Interp<'a> {
         if &**name == "step" {
             torch::optim::step_read(&st, &o, span);
         }
+        if &**name == "backward"
+            && let Some(c) = self.coverage.as_mut()
+        {
+            let (graph, optimizers) = torch::optim::backward_known(&st, &o);
+            c.backward(span, graph, optimizers);
+        }
         match &o {
             Value::Ref(id) => {
                 let id = *id;

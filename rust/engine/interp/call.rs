@@ -177,6 +177,9 @@ impl<'a> Interp<'a> {
         // at any call the engine does not follow (a forward hook): what it writes is volatile
         let escapes = !user && args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(super::callbacks::may_hold_callable);
         let kept_args = escapes.then(|| (args.clone(), kwargs.clone()));
+        if let Some(c) = self.coverage.as_mut() {
+            c.callee(span, crate::engine::coverage::kind_of(&st, &f));
+        }
         let mut out = self.call_dispatch(f, args, kwargs, st, span);
         if let Some((args, kwargs)) = kept_args {
             for (st, _) in out.iter_mut() {

@@ -103,6 +103,25 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// (coverage) A name read: its value flows in; a name bound nowhere is an origin.
+    fn cover_name(&mut self, st: &State, span: Span, v: Option<&Value>) {
+        let Some(c) = self.coverage.as_mut() else { return };
+        match v {
+            Some(v) => c.read(crate::engine::coverage::flags(st, v)),
+            None => c.origin(crate::engine::coverage::UNKNOWN, "a name bound nowhere the analysis saw".into(), span),
+        }
+    }
+
+    /// (coverage) An attribute or item of an object, a tuple or `super()` is a stored value:
+    /// what was stored was made elsewhere.
+    fn cover_stored(&mut self, o: &Value) {
+        if let Some(c) = self.coverage.as_mut()
+            && matches!(o, Value::Ref(_) | Value::Tuple(_) | Value::Super(..))
+        {
+            c.stored();
+        }
+    }
+
     pub fn truthiness(&self, st: &State, v: &Value) -> Tri {
         match v {
             Value::None => Tri::False,
@@ -187,7 +206,9 @@ impl<'a> Interp<'a> {
                 if !self.tick() {
                     return Some(None);
                 }
-                self.lookup_named(st, ctx, n).unwrap_or(Value::Unknown)
+                let v = self.lookup_named(st, ctx, n);
+                self.cover_name(st, e.span, v.as_ref());
+                v.unwrap_or(Value::Unknown)
             }
             ExprKind::Const(c) => {
                 if !self.tick() {
@@ -222,7 +243,13 @@ impl<'a> Interp<'a> {
     }
 
     pub fn eval(&mut self, e: &Expr, st: State, ctx: &Ctx) -> Vals {
+        if let Some(c) = self.coverage.as_mut() {
+            c.enter();
+        }
         let out = self.eval_kind(e, st, ctx);
+        if let Some(c) = self.coverage.as_mut() {
+            c.leave(e, &out);
+        }
         if self.span_log.is_some() && !matches!(e.kind, ExprKind::Const(_)) {
             for (st, v) in &out {
                 self.log_span(st, e.span, None, v);
@@ -237,16 +264,21 @@ impl<'a> Interp<'a> {
         }
         match &e.kind {
             ExprKind::Name(n) => {
-                let v = self.lookup_named(&st, ctx, n).unwrap_or(Value::Unknown);
-                vec![(st, v)]
+                let v = self.lookup_named(&st, ctx, n);
+                self.cover_name(&st, e.span, v.as_ref());
+                vec![(st, v.unwrap_or(Value::Unknown))]
             }
             ExprKind::Const(c) => vec![(st, const_value(c))],
             ExprKind::Attr(obj, name) => match self.eval_one_or_many(obj, st, ctx) {
-                Ok(Some((st, o))) => self.get_attr(st, o, name, e.span),
+                Ok(Some((st, o))) => {
+                    self.cover_stored(&o);
+                    self.get_attr(st, o, name, e.span)
+                }
                 Ok(None) => Vec::new(),
                 Err(objs) => {
                     let mut out = Vec::new();
                     for (st, o) in objs {
+                        self.cover_stored(&o);
                         out.extend(self.get_attr(st, o, name, e.span));
                     }
                     out
@@ -255,6 +287,7 @@ impl<'a> Interp<'a> {
             ExprKind::Subscript(obj, idx) => {
                 let mut out = Vec::new();
                 for (st, o) in self.eval(obj, st, ctx) {
+                    self.cover_stored(&o);
                     for (st, i) in self.eval(idx, st, ctx) {
                         out.extend(self.subscript(st, o.clone(), i, e.span));
                     }

@@ -149,7 +149,13 @@ impl<'a> Interp<'a> {
                 crate::models::torch::optim::generic_iteration(self, &before, &s2);
                 self.kept_across(&accs, &before, &s2, ctx);
             }
-            forget_changes(&before, &mut s2);
+            let forgot = forget_changes(&before, &mut s2) || !assigned.is_empty();
+            if forgot
+                && let Some(c) = self.coverage.as_mut()
+            {
+                let span = body.first().map(|s| s.span).unwrap_or_default();
+                c.origin(crate::engine::coverage::UNKNOWN, "a loop run as one generalised iteration (its writes forgotten)".into(), span);
+            }
             if let Flow::Return(_) | Flow::Yield(_) = flow {
                 out.push((s2, flow));
                 continue;
@@ -459,11 +465,12 @@ impl<'a> Interp<'a> {
 /// becomes Unknown. A scope's, instance's, class's or layer's changed entries become
 /// Unknown; a list, dict or module container that changed (appended to, updated) becomes an
 /// opaque object: its length and items are not known.
-fn forget_changes(before: &State, after: &mut State) {
+/// Whether something was forgotten.
+fn forget_changes(before: &State, after: &mut State) -> bool {
     let n = before.heap.len().min(after.heap.len());
     let changed: Vec<ObjId> = (0..n).filter(|&i| !Rc::ptr_eq(&before.heap[i], &after.heap[i]) && before.heap[i] != after.heap[i]).collect();
     if changed.is_empty() {
-        return;
+        return false;
     }
     // (the mode history of a module, `torch::mode`, only grows: an iteration that set it set
     // it for the iterations after)
@@ -492,6 +499,7 @@ fn forget_changes(before: &State, after: &mut State) {
             (_, obj) => *obj = Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() },
         }
     }
+    true
 }
 
 /// A name a loop body accumulates into (SHP305): `total += x`, `total = total + x`

@@ -171,6 +171,8 @@ pub struct Interp<'a> {
     pub shape_log: Option<BTreeMap<usize, std::collections::BTreeSet<String>>>,
     /// When set, the tensors each span of the checked file evaluated to (`engine::shapes`).
     pub span_log: Option<crate::engine::shapes::SpanLog>,
+    /// When set, the Unknown-cause recorder (`engine::coverage`).
+    pub coverage: Option<crate::engine::coverage::Coverage>,
     /// The places (`line 8`, `model.py:14`) rendered for spans of the project, each with the first span
     /// it was rendered for: where a trace line points (`engine::shapes::related`).
     pub places: std::cell::RefCell<BTreeMap<String, Span>>,
@@ -299,6 +301,7 @@ impl<'a> Interp<'a> {
             ctor_syms: BTreeMap::new(),
             shape_log: None,
             span_log: None,
+            coverage: None,
             places: Default::default(),
             summary: None,
             gen_frames: Vec::new(),

@@ -21,7 +21,14 @@ impl<'a> Interp<'a> {
                     None => vec![(st, Flow::Yield(Value::None))],
                 }
             }
-            StmtKind::Expr(e) => Self::normal(self.eval(e, st, ctx)),
+            StmtKind::Expr(e) => {
+                let outer = self.coverage.as_mut().map(|c| c.discarded.replace(e.span));
+                let out = self.eval(e, st, ctx);
+                if let (Some(c), Some(outer)) = (self.coverage.as_mut(), outer) {
+                    c.discarded = outer;
+                }
+                Self::normal(out)
+            }
             StmtKind::Assign { targets, value } => {
                 self.set_label(match targets.first() {
                     Some(Target::Name(n, _)) | Some(Target::Attr(_, n, _)) => Some(n.clone()),

@@ -329,6 +329,28 @@ pub fn backward(st: &mut State, loss: &Tensor, span: Span) {
     }
 }
 
+/// (coverage) Whether, on this path, the graph of `x` in `x.backward()` is known (tracked, a
+/// leaf or certainly untracked), and whether the optimizers its gradients reach are (no
+/// optimizer's reach is left undecided).
+pub fn backward_known(st: &State, x: &Value) -> (bool, bool) {
+    let Value::Tensor(t) = x else { return (false, false) };
+    match t.grad {
+        Grad::Unknown => (false, false),
+        Grad::Untracked(..) => (true, true),
+        Grad::Tracked | Grad::Leaf => {
+            let (layers, lost) = match &t.saved {
+                Some(s) => (s.layers.clone(), s.layers_lost),
+                None => (Vec::new(), false),
+            };
+            let known = optimizers(st).into_iter().all(|id| match st.get(id) {
+                Obj::Namespace { attrs, .. } => reaches(attrs, &layers, lost).is_some() && grads(attrs).is_some(),
+                _ => false,
+            });
+            (true, known && !layers.is_empty())
+        }
+    }
+}
+
 /// `model.zero_grad()`: the optimizers whose layers are all the module's, or among them, have
 /// zeroed gradients; the others that share a layer with it are no longer known.
 pub fn zero_module(st: &mut State, module: ObjId, span: Span) {
