@@ -228,6 +228,61 @@ impl<'a> Interp<'a> {
                     None => Value::Unknown,
                 }
             }
+            // a shape of unknown rank (`[*, 16]`) against a shape: unequal when a pair of their
+            // last dims differs (equal sequences agree at every position from the end)
+            CmpOp::Eq | CmpOp::NotEq
+                if matches!((a, b), (Value::Tuple(_) | Value::LibMethod(..), Value::Tuple(_) | Value::LibMethod(..)))
+                    && !matches!((a, b), (Value::Tuple(_), Value::Tuple(_))) =>
+            {
+                let (Some(x), Some(y)) = (shape_suffix(st, a), shape_suffix(st, b)) else { return Value::Unknown };
+                let differ = x.iter().rev().zip(y.iter().rev()).any(|(p, q)| self.cmp(st, CmpOp::Eq, p, q) == Value::Bool(false));
+                match (differ, op) {
+                    (true, CmpOp::Eq) => Value::Bool(false),
+                    (true, _) => Value::Bool(true),
+                    _ => Value::Unknown,
+                }
+            }
+            CmpOp::Eq | CmpOp::NotEq if matches!((a, b), (Value::Tuple(_), Value::Tuple(_))) => {
+                // two shapes (`a.shape == b.shape`) or tuples: unequal when their lengths or any
+                // pair of items differ, equal when every pair is; one undecided pair (and the
+                // rest equal) is that pair's condition, so the branch refines the path
+                let (Value::Tuple(x), Value::Tuple(y)) = (a, b) else { unreachable!() };
+                let eq = if x.len() != y.len() {
+                    Value::Bool(false)
+                } else {
+                    let mut open: Option<Value> = None;
+                    let mut undecided = 0;
+                    let mut verdict = Some(true);
+                    for (p, q) in x.iter().zip(y.iter()) {
+                        match self.cmp(st, CmpOp::Eq, p, q) {
+                            Value::Bool(true) => {}
+                            Value::Bool(false) => {
+                                verdict = Some(false);
+                                break;
+                            }
+                            other => {
+                                undecided += 1;
+                                open = Some(other);
+                                verdict = None;
+                            }
+                        }
+                    }
+                    match verdict {
+                        Some(v) => Value::Bool(v),
+                        None if undecided == 1 => match open {
+                            Some(Value::Cond(c)) => Value::Cond(c),
+                            _ => Value::Unknown,
+                        },
+                        None => Value::Unknown,
+                    }
+                };
+                match (op, eq) {
+                    (CmpOp::Eq, v) => v,
+                    (_, Value::Bool(v)) => Value::Bool(!v),
+                    (_, Value::Cond(c)) => c.negate().map(Value::Cond).unwrap_or(Value::Unknown),
+                    _ => Value::Unknown,
+                }
+            }
             CmpOp::Eq | CmpOp::NotEq => {
                 let same = match (a, b) {
                     (Value::Str(Some(x)), Value::Str(Some(y))) => Some(x == y),
@@ -423,4 +478,17 @@ fn contains(items: &[Value], x: &Value) -> Option<bool> {
     let all_known = items.iter().all(|v| matches!(v, Value::Str(Some(_)) | Value::None | Value::Bool(_)) || v.as_const_int().is_some());
     let x_known = matches!(x, Value::Str(Some(_)) | Value::None | Value::Bool(_)) || x.as_const_int().is_some();
     if all_known && x_known { Some(false) } else { None }
+}
+
+/// The items of a tuple, or the known last dims of `x.shape` for a tensor of unknown rank.
+fn shape_suffix(st: &State, v: &Value) -> Option<Vec<Value>> {
+    match v {
+        Value::Tuple(items) => Some(items.to_vec()),
+        Value::LibMethod(t, name) if &**name == "<shape>" => {
+            let Value::Tensor(t) = &**t else { return None };
+            let s = st.resolve(&t.shape);
+            Some(s.dims.iter().map(|d| d.v.clone().map(Value::Int).unwrap_or(Value::Unknown)).collect())
+        }
+        _ => None,
+    }
 }

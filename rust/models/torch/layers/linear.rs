@@ -71,15 +71,21 @@ pub(super) const NN: &[Nn] = &[
 pub(super) fn parameter(l: &Layer, name: &str) -> Option<Value> {
     let int = |k: &str| param_dim(l, k);
     match name {
-        "weight" => Some(tensor_value(Shape::known(vec![int("out_features")?, int("in_features")?]), Some(DType::Float))),
+        "weight" => Some(tensor_value(Shape::known(vec![int("out_features")?, int("in_features")?]), weights_dtype(l))),
         "bias" => match l.args.get("bias") {
-            None | Some(Value::Bool(true)) => Some(tensor_value(Shape::known(vec![int("out_features")?]), Some(DType::Float))),
+            None | Some(Value::Bool(true)) => Some(tensor_value(Shape::known(vec![int("out_features")?]), weights_dtype(l))),
             // `bias=False`: torch registers `bias` as None
             Some(Value::Bool(false)) => Some(Value::None),
             _ => None,
         },
         _ => None,
     }
+}
+
+/// The dtype of a layer's parameters: float32, or what the module was built with or cast to
+/// (`model.double()`, `.half()`, `.to(dtype)`; not known after a cast the core cannot tell).
+fn weights_dtype(l: &Layer) -> Option<DType> {
+    super::super::device::module_dtype(&l.attrs, &l.args)
 }
 
 /// A parameter's dim from the constructor argument `k`: its size, or a dim of unknown size
@@ -97,7 +103,7 @@ fn param_dim(l: &Layer, k: &str) -> Option<Dim> {
 pub(super) fn embedding_parameter(l: &Layer, name: &str) -> Option<Value> {
     let int = |k: &str| param_dim(l, k);
     match name {
-        "weight" => Some(tensor_value(Shape::known(vec![int("num_embeddings")?, int("embedding_dim")?]), Some(DType::Float))),
+        "weight" => Some(tensor_value(Shape::known(vec![int("num_embeddings")?, int("embedding_dim")?]), weights_dtype(l))),
         _ => None,
     }
 }
@@ -333,7 +339,8 @@ pub(super) fn call_embedding(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &L
     }
     let Some(dim) = embedding_dim(l) else { return vec![(st, Value::Unknown)] };
     let rows = l.args.get("num_embeddings").and_then(|v| v.as_const_int());
-    embedding(cx, st, t, dim, Some(DType::Float), rows.map(|n| (n, true)), &format!("{}Embedding", layer_name(l)), span)
+    // the rows of its weight
+    embedding(cx, st, t, dim, weights_dtype(l), rows.map(|n| (n, true)), &format!("{}Embedding", layer_name(l)), span)
 }
 
 /// Calling an `nn.EmbeddingBag` layer.
@@ -342,7 +349,7 @@ pub(super) fn call_embedding_bag(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l
     let Some(offsets) = bag_offsets(&st, t, b) else { return vec![(st, Value::Unknown)] };
     let mode = BagMode { mode: l.args.get("mode"), scale: l.args.get("scale_grad_by_freq"), sparse: l.args.get("sparse"), offsets };
     let rows = l.args.get("num_embeddings").and_then(|v| v.as_const_int());
-    embedding_bag(cx, st, t, dim, Some(DType::Float), mode, rows.map(|n| (n, true)), &format!("{}EmbeddingBag", layer_name(l)), span)
+    embedding_bag(cx, st, t, dim, weights_dtype(l), mode, rows.map(|n| (n, true)), &format!("{}EmbeddingBag", layer_name(l)), span)
 }
 
 /// The number of bags `offsets` make: `Some(None)` without offsets (a 2-D input, a bag per
