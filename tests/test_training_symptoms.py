@@ -314,3 +314,22 @@ def test_training_after_an_evaluation_without_model_train_runs_in_eval_mode():
         modes[name] = seen
     assert modes["trainer_never_switches_back_to_train"] == [True] * 4 + [False] * 4, modes
     assert modes["trainer_never_switches_back_to_train_ok"] == [True] * 8, modes
+
+
+def test_softmax_probabilities_into_nll_loss_give_a_loss_in_minus_one_to_zero():
+    """NLLLoss negates its input at the target: on probabilities the loss is -p, in [-1, 0],
+    where log-probabilities give a cross entropy that falls towards zero from above."""
+    g = torch.Generator().manual_seed(2)
+    tokens = torch.randint(0, 100, (160, 12), generator=g)
+    intents = tokens[:, 0] % 5  # the first token decides the intent: learnable exactly
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(tokens, intents), batch_size=32)
+    final = {}
+    for name in ("softmax_into_nll_loss", "softmax_into_nll_loss_ok"):
+        fixture = load(name)
+        torch.manual_seed(0)
+        model = fixture.IntentNet()
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+        for _ in range(10):
+            final[name] = fixture.train_epoch(model, loader, torch.nn.NLLLoss(), optimizer)
+    assert -1.0 <= final["softmax_into_nll_loss"] <= 0.0, final
+    assert final["softmax_into_nll_loss_ok"] > 0.0, final

@@ -46,7 +46,23 @@ def _classification(module, functional, probs=False):
     return gen
 
 
-def _same_shape(module, functional, sig=False, functional_kind=False):
+def _weight_shape(r, x):
+    """A BCE weight's shape: one that broadcasts to the input's (its last dims, with ones), or
+    now and then one that does not (a dim off by one, an extra leading dim)."""
+    k = r.randint(0, len(x))
+    w = [r.choice([d, 1]) for d in x[len(x) - k:]]
+    roll = r.random()
+    if roll < 0.15 and w:
+        i = r.randrange(len(w))
+        w[i] = w[i] + 1
+    elif roll < 0.25:
+        w = [2] + list(x)
+    return tuple(w)
+
+
+def _same_shape(module, functional, sig=False, functional_kind=False, weights=()):
+    """``weights``: the weight keywords the loss takes (BCE: ``weight``; BCEWithLogits: also
+    ``pos_weight``), each passed now and then with a shape from ``_weight_shape``."""
     def gen(r):
         x = shape(r, r.randint(1, 3), 1, 4)
         if r.random() < 0.5:
@@ -57,9 +73,15 @@ def _same_shape(module, functional, sig=False, functional_kind=False):
             y = shape(r, r.randint(1, 3), 1, 4)
         red = _red(r)
         a, b = ("x.sigmoid()", "t.sigmoid()") if sig else ("x", "t")
+        env = {"x": T(*x), "t": T(*y)}
+        extra = ""
+        for k in weights:
+            if r.random() < 0.4:
+                env[k] = T(*_weight_shape(r, x))
+                extra += f", {k}={k}"
         if functional_kind:
-            return f"F.{functional}({a}, {b}, reduction={red!r})", {"x": T(*x), "t": T(*y)}
-        return f"nn.{module}(reduction={red!r})({a}, {b})", {"x": T(*x), "t": T(*y)}
+            return f"F.{functional}({a}, {b}, reduction={red!r}{extra})", env
+        return f"nn.{module}(reduction={red!r}{extra})({a}, {b})", env
     return gen
 
 
@@ -147,11 +169,11 @@ SPECS = [
     Spec("F.cross_entropy", "function", _fn(_classification("CrossEntropyLoss", "cross_entropy", probs=True))),
     Spec("nn.NLLLoss", "module", _classification("NLLLoss", "nll_loss")),
     Spec("F.nll_loss", "function", _fn(_classification("NLLLoss", "nll_loss"))),
-    Spec("nn.BCELoss", "module", _same_shape("BCELoss", "binary_cross_entropy", sig=True)),
-    Spec("F.binary_cross_entropy", "function", _same_shape("BCELoss", "binary_cross_entropy", sig=True, functional_kind=True)),
-    Spec("nn.BCEWithLogitsLoss", "module", _same_shape("BCEWithLogitsLoss", "binary_cross_entropy_with_logits")),
+    Spec("nn.BCELoss", "module", _same_shape("BCELoss", "binary_cross_entropy", sig=True, weights=("weight",))),
+    Spec("F.binary_cross_entropy", "function", _same_shape("BCELoss", "binary_cross_entropy", sig=True, functional_kind=True, weights=("weight",))),
+    Spec("nn.BCEWithLogitsLoss", "module", _same_shape("BCEWithLogitsLoss", "binary_cross_entropy_with_logits", weights=("weight", "pos_weight"))),
     Spec("F.binary_cross_entropy_with_logits", "function",
-         _same_shape("BCEWithLogitsLoss", "binary_cross_entropy_with_logits", functional_kind=True)),
+         _same_shape("BCEWithLogitsLoss", "binary_cross_entropy_with_logits", functional_kind=True, weights=("weight", "pos_weight"))),
     Spec("nn.SoftMarginLoss", "module", _same_shape("SoftMarginLoss", "soft_margin_loss")),
     Spec("F.soft_margin_loss", "function", _same_shape("SoftMarginLoss", "soft_margin_loss", functional_kind=True)),
     *[Spec(f"nn.{m}", "module", _broadcasting(m, f)) for m, f in [

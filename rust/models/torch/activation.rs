@@ -5,7 +5,8 @@
 //! `nn.Softmax`) and `sigmoid` (`torch.sigmoid`, `F.sigmoid`, `x.sigmoid`, `nn.Sigmoid`), keeps
 //! the mark through the ops that only move or reshape values ([`KEEPS`]), and every other op
 //! makes a fresh tensor without it. `CrossEntropyLoss` then checks its input for softmax
-//! probabilities and `BCEWithLogitsLoss` for sigmoid ones. The check warns on the path (the
+//! probabilities, `NLLLoss` too (it takes log-probabilities), and `BCEWithLogitsLoss` for
+//! sigmoid ones. The check warns on the path (the
 //! line runs); the report rule reports it where every path to the loss carries the mark.
 
 use std::rc::Rc;
@@ -63,6 +64,8 @@ pub enum Applies {
     LogSoftmax,
     /// `BCEWithLogitsLoss`: `sigmoid`.
     Sigmoid,
+    /// `NLLLoss`: none, it takes log-probabilities (`log_softmax`'s output), not probabilities.
+    TakesLog,
 }
 
 /// SHP308 on this path: the input of a loss that applies softmax (sigmoid) itself is the output
@@ -72,10 +75,15 @@ pub fn check_loss(cx: &mut dyn ModelCtx, st: &State, loss: &str, applies: Applie
     let (fits, act_name, applies_name) = match applies {
         Applies::LogSoftmax => (act == Act::Softmax, "a softmax", "log_softmax"),
         Applies::Sigmoid => (act == Act::Sigmoid, "a sigmoid", "sigmoid"),
+        Applies::TakesLog => (act == Act::Softmax, "a softmax", ""),
     };
     if !fits {
         return;
     }
-    let v = ProbabilitiesAsLogits::Twice { loss: loss.into(), shape: cx.show_shape(st, &input.shape), act: act_name.into(), place: cx.place(at), applies: applies_name.into() };
+    let (shape, place) = (cx.show_shape(st, &input.shape), cx.place(at));
+    let v = match applies {
+        Applies::TakesLog => ProbabilitiesAsLogits::NotLog { loss: loss.into(), shape, place },
+        _ => ProbabilitiesAsLogits::Twice { loss: loss.into(), shape, act: act_name.into(), place, applies: applies_name.into() },
+    };
     cx.warn(st, span, &RULE, v.message());
 }

@@ -338,6 +338,7 @@ pub fn check_call(cx: &mut dyn ModelCtx, st: &State, short: &str, functional: bo
             // (SHP308: probabilities where the loss applies softmax or sigmoid itself)
             let applies = match kind {
                 LossKind::Class if short == "cross_entropy" => Some(super::activation::Applies::LogSoftmax),
+                LossKind::Class => Some(super::activation::Applies::TakesLog),
                 LossKind::BceWithLogits => Some(super::activation::Applies::Sigmoid),
                 _ => None,
             };

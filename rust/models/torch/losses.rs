@@ -55,8 +55,10 @@ const fn function(name: &'static str, sig: &'static str, twin: &'static str, che
     Nn::function(Decl::function(name, sig).twin(twin).checks(checks), Function::Loss(loss))
 }
 
-// `weight` (but CrossEntropyLoss's and NLLLoss's), `pos_weight` and the legacy
-// `size_average`/`reduce` are read: modelled only when absent (or None). `ignore_index` is read: the
+// `weight` (but CrossEntropyLoss's and NLLLoss's: one per class; BCELoss's and
+// BCEWithLogitsLoss's, with `pos_weight`: a tensor of the input's dtype that broadcasts to the
+// input), `pos_weight` and the legacy `size_average`/`reduce` are read: modelled only when
+// absent (or None). `ignore_index` is read: the
 // one class-index target exempt from the range check (a non-constant one: no check).
 // `label_smoothing`, `margin`, `beta`, `delta`, `blank`, ... change the loss's value, not its
 // shape; their only checks are on the value itself (a triplet loss's `margin` is read: torch
@@ -138,9 +140,36 @@ pub const NN: &[Nn] = &[
 /// Without `weight`, `pos_weight` and the legacy `size_average`/`reduce` (or with them None):
 /// the only cases modelled.
 /// CrossEntropyLoss and NLLLoss read `weight` (one value per class).
+/// BCELoss and BCEWithLogitsLoss read `weight` and `pos_weight` (`bce_weights`).
 fn plain<'a>(kind: Loss, get: impl Fn(&str) -> Option<&'a Value>) -> bool {
     let weighted = matches!(kind, Loss::CrossEntropy | Loss::Nll);
-    ["weight", "pos_weight", "size_average", "reduce"].iter().filter(|k| !(weighted && **k == "weight")).all(|k| matches!(get(k), None | Some(Value::None)))
+    let elementwise = matches!(kind, Loss::Bce | Loss::BceWithLogits);
+    ["weight", "pos_weight", "size_average", "reduce"]
+        .iter()
+        .filter(|k| !(weighted && **k == "weight") && !(elementwise && matches!(**k, "weight" | "pos_weight")))
+        .all(|k| matches!(get(k), None | Some(Value::None)))
+}
+
+/// The `weight` and `pos_weight` of a binary cross entropy, when each is absent or certainly
+/// harmless: a tensor of the input's dtype whose shape broadcasts to the input's (torch
+/// multiplies them into the loss in place: `output with shape [3, 4] doesn't match the
+/// broadcast shape [2, 3, 4]`, `The size of tensor a (3) must match ...`). The loss then has
+/// the shape it has without them. `false` when one is anything else (the call is not modelled).
+fn bce_weights_fit(st: &State, input: &Value, weights: &[Option<&Value>]) -> bool {
+    let Value::Tensor(x) = input else { return false };
+    let sx = st.resolve(&x.shape);
+    weights.iter().flatten().filter(|w| !matches!(w, Value::None)).all(|w| {
+        let Value::Tensor(w) = w else { return false };
+        let sw = st.resolve(&w.shape);
+        let (Some(rw), Some(rx)) = (sw.rank(), sx.rank()) else { return false };
+        x.dtype.is_some() && w.dtype == x.dtype && rw <= rx && sw.dims.iter().rev().zip(sx.dims.iter().rev()).all(|(dw, dx)| {
+            match (dw.as_const(), &dw.v, &dx.v) {
+                (Some(1), _, _) => true,
+                (_, Some(a), Some(b)) => st.facts.normalize(a) == st.facts.normalize(b),
+                _ => false,
+            }
+        })
+    })
 }
 
 /// Calling a loss module: the call's tensors (`b`, bound to the call's parameters) and the
@@ -151,7 +180,7 @@ pub fn call_module(cx: &mut dyn ModelCtx, st: State, kind: Loss, l: &Layer, api:
     }
     let vals: Option<Vec<Value>> = api.call_params.iter().map(|p| b.get(p.name).cloned()).collect();
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
-    let args = Args { red: l.args.get("reduction"), weight: l.args.get("weight"), ignore: l.args.get("ignore_index"), margin: None };
+    let args = Args { red: l.args.get("reduction"), weight: l.args.get("weight"), pos_weight: l.args.get("pos_weight"), ignore: l.args.get("ignore_index"), margin: None };
     run(cx, st, kind, &vals, args, &format!("{}{}", layer_name(l), l.kind), span)
 }
 
@@ -165,7 +194,7 @@ pub fn functional(cx: &mut dyn ModelCtx, st: State, kind: Loss, api: &Api, b: &B
     let Some(vals) = vals else { return vec![(st, Value::Unknown)] };
     // `F.triplet_margin_loss` checks its margin after the reduction (the module, when built)
     let margin = if kind == Loss::TripletMargin { b.get("margin") } else { None };
-    let args = Args { red: b.get("reduction"), weight: b.get("weight"), ignore: b.get("ignore_index"), margin };
+    let args = Args { red: b.get("reduction"), weight: b.get("weight"), pos_weight: b.get("pos_weight"), ignore: b.get("ignore_index"), margin };
     run(cx, st, kind, &vals, args, what, span)
 }
 
@@ -189,6 +218,7 @@ pub fn triplet_construct_checks(cx: &mut dyn ModelCtx, st: &State, kind: &str, a
 struct Args<'a> {
     red: Option<&'a Value>,
     weight: Option<&'a Value>,
+    pos_weight: Option<&'a Value>,
     ignore: Option<&'a Value>,
     margin: Option<&'a Value>,
 }
@@ -208,6 +238,13 @@ fn run(cx: &mut dyn ModelCtx, st: State, kind: Loss, vals: &[Value], args: Args,
         return Vec::new();
     }
     let weight = args.weight.filter(|w| !matches!(w, Value::None));
+    if matches!(kind, Loss::Bce | Loss::BceWithLogits) {
+        // (checked after the target's size, as torch does: `call_loss` first, without them)
+        if weight.is_some() || args.pos_weight.is_some_and(|w| !matches!(w, Value::None)) {
+            let out = call_loss(cx, st, kind, &vals[0], &vals[1], red, None, args.ignore, what, span);
+            return out.into_iter().map(|(st, v)| if bce_weights_fit(&st, &vals[0], &[weight, args.pos_weight]) { (st, v) } else { (st, Value::Unknown) }).collect();
+        }
+    }
     match kind {
         Loss::CosineEmbedding | Loss::MarginRanking | Loss::TripletMargin => three_way(cx, st, kind, vals, red, what, span),
         Loss::Ctc => ctc(cx, st, vals, red, what, span),

@@ -7,7 +7,7 @@ pub const RULE: Rule = Rule {
     name: "probabilities-as-logits",
     family: Family::TrainingLoop,
     status: RuleStatus::Stable,
-    summary: "Softmax or sigmoid output passed to a loss that applies it itself (CrossEntropyLoss, BCEWithLogitsLoss)",
+    summary: "Softmax or sigmoid output passed to a loss that applies it itself (CrossEntropyLoss, BCEWithLogitsLoss), or softmax output to NLLLoss",
     messages: <ProbabilitiesAsLogits as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
@@ -18,10 +18,14 @@ and reports:
 - softmax probabilities passed as the input of `CrossEntropyLoss`/`F.cross_entropy`, which
   applies `log_softmax` itself;
 - sigmoid probabilities passed as the input of `BCEWithLogitsLoss`/
-  `F.binary_cross_entropy_with_logits`, which applies `sigmoid` itself.
+  `F.binary_cross_entropy_with_logits`, which applies `sigmoid` itself;
+- softmax probabilities passed as the input of `NLLLoss`/`F.nll_loss`, which takes
+  log-probabilities (it negates the input at the target class: on probabilities the loss is
+  `-p`, bounded in [-1, 0], and its gradient is not the cross entropy's).
 
 It reports only when every path to the loss gives it such probabilities. `log_softmax` before
-`NLLLoss` and `sigmoid` before `BCELoss` are correct, and are not reported.
+`NLLLoss` (or `torch.log` of the softmax) and `sigmoid` before `BCELoss` are correct, and are
+not reported.
 
 ## Why is this bad?
 Nothing raises. The loss squashes the probabilities a second time: its gradients shrink as
@@ -50,5 +54,7 @@ crate::violation! {
     pub enum ProbabilitiesAsLogits for RULE {
         /// The loss's input is the output of the function it applies itself.
         Twice { loss, shape, act, place, applies } => "{loss}: input {shape} is the output of {act} at {place}, but the loss applies {applies} itself: pass the logits",
+        /// NLLLoss's input is softmax probabilities, not their log.
+        NotLog { loss, shape, place } => "{loss}: input {shape} is the output of a softmax at {place}, but the loss takes log-probabilities: use log_softmax",
     }
 }

@@ -489,6 +489,7 @@ fn devices_and_dtypes(cx: &mut dyn ModelCtx, st: State, l: &Layer, m: Module, ap
         // SHP308: probabilities where the loss applies softmax or sigmoid itself
         let applies = match kind {
             Loss::CrossEntropy => Some(super::activation::Applies::LogSoftmax),
+            Loss::Nll => Some(super::activation::Applies::TakesLog),
             Loss::BceWithLogits => Some(super::activation::Applies::Sigmoid),
             _ => None,
         };
