@@ -333,3 +333,48 @@ def test_softmax_probabilities_into_nll_loss_give_a_loss_in_minus_one_to_zero():
             final[name] = fixture.train_epoch(model, loader, torch.nn.NLLLoss(), optimizer)
     assert -1.0 <= final["softmax_into_nll_loss"] <= 0.0, final
     assert final["softmax_into_nll_loss_ok"] > 0.0, final
+
+
+def test_an_inline_validation_loop_with_gradients_on_builds_a_graph_for_every_batch():
+    """SHP306 for a loop written inline: every validation forward (the model in eval mode)
+    records a graph; the twin's, under torch.no_grad(), records none."""
+    seen = {}
+    for name in ("inline_validation_with_grad", "inline_validation_with_grad_ok"):
+        fixture = load(name)
+        flags = []
+
+        class Recording(fixture.MLP):
+            def forward(self, x):
+                out = super().forward(x)
+                if not self.training:
+                    flags.append(out.grad_fn is not None)
+                return out
+
+        fixture.MLP = Recording
+        torch.manual_seed(0)
+        fixture.main(epochs=2)
+        seen[name] = flags
+    assert len(seen["inline_validation_with_grad"]) == 4 and all(seen["inline_validation_with_grad"]), seen
+    assert len(seen["inline_validation_with_grad_ok"]) == 4 and not any(seen["inline_validation_with_grad_ok"]), seen
+
+
+def test_an_inline_validation_loop_in_training_mode_updates_batch_norm():
+    """SHP307 for a loop written inline: the validation forwards (under no_grad) run in
+    training mode and move batch norm's running statistics; the twin's run in eval mode."""
+    seen = {}
+    for name in ("inline_validation_train_mode", "inline_validation_train_mode_ok"):
+        fixture = load(name)
+        modes = []
+        make = fixture.make_model
+
+        def recording_model():
+            model = make()
+            model.register_forward_hook(lambda m, a, out: modes.append(m.training) if not torch.is_grad_enabled() else None)
+            return model
+
+        fixture.make_model = recording_model
+        torch.manual_seed(0)
+        fixture.main(epochs=2)
+        seen[name] = modes
+    assert seen["inline_validation_train_mode"] == [True] * 4, seen
+    assert seen["inline_validation_train_mode_ok"] == [False] * 4, seen

@@ -681,51 +681,54 @@ fn attr_sites(body: &[ir::Stmt], name: &str, out: &mut Vec<crate::ir::Span>) {
     }
 }
 
+/// Every expression of an expression's tree, itself first.
+pub(crate) fn all_exprs(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
+    use ir::ExprKind as E;
+    f(e);
+    match &e.kind {
+        E::Attr(a, _) | E::UnaryOp(_, a) | E::Starred(a) | E::Named(_, a) => all_exprs(a, f),
+        E::Subscript(a, b) | E::BinOp(_, a, b) => {
+            all_exprs(a, f);
+            all_exprs(b, f);
+        }
+        E::Call { func, args, kwargs } => {
+            all_exprs(func, f);
+            args.iter().for_each(|a| all_exprs(&a.value, f));
+            kwargs.iter().for_each(|k| all_exprs(&k.value, f));
+        }
+        E::Tuple(xs) | E::List(xs) | E::Set(xs) | E::FString(xs) => xs.iter().for_each(|x| all_exprs(x, f)),
+        E::BoolOp { values, .. } => values.iter().for_each(|x| all_exprs(x, f)),
+        E::Dict(kv) => kv.iter().for_each(|(k, v)| {
+            if let Some(k) = k {
+                all_exprs(k, f);
+            }
+            all_exprs(v, f);
+        }),
+        E::Compare(a, rest) => {
+            all_exprs(a, f);
+            rest.iter().for_each(|(_, b)| all_exprs(b, f));
+        }
+        E::IfExp { test, body, orelse } => [test, body, orelse].into_iter().for_each(|x| all_exprs(x, f)),
+        E::Comp { elt, value, generators, .. } => {
+            all_exprs(elt, f);
+            if let Some(v) = value {
+                all_exprs(v, f);
+            }
+            for g in generators {
+                all_exprs(&g.iter, f);
+                g.ifs.iter().for_each(|x| all_exprs(x, f));
+            }
+        }
+        E::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| all_exprs(x, f)),
+        E::Yield(Some(a)) => all_exprs(a, f),
+        E::Name(_) | E::Const(_) | E::Lambda(_) | E::Yield(None) | E::Unknown => {}
+    }
+}
+
 /// Every expression of a statement and of the statements inside it (for the names a walrus
 /// binds).
 pub(crate) fn all_exprs_of_stmt(s: &ir::Stmt, f: &mut dyn FnMut(&ir::Expr)) {
-    fn all(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
-        use ir::ExprKind as E;
-        f(e);
-        match &e.kind {
-            E::Attr(a, _) | E::UnaryOp(_, a) | E::Starred(a) | E::Named(_, a) => all(a, f),
-            E::Subscript(a, b) | E::BinOp(_, a, b) => {
-                all(a, f);
-                all(b, f);
-            }
-            E::Call { func, args, kwargs } => {
-                all(func, f);
-                args.iter().for_each(|a| all(&a.value, f));
-                kwargs.iter().for_each(|k| all(&k.value, f));
-            }
-            E::Tuple(xs) | E::List(xs) | E::Set(xs) | E::FString(xs) => xs.iter().for_each(|x| all(x, f)),
-            E::BoolOp { values, .. } => values.iter().for_each(|x| all(x, f)),
-            E::Dict(kv) => kv.iter().for_each(|(k, v)| {
-                if let Some(k) = k {
-                    all(k, f);
-                }
-                all(v, f);
-            }),
-            E::Compare(a, rest) => {
-                all(a, f);
-                rest.iter().for_each(|(_, b)| all(b, f));
-            }
-            E::IfExp { test, body, orelse } => [test, body, orelse].into_iter().for_each(|x| all(x, f)),
-            E::Comp { elt, value, generators, .. } => {
-                all(elt, f);
-                if let Some(v) = value {
-                    all(v, f);
-                }
-                for g in generators {
-                    all(&g.iter, f);
-                    g.ifs.iter().for_each(|x| all(x, f));
-                }
-            }
-            E::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| all(x, f)),
-            E::Yield(Some(a)) => all(a, f),
-            E::Name(_) | E::Const(_) | E::Lambda(_) | E::Yield(None) | E::Unknown => {}
-        }
-    }
+    let all = all_exprs;
     use ir::StmtKind as K;
     match &s.kind {
         K::Expr(e) | K::Assign { value: e, .. } | K::AugAssign { value: e, .. } => all(e, f),

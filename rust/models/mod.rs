@@ -552,6 +552,8 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 set_training(cx, &mut st, id, &mode);
                 if matches!(mode, Value::Bool(false)) {
                     torch::mode::switched_to_eval(&mut st, id, span);
+                } else {
+                    torch::mode::switched_to_train(&mut st, id);
                 }
                 return vec![(st, recv.clone())];
             }

@@ -999,6 +999,8 @@ pub struct EvalSite {
     pub grad: bool,
     /// A dropout or batch norm certainly in training mode at every run of the call.
     pub training: Option<String>,
+    /// The module had trained (and no `.train()` ran since) at every run of the call.
+    pub trained: bool,
 }
 
 /// What a library call may do with the graph of a tensor it is handed.
@@ -1032,7 +1034,7 @@ impl<'a> Interp<'a> {
     /// A call of a module object in the body of the innermost running function, on inputs
     /// without a graph: whether it runs with gradients on, and a dropout or batch norm of it
     /// in training mode.
-    fn eval_probe(&self, f: &Value, st: &State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<(bool, Option<String>)> {
+    fn eval_probe(&self, f: &Value, st: &State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<(bool, Option<String>, bool)> {
         let Value::Ref(id) = f else { return None };
         // (a module applied to a graph already built, a loss or a head on the model's outputs,
         // is not where the evaluation starts)
@@ -1044,21 +1046,22 @@ impl<'a> Interp<'a> {
         if fr.active == Some(span) || span.file != def.file || span.start < def.start || span.end > def.end {
             return None;
         }
-        models::is_module(self, st, *id).then(|| (st.grad_mode == GradMode::On, torch::mode::training_layer(st, *id)))
+        models::is_module(self, st, *id).then(|| (st.grad_mode == GradMode::On, torch::mode::training_layer(st, *id), torch::mode::trained(st, *id)))
     }
 
-    fn record_eval_site(&mut self, span: Span, (grad_on, training): (bool, Option<String>), out: &Vals) {
+    fn record_eval_site(&mut self, span: Span, (grad_on, training, trained): (bool, Option<String>, bool), out: &Vals) {
         let tracked = |t: &Tensor| matches!(t.grad, Grad::Tracked);
         let grad = grad_on && !out.is_empty() && out.iter().all(|(st, v)| torch::mode::holds(st, v, &tracked));
         let Some(fr) = self.eval_frames.last_mut() else { return };
         match fr.sites.iter_mut().find(|s| s.span == span) {
             Some(s) => {
                 s.grad &= grad;
+                s.trained &= trained;
                 if training.is_none() {
                     s.training = None;
                 }
             }
-            None => fr.sites.push(EvalSite { span, grad, training }),
+            None => fr.sites.push(EvalSite { span, grad, training, trained }),
         }
     }
 

@@ -104,6 +104,7 @@ impl<'a> Interp<'a> {
         let before = (!accs.is_empty()).then(|| st.clone());
         let kept_reported = self.kept_reported;
         crate::models::torch::optim::in_loop_body(true);
+        self.next_block_is_loop_body = true;
         let paths = self.block(body, st, ctx);
         crate::models::torch::optim::in_loop_body(false);
         // an inner loop reported the graph this one would see again
@@ -138,6 +139,7 @@ impl<'a> Interp<'a> {
         let before = st.clone();
         let kept_reported = self.kept_reported;
         crate::models::torch::optim::in_loop_body(true);
+        self.next_block_is_loop_body = true;
         let paths = self.block(body, st, ctx);
         crate::models::torch::optim::in_loop_body(false);
         // an inner loop reported the graph this one would see again

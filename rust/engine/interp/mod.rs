@@ -20,6 +20,8 @@
 //! - `ops.rs`: operators, comparisons and subscripts of Python values;
 //! - `attr.rs`: attributes and the class hierarchy;
 //! - `call.rs`: calls, user functions and classes, generators, call summaries;
+//! - `eval_loops.rs`: evaluation loops written inline (SHP306, SHP307), and the statement
+//!   lists being run (what runs after a loop);
 //! - `callbacks.rs`: user callables handed to code the engine does not follow (forward hooks),
 //!   and the attributes they make volatile;
 //! - `imports.rs`: import statements, and running the project's modules (`engine::project`).
@@ -43,6 +45,7 @@ mod assign;
 mod attr;
 mod call;
 mod callbacks;
+pub mod eval_loops;
 pub use call::EvalFrame;
 mod expr;
 mod imports;
@@ -173,6 +176,10 @@ pub struct Interp<'a> {
     pub span_log: Option<crate::engine::shapes::SpanLog>,
     /// When set, the Unknown-cause recorder (`engine::coverage`).
     pub coverage: Option<crate::engine::coverage::Coverage>,
+    /// The statement lists being run, outermost first (`eval_loops`: what runs after a loop).
+    pub blocks: Vec<eval_loops::BlockFrame>,
+    /// The next `block` is a loop's body (set by the loops, taken by `block`).
+    pub next_block_is_loop_body: bool,
     /// The places (`line 8`, `model.py:14`) rendered for spans of the project, each with the first span
     /// it was rendered for: where a trace line points (`engine::shapes::related`).
     pub places: std::cell::RefCell<BTreeMap<String, Span>>,
@@ -302,6 +309,8 @@ impl<'a> Interp<'a> {
             shape_log: None,
             span_log: None,
             coverage: None,
+            blocks: Vec::new(),
+            next_block_is_loop_body: false,
             places: Default::default(),
             summary: None,
             gen_frames: Vec::new(),
@@ -365,11 +374,22 @@ impl<'a> Interp<'a> {
     }
 
     pub fn block(&mut self, stmts: &[Stmt], st: State, ctx: &Ctx) -> Paths {
+        let loop_body = std::mem::take(&mut self.next_block_is_loop_body);
+        self.blocks.push(eval_loops::BlockFrame::new(stmts, loop_body));
+        let out = self.block_inner(stmts, st, ctx);
+        self.blocks.pop();
+        out
+    }
+
+    fn block_inner(&mut self, stmts: &[Stmt], st: State, ctx: &Ctx) -> Paths {
         let mut live = vec![st];
         let mut done: Paths = Vec::new();
-        for s in stmts {
+        for (i, s) in stmts.iter().enumerate() {
             if live.is_empty() {
                 break;
+            }
+            if let Some(fr) = self.blocks.last_mut() {
+                fr.at = i;
             }
             let mut next = Vec::new();
             for st in live {
@@ -408,7 +428,7 @@ impl<'a> Interp<'a> {
 }
 
 /// `SHAPE_LINT_DEBUG=1` prints where paths end (a developer aid).
-fn debug_enabled() -> bool {
+pub(super) fn debug_enabled() -> bool {
     use std::sync::OnceLock;
     static ON: OnceLock<bool> = OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("SHAPE_LINT_DEBUG").is_some())

@@ -104,9 +104,18 @@ impl<'a> Interp<'a> {
             }
             StmtKind::While { test, body, orelse } => self.while_loop(test, body, orelse, st, ctx),
             StmtKind::For { target, iter, body, orelse } => {
+                // (an evaluation loop written inline is judged at its end: `eval_loops`)
+                let framed = self.loop_frame_wanted();
+                let before = framed.then(|| st.clone());
+                if framed {
+                    self.eval_frames.push(super::call::EvalFrame { def: s.span, flagged: self.flagged, ..Default::default() });
+                }
                 let mut out = Vec::new();
                 for (st, it) in self.eval(iter, st, ctx) {
                     out.extend(self.for_loop(target, it, body, orelse, st, ctx, s.span));
+                }
+                if let (Some(before), Some(fr)) = (before, framed.then(|| self.eval_frames.pop()).flatten()) {
+                    self.end_loop_frame(fr, s.span, target, body, &before, &out);
                 }
                 out
             }

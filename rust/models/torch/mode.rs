@@ -120,6 +120,23 @@ pub fn switched_to_eval(st: &mut State, id: ObjId, span: Span) {
     }
 }
 
+/// `.train()` on the module `id`: what it does next is training again, not the training it
+/// did (an evaluation loop after it is in training mode on purpose: SHP307 reads [`TRAINED`]).
+pub fn switched_to_train(st: &mut State, id: ObjId) {
+    if let Obj::Instance { attrs, .. } | Obj::Container { attrs, .. } = st.get(id)
+        && attrs.contains_key(TRAINED)
+        && let Obj::Instance { attrs, .. } | Obj::Container { attrs, .. } = st.get_mut(id)
+    {
+        attrs.remove(TRAINED);
+    }
+}
+
+/// Whether the module `id` trained (a backward through it in training mode) since it was last
+/// switched to training by `.train()`.
+pub fn trained(st: &State, id: ObjId) -> bool {
+    matches!(st.get(id), Obj::Instance { attrs, .. } | Obj::Container { attrs, .. } if matches!(attrs.get(TRAINED), Some(Value::Bool(true))))
+}
+
 /// `loss.backward()` at `span` on a tracked loss: the modules whose layers it reaches and that
 /// are in training mode have trained; one switched to eval by an `.eval()` after it trained and
 /// still in eval mode trains in eval mode now: SHP307 (a warning, for each dropout or batch

@@ -18,8 +18,15 @@ helper runs it, no `backward()` (nor `torch.autograd`, nor any call the checker 
 follow that is handed a tensor with a graph) runs while the helper runs, and the helper
 neither returns nor stores anything that still carries a graph: its results are metrics
 (`.item()`, `argmax`, Python numbers). A helper that returns the outputs or the loss (a
-training step's forward), or that stores them, is not reported; nor is an evaluation loop
-written inline in the training function.
+training step's forward), or that stores them, is not reported.
+
+An evaluation loop written inline (in the script, or in a function that also trains) is
+judged the same way: a `for` loop that calls the model with gradients on at every run, in
+which nothing uses a graph, and that leaves no tensor with a graph behind: no name it assigns
+holding one is read after the loop (before it is assigned again; the rest of the enclosing
+loop's body counts, since it runs again), and no object from before the loop (a list of
+predictions) holds one it did not hold. A loop in a function that has not trained yet is left
+to the function's judgement at its return.
 
 ## Why is this bad?
 Nothing raises. Autograd records every operation and keeps the activations the backward
@@ -56,5 +63,7 @@ crate::violation! {
     pub enum EvalWithGrad for RULE {
         /// The call in an evaluation helper.
         Call { function } => "the model runs with gradients on in `{function}`, which runs no backward and returns or keeps nothing with a graph: autograd records this evaluation for nothing (wrap it in torch.no_grad() or decorate `{function}` with @torch.no_grad())",
+        /// The call in an evaluation loop written inline.
+        Loop { place } => "the model runs with gradients on in the loop at {place}, which runs no backward and keeps nothing with a graph: autograd records this evaluation for nothing (wrap the loop in torch.no_grad())",
     }
 }

@@ -18,6 +18,11 @@ Follows the train/eval mode of each module (built in training mode; `.eval()`, `
   training itself, that is no part of a model's run (a `forward`, a method of a module, or a
   function they call), and that returns no tensor and stores nothing with a graph (its results
   are metrics);
+- a call of such a model, in training mode, inside an evaluation loop written inline (a
+  `for` loop judged as SHP306 judges it: nothing in it uses a graph, it leaves no tensor with
+  a graph behind), when the model trained earlier in the program and no `.train()` was called
+  on it since that training (a model switched to training mode on purpose after training, for
+  Monte Carlo dropout, is not reported);
 - a `backward()` through a model that was trained in training mode, then switched to eval by
   `.eval()` (an evaluation between epochs), and never switched back: `model.train()` called
   once before the epoch loop.
@@ -64,6 +69,8 @@ crate::violation! {
         /// Evaluation in training mode.
         EvalInTraining { function, layer } => "the model runs in training mode in `{function}`, which evaluates it (no backward, only metrics): {layer} (call model.eval() first)",
         /// Training in eval mode after an evaluation.
+        /// Evaluation in training mode in a loop written inline, after the model trained.
+        EvalLoopInTraining { place, layer } => "the model runs in training mode in the evaluation loop at {place} (no backward, nothing with a graph kept) after it trained: {layer} (call model.eval() before the loop)",
         TrainInEval { layer, eval } => "backward(): the model was switched to eval mode by the .eval() at {eval} and never back: {layer} trains in eval mode (call model.train() at the start of each epoch)",
     }
 }
