@@ -269,8 +269,9 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
             if grads(&attrs) == Some("zeroed")
                 && let (Some(z), Some(b)) = (span_of(attrs.get(ZEROED)), span_of(attrs.get(BACKWARD)))
             {
-                let v = discarded_gradients::DiscardedGradients::Step { optimizer: label(cx, &attrs), zeroed: cx.place(z), backward: cx.place(b) };
-                cx.warn(&st, span, &discarded_gradients::RULE, v.message());
+                let v = discarded_gradients::DiscardedGradients::Step { optimizer: label(cx, &attrs), step: cx.place(span), backward: cx.place(b) };
+                let at = if z.file == span.file { z } else { span };
+                cx.warn(&st, at, &discarded_gradients::RULE, v.message());
             }
             // SHP301: this step applies gradients added to those of the previous step, never
             // zeroed since: reported at the last backward before it (the one whose gradients the

@@ -11,9 +11,11 @@ pub const RULE: Rule = Rule {
     messages: <DiscardedGradients as Violation>::MESSAGES,
     default_enabled: true,
     doc: r#"## What it does
-Reports an optimizer's `step()` when its gradients were zeroed after the last `backward()`
-that reached its layers: `zero_grad()` between `backward()` and `step()`, or zeroing every
-iteration while stepping only every k iterations.
+Reports the `zero_grad()` that zeroed an optimizer's gradients after the last `backward()`
+that reached its layers and before its `step()`: `zero_grad()` between `backward()` and
+`step()`, or zeroing every iteration while stepping only every k iterations. The finding is
+at the `zero_grad()`, the statement to move (at the `step()` when the `zero_grad()` is in
+another file).
 
 ## Why is this bad?
 Nothing raises. The step finds every gradient zero (or None): the weights never change
@@ -22,8 +24,8 @@ Nothing raises. The step finds every gradient zero (or None): the weights never 
 ## Example
 ```python
 loss.backward()
-optimizer.zero_grad()
-optimizer.step()              # SHP303: zero_grad() discarded the gradients of backward()
+optimizer.zero_grad()         # SHP303: discards the gradients of backward() before the step
+optimizer.step()
 ```
 
 Use instead:
@@ -42,6 +44,6 @@ crate::violation! {
     /// A step after the gradients of the last backward were zeroed.
     pub enum DiscardedGradients for RULE {
         /// `step()` on zeroed gradients.
-        Step { optimizer, zeroed, backward } => "step(): the zero_grad() at {zeroed} discarded the gradients the backward() at {backward} gave {optimizer}: this step uses none",
+        Step { optimizer, step, backward } => "zero_grad(): discards the gradients the backward() at {backward} gave {optimizer} before the step() at {step} uses them: that step uses none (zero the gradients before the backward())",
     }
 }
