@@ -162,7 +162,10 @@ NUMPY_CASES = (
        "np.ones((4, 2), dtype=np.float32)[1:3]", "np.arange(10)[2:7]",
        # a minibatch of rows by an integer array
        "np.ones((5, 3), dtype=np.float32)[np.random.randint(0, 5, size=4)]", "np.zeros(10)[np.arange(3)]",
-       "np.zeros((6, 2, 2))[np.random.randint(0, 6, size=(2, 3))]"]
+       "np.zeros((6, 2, 2))[np.random.randint(0, 6, size=(2, 3))]",
+       # advanced indexing with a list or a mask among the items: an array of the dtype
+       "np.ones((4, 3), dtype=np.float32)[:, [-1]]", "np.arange(12)[[0, 2]]",
+       "np.zeros((5, 2), dtype=np.float16)[np.zeros(5) > 1]"]
 )
 
 
@@ -185,3 +188,30 @@ def test_numpy_dtypes_follow_numpy(expr):
     known = dims.lstrip("[").split(", ")
     if all(k.isdigit() for k in known):
         assert tuple(int(k) for k in known) == tuple(want.shape), f"{expr}: numpy gives {tuple(want.shape)}, the core {shown}"
+
+
+@pytest.mark.parametrize("call, dtype", [
+    ("np.loadtxt(PATH, delimiter=',')", "double"),
+    ("np.loadtxt(PATH, delimiter=',', dtype=np.float32)", "float"),
+    ("np.loadtxt(PATH, delimiter=',', dtype=np.int64)", "long"),
+    ("np.genfromtxt(PATH, delimiter=',', dtype=np.float32)", "float"),
+    ("np.loadtxt(PATH, delimiter=',', dtype='float32', skiprows=1)", "float"),
+])
+def test_loadtxt_dtype_follows_numpy(tmp_path, call, dtype):
+    """A text file's numbers: float64, or the dtype= given (the file decides the shape)."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    path = tmp_path / "data.csv"
+    path.write_text("1,2,3\n4,5,6\n7,8,9\n")
+    expr = call.replace("PATH", repr(str(path)))
+    want = torch.from_numpy(eval(expr, {"np": np}))  # noqa: S307
+    names = {torch.float32: "float", torch.float64: "double", torch.int64: "long"}
+    assert names[want.dtype] == dtype
+    shown = dict(_core.show_shapes(f"import numpy as np\nimport torch\ny = torch.from_numpy({expr})\n", "t.py")).get(3)
+    assert shown == f"y: [*] {dtype}", shown
+
+
+def test_from_numpy_of_an_array_not_followed_is_a_tensor_of_unknown_dtype():
+    src = "import numpy as np\nimport torch\nimport pickle\ny = torch.from_numpy(pickle.load(open('a.pkl', 'rb')))\nz = y.float()\n"
+    shown = dict(_core.show_shapes(src, "t.py"))
+    assert shown.get(4) == "y: [*]" and shown.get(5) == "z: [*] float", shown

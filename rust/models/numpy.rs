@@ -384,11 +384,20 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
         "loadtxt" | "genfromtxt" => {
             // numbers read from a text file: float64 unless a dtype is given; how many rows
             // and columns (1-D or 2-D) the file decides
-            if args.len() > 1 || kwargs.iter().any(|(k, _)| matches!(&**k, "dtype" | "converters" | "unpack" | "names" | "usecols" | "ndmin" | "max_rows")) {
+            // (`dtype=np.float32` is the dtype of every number read; `dtype=None` lets
+            // genfromtxt choose per column, a structured dtype makes records: not modelled)
+            if args.len() > 1 || kwargs.iter().any(|(k, _)| matches!(&**k, "converters" | "unpack" | "names" | "usecols" | "ndmin" | "max_rows")) {
                 return vec![(st, Value::Unknown)];
             }
+            let dtype = match kwargs.iter().find(|(k, _)| &**k == "dtype") {
+                None => Some(DType::Double),
+                Some((_, v)) => match dtype_arg(Some(v)) {
+                    Some(Some(d)) if d != DType::Other => Some(d),
+                    _ => return vec![(st, Value::Unknown)],
+                },
+            };
             let shape = cx.any_shape();
-            let v = new_array(&mut st, shape, Some(DType::Double));
+            let v = new_array(&mut st, shape, dtype);
             vec![(st, v)]
         }
         "clip" => {
@@ -617,6 +626,15 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, a: &Tensor, i: &Value, span: Span
         return vec![(st, v)];
     }
     let array = keeps_array && items.iter().all(|v| is_slice(v) || matches!(v, Value::None | Value::Int(_))) || (ints == items.len() && rank.is_some_and(|r| r > ints));
+    // an index with a list or an array among its items (`xy[:, [-1]]`, `a[mask]`) is advanced
+    // indexing: an array of the array's dtype, of a shape not followed here
+    let listed = |v: &Value| matches!(v, Value::Ref(id) if matches!(st.get(*id), Obj::List(_))) || array_of(&st, v).is_some_and(|ix| matches!(ix.dtype, Some(DType::Long | DType::Int | DType::Bool)));
+    if !array && items.iter().any(listed) && items.iter().all(|v| listed(v) || is_slice(v) || matches!(v, Value::None | Value::Int(_))) {
+        let mut st = st;
+        let shape = cx.any_shape();
+        let v = new_array(&mut st, shape, a.dtype);
+        return vec![(st, v)];
+    }
     if !array {
         return vec![(st, Value::Unknown)];
     }

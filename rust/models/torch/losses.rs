@@ -298,7 +298,11 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
     let (sxs, sys) = (cx.show_shape(&st, &sx), cx.show_shape(&st, &sy));
     match kind {
         Loss::CrossEntropy | Loss::Nll => {
-            let (Some(rx), Some(ry)) = (sx.rank(), sy.rank()) else { return vec![(st, Value::Unknown)] };
+            let (Some(rx), Some(ry)) = (sx.rank(), sy.rank()) else {
+                // shapes of unknown rank: not judged; a reduced loss is a scalar of the
+                // input's dtype (unreduced, its shape is not followed)
+                return if red == "none" { vec![(st, Value::Unknown)] } else { scalar(st, Shape::known(Vec::new())) };
+            };
             let is_index = matches!(y.dtype, Some(DType::Long | DType::Int | DType::Byte));
             let is_float = y.dtype.is_some_and(DType::is_floating);
             if rx == 0 {
@@ -386,8 +390,9 @@ fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target
             vec![(st, Value::Unknown)]
         }
         Loss::Bce | Loss::BceWithLogits => {
+            // shapes of unknown rank: not judged; the loss has the input's shape, or none
             if sx.prefix.is_some() || sy.prefix.is_some() {
-                return vec![(st, Value::Unknown)];
+                return scalar(st, sx);
             }
             // the shapes must be equal
             let violated = if sx.dims.len() != sy.dims.len() {

@@ -535,7 +535,7 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
             Some((lo, hi)) => (lo.min(v), hi.max(v)),
         });
     }
-    fn walk(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, span: Span, depth: usize, kind: &mut Kind, range: &mut Range) -> Option<Vec<i128>> {
+    fn walk(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, span: Span, depth: usize, kind: &mut Kind, range: &mut Range, ragged: &mut bool) -> Option<Vec<i128>> {
         match v {
             // an int known to be one (a class index), of unknown value: the range then spans
             // every int, so no values are known
@@ -566,11 +566,15 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
                 }
                 let mut inner: Option<Vec<i128>> = None;
                 for it in &items {
-                    let s = walk(cx, st, it, span, depth + 1, kind, range)?;
+                    let s = walk(cx, st, it, span, depth + 1, kind, range, ragged)?;
                     match &inner {
                         None => inner = Some(s),
                         Some(p) if *p == s => {}
-                        Some(_) => return None, // ragged: torch raises, not a shape rule of ours
+                        Some(_) => {
+                            // ragged: torch raises, not a shape rule of ours
+                            *ragged = true;
+                            return None;
+                        }
                     }
                 }
                 let mut out = vec![items.len() as i128];
@@ -582,7 +586,18 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
     }
     let mut kind = Kind::Bool;
     let mut range = None;
-    let Some(dims) = walk(cx, &mut st, data, span, 0, &mut kind, &mut range) else { return unknown(st) };
+    let mut ragged = false;
+    let Some(dims) = walk(cx, &mut st, data, span, 0, &mut kind, &mut range, &mut ragged) else {
+        // data the core does not follow (a list built from text, an unknown value): a tensor
+        // of unknown shape, of the `dtype=` given (else not known); a ragged list raises
+        return match kwargs.iter().find(|(k, _)| &**k == "dtype") {
+            _ if ragged => unknown(st),
+            given => {
+                let (shape, dtype) = (cx.any_shape(), given.and_then(|(_, v)| tensor::dtype_of(v)));
+                vec![(st, Value::Tensor(Rc::new(Tensor::new(shape, dtype))))]
+            }
+        };
+    };
     // an empty list is a float tensor of shape [0]
     let empty = dims.contains(&0);
     let dtype = match kwargs.iter().find(|(k, _)| &**k == "dtype") {

@@ -231,11 +231,32 @@ pub fn tensor_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
     match registry::lookup_in("torch.Tensor", name) {
         Some(api) if api.accepts(&args, &kwargs) => {
             let src = KEEPS_VALUES.contains(&name).then(|| recv.clone());
+            let unranked = match &recv {
+                Value::Tensor(t) if st.resolve(&t.shape).rank().is_none() && KEEPS_DTYPE.contains(&name) && !args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| matches!(v, Value::DType(_) | Value::Unknown)) => Some(t.clone()),
+                _ => None,
+            };
             let out = method_of(cx, st, recv, name, Some(api.family), args, kwargs, span);
-            keep_values(src.as_ref(), out)
+            let out = keep_values(src.as_ref(), out);
+            match unranked {
+                Some(t) => out.into_iter().map(|(st, v)| if v.is_unknown() { (st, same_kind_unranked(cx, &t)) } else { (st, v) }).collect(),
+                None => out,
+            }
         }
         _ => vec![(st, Value::Unknown)],
     }
+}
+
+/// The methods whose result is one tensor of the receiver's dtype and device, its values
+/// moved, viewed or copied (`view` to a dtype excepted by the caller).
+const KEEPS_DTYPE: &[&str] = &[
+    "unsqueeze", "squeeze", "view", "reshape", "flatten", "unflatten", "permute", "transpose", "t", "contiguous", "clone", "detach",
+    "expand", "repeat", "narrow", "select", "flip", "roll", "tril", "triu", "movedim", "moveaxis", "swapaxes", "swapdims", "view_as", "reshape_as", "expand_as",
+];
+
+/// A result of one of [`KEEPS_DTYPE`] on a tensor of unknown rank whose model gave nothing: a
+/// tensor of unknown shape with the receiver's dtype, device and autograd state.
+fn same_kind_unranked(cx: &mut dyn ModelCtx, t: &Tensor) -> Value {
+    Value::Tensor(Rc::new(Tensor { device: t.device, grad: t.grad, ..Tensor::new(cx.any_shape(), t.dtype) }))
 }
 
 /// A tensor method as the models call it for one another (`expand_as` is `expand`, ...) and as
