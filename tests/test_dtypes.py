@@ -147,6 +147,8 @@ NUMPY_CASES = (
        "np.random.default_rng(0).random((2, 3), dtype=np.float32)", "np.random.default_rng(0).random((2, 3), np.float32)",
        "np.random.default_rng(0).random(size=4)", "np.random.default_rng(0).standard_normal((2, 2), dtype=np.float32)",
        "np.random.default_rng(0).integers(0, 3, size=(2, 2), dtype=np.int32)", "np.random.default_rng(0).integers(0, 3, (4,), np.uint8)",
+       "np.random.RandomState(0).randn(3, 2)", "np.random.RandomState(1).randint(0, 4, size=(5,))",
+       "np.random.RandomState(2).uniform(0, 1, size=(2, 3))", "np.random.RandomState(3).rand(4).astype(np.float32)",
        "np.linspace(0, 1, 5)[:, None]", "np.zeros((3, 4, 5))[..., 1:3]", "np.zeros((3, 4))[None, :, 0]",
        "np.zeros((3, 4), dtype=np.float32)[1:, None, :2]", "np.zeros((2, 3, 4))[0, ..., None]",
        "np.stack([np.ones(6, dtype=np.int64) for _ in range(4)])", "np.stack([np.zeros((2, 3)), np.ones((2, 3))], axis=-1)",

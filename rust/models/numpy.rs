@@ -29,6 +29,10 @@ use crate::value::*;
 pub const ARRAY: &str = "numpy.ndarray";
 /// The kind of a `np.random.default_rng()` generator.
 const GENERATOR: &str = "numpy.random.Generator";
+/// The kind of a legacy `np.random.RandomState(seed)`: its draws are `np.random`'s functions.
+const RANDOM_STATE: &str = "numpy.random.RandomState";
+/// The draws of `np.random` (and of a `RandomState`).
+const LEGACY_DRAWS: &[&str] = &["rand", "randn", "random", "random_sample", "sample", "uniform", "normal", "standard_normal", "randint", "seed"];
 /// The hidden attribute of an array holding its shape and dtype as a tensor.
 pub const TENSOR: &str = "<array>";
 
@@ -73,9 +77,8 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
             }
         }
         "numpy.random" => match name {
-            "rand" | "randn" | "random" | "random_sample" | "sample" | "uniform" | "normal" | "standard_normal" | "randint" | "seed" | "default_rng" => {
-                Value::Lib(Rc::from(format!("numpy.random.{name}")))
-            }
+            _ if LEGACY_DRAWS.contains(&name) => Value::Lib(Rc::from(format!("numpy.random.{name}"))),
+            "default_rng" | "RandomState" => Value::Lib(Rc::from(format!("numpy.random.{name}"))),
             _ => Value::Unknown,
         },
         _ => Value::Unknown,
@@ -137,7 +140,7 @@ pub fn is_array_method(name: &str) -> bool {
 
 /// Whether `name` is a method of a generator the model answers.
 pub fn is_generator_method(kind: &str, name: &str) -> bool {
-    kind == GENERATOR && matches!(name, "random" | "normal" | "uniform" | "standard_normal" | "integers")
+    (kind == GENERATOR && matches!(name, "random" | "normal" | "uniform" | "standard_normal" | "integers")) || (kind == RANDOM_STATE && LEGACY_DRAWS.contains(&name))
 }
 
 /// The shape a `size=`/shape argument gives: `None` (the argument absent or `None`: a scalar
@@ -319,6 +322,10 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
         "random.seed" => vec![(st, Value::None)],
         "random.default_rng" => {
             let v = Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from(GENERATOR), attrs: BTreeMap::new() }));
+            vec![(st, v)]
+        }
+        "random.RandomState" => {
+            let v = Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from(RANDOM_STATE), attrs: BTreeMap::new() }));
             vec![(st, v)]
         }
         "zeros" | "ones" | "empty" | "full" => {
@@ -509,6 +516,13 @@ fn join(cx: &mut dyn ModelCtx, mut st: State, f: &str, args: &[Value], kwargs: &
 /// (`rng.normal(size=(n, d))`).
 pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>) -> Vals {
     let mut st = st;
+    // a legacy `RandomState`'s draws are `np.random`'s (seeded by the object)
+    if matches!(st.get(id), Obj::Namespace { kind, .. } if &**kind == RANDOM_STATE) {
+        if !LEGACY_DRAWS.contains(&name) {
+            return vec![(st, Value::Unknown)];
+        }
+        return call(cx, st, &format!("numpy.random.{name}"), args, kwargs, Span::default());
+    }
     let kw = |k: &str| kwargs.iter().find(|(n, _)| &**n == k).map(|(_, v)| v);
     let recv = Value::Ref(id);
     if let Some(a) = array_of(&st, &recv) {

@@ -287,6 +287,9 @@ fn legacy(cx: &mut dyn ModelCtx, st: State, dtype: DType, args: &[Value], span: 
                     v => (st, v),
                 }).collect();
             }
+            // data (or a size) the core does not follow: the constructor's dtype, a shape not
+            // known
+            None if data.is_unknown() => cx.any_shape(),
             None => return vec![(st, Value::Unknown)],
         },
         _ => return vec![(st, Value::Unknown)],
