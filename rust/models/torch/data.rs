@@ -789,7 +789,7 @@ const MAX_COLLATED: i128 = 64;
 /// number in each real sample. The collate function's one outcome is the batch; with several,
 /// or a longer batch, the batch is Unknown.
 fn make_batch(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value, item: &Value, b: &Dim, count: Option<i128>) -> Value {
-    let Some(f) = ns_attr(st, loader, "DataLoader", "collate_fn") else { return collate(st, item, b) };
+    let Some(f) = ns_attr(st, loader, "DataLoader", "collate_fn") else { return collate(cx, st, item, b) };
     let Some(n) = count.filter(|n| (1..=MAX_COLLATED).contains(n)) else { return Value::Unknown };
     let samples = (0..n).map(|_| per_sample(cx, st, item)).collect();
     let list = Value::Ref(st.alloc(Obj::List(samples)));
@@ -918,12 +918,13 @@ fn join_sample(cx: &mut dyn ModelCtx, st: &State, a: &Value, b: &Value) -> Optio
 }
 
 /// Stack samples into a batch of `b`, as the default collate function does.
-fn collate(st: &mut State, item: &Value, b: &Dim) -> Value {
+fn collate(cx: &mut dyn ModelCtx, st: &mut State, item: &Value, b: &Dim) -> Value {
     match item {
         Value::Tensor(t) => {
             let s = st.resolve(&t.shape);
             if s.prefix.is_some() {
-                return Value::Unknown;
+                // samples of unknown rank: a batch of unknown shape, of their dtype and device
+                return on(tensor_value(cx.any_shape(), t.dtype), t.device);
             }
             let mut dims = vec![b.clone()];
             dims.extend(s.dims);
@@ -933,17 +934,17 @@ fn collate(st: &mut State, item: &Value, b: &Dim) -> Value {
         Value::Int(_) | Value::Bool(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)),
         Value::Str(Some(s)) if &**s == "<label>" => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)),
         Value::Float(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Double)), Some(Device::Cpu)),
-        Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| collate(st, i, b)).collect())),
+        Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| collate(cx, st, i, b)).collect())),
         // a dict of string keys becomes a dict of batches, key by key (a new dict: each batch
         // is its own object)
         Value::Ref(id) if matches!(st.get(*id), Obj::Dict(items) if items.iter().all(|(k, _)| matches!(k, Value::Str(Some(_))))) => {
             let Obj::Dict(items) = st.get(*id).clone() else { return Value::Unknown };
-            let batched = items.iter().map(|(k, v)| (k.clone(), collate(st, v, b))).collect();
+            let batched = items.iter().map(|(k, v)| (k.clone(), collate(cx, st, v, b))).collect();
             Value::Ref(st.alloc(Obj::Dict(batched)))
         }
         // a NumPy array becomes a tensor of its dtype, then stacks
         Value::Ref(_) => match crate::models::numpy::array_of(st, item) {
-            Some(a) => collate(st, &on(Value::Tensor(a), Some(Device::Cpu)), b),
+            Some(a) => collate(cx, st, &on(Value::Tensor(a), Some(Device::Cpu)), b),
             None => Value::Unknown,
         },
         _ => Value::Unknown,
