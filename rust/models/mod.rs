@@ -337,6 +337,26 @@ fn forget_items<'a>(items: impl Iterator<Item = &'a mut Value>) {
 
 /// Record the training mode `mode` on a module and on the modules it registers, as
 /// `nn.Module.train` does (`for_each_module`).
+/// `module.requires_grad_(flag)` (`flag`: a bool, or Unknown): marks each library layer of the
+/// module (`torch::autograd::REQUIRES_GRAD`). A tensor held by a user module (a raw
+/// `nn.Parameter`) is not followed: then any parameter may be frozen (`State::params_frozen`).
+pub fn set_requires_grad(cx: &dyn ModelCtx, st: &mut State, id: ObjId, flag: &Value) {
+    let key: Name = Name::from(torch::autograd::REQUIRES_GRAD);
+    let mut raw = false;
+    let mut visited = 0usize;
+    for_each_module(cx, st, id, &mut |attrs, user| {
+        visited += 1;
+        if user {
+            raw |= attrs.values().any(|v| matches!(v, Value::Tensor(_) | Value::Unknown));
+        } else {
+            attrs.insert(key.clone(), flag.clone());
+        }
+    });
+    if raw || visited == 0 || visited > 4096 {
+        st.params_frozen = true;
+    }
+}
+
 pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) {
     let key: Name = Name::from("training");
     for_each_module(cx, st, id, &mut |attrs, _| {
@@ -580,9 +600,17 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 torch::optim::zero_module(&mut st, id, span);
                 return vec![(st, Value::None)];
             }
-            // `model.requires_grad_(False)`: its parameters (and maybe others': not followed) may
-            // no longer require grad
-            if name == "requires_grad_" {
+            // `model.requires_grad_(flag)`: the parameters of its layers (`autograd::REQUIRES_GRAD`);
+            // a parameter of its own (an instance's tensor attribute) or a module not followed
+            // may be any: then any parameter may be frozen
+            if name == "requires_grad_" && is_module(cx, &st, id) {
+                let flag = match args.first().or(kwargs.iter().find(|(k, _)| &**k == "requires_grad").map(|(_, v)| v)) {
+                    None => Value::Bool(true),
+                    Some(Value::Bool(b)) => Value::Bool(*b),
+                    Some(_) => Value::Unknown,
+                };
+                set_requires_grad(cx, &mut st, id, &flag);
+            } else if name == "requires_grad_" {
                 st.params_frozen = true;
             }
             // nn.Module methods that return the module itself

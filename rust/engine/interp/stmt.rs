@@ -103,6 +103,34 @@ impl<'a> Interp<'a> {
                 out
             }
             StmtKind::While { test, body, orelse } => self.while_loop(test, body, orelse, st, ctx),
+            StmtKind::For { target, iter, body, orelse } if orelse.is_empty() && freeze_loop(target, iter, body).is_some() => {
+                // `for p in m.parameters(): p.requires_grad = flag` is `m.requires_grad_(flag)`
+                let Some((module, flag)) = freeze_loop(target, iter, body) else { return Vec::new() };
+                let mut out = Vec::new();
+                for (st, m) in self.eval(module, st, ctx) {
+                    for (mut st, f) in self.eval(flag, st, ctx) {
+                        // (not a module the core follows: any parameter may be frozen)
+                        if !matches!(&m, Value::Ref(id) if crate::models::is_module(self, &st, *id)) {
+                            st.forget_grads();
+                            st.params_frozen = true;
+                            for n in target_names(target) {
+                                self.set_var(&mut st, ctx, &n, Value::Unknown);
+                            }
+                            out.push((st, Flow::Normal));
+                            continue;
+                        }
+                        for (st, method) in self.get_attr(st, m.clone(), &Name::from("requires_grad_"), iter.span) {
+                            for (mut st, _) in self.call(method, vec![f.clone()], Vec::new(), st, s.span) {
+                                for n in target_names(target) {
+                                    self.set_var(&mut st, ctx, &n, Value::Unknown);
+                                }
+                                out.push((st, Flow::Normal));
+                            }
+                        }
+                    }
+                }
+                out
+            }
             StmtKind::For { target, iter, body, orelse } => {
                 // (an evaluation loop written inline is judged at its end: `eval_loops`)
                 let framed = self.loop_frame_wanted();
@@ -480,4 +508,34 @@ impl Interp<'_> {
             _ => true,
         })
     }
+}
+
+/// `for p in m.parameters(): p.requires_grad = flag` (or `p.requires_grad_(flag)`): the module
+/// expression `m` and the flag.
+fn freeze_loop<'e>(target: &Target, iter: &'e Expr, body: &'e [Stmt]) -> Option<(&'e Expr, &'e Expr)> {
+    let Target::Name(p, _) = target else { return None };
+    let ExprKind::Call { func, args, kwargs } = &iter.kind else { return None };
+    let ExprKind::Attr(module, method) = &func.kind else { return None };
+    if &**method != "parameters" || !args.is_empty() || !kwargs.is_empty() {
+        return None;
+    }
+    let is_p = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == p);
+    let flag = match &body {
+        [Stmt { kind: StmtKind::Assign { targets, value }, .. }] => match &targets[..] {
+            [Target::Attr(obj, name, _)] if &**name == "requires_grad" && is_p(obj) => value,
+            _ => return None,
+        },
+        [Stmt { kind: StmtKind::Expr(Expr { kind: ExprKind::Call { func, args, kwargs }, .. }), .. }] => match (&func.kind, &args[..]) {
+            (ExprKind::Attr(obj, name), [a]) if &**name == "requires_grad_" && is_p(obj) && kwargs.is_empty() && !a.star => &a.value,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some((module, flag))
+}
+
+fn target_names(t: &Target) -> Vec<Name> {
+    let mut out = Vec::new();
+    t.bound_names(&mut out);
+    out
 }

@@ -63,11 +63,30 @@ pub fn combine(inputs: impl Iterator<Item = Grad>, span: Span) -> Grad {
     }
 }
 
+/// A library layer's hidden attribute: whether its parameters require grad, set by
+/// `module.requires_grad_(flag)` on a module that holds it (and by `for p in
+/// module.parameters(): p.requires_grad = flag`): `Bool(flag)`, or Unknown (a flag not known).
+/// Absent: they do (unless `State::params_frozen`: something may have frozen any of them).
+pub const REQUIRES_GRAD: &str = "<requires_grad>";
+
+/// Whether the parameters of this layer require grad (`None`: not known).
+pub fn layer_requires_grad(st: &State, l: &Layer) -> Option<bool> {
+    match l.attrs.get(REQUIRES_GRAD) {
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => None,
+        None if st.params_frozen => None,
+        None => Some(true),
+    }
+}
+
 /// How a call's results relate to autograd.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Source {
     /// computed from the inputs (and, with `params`, from the parameters of a layer)
     Inputs { params: bool },
+    /// computed from the inputs and from the parameters of a layer, which require grad or not
+    /// (`None`: not known; [`layer_requires_grad`])
+    Layer { requires_grad: Option<bool> },
     /// a new tensor (a creation function), a leaf only with `requires_grad=True`
     Created { requires_grad: Option<bool> },
     /// `x.detach()`
@@ -129,6 +148,14 @@ fn grad_of(st: &State, inputs: &[Rc<Tensor>], source: Source, span: Span) -> Gra
         Source::Inputs { params } => {
             let p = if st.params_frozen { Grad::Unknown } else { Grad::Tracked };
             combine(inputs.iter().map(|t| t.grad).chain(params.then_some(p)), span)
+        }
+        Source::Layer { requires_grad } => {
+            let p = match requires_grad {
+                Some(true) => Some(Grad::Tracked),
+                Some(false) => None,
+                None => Some(Grad::Unknown),
+            };
+            combine(inputs.iter().map(|t| t.grad).chain(p), span)
         }
         _ => Grad::Unknown,
     }
