@@ -63,6 +63,8 @@ RAISES = [
     "nn.Linear(4, 2)(torch.LongTensor([[1, 2, 3, 4]]))",
     # bitwise operators: integer and bool tensors only
     "~f", "~(b.float())", "~h", "b & f", "f | b", "d ^ l", "(f > 0) & (f < 1).float()",
+    # sums of bools and integers are int64
+    "b.sum(1).mean()", "nn.Linear(4, 2)(u.sum(0, keepdim=True))",
 ]
 
 RUNS = [
@@ -90,6 +92,8 @@ RUNS = [
     "nn.CrossEntropyLoss(weight=torch.tensor(1.0 / np.array([5, 2, 3, 6]), dtype=torch.float32))(f, torch.zeros(4, dtype=torch.long))",
     "nn.Linear(4, 2)(torch.LongTensor([[1, 2, 3, 4]]).float())",
     "~b", "~l", "~u", "b & (f < 1)", "l | i32", "b ^ b",
+    # sums of bools and integers are int64: indices
+    "nn.Embedding(16, 3)(b.sum(0))", "F.one_hot(b.sum(1) % 4, 4)", "F.one_hot(u.sum(1) % 4, 4)", "f[b.sum(1) % 4]",
     # a cast to a dtype the core does not know: the dtype is unknown, not kept
     "nn.Linear(4, 2).half()(f.to(next(nn.Linear(4, 2).half().parameters()).dtype))",
     "nn.Linear(4, 2).half()(f.to(dtype=next(nn.Linear(4, 2).half().parameters()).dtype))",

@@ -119,7 +119,9 @@ fn reduce(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args: &[
         _ => return vec![(st, Value::Unknown)],
     };
     let idx_dtype = matches!(name, "argmax" | "argmin" | "count_nonzero");
-    let out_dtype = if idx_dtype { Some(DType::Long) } else if matches!(name, "any" | "all") { Some(DType::Bool) } else { t.dtype };
+    // (torch sums and multiplies integers and bools in int64)
+    let widened = matches!(name, "sum" | "nansum" | "prod") && t.dtype.is_some_and(|d| matches!(d, DType::Bool | DType::Byte | DType::Int | DType::Long));
+    let out_dtype = if idx_dtype || widened { Some(DType::Long) } else if matches!(name, "any" | "all") { Some(DType::Bool) } else { t.dtype };
     // (values, indices) when reducing along a dim
     let pair = matches!(name, "max" | "min" | "median" | "nanmedian" | "mode" | "kthvalue");
     let dimv = match b.get("dim") {
