@@ -154,6 +154,13 @@ pub fn tensor_index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: 
     device::on_device_of(autograd::stamp(out, &ts, autograd::Source::Inputs { params: false }, if view { "<basic index>" } else { "" }, span), &o)
 }
 
+/// An elementwise comparison of tensors (`x > 0.8`, `pred == y`): a bool tensor on the
+/// operands' device, as an operator's result is (SHP201 when they cannot meet, as torch raises).
+pub fn tensor_compare(cx: &mut dyn ModelCtx, st: State, symbol: &str, a: Value, b: Value, span: Span) -> Vals {
+    let (x, y) = (a.clone(), b.clone());
+    device::around_binop(cx, st, &format!("`{symbol}`"), false, &x, &y, span, |cx, st| tensor::compare(cx, st, a, b, span))
+}
+
 pub fn tensor_binop(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
     let (x, y) = (a.clone(), b.clone());
     device::around_binop(cx, st, &format!("`{}`", op.symbol()), op == BinOp::MatMul, &x, &y, span, |cx, st| tensor::binop(cx, st, op, a, b, span, inplace))
