@@ -65,16 +65,12 @@ pub fn exposed(stmts: &[Stmt], killed: &mut BTreeSet<Name>, out: &mut BTreeSet<N
             StmtKind::Assign { targets, value } => {
                 reads(value, killed, out);
                 targets.iter().for_each(|t| target_reads(t, killed, out));
-                let mut bound = Vec::new();
-                targets.iter().for_each(|t| t.bound_names(&mut bound));
-                killed.extend(bound);
+                targets.iter().for_each(|t| kill(t, killed));
             }
             StmtKind::AnnAssign { target, value: Some(value), .. } => {
                 reads(value, killed, out);
                 target_reads(target, killed, out);
-                let mut bound = Vec::new();
-                target.bound_names(&mut bound);
-                killed.extend(bound);
+                kill(target, killed);
             }
             StmtKind::AugAssign { target, value, .. } => {
                 reads(value, killed, out);
@@ -88,9 +84,7 @@ pub fn exposed(stmts: &[Stmt], killed: &mut BTreeSet<Name>, out: &mut BTreeSet<N
             StmtKind::For { target, iter, body, orelse } => {
                 reads(iter, killed, out);
                 let mut inner = killed.clone();
-                let mut bound = Vec::new();
-                target.bound_names(&mut bound);
-                inner.extend(bound);
+                kill(target, &mut inner);
                 exposed(body, &mut inner, out);
                 exposed(orelse, &mut killed.clone(), out);
             }
@@ -108,9 +102,7 @@ pub fn exposed(stmts: &[Stmt], killed: &mut BTreeSet<Name>, out: &mut BTreeSet<N
                 for (e, t) in items {
                     reads(e, killed, out);
                     if let Some(t) = t {
-                        let mut bound = Vec::new();
-                        t.bound_names(&mut bound);
-                        killed.extend(bound);
+                        kill(t, killed);
                     }
                 }
                 exposed(body, killed, out);
@@ -142,6 +134,13 @@ pub fn exposed(stmts: &[Stmt], killed: &mut BTreeSet<Name>, out: &mut BTreeSet<N
             exposed(&c.body, &mut BTreeSet::new(), out);
         }
     }
+}
+
+/// The names `t` binds are assigned from here on.
+fn kill(t: &Target, killed: &mut BTreeSet<Name>) {
+    let mut bound = Vec::new();
+    t.bound_names(&mut bound);
+    killed.extend(bound);
 }
 
 fn expr_names(e: &Expr, f: &mut dyn FnMut(&Name)) {
@@ -259,5 +258,32 @@ impl Interp<'_> {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    fn exposed_of(src: &str) -> Vec<String> {
+        let parsed = crate::parse::parse(src);
+        let module = crate::ir::lower::lower_module(&parsed);
+        let mut out = BTreeSet::new();
+        super::exposed(&module.body, &mut BTreeSet::new(), &mut out);
+        out.into_iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn a_name_assigned_before_it_is_read_is_not_live() {
+        // `out` is assigned before its read; `total` is read by `+=`; the loop's target kills
+        // `x` inside the body only; `y` is read in a branch
+        let live = exposed_of("out = model(a)\nprint(out)\ntotal += 1\nfor x in xs:\n    use(x)\nif c:\n    use(y)\nuse(x)\n");
+        assert_eq!(live, ["a", "c", "model", "print", "total", "use", "x", "xs", "y"]);
+    }
+
+    #[test]
+    fn a_name_read_in_a_nested_function_is_live() {
+        let live = exposed_of("def f():\n    return out\nout = 1\n");
+        assert_eq!(live, ["out"]);
     }
 }
