@@ -43,6 +43,13 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
     let mut shapes = Vec::new();
     let mut dtypes = Vec::new();
     let name = if stack { "torch.stack" } else { "torch.cat" };
+    // tensors of which some has an unknown rank: not judged; the result, on every path that
+    // goes on, has their dtype when they share one (the shape not known)
+    if !items.is_empty() && items.iter().all(|v| matches!(v, Value::Tensor(_))) && items.iter().any(|v| matches!(v, Value::Tensor(t) if st.resolve(&t.shape).prefix.is_some())) {
+        let dts: Vec<Option<DType>> = items.iter().filter_map(|v| if let Value::Tensor(t) = v { Some(t.dtype) } else { None }).collect();
+        let dtype = if dts.windows(2).all(|w| w[0] == w[1]) { dts[0] } else { None };
+        return vec![(st, tensor_value(cx.any_shape(), dtype))];
+    }
     for (k, it) in items.iter().enumerate() {
         match it {
             Value::Tensor(t) => {
