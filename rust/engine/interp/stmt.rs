@@ -120,7 +120,12 @@ impl<'a> Interp<'a> {
                             continue;
                         }
                         for (st, method) in self.get_attr(st, m.clone(), &Name::from("requires_grad_"), iter.span) {
-                            for (mut st, _) in self.call(method, vec![f.clone()], Vec::new(), st, s.span) {
+                            for (mut st, v) in self.call(method, vec![f.clone()], Vec::new(), st, s.span) {
+                                // (a call the core did not follow: any parameter may be frozen)
+                                if v.is_unknown() {
+                                    st.forget_grads();
+                                    st.params_frozen = true;
+                                }
                                 for n in target_names(target) {
                                     self.set_var(&mut st, ctx, &n, Value::Unknown);
                                 }
