@@ -152,7 +152,7 @@ fn label_of(e: &Expr, callee: Option<&String>) -> Option<String> {
             ExprKind::Tuple(items) if items.iter().any(|i| matches!(i.kind, ExprKind::Slice(..))) => "slice x[..., a:b]".into(),
             _ => "subscript x[i]".into(),
         },
-        ExprKind::BinOp(op, ..) => format!("operator {}", op_text(*op)),
+        ExprKind::BinOp(op, ..) => format!("operator {}", op.symbol()),
         ExprKind::UnaryOp(..) => "unary operator".into(),
         ExprKind::Compare(..) => "comparison".into(),
         ExprKind::BoolOp { .. } => "and/or".into(),
@@ -166,25 +166,6 @@ fn label_of(e: &Expr, callee: Option<&String>) -> Option<String> {
         // a name, a constant, a display, a lambda or a slice is made of its parts
         _ => return None,
     })
-}
-
-fn op_text(op: crate::ir::BinOp) -> &'static str {
-    use crate::ir::BinOp::*;
-    match op {
-        Add => "+",
-        Sub => "-",
-        Mul => "*",
-        MatMul => "@",
-        Div => "/",
-        Mod => "%",
-        Pow => "**",
-        LShift => "<<",
-        RShift => ">>",
-        BitOr => "|",
-        BitXor => "^",
-        BitAnd => "&",
-        FloorDiv => "//",
-    }
 }
 
 impl Coverage {

@@ -554,15 +554,7 @@ impl<'a> Interp<'a> {
         let is_tensor = |v: &Value| matches!(v, Value::Tensor(_));
         if tail.is_empty() && (is_tensor(a) || is_tensor(&b)) && matches!(op, CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE) {
             // elementwise comparison: a broadcast bool tensor
-            let symbol = match op {
-                CmpOp::Eq => "==",
-                CmpOp::NotEq => "!=",
-                CmpOp::Lt => "<",
-                CmpOp::LtE => "<=",
-                CmpOp::Gt => ">",
-                _ => ">=",
-            };
-            out.extend(torch::tensor_compare(self, st, symbol, a.clone(), b, e.span));
+            out.extend(torch::tensor_compare(self, st, op.symbol(), a.clone(), b, e.span));
             return;
         }
         if tail.is_empty() && matches!(op, CmpOp::Eq | CmpOp::NotEq | CmpOp::Lt | CmpOp::LtE | CmpOp::Gt | CmpOp::GtE) && crate::models::numpy::involves_array(&st, a, &b) {

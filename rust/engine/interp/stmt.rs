@@ -108,29 +108,27 @@ impl<'a> Interp<'a> {
                 let Some((module, flag)) = freeze_loop(target, iter, body) else { return Vec::new() };
                 let mut out = Vec::new();
                 for (st, m) in self.eval(module, st, ctx) {
-                    for (mut st, f) in self.eval(flag, st, ctx) {
-                        // (not a module the core follows: any parameter may be frozen)
-                        if !matches!(&m, Value::Ref(id) if crate::models::is_module(self, &st, *id)) {
-                            st.forget_grads();
-                            st.params_frozen = true;
+                    for (st, f) in self.eval(flag, st, ctx) {
+                        // a module the core follows: its layers are marked (`m.requires_grad_`)
+                        let done = if matches!(&m, Value::Ref(id) if crate::models::is_module(self, &st, *id)) {
+                            let mut done = Vec::new();
+                            for (st, method) in self.get_attr(st, m.clone(), &Name::from("requires_grad_"), iter.span) {
+                                done.extend(self.call(method, vec![f.clone()], Vec::new(), st, s.span));
+                            }
+                            done
+                        } else {
+                            vec![(st, Value::Unknown)]
+                        };
+                        for (mut st, v) in done {
+                            // not followed (no module, or an Unknown result): any parameter may be frozen
+                            if v.is_unknown() {
+                                st.forget_grads();
+                                st.params_frozen = true;
+                            }
                             for n in target_names(target) {
                                 self.set_var(&mut st, ctx, &n, Value::Unknown);
                             }
                             out.push((st, Flow::Normal));
-                            continue;
-                        }
-                        for (st, method) in self.get_attr(st, m.clone(), &Name::from("requires_grad_"), iter.span) {
-                            for (mut st, v) in self.call(method, vec![f.clone()], Vec::new(), st, s.span) {
-                                // (a call the core did not follow: any parameter may be frozen)
-                                if v.is_unknown() {
-                                    st.forget_grads();
-                                    st.params_frozen = true;
-                                }
-                                for n in target_names(target) {
-                                    self.set_var(&mut st, ctx, &n, Value::Unknown);
-                                }
-                                out.push((st, Flow::Normal));
-                            }
                         }
                     }
                 }
