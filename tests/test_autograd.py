@@ -139,3 +139,72 @@ def test_a_program_without_backward_follows_no_leaf(body):
     assert subprocess.run([sys.executable, "-c", body]).returncode == 0, f"torch raises on {body!r}"
     assert "backward" not in body and "requires_grad" not in body
     assert [(f["code"], f["row"]) for f in _core.check_source(body, "t.py", {})] == []
+
+
+# SHP314: backward() through a graph an earlier backward() freed (torch raises "Trying to
+# backward through the graph a second time"), one case per kind of node that saves tensors
+# (`autograd::SAVES_TENSORS`): a layer, an operator, a function, a method, a loss, a recurrent
+# layer, the members of an nn.Sequential; and the ways a freed graph is reached again.
+TWICE = "y.backward()\ny.backward()\n"
+FREED_RAISES = [
+    "m = nn.Linear(3, 2)\ny = m(torch.randn(4, 3)).sum()\n" + TWICE,
+    "y = (w * torch.randn(3)).sum()\n" + TWICE,
+    "y = (w / 2).sum()\n" + TWICE,
+    "y = (w ** 2).sum()\n" + TWICE,
+    "y = (w @ torch.randn(3, 2)).sum()\n" + TWICE,
+    "y = torch.matmul(w, torch.randn(3))\n" + TWICE,
+    "y = torch.exp(w).sum()\n" + TWICE,
+    "y = w.sigmoid().sum()\n" + TWICE,
+    "y = w.abs().sqrt().sum()\n" + TWICE,
+    "y = nn.functional.relu(w).sum()\n" + TWICE,
+    "y = nn.functional.mse_loss(w, torch.zeros(3))\n" + TWICE,
+    "y = nn.functional.cross_entropy(w.unsqueeze(0), torch.tensor([1]))\n" + TWICE,
+    "y = nn.MSELoss()(w, torch.zeros(3))\n" + TWICE,
+    "c = nn.Conv1d(1, 2, 2)\ny = c(w.view(1, 1, 3)).sum()\n" + TWICE,
+    "e = nn.Embedding(5, 3)\ny = e(torch.tensor([1, 2])).sum()\n" + TWICE,
+    "r = nn.LSTM(3, 4)\ny = r(w.view(1, 1, 3))[0].sum()\n" + TWICE,
+    "s = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 1))\ny = s(torch.randn(2, 3)).sum()\n" + TWICE,
+    "y = (w * w).sum()\ny.backward(retain_graph=False)\ny.backward()\n",
+    # a loss reused after its backward
+    "loss = (w * w).sum()\nloss.backward()\nloss = loss + (w * 3).sum()\nloss.backward()\n",
+    "loss = (w * w).sum()\nloss.backward()\nloss += (w * 3).sum()\nloss.backward()\n",
+    # a generator's output not detached for the discriminator's loss
+    "g = nn.Linear(2, 3)\nd = nn.Linear(3, 1)\nfake = g(torch.randn(4, 2))\nd(fake).mean().backward()\n(-d(fake).mean()).backward()\n",
+    # a hidden state carried into the next iteration
+    "rnn = nn.RNN(3, 4)\nh = None\nfor _ in range(2):\n    out, h = rnn(torch.randn(1, 1, 3), h)\n    out.sum().backward()\n",
+    "lstm = nn.LSTM(3, 4)\nstate = (torch.zeros(1, 1, 4), torch.zeros(1, 1, 4))\nfor _ in range(3):\n    out, state = lstm(torch.randn(5, 1, 3), state)\n    out.pow(2).mean().backward()\n",
+]
+
+FREED_RUNS = [
+    # nodes that save no tensor
+    "y = (w + 1).sum()\n" + TWICE,
+    "y = torch.cat([w, -w]).mean()\n" + TWICE,
+    "y = w.view(3, 1)[1:].sum()\n" + TWICE,
+    # retained
+    "y = (w * w).sum()\ny.backward(retain_graph=True)\ny.backward()\n",
+    "y = (w * w).sum()\ny.backward(create_graph=True)\ny.backward()\n",
+    # distinct graphs made by one line
+    "m = nn.Linear(3, 1)\nys = [m(torch.randn(2, 3)).sum() for _ in range(2)]\nys[0].backward()\nys[1].backward()\n",
+    "def f(v):\n    return (v * v).sum()\na = f(w)\nb = f(w)\na.backward()\nb.backward()\n",
+    "m = nn.Linear(3, 1)\nout = m(torch.randn(2, 3))\nout.sum().backward()\nout = m(torch.randn(2, 3))\nout.sum().backward()\n",
+    "m = nn.Linear(3, 1)\na = m(torch.randn(2, 3)).sum()\nb = m(torch.randn(2, 3)).sum()\na.backward()\nb.backward()\n",
+    # detached before the next use
+    "g = nn.Linear(2, 3)\nd = nn.Linear(3, 1)\nfake = g(torch.randn(4, 2))\nd(fake.detach()).mean().backward()\n(-d(fake).mean()).backward()\n",
+    "rnn = nn.RNN(3, 4)\nh = None\nfor _ in range(2):\n    out, h = rnn(torch.randn(1, 1, 3), h)\n    h = h.detach()\n    out.sum().backward()\n",
+    "rnn = nn.RNN(3, 4)\nh = None\nfor _ in range(2):\n    out, h = rnn(torch.randn(1, 1, 3), h)\n    out.sum().backward()\n    h = h.data\n",
+    # a graph reused before it is freed
+    "y = (w * w).sum()\nz = y * 2\n(y + z).backward()\n",
+]
+
+
+@pytest.mark.parametrize("body", FREED_RAISES)
+def test_backward_through_a_freed_graph_is_reported_where_torch_raises(body):
+    line = run(body)
+    assert line is not None, f"torch runs {body!r}"
+    assert findings(body) == [("SHP314", line)]
+
+
+@pytest.mark.parametrize("body", FREED_RUNS)
+def test_backward_torch_runs_twice_is_not_reported(body):
+    assert run(body) is None, f"torch raises on {body!r}"
+    assert findings(body) == []

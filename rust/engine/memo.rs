@@ -225,6 +225,21 @@ struct CallResult {
     shapes: Rc<BTreeMap<u32, Shape>>,
     branches: Vec<Branch>,
     tainted: bool,
+    /// The graph nodes the call made (`State::made`), by how many times: a replay makes them
+    /// again.
+    made: Vec<(Node, u8)>,
+}
+
+/// The graph nodes made between `before` and `after` (`State::made`), by how many times; `None`
+/// when some was freed.
+fn made_since(before: &Rc<BTreeMap<Node, u8>>, after: &Rc<BTreeMap<Node, u8>>) -> Option<Vec<(Node, u8)>> {
+    if Rc::ptr_eq(before, after) {
+        return Some(Vec::new());
+    }
+    if before.iter().any(|(k, n)| after.get(k).is_none_or(|m| m < n)) {
+        return None;
+    }
+    Some(after.iter().filter_map(|(k, m)| (*m > before.get(k).copied().unwrap_or(0)).then(|| (*k, m - before.get(k).copied().unwrap_or(0)))).collect())
 }
 
 /// A summary matched against a call: the renaming from the first call's ids to this one's.
@@ -304,6 +319,8 @@ impl Memo {
             if !untouched || s.in_try != r.entry_state.in_try || s.grad_mode != r.entry_state.grad_mode || s.params_frozen != r.entry_state.params_frozen || s.branches.len() < n || s.branches[..n] != r.entry_state.branches[..] {
                 return;
             }
+            // the graph nodes it made; one it freed (a `backward()` inside) is not replayed
+            let Some(made) = made_since(&r.entry_state.made, &s.made) else { return };
             results.push(CallResult {
                 value: v.clone(),
                 new_objs: s.heap[l0..].to_vec(),
@@ -311,6 +328,7 @@ impl Memo {
                 shapes: s.shapes.clone(),
                 branches: s.branches[n..].to_vec(),
                 tainted: s.tainted,
+                made,
             });
         }
         let summary = Summary {
@@ -364,6 +382,11 @@ impl Hit {
             st2.shapes = r.shapes.clone();
             st2.branches.extend(r.branches.iter().cloned());
             st2.tainted = r.tainted;
+            for (k, n) in &r.made {
+                for _ in 0..*n {
+                    st2.make_node(*k);
+                }
+            }
             out.push((st2, v));
         }
         // the enclosing call read what this one reads (unless a replay that renamed none of

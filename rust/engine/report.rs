@@ -64,6 +64,12 @@ impl<'a> Interp<'a> {
             // embedded code not reached from a user call: nowhere to report
             return;
         }
+        // (a probing second iteration records only the violations of the rule it probes)
+        if let Some(code) = self.probe_only
+            && !matches!(&verdict, Verdict::Violated(v) if v.rule.code == code)
+        {
+            return;
+        }
         let site = self.user_span(site);
         let violated = matches!(verdict, Verdict::Violated(_));
         if violated {

@@ -156,6 +156,10 @@ pub struct Tensor {
     pub saved: Option<Rc<Saved>>,
 }
 
+/// A graph node that saved tensors for backward: the span of the op that made it, and where the
+/// layer it called was built (the default span for a function or an operator).
+pub type Node = (Span, Span);
+
 /// The tensors autograd saved for backward that a tensor's graph needs unchanged, by the span of
 /// the op that saved them (`models/torch/autograd.rs`, SHP310).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -173,6 +177,14 @@ pub struct Saved {
     pub layers: Vec<Span>,
     /// Some layer of its graph is not in `layers`.
     pub layers_lost: bool,
+    /// The nodes of its graph that saved tensors for backward, by the span of the op that made
+    /// them (at most [`Saved::MAX`]: a longer list forgets some, which can only miss a report).
+    /// A span names one node only while the path made it once since it was last freed
+    /// (`State::made`); `backward()` frees those of its loss (SHP314).
+    pub nodes: Vec<Node>,
+    /// The `backward()` at the span freed the saved tensors of a node of its graph: a
+    /// `backward()` through it raises.
+    pub freed: Option<(Span, Node)>,
 }
 
 impl Saved {
@@ -827,6 +839,10 @@ pub struct State {
     /// core's own decisions. A `RefCell` because `Interp::check` sees the state by reference;
     /// cloning a state copies the list (copy on write), so paths never share pushes.
     pub assumed: RefCell<Rc<Vec<Formula>>>,
+    /// The graph nodes that saved tensors for backward (`Saved::nodes`) this path made since
+    /// each was last freed, by the op's span: 1 when made once (the span names that one node),
+    /// 2 when made again (it names none: never freed by it). `models/torch/autograd.rs`.
+    pub made: Rc<BTreeMap<Node, u8>>,
 }
 
 impl State {
@@ -841,6 +857,7 @@ impl State {
             grad_mode: GradMode::On,
             params_frozen: false,
             assumed: RefCell::new(Rc::new(Vec::new())),
+            made: Rc::new(BTreeMap::new()),
         }
     }
 
@@ -945,6 +962,33 @@ impl State {
         }
     }
 
+    /// `backward()` at `at` freed the saved tensors of the graph nodes `keys` (each made once on
+    /// this path, `State::made`): every tensor of this path whose graph goes through one is
+    /// marked freed (`Saved::freed`), and the spans name no node any more.
+    pub fn free_graph(&mut self, keys: &[Node], at: Span) {
+        let f = |t: &Rc<Tensor>| {
+            let s = t.saved.as_ref()?;
+            let hit = *s.nodes.iter().find(|n| keys.contains(n))?;
+            let nodes = s.nodes.iter().filter(|n| !keys.contains(n)).copied().collect();
+            Some(Value::Tensor(Rc::new(Tensor { saved: Some(Rc::new(Saved { freed: s.freed.or(Some((at, hit))), nodes, ..(**s).clone() })), ..(**t).clone() })))
+        };
+        for id in 0..self.heap.len() {
+            if forget_obj(&mut self.get(id).clone(), &f) {
+                forget_obj(self.get_mut(id), &f);
+            }
+        }
+        let made = Rc::make_mut(&mut self.made);
+        for k in keys {
+            made.remove(k);
+        }
+    }
+
+    /// A graph node that saves tensors was made (`State::made`).
+    pub fn make_node(&mut self, node: Node) {
+        let n = Rc::make_mut(&mut self.made).entry(node).or_insert(0);
+        *n = (*n + 1).min(2);
+    }
+
     /// Replace a tensor, in every alias of it on this path, by `new` (`x.data = y`,
     /// `x.set_(y)`: the tensor object changed in place).
     pub fn replace_tensor(&mut self, old: &Rc<Tensor>, new: &Value) {
@@ -965,6 +1009,7 @@ impl State {
         self.in_try == o.in_try
             && self.grad_mode == o.grad_mode
             && self.params_frozen == o.params_frozen
+            && (Rc::ptr_eq(&self.made, &o.made) || self.made == o.made || LAYOUT_BLIND.with(|b| b.get()))
             && self.heap.len() == o.heap.len()
             && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
             && (Rc::ptr_eq(&self.heap, &o.heap)
@@ -974,6 +1019,14 @@ impl State {
     /// After `same_state` compared blind to layouts ([`layout_blind`]): forget the layouts
     /// this state's heap disagrees on with `o`'s.
     pub fn join_layouts(&mut self, o: &State) {
+        // a span made once on each path names one node on each: the most made on either
+        if !Rc::ptr_eq(&self.made, &o.made) && self.made != o.made {
+            let made = Rc::make_mut(&mut self.made);
+            for (k, n) in o.made.iter() {
+                let m = made.entry(*k).or_insert(0);
+                *m = (*m).max(*n);
+            }
+        }
         if Rc::ptr_eq(&self.heap, &o.heap) {
             return;
         }

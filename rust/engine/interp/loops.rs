@@ -150,6 +150,7 @@ impl<'a> Interp<'a> {
             if matches!(flow, Flow::Normal | Flow::Continue) {
                 crate::models::torch::optim::generic_iteration(self, &before, &s2);
                 self.kept_across(&accs, &before, &s2, ctx);
+                self.second_iteration(body, &before, &s2, ctx);
             }
             let forgot = forget_changes(&before, &mut s2) || !assigned.is_empty();
             if forgot
@@ -172,6 +173,25 @@ impl<'a> Interp<'a> {
             out.push((s2, Flow::Normal));
         }
         out
+    }
+
+    /// SHP314 on the second iteration of a generalised loop: when its first iteration left a
+    /// tensor whose graph a `backward()` freed where a tensor (or `None`) was before it (a
+    /// hidden state, `self.hidden`), the body runs once more from that state, recording only
+    /// that rule's violations (as SHP301 and SHP305 judge the next iteration, this assumes
+    /// there is one). Its states are dropped: the loop goes on generalised.
+    fn second_iteration(&mut self, body: &[Stmt], before: &State, after: &State, ctx: &Ctx) {
+        const RULE: &str = crate::rules::training::backward_freed_graph::RULE.code;
+        if self.probe_only.is_some() || self.abandoned || !carries_freed(before, after) {
+            return;
+        }
+        let coverage = self.coverage.take();
+        self.probe_only = Some(RULE);
+        crate::models::torch::optim::in_loop_body(true);
+        let _ = self.block(body, after.clone(), ctx);
+        crate::models::torch::optim::in_loop_body(false);
+        self.probe_only = None;
+        self.coverage = coverage;
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -326,6 +346,7 @@ impl<'a> Interp<'a> {
                         && a.in_try == b.in_try
                         && a.grad_mode == b.grad_mode
                         && a.params_frozen == b.params_frozen
+                        && a.made == b.made
                         && a.same_path_facts(b)
                         && (Rc::ptr_eq(&a.shapes, &b.shapes) || a.shapes == b.shapes)
                         && if suffix.is_empty() { a.branches == b.branches } else { b.branches.starts_with(&a.branches) }
@@ -468,6 +489,30 @@ impl<'a> Interp<'a> {
 /// Unknown; a list, dict or module container that changed (appended to, updated) becomes an
 /// opaque object: its length and items are not known.
 /// Whether something was forgotten.
+/// Whether a variable or an attribute that held a tensor (or `None`) before an iteration holds,
+/// after it, a tensor whose graph was freed (`Saved::freed`) that it did not hold before.
+fn carries_freed(before: &State, after: &State) -> bool {
+    let n = before.heap.len().min(after.heap.len());
+    let was_tensor = |v: &Value| match v {
+        Value::None | Value::Tensor(_) => true,
+        Value::Tuple(items) => items.iter().all(|i| matches!(i, Value::Tensor(_))),
+        _ => false,
+    };
+    let freed = |v: &Value| match v {
+        Value::Tensor(t) => t.saved.as_ref().is_some_and(|s| s.freed.is_some()),
+        Value::Tuple(items) => items.iter().any(|i| matches!(i, Value::Tensor(t) if t.saved.as_ref().is_some_and(|s| s.freed.is_some()))),
+        _ => false,
+    };
+    let in_maps = |old: &std::collections::BTreeMap<Name, Value>, new: &std::collections::BTreeMap<Name, Value>| {
+        new.iter().any(|(k, v)| freed(v) && old.get(k).is_some_and(|o| was_tensor(o) && !freed(o)))
+    };
+    (0..n).filter(|&i| !Rc::ptr_eq(&before.heap[i], &after.heap[i])).any(|i| match (&*before.heap[i], &*after.heap[i]) {
+        (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => in_maps(o, vars),
+        (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. }) => in_maps(o, attrs),
+        _ => false,
+    })
+}
+
 fn forget_changes(before: &State, after: &mut State) -> bool {
     let n = before.heap.len().min(after.heap.len());
     let changed: Vec<ObjId> = (0..n).filter(|&i| !Rc::ptr_eq(&before.heap[i], &after.heap[i]) && before.heap[i] != after.heap[i]).collect();

@@ -176,6 +176,9 @@ pub struct Interp<'a> {
     pub span_log: Option<crate::engine::shapes::SpanLog>,
     /// When set, the Unknown-cause recorder (`engine::coverage`).
     pub coverage: Option<crate::engine::coverage::Coverage>,
+    /// Running a generalised loop's body a second time, from the state its first iteration
+    /// left (`loops::second_iteration`): only violations of this rule are recorded.
+    pub probe_only: Option<&'static str>,
     /// The statement lists being run, outermost first (`eval_loops`: what runs after a loop).
     pub blocks: Vec<eval_loops::BlockFrame>,
     /// The next `block` is a loop's body (set by the loops, taken by `block`).
@@ -309,6 +312,7 @@ impl<'a> Interp<'a> {
             shape_log: None,
             span_log: None,
             coverage: None,
+            probe_only: None,
             blocks: Vec::new(),
             next_block_is_loop_body: false,
             places: Default::default(),

@@ -22,6 +22,7 @@ use std::rc::Rc;
 
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
+use crate::rules::training::backward_freed_graph::BackwardFreedGraph;
 use crate::rules::training::backward_without_graph::BackwardWithoutGraph;
 use crate::rules::training::inplace_modifies_saved::InplaceModifiesSaved;
 use crate::shape::Tri;
@@ -30,6 +31,24 @@ use crate::value::*;
 /// The ops whose backward reads their output: a tracked result is saved.
 pub const SAVES_OUTPUT: &[&str] = &[
     "sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu", "sqrt", "rsqrt", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "ReLU",
+];
+
+/// The ops whose backward reads a tensor they saved (an input, their output, a mask): a
+/// backward through their node after another freed the graph raises ("Trying to backward
+/// through the graph a second time", SHP314). Each is proven against torch
+/// (`tests/test_autograd.py`); the ops that save only sizes or scalars (`+`, `-`, `sum`,
+/// `mean`, `view`, `cat`, basic indexing) are not here.
+pub const SAVES_TENSORS: &[&str] = &[
+    // layers
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "Embedding", "LSTM", "GRU", "RNN",
+    "LSTMCell", "GRUCell", "RNNCell", "LayerNorm", "GroupNorm", "ReLU", "Sigmoid", "Tanh", "Softmax", "LogSoftmax", "LeakyReLU", "GELU", "MSELoss", "L1Loss",
+    "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "SmoothL1Loss",
+    // functions and methods
+    "linear", "conv1d", "conv2d", "conv3d", "matmul", "mm", "bmm", "mul", "div", "pow", "exp", "log", "sigmoid", "tanh", "relu", "softmax", "log_softmax",
+    "sqrt", "rsqrt", "abs", "sin", "cos", "mse_loss", "l1_loss", "cross_entropy", "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+    "smooth_l1_loss", "leaky_relu", "gelu", "norm", "embedding",
+    // operators (`device::around_binop`)
+    "`*`", "`/`", "`@`", "`**`",
 ];
 
 /// The ops whose result is a view of their input (sharing its storage and version): an
@@ -100,28 +119,36 @@ pub enum Source {
 /// program that calls `backward` (`device::follows_autograd`): elsewhere every grad stays
 /// unknown.
 pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, span: Span) -> Vals {
-    stamp_layer(out, inputs, source, name, None, span)
+    stamp_layer(out, inputs, source, name, None, None, span)
 }
 
-/// [`stamp`] for the call of the library layer built at `layer`, whose parameters the
-/// results' graph reaches.
-pub fn stamp_layer(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, layer: Option<Span>, span: Span) -> Vals {
+/// [`stamp`] for the call of the library layer built at `built`, whose parameters the
+/// results' graph reaches when `layer` (its span) is given.
+pub fn stamp_layer(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, layer: Option<Span>, built: Option<Span>, span: Span) -> Vals {
     // (a program that calls no backward has nothing for these facts to decide)
     if !super::device::follows_autograd() {
         return out;
     }
     out.into_iter()
-        .map(|(st, v)| {
+        .map(|(mut st, v)| {
             let mut g = grad_of(&st, inputs, source, span);
             // (a view of a leaf that requires grad is one for in-place ops: torch raises there too)
             if g == Grad::Tracked && name != "detach" && VIEWS.contains(&name) && inputs.first().is_some_and(|t| matches!(t.grad, Grad::Leaf)) {
                 g = Grad::Leaf;
             }
-            let saved = saved_of(inputs, g, name, layer, span);
-            // (an integer or bool tensor never requires grad)
+            // a node that saves tensors (SHP314), once per evaluation of the op on the path
+            let node = g == Grad::Tracked && SAVES_TENSORS.contains(&name) && has_floating(&v);
+            // (the members of an `nn.Sequential` share its call's span: each is named by where
+            // it was built as well)
+            let key = (span, built.unwrap_or_default());
+            if node {
+                st.make_node(key);
+            }
+            let saved = saved_of(inputs, g, name, layer, node.then_some(key), span);
+            let untracked = saved.as_ref().map(|s| Rc::new(Saved { nodes: Vec::new(), freed: None, ..(**s).clone() }));
+            // (an integer or bool tensor never requires grad, and has no graph to free)
             let v = set(v, &|t: &Tensor| {
-                let g = if t.dtype.is_some_and(|d| !d.is_floating()) { Grad::Untracked(NoGrad::Constant, span) } else { g };
-                (g, saved.clone())
+                if t.dtype.is_some_and(|d| !d.is_floating()) { (Grad::Untracked(NoGrad::Constant, span), untracked.clone()) } else { (g, saved.clone()) }
             });
             (st, v)
         })
@@ -161,8 +188,18 @@ fn grad_of(st: &State, inputs: &[Rc<Tensor>], source: Source, span: Span) -> Gra
     }
 }
 
-/// What a result of `name` computed from `inputs` needs saved, when it is known to be tracked.
-fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, layer: Option<Span>, span: Span) -> Option<Rc<Saved>> {
+/// Whether a result holds a tensor that may be floating (one autograd can record).
+fn has_floating(v: &Value) -> bool {
+    match v {
+        Value::Tensor(t) => t.dtype.is_none_or(|d| d.is_floating()),
+        Value::Tuple(items) => items.iter().any(has_floating),
+        _ => false,
+    }
+}
+
+/// What a result of `name` computed from `inputs` needs saved, when it is known to be tracked
+/// (`node`: the op made a graph node that saves tensors, named by this span).
+fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, layer: Option<Span>, node: Option<Node>, span: Span) -> Option<Rc<Saved>> {
     let view = VIEWS.contains(&name);
     let mut s = Saved::default();
     for t in inputs {
@@ -175,7 +212,15 @@ fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, layer: Option<Span>, spa
             s.broken = s.broken.or(i.broken);
             add_layers(&mut s, &i.layers);
             s.layers_lost |= i.layers_lost;
+            // (the graph of a result goes through the nodes of its recorded inputs)
+            if matches!(t.grad, Grad::Tracked | Grad::Leaf) {
+                add_nodes(&mut s, &i.nodes);
+                s.freed = s.freed.or(i.freed);
+            }
         }
+    }
+    if let Some(n) = node {
+        add_nodes(&mut s, &[n]);
     }
     if let Some(l) = layer
         && matches!(g, Grad::Tracked | Grad::Leaf)
@@ -193,6 +238,8 @@ fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, layer: Option<Span>, spa
         s.layers.clear();
         s.layers_lost = false;
         s.broken = None;
+        s.nodes.clear();
+        s.freed = None;
     }
     if view {
         // (a view of a saved tensor is that storage; `detach()` shares it too)
@@ -204,6 +251,14 @@ fn saved_of(inputs: &[Rc<Tensor>], g: Grad, name: &str, layer: Option<Span>, spa
         }
     }
     (s != Saved::default()).then(|| Rc::new(s))
+}
+
+fn add_nodes(s: &mut Saved, nodes: &[Node]) {
+    for n in nodes {
+        if !s.nodes.contains(n) && s.nodes.len() < Saved::MAX {
+            s.nodes.push(*n);
+        }
+    }
 }
 
 fn add_layers(s: &mut Saved, layers: &[Span]) {
@@ -310,6 +365,10 @@ pub fn written(out: Vals, w: &Tensor) -> Vals {
                 }
                 s.storage = s.storage.or(ws.storage);
                 s.broken = s.broken.or(ws.broken);
+                if matches!(w.grad, Grad::Tracked | Grad::Leaf) {
+                    add_nodes(&mut s, &ws.nodes);
+                    s.freed = s.freed.or(ws.freed);
+                }
                 (t.grad, Some(Rc::new(s)))
             });
             (st, v)
@@ -320,6 +379,13 @@ pub fn written(out: Vals, w: &Tensor) -> Vals {
 /// SHP309 and SHP310 at `t.backward()`: a tensor without a graph, or whose graph an in-place op
 /// broke: torch raises. False when the path ends.
 pub fn check_backward(cx: &mut dyn ModelCtx, st: &State, t: &Tensor, span: Span) -> bool {
+    if let Some((freed_at, node)) = t.saved.as_ref().and_then(|s| s.freed)
+        && matches!(t.grad, Grad::Tracked | Grad::Leaf)
+    {
+        let again = if freed_at == span { " (in an earlier iteration)" } else { "" };
+        let (freed_at, node) = (format!("{}{again}", cx.place(freed_at)), cx.place(node.0));
+        return cx.check(st, span, Tri::True, |_| (BackwardFreedGraph::Freed { node, freed_at }, Vec::new()));
+    }
     if let Some((modified, saved)) = t.saved.as_ref().and_then(|s| s.broken)
         && matches!(t.grad, Grad::Tracked | Grad::Leaf)
     {
@@ -333,4 +399,31 @@ pub fn check_backward(cx: &mut dyn ModelCtx, st: &State, t: &Tensor, span: Span)
         NoGrad::Constant => "computed only from tensors that require no gradient".to_string(),
     };
     cx.check(st, span, Tri::True, |cx| (BackwardWithoutGraph::NoGraph { shape: cx.show_shape(st, &t.shape), why }, Vec::new()))
+}
+
+/// What `t.backward(...)` at `span` frees, unless `retain_graph` (or `create_graph`) is true:
+/// the saved tensors of every node of its graph. The nodes its span names alone
+/// (`State::made`) are marked freed in every tensor of the path whose graph goes through them
+/// (SHP314 at a later `backward()` through one).
+pub fn free_after_backward(st: &mut State, t: &Tensor, args: &[Value], kwargs: &[(Name, Value)], span: Span) {
+    let flag = |name: &str, pos: usize| kwargs.iter().find(|(k, _)| &**k == name).map(|(_, v)| v).or(args.get(pos));
+    let create = match flag("create_graph", 2) {
+        None | Some(Value::None) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return,
+    };
+    let retain = match flag("retain_graph", 1) {
+        None | Some(Value::None) => create,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => return,
+    };
+    // (with `inputs=` only the nodes on the way to them run and are freed)
+    if retain || flag("inputs", 3).is_some_and(|v| !matches!(v, Value::None)) || !matches!(t.grad, Grad::Tracked | Grad::Leaf) {
+        return;
+    }
+    let Some(s) = &t.saved else { return };
+    let keys: Vec<Node> = s.nodes.iter().filter(|n| st.made.get(n) == Some(&1)).copied().collect();
+    if !keys.is_empty() {
+        st.free_graph(&keys, span);
+    }
 }

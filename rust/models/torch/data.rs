@@ -138,8 +138,9 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
     match api.short_name() {
         "TensorDataset" => {
             let mut items = Vec::new();
+            // the common length of the tensors: `None` while not known (an unknown first dim)
             let mut len: Option<Poly> = None;
-            let mut first = true;
+            let mut unknown_len = false;
             for a in &args {
                 // an argument not known to be a tensor of known rank: its part of a sample is
                 // Unknown (a wrong one raises here, before any batch exists)
@@ -159,15 +160,15 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
                 }
                 // torch refuses tensors of different lengths (Size mismatch between tensors)
                 match (&len, &s.dims[0].v) {
-                    (None, d) if first => len = d.clone(),
+                    (_, None) => unknown_len = true,
+                    (None, Some(d)) => len = Some(d.clone()),
                     (Some(a), Some(b)) if a == b => {}
                     _ => return vec![(st, Value::Unknown)],
                 }
-                first = false;
                 items.push(on(tensor_value(Shape::known(s.dims[1..].to_vec()), t.dtype), t.device));
             }
             let item = Value::Tuple(Rc::new(items));
-            let len = len.map(Value::Int).unwrap_or(Value::Unknown);
+            let len = len.filter(|_| !unknown_len).map(Value::Int).unwrap_or(Value::Unknown);
             // `ds.tensors` is the tuple of the tensors given, as torch keeps it
             let tensors = Value::Tuple(Rc::new(args.clone()));
             let v = ns(&mut st, "Dataset", vec![("item", item), ("len", len), ("tensors", tensors)]);

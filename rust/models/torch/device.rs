@@ -548,7 +548,7 @@ pub fn around_binop(cx: &mut dyn ModelCtx, st: State, op: &str, matmul: bool, a:
     let (Value::Tensor(x), Value::Tensor(y)) = (a, b) else {
         let ts = tensors_in(&st, [a, b].into_iter());
         let dev = ts.first().and_then(|t| t.device);
-        let out = super::autograd::stamp(model(cx, st), &ts, super::autograd::Source::Inputs { params: false }, "", span);
+        let out = super::autograd::stamp(model(cx, st), &ts, super::autograd::Source::Inputs { params: false }, op, span);
         return stamp(out, dev);
     };
     let ts = vec![("left operand".to_string(), x.clone()), ("right operand".to_string(), y.clone())];
@@ -559,7 +559,7 @@ pub fn around_binop(cx: &mut dyn ModelCtx, st: State, op: &str, matmul: bool, a:
         return Vec::new();
     }
     let dev = common(&st, &[x.clone(), y.clone()]);
-    let out = super::autograd::stamp(model(cx, st), &[x.clone(), y.clone()], super::autograd::Source::Inputs { params: false }, "", span);
+    let out = super::autograd::stamp(model(cx, st), &[x.clone(), y.clone()], super::autograd::Source::Inputs { params: false }, op, span);
     stamp(out, dev)
 }
 

@@ -375,6 +375,8 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
             } else if !matches!(t.grad, Grad::Untracked(..)) {
                 super::optim::forget(&mut st, None);
             }
+            // (then the graph's saved tensors are freed, unless retained: SHP314)
+            super::autograd::free_after_backward(&mut st, &t, &args, &kwargs, span);
             vec![(st, Value::None)]
         }
         "item" => vec![(st, Value::Float(None))],

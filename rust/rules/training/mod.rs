@@ -1,5 +1,6 @@
 //! `SHP3xx`: training-loop and autograd bugs: the loss, the gradients, the optimizer and the
 //! train/eval mode followed through the loop.
+pub mod backward_freed_graph;
 pub mod backward_without_graph;
 pub mod checkpoint_key_never_saved;
 pub mod clip_order;
