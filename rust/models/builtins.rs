@@ -5,7 +5,7 @@ use std::rc::Rc;
 use crate::models::ctx::ModelCtx;
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::shape::{Poly, Rel, Tri};
+use crate::shape::{Poly, Rel, Tri, UNBOUNDED};
 
 const BUILTINS: &[&str] = &[
     "len", "range", "enumerate", "zip", "min", "max", "sum", "isinstance", "getattr", "setattr", "hasattr", "int",
@@ -28,13 +28,15 @@ fn list_like(cx: &mut dyn ModelCtx, st: &mut State, v: &Value) -> Option<Vec<Val
     cx.iterate(st, v, Span::default())
 }
 
-/// `len(t)` of a tensor (or a NumPy array): its first dim; a dim not known (a sample's length
-/// in a collate function) an int of its own; Unknown for a scalar (which raises) or a rank not
-/// known.
+/// `len(t)` of a tensor (or a NumPy array): its first dim; a dim or a rank not known (a
+/// sample's length in a collate function, text encoded by `torch.tensor`) an int of its own;
+/// Unknown for a scalar (which raises).
 fn first_dim(cx: &mut dyn ModelCtx, st: &State, t: &Tensor) -> Value {
     let s = st.resolve(&t.shape);
     match (s.rank(), s.dims.first()) {
         (Some(r), Some(d)) if r >= 1 => d.v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0))),
+        // a rank not known: an int, or a raise (a 0-d tensor)
+        (None, _) => Value::Int(cx.fresh_int_sym("n", 0)),
         _ => Value::Unknown,
     }
 }
@@ -85,6 +87,8 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
                 Some(1) => b.sub(a).map(Value::Int).unwrap_or(Value::Unknown),
                 _ => Value::Unknown,
             },
+            // `len` of a value not followed returns an int or raises
+            Some(Value::Unknown) => Value::Int(cx.fresh_int_sym("n", 0)),
             _ => Value::Unknown,
         },
         "range" => {
@@ -146,7 +150,15 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
                             },
                         }
                     }
-                    if ok { best } else { Value::Unknown }
+                    // of ints the facts cannot order: one of them, an int
+                    let all_ints = items.iter().all(|i| i.as_int().is_some());
+                    if ok {
+                        best
+                    } else if all_ints {
+                        Value::Int(cx.fresh_int_sym("n", UNBOUNDED))
+                    } else {
+                        Value::Unknown
+                    }
                 }
                 _ => Value::Unknown,
             }
@@ -167,18 +179,20 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
         "abs" => match args.first() {
             Some(Value::Int(p)) => match p.as_const() {
                 Some(c) => Value::int(c.abs()),
-                None => Value::Unknown,
+                None => Value::Int(cx.fresh_int_sym("n", 0)),
             },
             Some(Value::Float(f)) => Value::Float(f.map(|f| f.abs())),
             Some(t @ Value::Tensor(_)) => t.clone(),
             _ => Value::Unknown,
         },
+        // `int(x)` is an int or raises: of a value not known, an int of unknown value
         "int" => match args.first() {
             Some(Value::Int(p)) => Value::Int(p.clone()),
             Some(Value::Bool(b)) => Value::int(*b as i128),
             Some(Value::Float(Some(f))) if f.is_finite() && f.abs() < 1e30 => Value::int(f.trunc() as i128),
             Some(Value::Str(Some(s))) => s.trim().parse::<i64>().map(|i| Value::int(i as i128)).unwrap_or(Value::Unknown),
             None => Value::int(0),
+            Some(_) if args.len() == 1 && kwargs.is_empty() => Value::Int(cx.fresh_int_sym("n", UNBOUNDED)),
             _ => Value::Unknown,
         },
         "float" => match args.first() {
@@ -191,6 +205,8 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
         "round" => match (args.first(), args.get(1)) {
             (Some(Value::Float(Some(f))), None) if f.abs() < 1e30 => Value::int(f.round_ties_even() as i128),
             (Some(Value::Int(p)), None) => Value::Int(p.clone()),
+            // `round(x)` of a float is an int
+            (Some(Value::Float(None)), None) => Value::Int(cx.fresh_int_sym("n", UNBOUNDED)),
             _ => Value::Unknown,
         },
         "str" | "repr" | "format" => Value::Str(match args.first() {

@@ -175,6 +175,9 @@ pub struct Facts {
     ranges: BTreeMap<SymId, (i128, Option<i128>)>,
 }
 
+/// The lower bound of a symbol that has none (an int of unknown value and sign).
+pub const UNBOUNDED: i128 = i128::MIN;
+
 /// The per-file symbol table.
 #[derive(Debug, Default)]
 pub struct Symbols {

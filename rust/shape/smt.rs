@@ -209,7 +209,9 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
     for id in &wanted {
         let name = sym_name(syms, *id);
         let iv = facts.range(syms, *id);
-        if let super::Ext::Fin(lo) = iv.lo {
+        if let super::Ext::Fin(lo) = iv.lo
+            && lo != super::UNBOUNDED
+        {
             let _ = writeln!(out, "(assert (>= {name} {}))", int(lo));
         }
         if let super::Ext::Fin(hi) = iv.hi {

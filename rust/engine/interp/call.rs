@@ -990,6 +990,11 @@ pub struct EvalFrame {
     /// one of them called. Never an evaluation pass (its result may be a tensor the core lost).
     pub in_model: bool,
     pub sites: Vec<EvalSite>,
+    /// A generalised loop run in it forgot names that held a tensor with a graph at the end of
+    /// its iteration (`loops::generalised_iteration`): the code after it may read that graph.
+    pub forgot: Vec<Name>,
+    /// ... or forgot an object that came to hold one.
+    pub forgot_obj: bool,
 }
 
 #[derive(Debug)]

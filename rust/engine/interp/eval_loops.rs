@@ -219,6 +219,10 @@ impl Interp<'_> {
         target.bound_names(&mut assigned);
         super::loops::assigned_names(body, &mut assigned);
         let live = self.live_after();
+        // (a generalised loop inside forgot where it kept a graph)
+        if fr.forgot_obj || fr.forgot.iter().any(|n| live.contains(n)) {
+            return;
+        }
         let tracked = |t: &Tensor| matches!(t.grad, Grad::Tracked);
         for (st, _) in out {
             let ctx_vars = self.visible_vars(st);

@@ -152,6 +152,7 @@ impl<'a> Interp<'a> {
                 self.kept_across(&accs, &before, &s2, ctx);
                 self.second_iteration(body, &before, &s2, ctx);
             }
+            self.note_forgotten_graphs(&before, &s2, &assigned, ctx);
             let forgot = forget_changes(&before, &mut s2) || !assigned.is_empty();
             if forgot
                 && let Some(c) = self.coverage.as_mut()
@@ -173,6 +174,31 @@ impl<'a> Interp<'a> {
             out.push((s2, Flow::Normal));
         }
         out
+    }
+
+    /// Before a generalised iteration forgets what it wrote: the names and the objects that
+    /// hold a tensor with a graph, for the enclosing loop's evaluation frame (`eval_loops`).
+    fn note_forgotten_graphs(&mut self, before: &State, after: &State, assigned: &[Name], ctx: &Ctx) {
+        if self.eval_frames.is_empty() {
+            return;
+        }
+        let tracked = |t: &Tensor| matches!(t.grad, Grad::Tracked);
+        let names: Vec<Name> = assigned.iter().filter(|n| self.lookup_bound(after, ctx, n).is_some_and(|v| torch::mode::holds(after, &v, &tracked))).cloned().collect();
+        let n = before.heap.len().min(after.heap.len());
+        let obj = (0..n).any(|i| {
+            !Rc::ptr_eq(&before.heap[i], &after.heap[i])
+                && !matches!(*after.heap[i], Obj::Scope { .. })
+                && torch::mode::holds(after, &Value::Ref(i), &tracked)
+                && !torch::mode::holds(before, &Value::Ref(i), &tracked)
+        });
+        if let Some(fr) = self.eval_frames.last_mut() {
+            for n in names {
+                if !fr.forgot.contains(&n) {
+                    fr.forgot.push(n);
+                }
+            }
+            fr.forgot_obj |= obj;
+        }
     }
 
     /// SHP314 on the second iteration of a generalised loop: when its first iteration left a

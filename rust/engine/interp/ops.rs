@@ -6,7 +6,7 @@ use std::rc::Rc;
 use super::{Interp, UNROLL, Vals};
 use crate::ir::*;
 use crate::models::torch;
-use crate::shape::{Cond, Poly, Rel, Tri};
+use crate::shape::{Cond, Poly, Rel, Tri, UNBOUNDED};
 use crate::value::*;
 
 impl<'a> Interp<'a> {
@@ -108,7 +108,10 @@ impl<'a> Interp<'a> {
                 },
                 BinOp::MatMul => None,
             };
-            return vec![(st, r.map(Value::Int).unwrap_or(Value::Unknown))];
+            // an int of unknown value is still an int (`//`, `%`, shifts and bitwise ops of ints
+            // give one, or raise); `**` of an exponent not known may be a float
+            let int_op = !matches!(op, BinOp::MatMul | BinOp::Pow);
+            return vec![(st, r.map(Value::Int).unwrap_or_else(|| if int_op { Value::Int(self.syms.fresh_int("n", UNBOUNDED)) } else { Value::Unknown }))];
         }
         let float_of = |v: &Value| -> Option<Option<f64>> {
             match v {

@@ -756,8 +756,9 @@ pub fn batch_of(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value) -> Option
     if drop_last {
         // every batch is full; with fewer samples than a batch the loop never runs
         let (Value::Int(p), Some(n)) = (&bs, len.as_ref().and_then(|l| l.as_const())) else {
+            // (a length not known, or symbolic: a batch the loop sees is full)
             return match &bs {
-                Value::Int(p) if len.is_none() => Some(make_batch(cx, st, loader, &item, &Dim::known(p.clone(), None), p.as_const())),
+                Value::Int(p) if len.as_ref().is_none_or(|l| l.as_const().is_none()) => Some(make_batch(cx, st, loader, &item, &Dim::known(p.clone(), None), p.as_const())),
                 _ => None,
             };
         };
