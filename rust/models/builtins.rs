@@ -11,7 +11,7 @@ const BUILTINS: &[&str] = &[
     "len", "range", "enumerate", "zip", "min", "max", "sum", "isinstance", "getattr", "setattr", "hasattr", "int",
     "float", "str", "bool", "list", "tuple", "dict", "print", "abs", "round", "super", "sorted", "reversed", "iter",
     "next", "any", "all", "type", "object", "set", "map", "filter", "callable", "id", "hash", "repr", "format",
-    "open", "vars", "divmod", "pow", "issubclass", "frozenset",
+    "open", "vars", "divmod", "pow", "issubclass", "frozenset", "ord", "chr",
 ];
 
 pub fn lookup(name: &str) -> Option<Value> {
@@ -47,6 +47,7 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
         "len" => match args.first() {
             Some(Value::Tensor(t)) => first_dim(cx, &st, t),
             Some(Value::Str(Some(s))) => Value::int(s.chars().count() as i128),
+            Some(Value::Str(None)) => Value::Int(cx.fresh_int_sym("n", 0)),
             // a sequence of alike items of unknown length (an ImageFolder's classes)
             Some(Value::LibMethod(_, name)) if &**name == "<repeat>" => Value::Int(cx.fresh_int_sym("n", 0)),
             Some(v @ (Value::Ref(_) | Value::Tuple(_))) => match v {
@@ -229,6 +230,9 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
                     Value::Ref(st.alloc(Obj::List(Vec::new())))
                 }
             }
+            // of alike items of unknown number (text not known, a comprehension over it): as many
+            // alike items (a set has at most as many)
+            Some(a) if let Some(elem) = alike_items(&st, a) => repeat(elem),
             Some(a) => match list_like(cx, &mut st, a) {
                 Some(mut items) => match name {
                     "tuple" => Value::Tuple(Rc::new(items)),
@@ -237,11 +241,30 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
                         items.reverse();
                         Value::Tuple(Rc::new(items))
                     }
+                    // known strings or ints: a set keeps the first of equal ones (in the order
+                    // of one run: Python's set order varies between runs), `sorted` sorts them
+                    "set" | "frozenset" | "sorted" if let Some(keys) = sort_keys(&items) => {
+                        let mut seen: Vec<(Value, (Option<i128>, Option<Rc<str>>))> = Vec::new();
+                        for (v, k) in items.into_iter().zip(keys) {
+                            if name == "sorted" || !seen.iter().any(|(_, s)| *s == k) {
+                                seen.push((v, k));
+                            }
+                        }
+                        if name == "sorted" {
+                            seen.sort_by(|a, b| a.1.cmp(&b.1));
+                        }
+                        Value::Ref(st.alloc(Obj::List(seen.into_iter().map(|(v, _)| v).collect())))
+                    }
                     _ => Value::Unknown,
                 },
                 None => Value::Unknown,
             },
         },
+        "ord" if matches!(args.first(), Some(Value::Str(_))) => match args.first() {
+            Some(Value::Str(Some(c))) if c.chars().count() == 1 => Value::int(c.chars().next().map_or(0, |c| c as i128)),
+            _ => Value::Int(cx.fresh_int_sym("n", 0)),
+        },
+        "chr" => Value::Str(None),
         "dict" => {
             let mut items: Vec<(Value, Value)> = Vec::new();
             let mut ok = args.is_empty();
@@ -421,6 +444,13 @@ pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str
                             *st.get_mut(id) = Obj::List(items);
                             Value::None
                         }
+                        // `xs.index(x)` and `xs.count(x)` are ints at least 0 (or raise)
+                        "index" | "count" if args.len() == 1 && items.iter().all(|v| matches!(v, Value::Str(_) | Value::Int(_) | Value::Float(_) | Value::Bool(_))) => match (name, seq_position(&items, &args[0])) {
+                            ("index", Some(Some(i))) => Value::int(i as i128),
+                            // (not there: a ValueError)
+                            ("index", Some(None)) => return Vec::new(),
+                            _ => Value::Int(cx.fresh_int_sym("n", 0)),
+                        },
                         _ if matches!(name, "insert" | "remove" | "sort") => {
                             // not modelled precisely: the list's contents become unknown
                             *st.get_mut(id) = Obj::List(vec![Value::Unknown]);
@@ -436,6 +466,12 @@ pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str
                             let k = args.first().cloned().unwrap_or(Value::Unknown);
                             if k.as_str().is_some() && !items.iter().any(|(kk, _)| kk.is_unknown()) {
                                 items.iter().find(|(kk, _)| *kk == k).map(|(_, v)| v.clone()).unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None))
+                            } else if let Some(d) = args.get(1)
+                                && !matches!(k, Value::Str(Some(_)))
+                                && let Some(v) = some_int_of(cx, &items.iter().map(|(_, v)| v).chain([d]).collect::<Vec<_>>())
+                            {
+                                // a vocabulary's id of a word not known, or the default
+                                v
                             } else {
                                 Value::Unknown
                             }
@@ -447,6 +483,8 @@ pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str
                                 Value::Tuple(Rc::new(items.iter().map(|(k, v)| Value::Tuple(Rc::new(vec![k.clone(), v.clone()]))).collect()))
                             }
                         }
+                        // (a dict whose keys are not known has an unknown number of them)
+                        "keys" | "values" if items.iter().any(|(k, _)| k.is_unknown()) => Value::Unknown,
                         "keys" => Value::Tuple(Rc::new(items.iter().map(|(k, _)| k.clone()).collect())),
                         "values" => Value::Tuple(Rc::new(items.iter().map(|(_, v)| v.clone()).collect())),
                         // `kwargs.update(more)` with a dict of known keys (`**kwargs` of a
@@ -491,6 +529,59 @@ pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str
                 }
         _ => vec![(st, Value::Unknown)],
     }
+}
+
+/// The value of a sequence of alike items of unknown number, as `<repeat>` holds it.
+pub fn repeat(elem: Value) -> Value {
+    Value::LibMethod(Box::new(elem), Rc::from("<repeat>"))
+}
+
+/// The item of a sequence of alike items of unknown number: a `<repeat>`'s, a character of a
+/// string not known.
+pub fn alike_items(_st: &State, v: &Value) -> Option<Value> {
+    match v {
+        Value::LibMethod(elem, name) if &**name == "<repeat>" => Some((**elem).clone()),
+        Value::Str(None) => Some(Value::Str(None)),
+        _ => None,
+    }
+}
+
+/// The order of known strings or ints (`None` for any other item).
+fn sort_keys(items: &[Value]) -> Option<Vec<(Option<i128>, Option<Rc<str>>)>> {
+    let strs = items.iter().all(|v| matches!(v, Value::Str(Some(_))));
+    let ints = items.iter().all(|v| v.as_const_int().is_some() && matches!(v, Value::Int(_)));
+    if !(strs || ints) || items.len() > 4096 {
+        return None;
+    }
+    Some(items.iter().map(|v| (if ints { v.as_const_int() } else { None }, v.as_str().map(Rc::from))).collect())
+}
+
+/// An int of unknown value among these values when all are ints (a dict's values read by a
+/// key not known): at least the least of them when all are known.
+fn some_int_of(cx: &mut dyn ModelCtx, values: &[&Value]) -> Option<Value> {
+    if values.is_empty() || !values.iter().all(|v| matches!(v, Value::Int(_))) {
+        return None;
+    }
+    let lo = values.iter().map(|v| v.as_const_int()).collect::<Option<Vec<_>>>().and_then(|c| c.into_iter().min()).unwrap_or(UNBOUNDED);
+    Some(Value::Int(cx.fresh_int_sym("n", lo)))
+}
+
+/// `d[k]` of a dict whose values are all ints, by a key not known: one of them, or a KeyError.
+pub fn dict_int_by_unknown_key(cx: &mut dyn ModelCtx, items: &[(Value, Value)], key: &Value) -> Option<Value> {
+    if !matches!(key, Value::Unknown | Value::Str(None)) && !matches!(key, Value::Int(p) if p.as_const().is_none()) {
+        return None;
+    }
+    some_int_of(cx, &items.iter().map(|(_, v)| v).collect::<Vec<_>>())
+}
+
+/// Where a known value is in a list of known values (`Some(None)`: not there); `None` when
+/// some item or the value is not known.
+fn seq_position(items: &[Value], x: &Value) -> Option<Option<usize>> {
+    let known = |v: &Value| matches!(v, Value::Str(Some(_))) || (matches!(v, Value::Int(_)) && v.as_const_int().is_some());
+    if !known(x) || !items.iter().all(known) {
+        return None;
+    }
+    Some(items.iter().position(|v| v == x))
 }
 
 /// Whether every key of a dict is a known string.

@@ -52,6 +52,8 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
         "math.pi" | "torch.pi" => Value::Float(Some(std::f64::consts::PI)),
         "math.e" | "torch.e" => Value::Float(Some(std::f64::consts::E)),
         "math.inf" | "torch.inf" | "math.nan" | "torch.nan" => Value::Float(None),
+        // the command line: strings of unknown number
+        "sys.argv" => builtins::repeat(Value::Str(None)),
         "torch.float32" | "torch.float" => Value::DType(DType::Float),
         "torch.float64" | "torch.double" => Value::DType(DType::Double),
         "torch.long" | "torch.int64" => Value::DType(DType::Long),
@@ -112,7 +114,13 @@ pub fn is_subclassable(base: &str) -> bool {
 /// One element of an iterable of unknown length.
 pub fn element_of(cx: &mut dyn ModelCtx, st: &mut State, it: &Value) -> Value {
     match it {
-        Value::LibMethod(inner, name) if &**name == "<repeat>" => (**inner).clone(),
+        // (ints alike but not equal: each an int of its own)
+        Value::LibMethod(inner, name) if &**name == "<repeat>" => match &**inner {
+            Value::Int(p) if p.as_const().is_none() => Value::Int(cx.fresh_int_sym("n", crate::shape::UNBOUNDED)),
+            v => v.clone(),
+        },
+        // a character of a string not known
+        Value::Str(_) => Value::Str(None),
         // a parameter of a module: a tensor whose shape and dtype are not followed
         Value::LibMethod(_, name) if &**name == "<parameters>" => {
             let var = cx.fresh_shape_var();
@@ -456,6 +464,10 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             return vec![(st, new)];
         }
         Value::Tensor(_) => return torch::device::around_method(cx, st, recv, name, args, kwargs, span, |cx, st, recv, args, kwargs| torch::tensor::tensor_method(cx, st, recv, name, args, kwargs, span)),
+        // alike items of unknown number (a vocabulary of text not known): a position or a count
+        Value::LibMethod(_, n) if &**n == "<repeat>" && matches!(name, "index" | "count") && args.len() == 1 => {
+            return vec![(st, Value::Int(cx.fresh_int_sym("n", 0)))];
+        }
         Value::Ref(id) => {
             let id = *id;
             match st.get(id).clone() {
@@ -681,6 +693,12 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 None => Value::Unknown,
             };
             vec![(st, v)]
+        }
+        // of a string not known: parts, positions and counts of unknown number and value
+        Value::Str(None) if matches!(name, "split" | "splitlines" | "rsplit") && kwargs.is_empty() => vec![(st, builtins::repeat(Value::Str(None)))],
+        Value::Str(_) if matches!(name, "find" | "rfind" | "count" | "index" | "rindex") && !args.is_empty() => {
+            let lo = if matches!(name, "find" | "rfind") { -1 } else { 0 };
+            vec![(st, Value::Int(cx.fresh_int_sym("n", lo)))]
         }
         Value::Str(s) => vec![(st, builtins::str_method(s, name, &args))],
         // tuple methods (`index`, `count`) and the rest are not modelled

@@ -196,6 +196,10 @@ impl<'a> Interp<'a> {
             Value::Str(_) | Value::Tuple(_) | Value::Int(_) | Value::Float(_) | Value::Range(..) => {
                 vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))]
             }
+            // a method of alike items of unknown number (`models::call_method`)
+            Value::LibMethod(_, n) if &**n == "<repeat>" && matches!(&**name, "index" | "count") => {
+                vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))]
+            }
             // `loss.backward()` of a value not followed still reaches the optimizers (`optim.rs`)
             Value::Unknown if &**name == "backward" => vec![(st, Value::LibMethod(Box::new(Value::Unknown), name.clone()))],
             _ => vec![(st, Value::Unknown)],

@@ -585,6 +585,15 @@ impl<'a> Interp<'a> {
         let mut out = Vec::new();
         for (mut st, items) in results {
             let v = match (kind, items) {
+                // of an unknown number of items: as many alike items, when each is a plain
+                // number or string (its value not kept: each differs)
+                (CompKind::List | CompKind::Generator, Some(items)) if items.len() == 1 && alike_of(&items[0]).is_some() => crate::models::builtins::repeat(alike_of(&items[0]).unwrap_or(Value::Unknown)),
+                // a dict of an unknown number of keys to alike values (a vocabulary of text not
+                // known): its keys not known, so it has no known length nor keys
+                (CompKind::Dict, Some(items)) if items.len() == 1 && let Some(Value::Tuple(kv)) = alike_of(&items[0]) && kv.len() == 2 => {
+                    Value::Ref(st.alloc(Obj::Dict(vec![(Value::Unknown, kv[1].clone())])))
+                }
+                (_, Some(items)) if items.iter().any(|i| alike_of(i).is_some()) => Value::Unknown,
                 (CompKind::List, Some(items)) => Value::Ref(st.alloc(Obj::List(items))),
                 (CompKind::Dict, Some(items)) => {
                     let pairs = items
@@ -699,17 +708,42 @@ impl<'a> Interp<'a> {
                     out.extend(acc);
                 }
                 _ => {
-                    // unknown length: evaluate the element once for its checks
+                    // unknown length: evaluate the element once for its checks; a plain
+                    // element of a single generator stands for them all (`comprehension`)
                     let elem = self.element_of(&mut st, &it);
                     for st in self.assign(&g.target, elem, st, ctx) {
-                        for (st, _) in self.comp_level(kind, elt, value, rest, st, ctx) {
-                            out.push((st, None));
+                        for (st, sub) in self.comp_level(kind, elt, value, rest, st, ctx) {
+                            let alike = match sub {
+                                Some(v) if rest.is_empty() && v.len() == 1 && (plain(&v[0]) || value.is_some()) => Some(vec![Value::LibMethod(Box::new(v[0].clone()), Rc::from(ALIKE))]),
+                                _ => None,
+                            };
+                            out.push((st, alike));
                         }
                     }
                 }
             }
         }
         out
+    }
+}
+
+/// The mark of the items of a comprehension over an unknown number of items: alike items,
+/// as many (`Interp::comprehension` makes a `<repeat>` of them).
+const ALIKE: &str = "<alike items>";
+
+fn alike_of(v: &Value) -> Option<Value> {
+    match v {
+        Value::LibMethod(elem, name) if &**name == ALIKE => Some((**elem).clone()),
+        _ => None,
+    }
+}
+
+/// A number, a string, a bool, or alike items of them: an element a `<repeat>` may stand for.
+fn plain(v: &Value) -> bool {
+    match v {
+        Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Bool(_) => true,
+        Value::LibMethod(elem, name) if &**name == "<repeat>" => plain(elem),
+        _ => false,
     }
 }
 

@@ -433,6 +433,8 @@ impl<'a> Interp<'a> {
                     let a = a.clone();
                     self.rows(st, &a.shape, |me, st| me.array_row(st, &a))
                 }
+                // (a dict whose keys are not known has an unknown number of them)
+                Obj::Dict(items) if items.iter().any(|(k, _)| k.is_unknown()) => None,
                 Obj::Dict(items) => Some(items.iter().map(|(k, _)| k.clone()).collect()),
                 Obj::Container { kind: ContainerKind::ModuleDict, items, .. } => {
                     Some(items.iter().map(|(k, _)| k.clone().map(|k| Value::Str(Some(k))).unwrap_or(Value::Unknown)).collect())
@@ -509,12 +511,6 @@ impl<'a> Interp<'a> {
     }
 }
 
-/// After one generalised iteration from `before`: every object that existed before and was
-/// changed by the iteration is changed by each of an unknown number of them, so what changed
-/// becomes Unknown. A scope's, instance's, class's or layer's changed entries become
-/// Unknown; a list, dict or module container that changed (appended to, updated) becomes an
-/// opaque object: its length and items are not known.
-/// Whether something was forgotten.
 /// Whether a variable or an attribute that held a tensor (or `None`) before an iteration holds,
 /// after it, a tensor whose graph was freed (`Saved::freed`) that it did not hold before.
 fn carries_freed(before: &State, after: &State) -> bool {
@@ -539,6 +535,12 @@ fn carries_freed(before: &State, after: &State) -> bool {
     })
 }
 
+/// After one generalised iteration from `before`: every object that existed before and was
+/// changed by the iteration is changed by each of an unknown number of them, so what changed
+/// becomes Unknown. A scope's, instance's, class's or layer's changed entries become
+/// Unknown; a list, dict or module container that changed (appended to, updated) becomes an
+/// opaque object: its length and items are not known.
+/// Whether something was forgotten.
 fn forget_changes(before: &State, after: &mut State) -> bool {
     let n = before.heap.len().min(after.heap.len());
     let changed: Vec<ObjId> = (0..n).filter(|&i| !Rc::ptr_eq(&before.heap[i], &after.heap[i]) && before.heap[i] != after.heap[i]).collect();

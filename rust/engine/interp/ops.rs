@@ -411,6 +411,11 @@ impl<'a> Interp<'a> {
                             return vec![(st, v.clone())];
                         }
                     }
+                    // a vocabulary's id of a token not known: an int (or a KeyError)
+                    let items = items.clone();
+                    if let Some(v) = crate::models::builtins::dict_int_by_unknown_key(self, &items, &i) {
+                        return vec![(st, v)];
+                    }
                     vec![(st, Value::Unknown)]
                 }
                 Obj::Container { kind, items, attrs } => {
@@ -453,6 +458,8 @@ impl<'a> Interp<'a> {
             // parts): an element (an index past the end raises, so a path that goes on got
             // one), or a slice of it
             Value::LibMethod(elem, name) if &**name == "<repeat>" => match &i {
+                // (ints alike but not equal: each read an int of its own)
+                Value::Int(_) if matches!(**elem, Value::Int(ref p) if p.as_const().is_none()) => vec![(st, Value::Int(self.syms.fresh_int("n", UNBOUNDED)))],
                 Value::Int(_) => vec![(st, (**elem).clone())],
                 Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>") => vec![(st, o.clone())],
                 _ => vec![(st, Value::Unknown)],

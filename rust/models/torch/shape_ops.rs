@@ -559,6 +559,14 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
                 *kind = Kind::Float;
                 Some(Vec::new())
             }
+            // alike items of unknown number (a comprehension over text): a dim not known
+            Value::LibMethod(elem, name) if &**name == "<repeat>" && depth < 8 => {
+                let mut out = vec![UNKNOWN_LEN];
+                out.extend(walk(cx, st, elem, span, depth + 1, kind, range, ragged)?);
+                // (none may be present)
+                *range = Some((i128::MIN, i128::MAX));
+                Some(out)
+            }
             Value::Tuple(_) | Value::Ref(_) if depth < 8 => {
                 let items = cx.iterate(st, v, span)?;
                 if items.len() > 4096 {
@@ -615,8 +623,13 @@ pub fn tensor_literal(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: 
         (Kind::Int | Kind::Bool, Some((lo, hi)), Some(DType::Long | DType::Int)) if !empty && lo > i128::MIN && hi < i128::MAX => IntBounds::exact(lo, hi, "torch.tensor", span),
         _ => None,
     };
-    vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(dims.into_iter().map(Dim::konst).collect()), dtype).with_values(values))))]
+    let dims = dims.into_iter().map(|d| if d == UNKNOWN_LEN { Dim::unknown() } else { Dim::konst(d) }).collect();
+    vec![(st, Value::Tensor(Rc::new(Tensor::new(Shape::known(dims), dtype).with_values(values))))]
 }
+
+/// A length `tensor_literal` does not know (of alike items of unknown number). The dtype is
+/// then taken as if they were at least one (an empty list makes a float tensor).
+const UNKNOWN_LEN: i128 = -1;
 
 
 const RANK: &[&crate::rules::Rule] = &[&r::layer_input_rank_mismatch::RULE];

@@ -528,7 +528,8 @@ pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: 
         return match check_dim(cx, &st, &s, d, span, "size") {
             Some(usize::MAX) => Vec::new(),
             Some(i) if i < rank => {
-                let v = s.dims[i].v.clone().map(Value::Int).unwrap_or(Value::Unknown);
+                // (a size not known is still an int)
+                let v = s.dims[i].v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0)));
                 vec![(st, v)]
             }
             _ => vec![(st, Value::Unknown)],
@@ -536,7 +537,7 @@ pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: 
     }
     // unknown rank
     if d < 0 && ((-d) as usize) <= s.dims.len() {
-        let v = s.dims[s.dims.len() - (-d) as usize].v.clone().map(Value::Int).unwrap_or(Value::Unknown);
+        let v = s.dims[s.dims.len() - (-d) as usize].v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0)));
         return vec![(st, v)];
     }
     if d >= 0 && s.dims.is_empty() {
@@ -561,7 +562,8 @@ pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span
     match &**name {
         "shape" => {
             if s.prefix.is_none() {
-                let items = s.dims.iter().map(|d| d.v.clone().map(Value::Int).unwrap_or(Value::Unknown)).collect();
+                // (a size not known is still an int)
+                let items = s.dims.iter().map(|d| d.v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0)))).collect();
                 return vec![(st, Value::Tuple(Rc::new(items)))];
             }
             vec![(st, Value::LibMethod(Box::new(o.clone()), Rc::from("<shape>")))]
