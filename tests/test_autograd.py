@@ -21,6 +21,12 @@ RAISES = [
     "m = nn.Linear(3, 1)\nwith torch.no_grad():\n    y = m(torch.randn(2, 3)).sum()\ny.backward()\n",
     "m = nn.Linear(3, 1)\ny = nn.functional.mse_loss(m(torch.randn(2, 3)).detach(), torch.zeros(2, 1))\ny.backward()\n",
     "y = torch.zeros(()).requires_grad_(False)\ny.backward()\n",
+    # a DataLoader's batches of tensors made without requires_grad, and integer labels, are
+    # not recorded either
+    "from torch.utils.data import DataLoader, TensorDataset\nm = nn.Linear(3, 2)\nds = TensorDataset(torch.randn(8, 3), torch.randint(0, 2, (8,)))\n"
+    "for x, y in DataLoader(ds, batch_size=4):\n    loss = nn.functional.cross_entropy(m(x).data, y)\n    loss.backward()\n",
+    "from torch.utils.data import DataLoader, TensorDataset\nds = TensorDataset(torch.randn(8, 3), torch.tensor([0, 1] * 4))\n"
+    "for x, y in DataLoader(ds, batch_size=4):\n    loss = (x * y.unsqueeze(1)).sum()\n    loss.backward()\n",
 ]
 
 RUNS = [
@@ -43,6 +49,8 @@ RUNS = [
     "out = torch.zeros(2, 3)\nfor t in range(3):\n    out[:, t] = w[t] * 2\nout.sum().backward()\n",
     "buf = torch.zeros(3)\nbuf.copy_(w * 2)\nbuf.sum().backward()\n",
     "acc = torch.zeros(())\nxs = [acc]\nacc += (w * 2).sum()\nxs[0].backward()\n",
+    "from torch.utils.data import DataLoader, TensorDataset\nm = nn.Linear(3, 2)\nds = TensorDataset(torch.randn(8, 3), torch.randint(0, 2, (8,)))\n"
+    "for x, y in DataLoader(ds, batch_size=4):\n    loss = nn.functional.cross_entropy(m(x), y)\n    loss.backward()\n",
 ]
 
 

@@ -155,7 +155,7 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
                 if s.prefix.is_some() {
                     // a tensor of unknown rank: samples of unknown shape, of its dtype and device
                     let shape = cx.any_shape();
-                    items.push(on(tensor_value(shape, t.dtype), t.device));
+                    items.push(keep_untracked(on(tensor_value(shape, t.dtype), t.device), t.grad));
                     continue;
                 }
                 // torch refuses tensors of different lengths (Size mismatch between tensors)
@@ -165,7 +165,7 @@ pub fn utils_data(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>
                     (Some(a), Some(b)) if a == b => {}
                     _ => return vec![(st, Value::Unknown)],
                 }
-                items.push(on(tensor_value(Shape::known(s.dims[1..].to_vec()), t.dtype), t.device));
+                items.push(keep_untracked(on(tensor_value(Shape::known(s.dims[1..].to_vec()), t.dtype), t.device), t.grad));
             }
             let item = Value::Tuple(Rc::new(items));
             let len = len.filter(|_| !unknown_len).map(Value::Int).unwrap_or(Value::Unknown);
@@ -926,15 +926,15 @@ fn collate(cx: &mut dyn ModelCtx, st: &mut State, item: &Value, b: &Dim) -> Valu
             let s = st.resolve(&t.shape);
             if s.prefix.is_some() {
                 // samples of unknown rank: a batch of unknown shape, of their dtype and device
-                return on(tensor_value(cx.any_shape(), t.dtype), t.device);
+                return keep_untracked(on(tensor_value(cx.any_shape(), t.dtype), t.device), t.grad);
             }
             let mut dims = vec![b.clone()];
             dims.extend(s.dims);
-            on(tensor_value(Shape::known(dims), t.dtype), t.device)
+            keep_untracked(on(tensor_value(Shape::known(dims), t.dtype), t.device), t.grad)
         }
         // numbers collate into CPU tensors
-        Value::Int(_) | Value::Bool(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)),
-        Value::Str(Some(s)) if &**s == "<label>" => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)),
+        Value::Int(_) | Value::Bool(_) => keep_untracked(on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)), Grad::Unknown),
+        Value::Str(Some(s)) if &**s == "<label>" => keep_untracked(on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)), Grad::Unknown),
         Value::Float(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Double)), Some(Device::Cpu)),
         Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| collate(cx, st, i, b)).collect())),
         // a dict of string keys becomes a dict of batches, key by key (a new dict: each batch
@@ -950,6 +950,22 @@ fn collate(cx: &mut dyn ModelCtx, st: &mut State, item: &Value, b: &Dim) -> Valu
             None => Value::Unknown,
         },
         _ => Value::Unknown,
+    }
+}
+
+/// A sample or a batch stacked from tensors autograd does not record (a dataset's tensors made
+/// without `requires_grad`; any integer tensor) is not recorded either (SHP309).
+fn keep_untracked(v: Value, from: Grad) -> Value {
+    match v {
+        Value::Tensor(t) => {
+            let g = match (t.dtype, from) {
+                (Some(d), _) if !d.is_floating() => Grad::Untracked(NoGrad::Constant, Span::default()),
+                (_, g @ Grad::Untracked(..)) => g,
+                _ => return Value::Tensor(t),
+            };
+            Value::Tensor(Rc::new(Tensor { grad: g, ..(*t).clone() }))
+        }
+        v => v,
     }
 }
 
