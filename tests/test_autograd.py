@@ -51,6 +51,14 @@ RUNS = [
     "acc = torch.zeros(())\nxs = [acc]\nacc += (w * 2).sum()\nxs[0].backward()\n",
     "from torch.utils.data import DataLoader, TensorDataset\nm = nn.Linear(3, 2)\nds = TensorDataset(torch.randn(8, 3), torch.randint(0, 2, (8,)))\n"
     "for x, y in DataLoader(ds, batch_size=4):\n    loss = nn.functional.cross_entropy(m(x), y)\n    loss.backward()\n",
+    # `x.data = y` changes x's values only: a leaf that requires grad stays one (a false SHP309
+    # found in a tutorial's manual SGD step)
+    "for _ in range(2):\n    l = ((w * 2.0 - 1.0) ** 2).sum()\n    l.backward()\n    w.data = w.data - 0.01 * w.grad.item() if w.grad.numel() == 1 else w.data - 0.01 * w.grad\n    w.grad.data.zero_()\n",
+    # an operand not followed (a custom autograd Function's output) may carry a graph (a false
+    # SHP309 found in a tutorial)
+    "class Clamp(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        ctx.save_for_backward(x)\n        return x.clamp(min=0)\n\n"
+    "    @staticmethod\n    def backward(ctx, g):\n        x, = ctx.saved_tensors\n        return g * (x > 0)\n\n"
+    "y = Clamp.apply(w * 2)\nloss = (y - torch.randn(3)).pow(2).sum()\nloss.backward()\n",
 ]
 
 

@@ -220,10 +220,15 @@ impl<'a> Interp<'a> {
             if &**name == "grad" {
                 torch::optim::forget(st, None);
             }
-            // `x.data = y` makes x hold y (in every alias), of y's shape
+            // `x.data = y` makes x hold y's values (in every alias), of y's shape; x stays what
+            // autograd made it (a leaf that requires grad stays one, with its graph facts)
             if &**name == "data"
                 && let Value::Tensor(old) = o
             {
+                let v = match &v {
+                    Value::Tensor(new) => Value::Tensor(std::rc::Rc::new(Tensor { grad: old.grad, saved: old.saved.clone(), registered: old.registered, ..(**new).clone() })),
+                    v => v.clone(),
+                };
                 torch::layers::tensor_replaced(st, old, &v);
             }
         }

@@ -171,8 +171,15 @@ impl<'a> Interp<'a> {
             for n in &assigned {
                 self.set_var(&mut s2, ctx, n, Value::Unknown);
             }
+            // (what the iteration built that nothing reaches any more is dropped)
+            s2.collect_dead(&before.heap, &Value::None);
             out.push((s2, Flow::Normal));
         }
+        // paths that differed only in what the iteration forgot (a choice per item: `0.0 if
+        // done else 1.0`) are one path again, as after any block
+        let (normal, other): (Vec<_>, Vec<_>) = out.into_iter().partition(|(_, f)| matches!(f, Flow::Normal));
+        let mut out: Paths = other;
+        out.extend(merge(normal.into_iter().map(|(s, _)| s).collect(), self.settings.prune).into_iter().map(|s| (s, Flow::Normal)));
         out
     }
 

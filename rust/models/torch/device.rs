@@ -546,7 +546,12 @@ fn around_method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str
 /// two dtypes, SHP202), the result on their device.
 pub fn around_binop(cx: &mut dyn ModelCtx, st: State, op: &str, matmul: bool, a: &Value, b: &Value, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State) -> Vals) -> Vals {
     let (Value::Tensor(x), Value::Tensor(y)) = (a, b) else {
-        let ts = tensors_in(&st, [a, b].into_iter());
+        let mut ts = tensors_in(&st, [a, b].into_iter());
+        // (an operand not followed may be a tensor autograd records: the result's grad is then
+        // not known, unless the other one is recorded)
+        if a.is_unknown() || b.is_unknown() {
+            ts.push(Rc::new(Tensor::new(Shape::known(Vec::new()), None)));
+        }
         let dev = ts.first().and_then(|t| t.device);
         let out = super::autograd::stamp(model(cx, st), &ts, super::autograd::Source::Inputs { params: false }, op, span);
         return stamp(out, dev);

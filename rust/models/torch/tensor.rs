@@ -235,12 +235,27 @@ pub fn tensor_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, 
                 Value::Tensor(t) if st.resolve(&t.shape).rank().is_none() && KEEPS_DTYPE.contains(&name) && !args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| matches!(v, Value::DType(_) | Value::Unknown)) => Some(t.clone()),
                 _ => None,
             };
+            // (for `unranked_result`: the receiver of unknown rank, the arguments' number)
+            let recv_unranked = match &recv {
+                Value::Tensor(t) if st.resolve(&t.shape).rank().is_none() && !args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| matches!(v, Value::DType(_))) => Some(t.clone()),
+                _ => None,
+            };
+            let dim_given = matches!(args.first(), Some(Value::Int(_))) || kwargs.iter().any(|(k, _)| &**k == "dim");
             let out = method_of(cx, st, recv, name, Some(api.family), args, kwargs, span);
             let out = keep_values(src.as_ref(), out);
             match unranked {
                 Some(t) => out.into_iter().map(|(st, v)| if v.is_unknown() { (st, same_kind_unranked(cx, &t)) } else { (st, v) }).collect(),
                 None => out,
             }
+            .into_iter()
+            .map(|(st, v)| match (&v, &recv_unranked) {
+                (Value::Unknown, Some(t)) => {
+                    let r = unranked_result(cx, t, name, dim_given);
+                    (st, r)
+                }
+                _ => (st, v),
+            })
+            .collect()
         }
         _ => vec![(st, Value::Unknown)],
     }
@@ -257,6 +272,22 @@ const KEEPS_DTYPE: &[&str] = &[
 /// tensor of unknown shape with the receiver's dtype, device and autograd state.
 fn same_kind_unranked(cx: &mut dyn ModelCtx, t: &Tensor) -> Value {
     Value::Tensor(Rc::new(Tensor { device: t.device, grad: t.grad, ..Tensor::new(cx.any_shape(), t.dtype) }))
+}
+
+/// The result of a reduction or an index op on a tensor of unknown rank whose model gave
+/// nothing: `gather` keeps the dtype, `argmax`/`argmin` give int64, `max`/`min` along a dim
+/// give (values, indices), `sum`/`mean`/`prod` over a float tensor keep its dtype. Its shape is
+/// not known; its device and autograd state are the receiver's (the dispatch stamps them).
+fn unranked_result(cx: &mut dyn ModelCtx, t: &Tensor, name: &str, dim_given: bool) -> Value {
+    let float = t.dtype.is_some_and(|d| d.is_floating());
+    let of = |cx: &mut dyn ModelCtx, dtype: Option<DType>| Value::Tensor(Rc::new(Tensor { device: t.device, ..Tensor::new(cx.any_shape(), dtype) }));
+    match name {
+        "gather" => of(cx, t.dtype),
+        "argmax" | "argmin" => of(cx, Some(DType::Long)),
+        "max" | "min" if dim_given => Value::Tuple(Rc::new(vec![of(cx, t.dtype), of(cx, Some(DType::Long))])),
+        "sum" | "mean" | "prod" | "logsumexp" if float => of(cx, t.dtype),
+        _ => Value::Unknown,
+    }
 }
 
 /// A tensor method as the models call it for one another (`expand_as` is `expand`, ...) and as
@@ -490,6 +521,15 @@ pub fn broadcast(cx: &mut dyn ModelCtx, st: &State, a: &Shape, b: &Shape, span: 
 pub fn binop(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value, span: Span, inplace: bool) -> Vals {
     if op == BinOp::MatMul {
         return matmul(cx, st, "matmul", a, b, span);
+    }
+    // arithmetic of a tensor and a value not followed (a reward from an environment): a tensor
+    // of a shape, dtype and device not known, or a raise (its graph: `device::around_binop`)
+    if !inplace
+        && matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Pow)
+        && matches!((&a, &b), (Value::Tensor(_), Value::Unknown) | (Value::Unknown, Value::Tensor(_)))
+    {
+        let shape = cx.any_shape();
+        return vec![(st, tensor_value(shape, None))];
     }
     super::pointwise::operator(cx, st, op, a, b, span, inplace)
 }
