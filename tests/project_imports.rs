@@ -203,6 +203,54 @@ if __name__ == '__main__':
 }
 
 #[test]
+fn a_scripts_imports_resolve_from_its_own_folder_and_its_sys_path() {
+    // `app/train.py` imports the package beside it (`nets`), as Python does from the script's
+    // folder; `tools/run.py` extends `sys.path` to reach `app`. Checking the model file runs
+    // both as its entries, and the sizes they give it fail in its forward.
+    let model = "import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self, in_dim=784, hidden=128):
+        super().__init__()
+        self.fc1 = nn.Linear(in_dim, hidden)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = self.fc1(x).relu()
+        return self.fc2(x)
+";
+    let train = "import torch
+from nets.model import Net
+
+net = Net(hidden=64)
+out = net(torch.randn(8, 784))
+";
+    let run = "import sys
+sys.path.append('../app')
+import torch
+from nets.model import Net
+
+out = Net(hidden=32)(torch.randn(8, 784))
+";
+    let d = project("own-folder", &[("app/nets/__init__.py", ""), ("app/nets/model.py", model), ("app/train.py", train), ("tools/run.py", run)]);
+    let found = check(&d, "app/nets/model.py");
+    assert_eq!(rows(&found), vec![(12, "SHP101")], "{found:?}");
+    let traces: Vec<&String> = found[0].trace.iter().filter(|t| t.starts_with("found running")).collect();
+    assert!(!traces.is_empty(), "{:?}", found[0].trace);
+    // the script beside the package on its own: nothing of its own to report
+    assert_eq!(rows(&check(&d, "app/train.py")), vec![]);
+    // the script that reaches the package through `sys.path`, checked itself: its import is
+    // followed (the layer it builds has the size it gives)
+    let probe = run.replace("out = Net(hidden=32)(torch.randn(8, 784))", "h = Net(hidden=32).fc1(torch.randn(8, 784))");
+    std::fs::write(d.join("tools/run.py"), &probe).unwrap();
+    let shapes = shape_lint::show_shapes(&probe, d.join("tools/run.py").to_str().unwrap(), &Settings::default());
+    assert_eq!(shapes, vec![(6, "h: [8, 32] float".to_string())]);
+    let unreached = probe.replace("sys.path.append('../app')", "sys.path.append('../missing')");
+    assert_eq!(shape_lint::show_shapes(&unreached, d.join("tools/run.py").to_str().unwrap(), &Settings::default()), vec![]);
+}
+
+#[test]
 fn an_unmarked_folder_of_a_few_scripts_is_a_project() {
     // no pyproject.toml, setup.cfg or .git: the folder the file sits in (above its packages) is
     // scanned for importing scripts when it holds at most MAX_LOOSE_FILES Python files

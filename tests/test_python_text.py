@@ -12,7 +12,7 @@ from shape_lint import _core
 
 SRC = """import sys
 import torch
-text = str(sys.argv[1])
+text = sys.argv[1]
 words = text.split()
 chars = sorted(set(text))
 stoi = {c: i for i, c in enumerate(chars)}

@@ -98,6 +98,17 @@ impl ModelCtx for Interp<'_> {
         self.fix_hint = Some(hint);
     }
 
+    fn extend_sys_path(&mut self, dir: &str) {
+        let Some(p) = self.project.paths.as_mut() else { return };
+        let Some(base) = p.dirs.first().cloned() else { return };
+        if let Ok(d) = std::fs::canonicalize(base.join(dir))
+            && d.is_dir()
+            && !p.dirs.contains(&d)
+        {
+            p.dirs.push(d);
+        }
+    }
+
     fn checkpoints(&mut self) -> &mut crate::models::torch::checkpoint::Log {
         &mut self.checkpoints
     }

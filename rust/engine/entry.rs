@@ -203,6 +203,13 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             continue;
         }
         let Some(i) = interp.project.load(&script, "__main__") else { continue };
+        // a script's imports resolve from its own folder first, as Python puts it first on
+        // `sys.path` (then the checked file's and the project's); restored after it ran
+        let saved_paths = interp.project.paths.clone();
+        if let (Some(p), Some(d)) = (interp.project.paths.as_mut(), script.parent()) {
+            p.dirs.retain(|x| x != d);
+            p.dirs.insert(0, d.to_path_buf());
+        }
         let (module, display) = (interp.project.loaded[i].module.clone(), interp.project.loaded[i].display.clone());
         interp.abandoned = false;
         interp.outcomes.clear();
@@ -214,6 +221,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         interp.begin_sys_modules(&mut st);
         let sctx = Ctx { scope, module_scope: scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
         let _ = interp.block(&module.body, st, &sctx);
+        interp.project.paths = saved_paths;
         if interp.abandoned {
             stats.abandoned += 1;
             continue;

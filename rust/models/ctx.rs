@@ -90,6 +90,9 @@ pub trait ModelCtx {
     fn suggest_fix(&mut self, hint: crate::value::FixHint);
     /// What the analysis saw of checkpoints (`torch.save`, `torch.load`: SHP312).
     fn checkpoints(&mut self) -> &mut crate::models::torch::checkpoint::Log;
+    /// `sys.path.append(dir)` / `sys.path.insert(i, dir)` of a known directory, relative to the
+    /// folder the script runs from: later imports search it too.
+    fn extend_sys_path(&mut self, _dir: &str) {}
     /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path.
     fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String);
 

@@ -35,6 +35,10 @@ pub fn import(dotted: &str) -> Value {
     {
         return numpy::lib_attr(path, name); // `from numpy import newaxis, float32`
     }
+    // (of `sys`, only `argv` and `sys.path`'s extension are followed: `lib_attr`)
+    if canon == "sys" {
+        return Value::Lib(Rc::from("sys"));
+    }
     if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") || canon == "collections" || canon == "collections.OrderedDict" || canon == "dataclasses" || canon.starts_with("dataclasses.") {
         Value::Lib(Rc::from(canon))
     } else {
@@ -48,12 +52,18 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
     if path == "numpy" || path.starts_with("numpy.") {
         return numpy::lib_attr(path, name);
     }
+    if path == "sys" || path.starts_with("sys.") {
+        return match full.as_str() {
+            // the command line: strings of unknown number
+            "sys.argv" => builtins::repeat(Value::Str(None)),
+            "sys.path" | "sys.path.append" | "sys.path.insert" => Value::Lib(Rc::from(full.as_str())),
+            _ => Value::Unknown,
+        };
+    }
     match full.as_str() {
         "math.pi" | "torch.pi" => Value::Float(Some(std::f64::consts::PI)),
         "math.e" | "torch.e" => Value::Float(Some(std::f64::consts::E)),
         "math.inf" | "torch.inf" | "math.nan" | "torch.nan" => Value::Float(None),
-        // the command line: strings of unknown number
-        "sys.argv" => builtins::repeat(Value::Str(None)),
         "torch.float32" | "torch.float" => Value::DType(DType::Float),
         "torch.float64" | "torch.double" => Value::DType(DType::Double),
         "torch.long" | "torch.int64" => Value::DType(DType::Long),
@@ -227,6 +237,13 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     }
     if path.starts_with("numpy.") {
         return numpy::call(cx, st, path, args, kwargs, span);
+    }
+    // the import path, extended by a known directory (`sys.path.append("../..")`)
+    if matches!(path, "sys.path.append" | "sys.path.insert") {
+        if let Some(Value::Str(Some(dir))) = args.last() {
+            cx.extend_sys_path(dir);
+        }
+        return vec![(st, Value::None)];
     }
     if path.starts_with("torch.utils.data.") {
         return torch::data::utils_data(cx, st, path, args, kwargs, span);
