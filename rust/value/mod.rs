@@ -404,7 +404,7 @@ fn forget_map<K>(m: &mut BTreeMap<K, Value>, f: Forget) -> bool {
 }
 
 /// Whether `v` holds a tensor for which `p` holds.
-fn has(v: &Value, p: fn(&Tensor) -> bool) -> bool {
+fn has(v: &Value, p: &dyn Fn(&Tensor) -> bool) -> bool {
     let h = |v: &Value| has(v, p);
     match v {
         Value::Tensor(t) => p(t),
@@ -416,7 +416,7 @@ fn has(v: &Value, p: fn(&Tensor) -> bool) -> bool {
     }
 }
 
-fn obj_has(o: &Obj, p: fn(&Tensor) -> bool) -> bool {
+fn obj_has(o: &Obj, p: &dyn Fn(&Tensor) -> bool) -> bool {
     let has_here = |v: &Value| has(v, p);
     match o {
         Obj::List(items) => items.iter().any(has_here),
@@ -931,7 +931,7 @@ impl State {
             return;
         }
         for id in 0..self.heap.len() {
-            if obj_has(self.get(id), |t| t.values.is_some()) {
+            if obj_has(self.get(id), &|t| t.values.is_some()) {
                 forget_obj(self.get_mut(id), &no_values);
             }
         }
@@ -942,7 +942,7 @@ impl State {
     /// True`), and any alias of it may be the one.
     pub fn forget_grads(&mut self) {
         for id in 0..self.heap.len() {
-            if obj_has(self.get(id), may_track) {
+            if obj_has(self.get(id), &may_track) {
                 forget_obj(self.get_mut(id), &no_untracked);
             }
         }
@@ -972,8 +972,10 @@ impl State {
             let nodes = s.nodes.iter().filter(|n| !keys.contains(n)).copied().collect();
             Some(Value::Tensor(Rc::new(Tensor { saved: Some(Rc::new(Saved { freed: s.freed.or(Some((at, hit))), nodes, ..(**s).clone() })), ..(**t).clone() })))
         };
+        // (a read-only scan first: only the objects that hold such a tensor are copied)
+        let through = |t: &Tensor| t.saved.as_ref().is_some_and(|s| s.nodes.iter().any(|n| keys.contains(n)));
         for id in 0..self.heap.len() {
-            if forget_obj(&mut self.get(id).clone(), &f) {
+            if obj_has(self.get(id), &through) {
                 forget_obj(self.get_mut(id), &f);
             }
         }
@@ -985,6 +987,10 @@ impl State {
 
     /// A graph node that saves tensors was made (`State::made`).
     pub fn make_node(&mut self, node: Node) {
+        // (made twice already: nothing changes, and a shared map is not copied)
+        if self.made.get(&node) == Some(&2) {
+            return;
+        }
         let n = Rc::make_mut(&mut self.made).entry(node).or_insert(0);
         *n = (*n + 1).min(2);
     }
