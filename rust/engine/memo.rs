@@ -232,14 +232,14 @@ struct CallResult {
 
 /// The graph nodes made between `before` and `after` (`State::made`), by how many times; `None`
 /// when some was freed.
-fn made_since(before: &Rc<BTreeMap<Node, u8>>, after: &Rc<BTreeMap<Node, u8>>) -> Option<Vec<(Node, u8)>> {
-    if Rc::ptr_eq(before, after) {
+fn made_since(before: &Rc<Made>, after: &Rc<Made>) -> Option<Vec<(Node, u8)>> {
+    if Rc::ptr_eq(before, after) || before == after {
         return Some(Vec::new());
     }
-    if before.iter().any(|(k, n)| after.get(k).is_none_or(|m| m < n)) {
+    if before.0.iter().any(|(k, n)| after.count(k) < *n) {
         return None;
     }
-    Some(after.iter().filter_map(|(k, m)| (*m > before.get(k).copied().unwrap_or(0)).then(|| (*k, m - before.get(k).copied().unwrap_or(0)))).collect())
+    Some(after.0.iter().filter_map(|(k, m)| (*m > before.count(k)).then(|| (*k, m - before.count(k)))).collect())
 }
 
 /// A summary matched against a call: the renaming from the first call's ids to this one's.

@@ -156,6 +156,19 @@ pub struct Tensor {
     pub saved: Option<Rc<Saved>>,
 }
 
+/// How often a path made each graph node since it was last freed (`State::made`): sorted by
+/// node, 1 or 2. A sorted list rather than a map: a path copies it on its first change after a
+/// fork, and a copy of a list is one move.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Made(pub Vec<(Node, u8)>);
+
+impl Made {
+    /// How often `n` was made (0, 1, or 2 for more).
+    pub fn count(&self, n: &Node) -> u8 {
+        self.0.binary_search_by(|(k, _)| k.cmp(n)).map(|i| self.0[i].1).unwrap_or(0)
+    }
+}
+
 /// A graph node that saved tensors for backward: the span of the op that made it, and where the
 /// layer it called was built (the default span for a function or an operator).
 pub type Node = (Span, Span);
@@ -842,7 +855,7 @@ pub struct State {
     /// The graph nodes that saved tensors for backward (`Saved::nodes`) this path made since
     /// each was last freed, by the op's span: 1 when made once (the span names that one node),
     /// 2 when made again (it names none: never freed by it). `models/torch/autograd.rs`.
-    pub made: Rc<BTreeMap<Node, u8>>,
+    pub made: Rc<Made>,
 }
 
 impl State {
@@ -857,7 +870,7 @@ impl State {
             grad_mode: GradMode::On,
             params_frozen: false,
             assumed: RefCell::new(Rc::new(Vec::new())),
-            made: Rc::new(BTreeMap::new()),
+            made: Rc::new(Made::default()),
         }
     }
 
@@ -972,27 +985,38 @@ impl State {
             let nodes = s.nodes.iter().filter(|n| !keys.contains(n)).copied().collect();
             Some(Value::Tensor(Rc::new(Tensor { saved: Some(Rc::new(Saved { freed: s.freed.or(Some((at, hit))), nodes, ..(**s).clone() })), ..(**t).clone() })))
         };
-        // (a read-only scan first: only the objects that hold such a tensor are copied)
+        // (a read-only scan first: only the objects that hold such a tensor are copied. The scan
+        // is not logged as reads: a call that frees nodes removes them from `made`, so neither
+        // it nor a call around it is summarised, `memo::made_since`)
         let through = |t: &Tensor| t.saved.as_ref().is_some_and(|s| s.nodes.iter().any(|n| keys.contains(n)));
         for id in 0..self.heap.len() {
-            if obj_has(self.get(id), &through) {
+            if obj_has(&self.heap[id], &through) {
                 forget_obj(self.get_mut(id), &f);
             }
         }
-        let made = Rc::make_mut(&mut self.made);
-        for k in keys {
-            made.remove(k);
+        Rc::make_mut(&mut self.made).0.retain(|(k, _)| !keys.contains(k));
+    }
+
+    /// The graph nodes made more often on this path than on `before`, when none was freed
+    /// since (`None`: some was).
+    pub fn made_more_than(&self, before: &State) -> Option<Vec<Node>> {
+        if Rc::ptr_eq(&self.made, &before.made) {
+            return Some(Vec::new());
         }
+        if before.made.0.iter().any(|(k, n)| self.made.count(k) < *n) {
+            return None;
+        }
+        Some(self.made.0.iter().filter(|(k, m)| *m > before.made.count(k)).map(|(k, _)| *k).collect())
     }
 
     /// A graph node that saves tensors was made (`State::made`).
     pub fn make_node(&mut self, node: Node) {
-        // (made twice already: nothing changes, and a shared map is not copied)
-        if self.made.get(&node) == Some(&2) {
-            return;
+        // (made twice already: nothing changes, and a shared list is not copied)
+        match self.made.0.binary_search_by(|(k, _)| k.cmp(&node)) {
+            Ok(i) if self.made.0[i].1 >= 2 => {}
+            Ok(i) => Rc::make_mut(&mut self.made).0[i].1 = 2,
+            Err(i) => Rc::make_mut(&mut self.made).0.insert(i, (node, 1)),
         }
-        let n = Rc::make_mut(&mut self.made).entry(node).or_insert(0);
-        *n = (*n + 1).min(2);
     }
 
     /// Replace a tensor, in every alias of it on this path, by `new` (`x.data = y`,
@@ -1012,10 +1036,15 @@ impl State {
 
     /// Same program state (heap, shape bindings), ignoring how the path got here.
     pub fn same_state(&self, o: &State) -> bool {
+        (Rc::ptr_eq(&self.made, &o.made) || self.made == o.made || LAYOUT_BLIND.with(|b| b.get())) && self.same_state_but_made(o)
+    }
+
+    /// [`State::same_state`] but for the graph nodes made (`loops`: an iteration that only
+    /// made nodes again changed nothing else).
+    pub fn same_state_but_made(&self, o: &State) -> bool {
         self.in_try == o.in_try
             && self.grad_mode == o.grad_mode
             && self.params_frozen == o.params_frozen
-            && (Rc::ptr_eq(&self.made, &o.made) || self.made == o.made || LAYOUT_BLIND.with(|b| b.get()))
             && self.heap.len() == o.heap.len()
             && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
             && (Rc::ptr_eq(&self.heap, &o.heap)
@@ -1028,9 +1057,11 @@ impl State {
         // a span made once on each path names one node on each: the most made on either
         if !Rc::ptr_eq(&self.made, &o.made) && self.made != o.made {
             let made = Rc::make_mut(&mut self.made);
-            for (k, n) in o.made.iter() {
-                let m = made.entry(*k).or_insert(0);
-                *m = (*m).max(*n);
+            for (k, n) in o.made.0.iter() {
+                match made.0.binary_search_by(|(m, _)| m.cmp(k)) {
+                    Ok(i) => made.0[i].1 = made.0[i].1.max(*n),
+                    Err(i) => made.0.insert(i, (*k, *n)),
+                }
             }
         }
         if Rc::ptr_eq(&self.heap, &o.heap) {

@@ -31,6 +31,9 @@ struct NoOp {
     reads: Rc<[memo::Read]>,
     /// The last item matched against it, on the first path (`memo::same_reads_again`).
     last: Option<memo::Matched>,
+    /// The graph nodes it made again (`State::made`): a skipped item makes them too, so they
+    /// name no single node any more.
+    made: Vec<Node>,
 }
 
 /// Whether an iteration that started in `before` (after binding the loop target) and ended
@@ -42,14 +45,22 @@ struct NoOp {
 /// may have absorbed the other side of such a choice (`State::absorb`), and absorbs it again
 /// the same way when its branches are a prefix of the extended paths' and it is already
 /// tainted (the extended path's longer branch list cannot make the two complementary).
-fn no_op_suffixes(before: &[State], after: &[State]) -> Option<Vec<Vec<Branch>>> {
+fn no_op_suffixes(before: &[State], after: &[State]) -> Option<(Vec<Vec<Branch>>, Vec<Node>)> {
     if before.len() != after.len() {
         return None;
     }
     let mut suffixes = Vec::with_capacity(before.len());
+    // (graph nodes made again change nothing the next item would do differently: they are
+    // counted as made twice from then on, `NoOp::made`)
+    let mut made: Vec<Node> = Vec::new();
     for (b, a) in before.iter().zip(after) {
-        if !(a.same_state(b) && a.same_path_facts(b) && a.branches.starts_with(&b.branches)) {
+        if !(a.same_state_but_made(b) && a.same_path_facts(b) && a.branches.starts_with(&b.branches)) {
             return None;
+        }
+        for n in a.made_more_than(b)? {
+            if !made.contains(&n) {
+                made.push(n);
+            }
         }
         suffixes.push(a.branches[b.branches.len()..].to_vec());
     }
@@ -62,7 +73,7 @@ fn no_op_suffixes(before: &[State], after: &[State]) -> Option<Vec<Vec<Branch>>>
             }
         }
     }
-    Some(suffixes)
+    Some((suffixes, made))
 }
 
 impl<'a> Interp<'a> {
@@ -256,6 +267,10 @@ impl<'a> Interp<'a> {
                         live = assigned;
                         for (st, suffix) in live.iter_mut().zip(&no_ops[k].suffixes) {
                             st.branches.extend(suffix.iter().cloned());
+                            for n in &no_ops[k].made {
+                                st.make_node(*n);
+                                st.make_node(*n);
+                            }
                         }
                         // the least recently matched is tried first: items that alternate
                         // (a projection every other block) match at the first try
@@ -281,9 +296,9 @@ impl<'a> Interp<'a> {
                         self.oldest_label_read = self.oldest_label_read.min(outer_label_read);
                         let unchanged = !self.abandoned && !read_outer_label && out.len() == n_out && counters == self.loop_counters();
                         match unchanged.then(|| no_op_suffixes(&assigned, &live)).flatten() {
-                            Some(suffixes) if no_ops.len() < MAX_NO_OPS => {
+                            Some((suffixes, made)) if no_ops.len() < MAX_NO_OPS => {
                                 let reads: Rc<[memo::Read]> = memo::end_reads().into_iter().filter(|r| r.0 < heap_len).collect();
-                                no_ops.push(NoOp { states: assigned, suffixes, reads, last: None });
+                                no_ops.push(NoOp { states: assigned, suffixes, reads, last: None, made });
                             }
                             // the reads of an iteration no later item is matched against stay the
                             // enclosing call's, unsorted
@@ -379,7 +394,6 @@ impl<'a> Interp<'a> {
                         && a.in_try == b.in_try
                         && a.grad_mode == b.grad_mode
                         && a.params_frozen == b.params_frozen
-                        && a.made == b.made
                         && a.same_path_facts(b)
                         && (Rc::ptr_eq(&a.shapes, &b.shapes) || a.shapes == b.shapes)
                         && if suffix.is_empty() { a.branches == b.branches } else { b.branches.starts_with(&a.branches) }

@@ -422,7 +422,7 @@ pub fn free_after_backward(st: &mut State, t: &Tensor, args: &[Value], kwargs: &
         return;
     }
     let Some(s) = &t.saved else { return };
-    let keys: Vec<Node> = s.nodes.iter().filter(|n| st.made.get(n) == Some(&1)).copied().collect();
+    let keys: Vec<Node> = s.nodes.iter().filter(|n| st.made.count(n) == 1).copied().collect();
     if !keys.is_empty() {
         st.free_graph(&keys, span);
     }
