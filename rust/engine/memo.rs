@@ -236,10 +236,7 @@ fn made_since(before: &Rc<Made>, after: &Rc<Made>) -> Option<Vec<(Node, u8)>> {
     if Rc::ptr_eq(before, after) || before == after {
         return Some(Vec::new());
     }
-    if before.0.iter().any(|(k, n)| after.count(k) < *n) {
-        return None;
-    }
-    Some(after.0.iter().filter_map(|(k, m)| (*m > before.count(k)).then(|| (*k, m - before.count(k)))).collect())
+    after.grown_since(before)
 }
 
 /// A summary matched against a call: the renaming from the first call's ids to this one's.

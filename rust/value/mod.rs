@@ -167,6 +167,15 @@ impl Made {
     pub fn count(&self, n: &Node) -> u8 {
         self.0.binary_search_by(|(k, _)| k.cmp(n)).map(|i| self.0[i].1).unwrap_or(0)
     }
+
+    /// The nodes made more often here than in `before`, by how many more times; `None` when
+    /// some node of `before` was freed since.
+    pub fn grown_since(&self, before: &Made) -> Option<Vec<(Node, u8)>> {
+        if before.0.iter().any(|(k, n)| self.count(k) < *n) {
+            return None;
+        }
+        Some(self.0.iter().filter_map(|(k, m)| (*m > before.count(k)).then(|| (*k, m - before.count(k)))).collect())
+    }
 }
 
 /// A graph node that saved tensors for backward: the span of the op that made it, and where the
@@ -1003,10 +1012,7 @@ impl State {
         if Rc::ptr_eq(&self.made, &before.made) {
             return Some(Vec::new());
         }
-        if before.made.0.iter().any(|(k, n)| self.made.count(k) < *n) {
-            return None;
-        }
-        Some(self.made.0.iter().filter(|(k, m)| *m > before.made.count(k)).map(|(k, _)| *k).collect())
+        Some(self.made.grown_since(&before.made)?.into_iter().map(|(k, _)| k).collect())
     }
 
     /// A graph node that saves tensors was made (`State::made`).
