@@ -185,7 +185,10 @@ fn clash<'t>(st: &State, ts: &'t [(String, Rc<Tensor>)]) -> Option<(&'t (String,
 
 /// SHP201 over an op's named tensor arguments. False when the path ends here (torch raises).
 pub fn check_operands(cx: &mut dyn ModelCtx, st: &State, op: &str, ts: &[(String, Rc<Tensor>)], span: Span) -> bool {
-    let Some((a, b)) = clash(st, ts) else { return true };
+    let Some((a, b)) = clash(st, ts) else {
+        passed_entries(cx, st, ts.iter().map(|(_, t)| t));
+        return true;
+    };
     let (a, b) = (a.clone(), b.clone());
     let op = op.to_string();
     // the tensor on the CPU is the one left behind: reported where it entered the code, if
@@ -208,13 +211,30 @@ pub fn check_operands(cx: &mut dyn ModelCtx, st: &State, op: &str, ts: &[(String
     })
 }
 
+/// A mismatch is reported where the tensor entered the user's code (`entry_of`): a path on
+/// which these tensors meet without one passes that site, and is recorded as passing it, so
+/// that a mismatch on another path (on CUDA only) is reported with its condition rather than
+/// as failing on every path.
+fn passed_entries<'t>(cx: &mut dyn ModelCtx, st: &State, ts: impl Iterator<Item = &'t Rc<Tensor>>) {
+    for t in ts {
+        if let Some(site) = cx.entry_of(t) {
+            cx.check(st, site, Tri::False, |_| (DeviceMismatch::Layer { op: String::new(), what: String::new(), shape: String::new(), device: String::new(), params: String::new() }, Vec::new()));
+        }
+    }
+}
+
 /// SHP201 for a layer: each input tensor (and hidden state) on the device of its parameters.
 pub fn check_layer(cx: &mut dyn ModelCtx, st: &State, op: &str, params: Device, inputs: &[(&str, Rc<Tensor>)], span: Span) -> bool {
     for (what, t) in inputs {
-        let Some(d) = t.device else { continue };
-        if d == params || (d == Device::Cpu && !nonscalar(st, t)) {
+        let fine = match t.device {
+            None => true,
+            Some(d) => d == params || (d == Device::Cpu && !nonscalar(st, t)),
+        };
+        if fine {
+            passed_entries(cx, st, std::iter::once(t));
             continue;
         }
+        let Some(d) = t.device else { continue };
         let (op, what, t) = (op.to_string(), what.to_string(), t.clone());
         let site = cx.entry_of(&t).unwrap_or(span);
         if !cx.check(st, site, Tri::True, |cx| {
