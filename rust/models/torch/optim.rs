@@ -139,7 +139,15 @@ fn layers_of(st: &State, v: &Value, out: &mut BTreeSet<Span>, depth: usize) -> O
 /// `nn.Parameter`), which no layer span names, or is no module the core follows.
 fn module_layers(st: &State, id: ObjId, out: &mut BTreeSet<Span>) -> Option<()> {
     let mut own_parameter = false;
-    each_layer(st, id, &mut |attrs| own_parameter |= attrs.values().any(|v| matches!(v, Value::Tensor(t) if t.registered)), &mut |_, l| {
+    // (a registered tensor of an instance is a parameter of its own, unless it is a buffer)
+    let own = |attrs: &BTreeMap<Name, Value>| {
+        let buffers = match attrs.get(crate::models::BUFFERS) {
+            Some(Value::Tuple(t)) => t.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+            _ => Vec::new(),
+        };
+        attrs.iter().any(|(k, v)| matches!(v, Value::Tensor(t) if t.registered) && !buffers.iter().any(|b| b == &**k))
+    };
+    each_layer(st, id, &mut |attrs| own_parameter |= own(attrs), &mut |_, l| {
         out.insert(l.span);
     });
     (!own_parameter).then_some(())
