@@ -27,7 +27,7 @@ fn hostile_nesting_does_not_overflow() {
 }
 
 /// The path-explosion case: many identical blocks, each with an opaque branch, stay at a
-/// handful of paths with pruning and explode without it.
+/// handful of paths with pruning and explode (to the path budget) without it.
 #[test]
 fn residual_blocks_do_not_explode() {
     let block = |n: usize| {
@@ -49,7 +49,9 @@ fn residual_blocks_do_not_explode() {
             assert_eq!(findings.len(), 1, "{findings:?}");
             assert_eq!(findings[0].rule.code, "SHP101");
         } else {
-            assert!(stats.abandoned > 0 && stats.max_paths > 1024, "{} paths without pruning", stats.max_paths);
+            // (the loop's work budget then runs the remaining blocks generalised, or the
+            // entry is abandoned)
+            assert!(stats.max_paths >= 1024, "{} paths without pruning", stats.max_paths);
         }
     }
 }

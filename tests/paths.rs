@@ -26,3 +26,44 @@ fn every_block_kind_joins_its_paths_and_reports_the_head_bug() {
         }
     }
 }
+
+fn findings_of(src: &str) -> (Vec<shape_lint::diagnostics::Finding>, shape_lint::engine::Stats) {
+    let parsed = parse::parse(src);
+    let module = ir::lower::lower_module(&parsed);
+    engine::analyze_with_stats(&module, &parsed, &Settings::default())
+}
+
+/// A `break` on an unknown `done` in each of 30 steps, and an `if` on an unknown value in each
+/// of 100 epochs, pass the path budget: the paths are joined (what they disagree on is
+/// Unknown) rather than the entry abandoned, and a bug on what they agree on is still found.
+#[test]
+fn paths_past_the_budget_are_joined_and_the_bug_after_them_is_found() {
+    let src = "import random\nimport torch\nimport torch.nn as nn\n\nmodel = nn.Linear(4, 2)\nhead = nn.Linear(3, 1)\nbest, seen = 1e9, []\nfor epoch in range(100):\n    v = random.random()\n    if v < best:\n        best = v\n    for t in range(30):\n        seen.append(t)\n        if random.random() < 0.1:\n            break\ny = head(model(torch.randn(8, 4)))\n";
+    let (findings, stats) = findings_of(src);
+    assert_eq!(stats.abandoned, 0, "{stats:?}");
+    assert!(stats.max_paths <= 32, "{} paths", stats.max_paths);
+    let codes: Vec<_> = findings.iter().map(|f| (f.row, f.rule.code)).collect();
+    assert_eq!(codes, vec![(16, "SHP101")], "{findings:?}");
+}
+
+/// What the joined paths disagree on is Unknown: a Linear whose width differs by path is not
+/// reported once its paths are joined, although each path alone would decide its check.
+#[test]
+fn joined_paths_report_nothing_on_what_they_disagree_on() {
+    let src = "import random\nimport torch\nimport torch.nn as nn\n\nwidths = []\nfor t in range(40):\n    if random.random() < 0.5:\n        widths.append(t)\n        break\nw = widths[0] if widths else 7\nlayer = nn.Linear(w, 2)\ny = layer(torch.randn(8, 7))\n";
+    let (findings, stats) = findings_of(src);
+    assert_eq!(stats.abandoned, 0, "{stats:?}");
+    assert!(findings.is_empty(), "{findings:?}");
+}
+
+/// A device mismatch inside a user `forward` is reported at the call that handed the tensor in
+/// (`entry_of`); the paths on which the devices agree pass that call too, so the report keeps
+/// its condition (before, it claimed to fail on every path).
+#[test]
+fn a_device_mismatch_handed_into_a_forward_keeps_its_condition() {
+    let src = "import torch\nimport torch.nn as nn\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 2)\n\n    def forward(self, x):\n        return self.fc(x)\n\nmodel = M()\nx = torch.randn(4, 8).to(device)\nout = model(x)\n";
+    let (findings, _) = findings_of(src);
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!((findings[0].row, findings[0].rule.code), (15, "SHP201"));
+    assert!(findings[0].message.ends_with("(when CUDA is available)"), "{}", findings[0].message);
+}

@@ -125,6 +125,29 @@ impl State {
                 obj_ids(now, &mut |id| mark(&mut live, &mut stack, l0, id));
             }
         }
+        self.sweep(l0, live, stack);
+    }
+
+    /// After paths were joined (`super::join`): the objects past the first `l0` that no
+    /// object before them reaches are dead (a path's allocations that only values the paths
+    /// disagreed on, now Unknown, referred to).
+    pub fn collect_dead_past(&mut self, l0: usize) {
+        let n = self.heap.len();
+        if n <= l0 {
+            return;
+        }
+        let mut live = vec![false; n - l0];
+        let mut stack: Vec<ObjId> = Vec::new();
+        for obj in self.heap[..l0].iter() {
+            obj_ids(obj, &mut |id| mark(&mut live, &mut stack, l0, id));
+        }
+        self.sweep(l0, live, stack);
+    }
+
+    /// Mark what the `stack`'s objects reach, then drop the dead objects at the end of the
+    /// heap and replace the others by the tombstone.
+    fn sweep(&mut self, l0: usize, mut live: Vec<bool>, mut stack: Vec<ObjId>) {
+        let heap = &self.heap;
         while let Some(id) = stack.pop() {
             obj_ids(&heap[id], &mut |j| mark(&mut live, &mut stack, l0, j));
         }

@@ -1,6 +1,7 @@
 //! Abstract values, the heap, and the per-path state.
 
 pub mod gc;
+pub mod join;
 pub mod reads;
 
 use std::cell::RefCell;
@@ -1060,16 +1061,7 @@ impl State {
     /// After `same_state` compared blind to layouts ([`layout_blind`]): forget the layouts
     /// this state's heap disagrees on with `o`'s.
     pub fn join_layouts(&mut self, o: &State) {
-        // a span made once on each path names one node on each: the most made on either
-        if !Rc::ptr_eq(&self.made, &o.made) && self.made != o.made {
-            let made = Rc::make_mut(&mut self.made);
-            for (k, n) in o.made.0.iter() {
-                match made.0.binary_search_by(|(m, _)| m.cmp(k)) {
-                    Ok(i) => made.0[i].1 = made.0[i].1.max(*n),
-                    Err(i) => made.0.insert(i, (*k, *n)),
-                }
-            }
-        }
+        self.join_layouts_made(o);
         if Rc::ptr_eq(&self.heap, &o.heap) {
             return;
         }
@@ -1085,6 +1077,20 @@ impl State {
             let heap = Rc::make_mut(&mut self.heap);
             for (i, j) in changed {
                 heap[i] = Rc::new(j);
+            }
+        }
+    }
+
+    /// The graph nodes made on this path or `o` (`made`), joined: a span made once on each
+    /// path names one node on each, so the most made on either.
+    pub(super) fn join_layouts_made(&mut self, o: &State) {
+        if !Rc::ptr_eq(&self.made, &o.made) && self.made != o.made {
+            let made = Rc::make_mut(&mut self.made);
+            for (k, n) in o.made.0.iter() {
+                match made.0.binary_search_by(|(m, _)| m.cmp(k)) {
+                    Ok(i) => made.0[i].1 = made.0[i].1.max(*n),
+                    Err(i) => made.0.insert(i, (*k, *n)),
+                }
             }
         }
     }

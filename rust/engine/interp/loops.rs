@@ -20,6 +20,11 @@ pub const UNROLL: usize = 512;
 /// same abstraction: more only cost time).
 pub const TENSOR_ROWS: usize = 64;
 
+/// The interpreter steps a loop over known items may spend unrolled: the rest of its items
+/// then run as one generalised iteration (a count of work, never of time: the same findings on
+/// every machine): a fortieth of the file's step budget.
+const LOOP_STEPS: u64 = 25_000;
+
 /// At most this many distinct items are tried against each other at a fixpoint of a loop.
 const MAX_NO_OPS: usize = 4;
 
@@ -97,6 +102,9 @@ impl<'a> Interp<'a> {
                 }
             }
             live = merge(next, self.settings.prune);
+            let span = body.first().map(|s| s.span).unwrap_or_default();
+            live = self.bound_paths_at(live, span, super::LOOP_JOIN_AT);
+            out = self.bound_exits(out, span);
             self.note_paths(live.len() + out.len());
             if live.is_empty() || self.abandoned {
                 return out;
@@ -249,7 +257,35 @@ impl<'a> Interp<'a> {
                 // iterations that changed nothing, since the state last changed (`skip_item`)
                 let mut no_ops: Vec<NoOp> = Vec::new();
                 let roots = Self::loop_roots(ctx);
-                for item in items {
+                let start = self.steps;
+                let mut items = items.into_iter();
+                while let Some(item) = items.next() {
+                    if self.steps - start > LOOP_STEPS && items.len() > 0 {
+                        // past the loop's work budget: this item and the rest run as one
+                        // generalised iteration
+                        if super::debug_enabled() {
+                            eprintln!("[shape-lint debug] loop at line {} past its work budget with {} items left", self.line(span), items.len() + 1);
+                        }
+                        let elem = self.rest_element(std::iter::once(item).chain(items).collect());
+                        let mut target_names = Vec::new();
+                        target.bound_names(&mut target_names);
+                        let mut rest = Vec::new();
+                        for st in live {
+                            for st in self.assign(target, elem.clone(), st, ctx) {
+                                rest.extend(self.generalised_iteration(body, st, ctx, &target_names));
+                            }
+                        }
+                        if let Some(c) = self.coverage.as_mut() {
+                            c.origin(crate::engine::coverage::UNKNOWN, "a loop past its work budget, its rest run as one generalised iteration".into(), span);
+                        }
+                        for (st, flow) in rest {
+                            match flow {
+                                Flow::Normal => out.extend(self.block(orelse, st, ctx)),
+                                f => out.push((st, f)),
+                            }
+                        }
+                        return out;
+                    }
                     let assigned: Vec<State> = match target {
                         // a name binds on each path in place (no list per path)
                         Target::Name(n, span) => {
@@ -309,6 +345,8 @@ impl<'a> Interp<'a> {
                             }
                         }
                     }
+                    live = self.bound_paths_at(live, span, super::LOOP_JOIN_AT);
+                    out = self.bound_exits(out, span);
                     self.note_paths(live.len() + out.len());
                     if live.is_empty() || self.abandoned {
                         return out;
@@ -340,6 +378,27 @@ impl<'a> Interp<'a> {
                 }
                 out
             }
+        }
+    }
+
+    /// The element standing for the items a loop runs generalised: the item when they are
+    /// all alike, an int not known when they are all ints (at least the least of them), else
+    /// Unknown.
+    fn rest_element(&mut self, items: Vec<Value>) -> Value {
+        let Some(first) = items.first() else { return Value::Unknown };
+        if items.iter().all(|v| v == first) {
+            return first.clone();
+        }
+        let consts: Option<Vec<i128>> = items.iter().map(|v| match v {
+            Value::Int(p) => p.as_const(),
+            _ => None,
+        }).collect();
+        match consts {
+            Some(cs) => {
+                let lo = cs.iter().copied().min().unwrap_or(crate::shape::UNBOUNDED);
+                Value::Int(self.syms.fresh_int("i", lo))
+            }
+            None => Value::Unknown,
         }
     }
 
@@ -578,7 +637,6 @@ fn forget_changes(before: &State, after: &mut State) -> bool {
             }
         }
     };
-    let same_but_history = |a: &std::collections::BTreeMap<Name, Value>, b: &std::collections::BTreeMap<Name, Value>| a.iter().filter(|(k, _)| !history(k)).eq(b.iter().filter(|(k, _)| !history(k)));
     for i in changed {
         let old = before.heap[i].clone();
         let obj = after.get_mut(i);
@@ -587,7 +645,7 @@ fn forget_changes(before: &State, after: &mut State) -> bool {
             (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. })
             | (Obj::Namespace { attrs: o, .. }, Obj::Namespace { attrs, .. })
             | (Obj::Class { attrs: o, .. }, Obj::Class { attrs, .. }) => forget(o, attrs),
-            (Obj::Container { kind: k0, items: i0, attrs: a0 }, Obj::Container { kind, items, attrs }) if k0 == kind && i0 == items && same_but_history(a0, attrs) => {}
+            (Obj::Container { kind: k0, items: i0, attrs: a0 }, Obj::Container { kind, items, attrs }) if k0 == kind && i0 == items => forget(a0, attrs),
             (Obj::Layer(o), Obj::Layer(l)) => {
                 forget(&o.attrs, &mut l.attrs);
                 forget(&o.args, &mut l.args);

@@ -61,6 +61,10 @@ use stmt::collect_globals;
 
 /// Above this many paths, paths are not compared for merging.
 const MERGE_LIMIT: usize = 64;
+/// A loop over known items joins its paths (`value::join`) past this many after an iteration,
+/// and those that left it past this many: each iteration may double them again, and merging
+/// compares every pair.
+pub(super) const LOOP_JOIN_AT: usize = 8;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Flow {
@@ -409,6 +413,7 @@ impl<'a> Interp<'a> {
                 eprintln!("[shape-lint debug] all paths end at line {}", self.line(s.span));
             }
             live = merge(next, self.settings.prune);
+            live = self.bound_paths(live, s.span);
             self.note_paths(live.len());
             if self.abandoned {
                 return Vec::new();
@@ -416,6 +421,41 @@ impl<'a> Interp<'a> {
         }
         done.extend(live.into_iter().map(|s| (s, Flow::Normal)));
         done
+    }
+
+    /// Past half the path budget, paths that did not merge are joined (`value::join`): one
+    /// state stands for them, Unknown where they disagree, rather than the entry being
+    /// abandoned at the budget.
+    pub(super) fn bound_paths(&mut self, live: Vec<State>, span: Span) -> Vec<State> {
+        self.bound_paths_at(live, span, self.settings.max_paths / 2)
+    }
+
+    /// [`Interp::bound_paths`] past `limit` paths (a loop's iterations join sooner: each may
+    /// double them again).
+    pub(super) fn bound_paths_at(&mut self, live: Vec<State>, span: Span, limit: usize) -> Vec<State> {
+        if live.len() <= limit || !self.settings.prune {
+            return live;
+        }
+        if debug_enabled() {
+            eprintln!("[shape-lint debug] {} paths joined at line {}", live.len(), self.line(span));
+        }
+        if let Some(c) = self.coverage.as_mut() {
+            c.origin(crate::engine::coverage::UNKNOWN, "paths joined past the path budget (where they disagree)".into(), span);
+        }
+        crate::value::join::join_all(live)
+    }
+
+    /// [`Interp::bound_paths`] for the paths a loop left by `break` (or by its test), kept in
+    /// `out` while it runs on.
+    pub(super) fn bound_exits(&mut self, out: Paths, span: Span) -> Paths {
+        let normal = out.iter().filter(|(_, f)| *f == Flow::Normal).count();
+        if normal <= LOOP_JOIN_AT || !self.settings.prune {
+            return out;
+        }
+        let (normal, mut other): (Vec<_>, Vec<_>) = out.into_iter().partition(|(_, f)| *f == Flow::Normal);
+        let joined = self.bound_paths_at(normal.into_iter().map(|(s, _)| s).collect(), span, LOOP_JOIN_AT);
+        other.extend(joined.into_iter().map(|s| (s, Flow::Normal)));
+        other
     }
 
     /// Track the number of live paths; too many, or past the deadline, abandons the entry.

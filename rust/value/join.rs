@@ -1,0 +1,138 @@
+//! Joining paths past the path budget. Where paths multiply faster than they merge (an `if`
+//! on a value not known in each of a hundred epochs, a `break` on an unknown `done` in each
+//! step of a rollout), the paths left are joined into one state that stands for all of them:
+//! what they agree on is kept, what they disagree on is Unknown (an object changed in
+//! different ways becomes an opaque object, as a loop's forgotten writes do,
+//! `interp::loops::forget_changes`). Every value the joined state holds is the value on each of
+//! its paths, so a check that fails on it fails on each of them: a report stays a proof. The
+//! path condition is their common prefix (`State::absorb`), and the facts those they share.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::{Obj, State, Value, join_layouts, layout_blind};
+use crate::ir::Name;
+
+/// A value on two paths: itself where equal (or equal but for what only adds precision to a
+/// rule, `join_layouts`), else Unknown.
+fn join_value(a: &Value, b: &Value) -> Value {
+    if a == b {
+        return a.clone();
+    }
+    if layout_blind(|| a == b)
+        && let Some(j) = join_layouts(a, b)
+    {
+        return j;
+    }
+    Value::Unknown
+}
+
+/// Entries of two maps: the same keys, their values joined; a key on one side only is Unknown
+/// (bound on some paths).
+fn join_map(a: &BTreeMap<Name, Value>, b: &BTreeMap<Name, Value>) -> BTreeMap<Name, Value> {
+    let mut out = a.clone();
+    for (k, v) in out.iter_mut() {
+        *v = match b.get(k) {
+            Some(w) => join_value(v, w),
+            None => Value::Unknown,
+        };
+    }
+    for k in b.keys() {
+        out.entry(k.clone()).or_insert(Value::Unknown);
+    }
+    out
+}
+
+/// An object on two paths: maps of names joined entry by entry; a list, dict or container of
+/// the same items (but for layouts) joined item by item; anything else they disagree on is an
+/// opaque object.
+fn join_obj(a: &Obj, b: &Obj) -> Obj {
+    use Obj::*;
+    match (a, b) {
+        (Scope { vars: x, parent: p }, Scope { vars: y, parent: q }) if p == q => Scope { vars: join_map(x, y), parent: *p },
+        (Instance { class: c, attrs: x }, Instance { class: d, attrs: y }) if c == d => Instance { class: *c, attrs: join_map(x, y) },
+        (Namespace { kind: k, attrs: x }, Namespace { kind: l, attrs: y }) if k == l => Namespace { kind: k.clone(), attrs: join_map(x, y) },
+        (Class { name, def, bases, attrs: x }, Class { name: n2, def: d2, bases: b2, attrs: y })
+            if name == n2 && bases == b2 && match (def, d2) {
+                (Some(p), Some(q)) => Rc::ptr_eq(p, q),
+                (None, None) => true,
+                _ => false,
+            } =>
+        {
+            Class { name: name.clone(), def: def.clone(), bases: bases.clone(), attrs: join_map(x, y) }
+        }
+        (Layer(x), Layer(y)) if x.kind == y.kind && x.span == y.span => {
+            let mut l = x.clone();
+            l.args = join_map(&x.args, &y.args);
+            l.attrs = join_map(&x.attrs, &y.attrs);
+            Layer(l)
+        }
+        (List(x), List(y)) if x.len() == y.len() => List(x.iter().zip(y).map(|(v, w)| join_value(v, w)).collect()),
+        (Container { kind: k, items: x, attrs: p }, Container { kind: l, items: y, attrs: q })
+            if k == l && x.len() == y.len() && x.iter().zip(y).all(|(i, j)| i.0 == j.0) =>
+        {
+            Container { kind: *k, items: x.iter().zip(y).map(|(i, j)| (i.0.clone(), join_value(&i.1, &j.1))).collect(), attrs: join_map(p, q) }
+        }
+        _ => Namespace { kind: Rc::from("<joined paths disagree>"), attrs: Default::default() },
+    }
+}
+
+impl State {
+    /// Whether `o` can be joined into this state: the same `try` depth and grad mode (what a
+    /// path's checks read besides its heap, facts and shape bindings).
+    pub fn joinable(&self, o: &State) -> bool {
+        self.in_try == o.in_try && self.grad_mode == o.grad_mode
+    }
+
+    /// Join `o` into this state (`joinable`): the objects both have, joined; the objects only
+    /// the longer heap has, kept (only values the two disagree on reach them, and those are
+    /// Unknown now); the path condition, their common prefix.
+    pub fn join(&mut self, o: &State) {
+        if !Rc::ptr_eq(&self.heap, &o.heap) {
+            let n = self.heap.len().min(o.heap.len());
+            let changed: Vec<(usize, Obj)> = (0..n)
+                .filter(|&i| !Rc::ptr_eq(&self.heap[i], &o.heap[i]) && self.heap[i] != o.heap[i])
+                .map(|i| (i, join_obj(&self.heap[i], &o.heap[i])))
+                .collect();
+            let longer = (o.heap.len() > self.heap.len()).then(|| o.heap[n..].to_vec());
+            if !changed.is_empty() || longer.is_some() {
+                let heap = Rc::make_mut(&mut self.heap);
+                for (i, j) in changed {
+                    heap[i] = Rc::new(j);
+                }
+                heap.extend(longer.unwrap_or_default());
+            }
+        }
+        // the shape variables both paths bound alike stay bound; the others are unknown again
+        // (a tensor whose leading dims only one path had seen has them unknown)
+        if !Rc::ptr_eq(&self.shapes, &o.shapes) && self.shapes != o.shapes {
+            let common: BTreeMap<u32, _> = self.shapes.iter().filter(|(k, v)| o.shapes.get(k) == Some(v)).map(|(k, v)| (*k, v.clone())).collect();
+            self.shapes = Rc::new(common);
+        }
+        self.params_frozen |= o.params_frozen;
+        // (graph nodes: the most made on either, as `join_layouts` counts them)
+        self.join_layouts_made(o);
+        self.absorb(o);
+    }
+}
+
+/// Join paths into as few states as their `try` depths and grad modes allow.
+pub fn join_all(paths: Vec<State>) -> Vec<State> {
+    // (the objects all paths have: what a joined state built past them, only a value they
+    // disagreed on may have reached)
+    let l0 = paths.iter().map(|p| p.heap.len()).min().unwrap_or(0);
+    let mut out: Vec<State> = Vec::new();
+    'next: for p in paths {
+        for q in out.iter_mut() {
+            if q.joinable(&p) {
+                q.join(&p);
+                continue 'next;
+            }
+        }
+        out.push(p);
+    }
+    for s in out.iter_mut() {
+        s.collect_dead_past(l0);
+    }
+    out
+}
