@@ -157,11 +157,9 @@ fn a_module_global_set_from_the_script_is_seen_by_the_module() {
     assert_eq!(rows(&check(&d, "main.py")), vec![(6, "SHP101")]);
 }
 
-#[test]
-fn a_script_that_imports_the_checked_file_runs_as_its_entry() {
-    // correct with its defaults, wrong with the sizes train.py gives it: reported in model.py
-    // (where torch raises) when model.py is checked, and not in train.py
-    let model = "import torch.nn as nn
+/// A model correct with its defaults whose head is sized for `hidden=128`: any other `hidden`
+/// a script gives it fails at `self.fc2(x)` (line 12).
+const NET_HEAD_SIZED_FOR_128: &str = "import torch.nn as nn
 
 
 class Net(nn.Module):
@@ -174,6 +172,12 @@ class Net(nn.Module):
         x = self.fc1(x.flatten(1)).relu()
         return self.fc2(x)
 ";
+
+#[test]
+fn a_script_that_imports_the_checked_file_runs_as_its_entry() {
+    // correct with its defaults, wrong with the sizes train.py gives it: reported in model.py
+    // (where torch raises) when model.py is checked, and not in train.py
+    let model = NET_HEAD_SIZED_FOR_128;
     let train = "import argparse
 import torch
 from model import Net
@@ -207,19 +211,7 @@ fn a_scripts_imports_resolve_from_its_own_folder_and_its_sys_path() {
     // `app/train.py` imports the package beside it (`nets`), as Python does from the script's
     // folder; `tools/run.py` extends `sys.path` to reach `app`. Checking the model file runs
     // both as its entries, and the sizes they give it fail in its forward.
-    let model = "import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self, in_dim=784, hidden=128):
-        super().__init__()
-        self.fc1 = nn.Linear(in_dim, hidden)
-        self.fc2 = nn.Linear(128, 10)
-
-    def forward(self, x):
-        x = self.fc1(x).relu()
-        return self.fc2(x)
-";
+    let model = NET_HEAD_SIZED_FOR_128;
     let train = "import torch
 from nets.model import Net
 

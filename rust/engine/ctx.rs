@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use super::interp::{Ctx, Flow, Interp};
+use super::interp::{Ctx, Flow, Interp, Verdict};
 use super::modules;
 use crate::ir::{Name, Span};
 use crate::models::ctx::{ModelCtx, Msg};
@@ -111,6 +111,10 @@ impl ModelCtx for Interp<'_> {
 
     fn checkpoints(&mut self) -> &mut crate::models::torch::checkpoint::Log {
         &mut self.checkpoints
+    }
+
+    fn passes(&mut self, st: &State, site: Span) {
+        self.record(st, site, Verdict::Holds)
     }
 
     fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String) {

@@ -356,11 +356,7 @@ fn hidden(k: &str) -> bool {
 /// tensors that are not buffers (`register_buffer`, listed under `models::BUFFERS`). `None`
 /// when one's size is not known, or an attribute is not known at all (it may be a parameter).
 fn own_params(st: &State, attrs: &BTreeMap<crate::ir::Name, Value>) -> Option<i128> {
-    let buffers = match attrs.get(models::BUFFERS) {
-        Some(Value::Tuple(t)) => t.iter().filter_map(|v| if let Value::Str(Some(s)) = v { Some(s.clone()) } else { None }).collect(),
-        None => Vec::new(),
-        Some(_) => return None,
-    };
+    let buffers = models::buffer_names(attrs)?;
     let mut n = 0i128;
     for (k, v) in attrs {
         match v {

@@ -93,6 +93,10 @@ pub trait ModelCtx {
     /// `sys.path.append(dir)` / `sys.path.insert(i, dir)` of a known directory, relative to the
     /// folder the script runs from: later imports search it too.
     fn extend_sys_path(&mut self, _dir: &str) {}
+    /// This path reached `site` and passes there, where no check of its own was made (a
+    /// device mismatch reported at the call that handed a tensor in, `entry_of`): recorded as
+    /// passing, so that a failure there on another path is reported with its condition.
+    fn passes(&mut self, st: &State, site: Span);
     /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path.
     fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String);
 

@@ -116,6 +116,16 @@ pub fn held_layer(st: &State, id: ObjId) -> Option<Value> {
 /// Unknown once something was registered under a name not known.
 pub const BUFFERS: &str = "<buffers>";
 
+/// The names a user module registered as buffers (`register_buffer`, listed under
+/// [`BUFFERS`]): empty when none, `None` when one's name is not known.
+pub fn buffer_names(attrs: &BTreeMap<Name, Value>) -> Option<Vec<Name>> {
+    match attrs.get(BUFFERS) {
+        Some(Value::Tuple(t)) => Some(t.iter().filter_map(|v| if let Value::Str(Some(s)) = v { Some(s.clone()) } else { None }).collect()),
+        None => Some(Vec::new()),
+        Some(_) => None,
+    }
+}
+
 /// Library base classes a user class may derive from and still be analysed.
 pub fn is_subclassable(base: &str) -> bool {
     matches!(base, "torch.nn.Module" | "torch.utils.data.Dataset" | "torch.utils.data.dataset.Dataset")

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::{Obj, State, Value, join_layouts, layout_blind};
+use super::{Obj, State, Value, join_layouts, layout_blind, same_def};
 use crate::ir::Name;
 
 /// A value on two paths: itself where equal (or equal but for what only adds precision to a
@@ -29,7 +29,7 @@ fn join_value(a: &Value, b: &Value) -> Value {
 
 /// Entries of two maps: the same keys, their values joined; a key on one side only is Unknown
 /// (bound on some paths).
-fn join_map(a: &BTreeMap<Name, Value>, b: &BTreeMap<Name, Value>) -> BTreeMap<Name, Value> {
+fn join_entries(a: &BTreeMap<Name, Value>, b: &BTreeMap<Name, Value>) -> BTreeMap<Name, Value> {
     let mut out = a.clone();
     for (k, v) in out.iter_mut() {
         *v = match b.get(k) {
@@ -49,29 +49,23 @@ fn join_map(a: &BTreeMap<Name, Value>, b: &BTreeMap<Name, Value>) -> BTreeMap<Na
 fn join_obj(a: &Obj, b: &Obj) -> Obj {
     use Obj::*;
     match (a, b) {
-        (Scope { vars: x, parent: p }, Scope { vars: y, parent: q }) if p == q => Scope { vars: join_map(x, y), parent: *p },
-        (Instance { class: c, attrs: x }, Instance { class: d, attrs: y }) if c == d => Instance { class: *c, attrs: join_map(x, y) },
-        (Namespace { kind: k, attrs: x }, Namespace { kind: l, attrs: y }) if k == l => Namespace { kind: k.clone(), attrs: join_map(x, y) },
-        (Class { name, def, bases, attrs: x }, Class { name: n2, def: d2, bases: b2, attrs: y })
-            if name == n2 && bases == b2 && match (def, d2) {
-                (Some(p), Some(q)) => Rc::ptr_eq(p, q),
-                (None, None) => true,
-                _ => false,
-            } =>
-        {
-            Class { name: name.clone(), def: def.clone(), bases: bases.clone(), attrs: join_map(x, y) }
+        (Scope { vars: x, parent: p }, Scope { vars: y, parent: q }) if p == q => Scope { vars: join_entries(x, y), parent: *p },
+        (Instance { class: c, attrs: x }, Instance { class: d, attrs: y }) if c == d => Instance { class: *c, attrs: join_entries(x, y) },
+        (Namespace { kind: k, attrs: x }, Namespace { kind: l, attrs: y }) if k == l => Namespace { kind: k.clone(), attrs: join_entries(x, y) },
+        (Class { name, def, bases, attrs: x }, Class { name: n2, def: d2, bases: b2, attrs: y }) if name == n2 && same_def(def, d2) && bases == b2 => {
+            Class { name: name.clone(), def: def.clone(), bases: bases.clone(), attrs: join_entries(x, y) }
         }
         (Layer(x), Layer(y)) if x.kind == y.kind && x.span == y.span => {
             let mut l = x.clone();
-            l.args = join_map(&x.args, &y.args);
-            l.attrs = join_map(&x.attrs, &y.attrs);
+            l.args = join_entries(&x.args, &y.args);
+            l.attrs = join_entries(&x.attrs, &y.attrs);
             Layer(l)
         }
         (List(x), List(y)) if x.len() == y.len() => List(x.iter().zip(y).map(|(v, w)| join_value(v, w)).collect()),
         (Container { kind: k, items: x, attrs: p }, Container { kind: l, items: y, attrs: q })
             if k == l && x.len() == y.len() && x.iter().zip(y).all(|(i, j)| i.0 == j.0) =>
         {
-            Container { kind: *k, items: x.iter().zip(y).map(|(i, j)| (i.0.clone(), join_value(&i.1, &j.1))).collect(), attrs: join_map(p, q) }
+            Container { kind: *k, items: x.iter().zip(y).map(|(i, j)| (i.0.clone(), join_value(&i.1, &j.1))).collect(), attrs: join_entries(p, q) }
         }
         _ => Namespace { kind: Rc::from("<joined paths disagree>"), attrs: Default::default() },
     }

@@ -690,6 +690,15 @@ pub enum Obj {
     Namespace { kind: Rc<str>, attrs: BTreeMap<Name, Value> },
 }
 
+/// The same class definition (the very same parsed `class` statement), or none on both sides.
+pub(super) fn same_def(a: &Option<Rc<ClassDef>>, b: &Option<Rc<ClassDef>>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => Rc::ptr_eq(x, y),
+        (None, None) => true,
+        _ => false,
+    }
+}
+
 impl PartialEq for Obj {
     fn eq(&self, o: &Obj) -> bool {
         use Obj::*;
@@ -697,16 +706,7 @@ impl PartialEq for Obj {
             (List(a), List(b)) => a == b,
             (Dict(a), Dict(b)) => a == b,
             (Instance { class: c1, attrs: a1 }, Instance { class: c2, attrs: a2 }) => c1 == c2 && a1 == a2,
-            (Class { name: n1, def: d1, bases: b1, attrs: a1 }, Class { name: n2, def: d2, bases: b2, attrs: a2 }) => {
-                n1 == n2
-                    && match (d1, d2) {
-                        (Some(x), Some(y)) => Rc::ptr_eq(x, y),
-                        (None, None) => true,
-                        _ => false,
-                    }
-                    && b1 == b2
-                    && a1 == a2
-            }
+            (Class { name: n1, def: d1, bases: b1, attrs: a1 }, Class { name: n2, def: d2, bases: b2, attrs: a2 }) => n1 == n2 && same_def(d1, d2) && b1 == b2 && a1 == a2,
             (Layer(a), Layer(b)) => a == b,
             (Container { kind: k1, items: i1, attrs: a1 }, Container { kind: k2, items: i2, attrs: a2 }) => k1 == k2 && i1 == i2 && a1 == a2,
             (Scope { vars: v1, parent: p1 }, Scope { vars: v2, parent: p2 }) => v1 == v2 && p1 == p2,

@@ -164,15 +164,17 @@ impl<'a> Interp<'a> {
         // an inner loop reported the graph this one would see again
         let accs = if self.kept_reported != kept_reported { Vec::new() } else { accumulators(body) };
         for (mut s2, flow) in paths {
+            // the objects the iteration replaced, for the rules below and for forgetting
+            let changed = replaced(&before, &s2);
             // (an optimizer stepped in every iteration and never zeroed: SHP301, `optim.rs`; a
             // graph kept from one iteration to the next: SHP305)
             if matches!(flow, Flow::Normal | Flow::Continue) {
                 crate::models::torch::optim::generic_iteration(self, &before, &s2);
                 self.kept_across(&accs, &before, &s2, ctx);
-                self.second_iteration(body, &before, &s2, ctx);
+                self.second_iteration(body, &before, &s2, &changed, ctx);
             }
-            self.note_forgotten_graphs(&before, &s2, &assigned, ctx);
-            let forgot = forget_changes(&before, &mut s2) || !assigned.is_empty();
+            self.note_forgotten_graphs(&before, &s2, &changed, &assigned, ctx);
+            let forgot = forget_changes(&before, &mut s2, &changed) || !assigned.is_empty();
             if forgot
                 && let Some(c) = self.coverage.as_mut()
             {
@@ -204,16 +206,14 @@ impl<'a> Interp<'a> {
 
     /// Before a generalised iteration forgets what it wrote: the names and the objects that
     /// hold a tensor with a graph, for the enclosing loop's evaluation frame (`eval_loops`).
-    fn note_forgotten_graphs(&mut self, before: &State, after: &State, assigned: &[Name], ctx: &Ctx) {
+    fn note_forgotten_graphs(&mut self, before: &State, after: &State, changed: &[ObjId], assigned: &[Name], ctx: &Ctx) {
         if self.eval_frames.is_empty() {
             return;
         }
         let tracked = |t: &Tensor| matches!(t.grad, Grad::Tracked);
         let names: Vec<Name> = assigned.iter().filter(|n| self.lookup_bound(after, ctx, n).is_some_and(|v| torch::mode::holds(after, &v, &tracked))).cloned().collect();
-        let n = before.heap.len().min(after.heap.len());
-        let obj = (0..n).any(|i| {
-            !Rc::ptr_eq(&before.heap[i], &after.heap[i])
-                && !matches!(*after.heap[i], Obj::Scope { .. })
+        let obj = changed.iter().any(|&i| {
+            !matches!(*after.heap[i], Obj::Scope { .. })
                 && torch::mode::holds(after, &Value::Ref(i), &tracked)
                 && !torch::mode::holds(before, &Value::Ref(i), &tracked)
         });
@@ -232,9 +232,9 @@ impl<'a> Interp<'a> {
     /// hidden state, `self.hidden`), the body runs once more from that state, recording only
     /// that rule's violations (as SHP301 and SHP305 judge the next iteration, this assumes
     /// there is one). Its states are dropped: the loop goes on generalised.
-    fn second_iteration(&mut self, body: &[Stmt], before: &State, after: &State, ctx: &Ctx) {
+    fn second_iteration(&mut self, body: &[Stmt], before: &State, after: &State, changed: &[ObjId], ctx: &Ctx) {
         const RULE: &str = crate::rules::training::backward_freed_graph::RULE.code;
-        if self.probe_only.is_some() || self.abandoned || !carries_freed(before, after) {
+        if self.probe_only.is_some() || self.abandoned || !carries_freed(before, after, changed) {
             return;
         }
         let coverage = self.coverage.take();
@@ -267,14 +267,7 @@ impl<'a> Interp<'a> {
                             eprintln!("[shape-lint debug] loop at line {} past its work budget with {} items left", self.line(span), items.len() + 1);
                         }
                         let elem = self.rest_element(std::iter::once(item).chain(items).collect());
-                        let mut target_names = Vec::new();
-                        target.bound_names(&mut target_names);
-                        let mut rest = Vec::new();
-                        for st in live {
-                            for st in self.assign(target, elem.clone(), st, ctx) {
-                                rest.extend(self.generalised_iteration(body, st, ctx, &target_names));
-                            }
-                        }
+                        let rest = self.generalised_over(target, live.into_iter().map(|st| (st, elem.clone())).collect(), body, ctx);
                         if let Some(c) = self.coverage.as_mut() {
                             c.origin(crate::engine::coverage::UNKNOWN, "a loop past its work budget, its rest run as one generalised iteration".into(), span);
                         }
@@ -368,17 +361,23 @@ impl<'a> Interp<'a> {
                         vec![(st, elem)]
                     }
                 };
-                let mut target_names = Vec::new();
-                target.bound_names(&mut target_names);
-                let mut out = Vec::new();
-                for (st, elem) in elems {
-                    for st in self.assign(target, elem, st, ctx) {
-                        out.extend(self.generalised_iteration(body, st, ctx, &target_names));
-                    }
-                }
-                out
+                self.generalised_over(target, elems, body, ctx)
             }
         }
+    }
+
+    /// A `for` run generalised: from each state, the target bound to its element, one
+    /// generalised iteration (after which the target's names are forgotten too).
+    fn generalised_over(&mut self, target: &Target, elems: Vec<(State, Value)>, body: &[Stmt], ctx: &Ctx) -> Paths {
+        let mut target_names = Vec::new();
+        target.bound_names(&mut target_names);
+        let mut out = Vec::new();
+        for (st, elem) in elems {
+            for st in self.assign(target, elem, st, ctx) {
+                out.extend(self.generalised_iteration(body, st, ctx, &target_names));
+            }
+        }
+        out
     }
 
     /// The element standing for the items a loop runs generalised: the item when they are
@@ -591,10 +590,16 @@ impl<'a> Interp<'a> {
     }
 }
 
-/// Whether a variable or an attribute that held a tensor (or `None`) before an iteration holds,
-/// after it, a tensor whose graph was freed (`Saved::freed`) that it did not hold before.
-fn carries_freed(before: &State, after: &State) -> bool {
+/// The objects that existed before an iteration and that it replaced (no longer the very same).
+fn replaced(before: &State, after: &State) -> Vec<ObjId> {
     let n = before.heap.len().min(after.heap.len());
+    (0..n).filter(|&i| !Rc::ptr_eq(&before.heap[i], &after.heap[i])).collect()
+}
+
+/// Whether a variable or an attribute that held a tensor (or `None`) before an iteration holds,
+/// after it, a tensor whose graph was freed (`Saved::freed`) that it did not hold before, in
+/// the objects it replaced (`changed`).
+fn carries_freed(before: &State, after: &State, changed: &[ObjId]) -> bool {
     let was_tensor = |v: &Value| match v {
         Value::None | Value::Tensor(_) => true,
         Value::Tuple(items) => items.iter().all(|i| matches!(i, Value::Tensor(_))),
@@ -608,7 +613,7 @@ fn carries_freed(before: &State, after: &State) -> bool {
     let in_maps = |old: &std::collections::BTreeMap<Name, Value>, new: &std::collections::BTreeMap<Name, Value>| {
         new.iter().any(|(k, v)| freed(v) && old.get(k).is_some_and(|o| was_tensor(o) && !freed(o)))
     };
-    (0..n).filter(|&i| !Rc::ptr_eq(&before.heap[i], &after.heap[i])).any(|i| match (&*before.heap[i], &*after.heap[i]) {
+    changed.iter().any(|&i| match (&*before.heap[i], &*after.heap[i]) {
         (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => in_maps(o, vars),
         (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. }) => in_maps(o, attrs),
         _ => false,
@@ -618,12 +623,12 @@ fn carries_freed(before: &State, after: &State) -> bool {
 /// After one generalised iteration from `before`: every object that existed before and was
 /// changed by the iteration is changed by each of an unknown number of them, so what changed
 /// becomes Unknown. A scope's, instance's, class's or layer's changed entries become
-/// Unknown; a list, dict or module container that changed (appended to, updated) becomes an
-/// opaque object: its length and items are not known.
-/// Whether something was forgotten.
-fn forget_changes(before: &State, after: &mut State) -> bool {
-    let n = before.heap.len().min(after.heap.len());
-    let changed: Vec<ObjId> = (0..n).filter(|&i| !Rc::ptr_eq(&before.heap[i], &after.heap[i]) && before.heap[i] != after.heap[i]).collect();
+/// Unknown, and so do a module container's when its modules are the same (its mode changed);
+/// a list, dict or module container whose items changed (appended to, updated) becomes an
+/// opaque object: its length and items are not known. `changed`: the objects the iteration
+/// replaced (`replaced`). Whether something was forgotten.
+fn forget_changes(before: &State, after: &mut State, changed: &[ObjId]) -> bool {
+    let changed: Vec<ObjId> = changed.iter().copied().filter(|&i| before.heap[i] != after.heap[i]).collect();
     if changed.is_empty() {
         return false;
     }

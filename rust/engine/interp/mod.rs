@@ -426,7 +426,7 @@ impl<'a> Interp<'a> {
     /// Past half the path budget, paths that did not merge are joined (`value::join`): one
     /// state stands for them, Unknown where they disagree, rather than the entry being
     /// abandoned at the budget.
-    pub(super) fn bound_paths(&mut self, live: Vec<State>, span: Span) -> Vec<State> {
+    fn bound_paths(&mut self, live: Vec<State>, span: Span) -> Vec<State> {
         self.bound_paths_at(live, span, self.settings.max_paths / 2)
     }
 

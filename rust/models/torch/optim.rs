@@ -141,11 +141,8 @@ fn module_layers(st: &State, id: ObjId, out: &mut BTreeSet<Span>) -> Option<()> 
     let mut own_parameter = false;
     // (a registered tensor of an instance is a parameter of its own, unless it is a buffer)
     let own = |attrs: &BTreeMap<Name, Value>| {
-        let buffers = match attrs.get(crate::models::BUFFERS) {
-            Some(Value::Tuple(t)) => t.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
-            _ => Vec::new(),
-        };
-        attrs.iter().any(|(k, v)| matches!(v, Value::Tensor(t) if t.registered) && !buffers.iter().any(|b| b == &**k))
+        let buffers = crate::models::buffer_names(attrs).unwrap_or_default();
+        attrs.iter().any(|(k, v)| matches!(v, Value::Tensor(t) if t.registered) && !buffers.contains(k))
     };
     each_layer(st, id, &mut |attrs| own_parameter |= own(attrs), &mut |_, l| {
         out.insert(l.span);
