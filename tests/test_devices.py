@@ -166,3 +166,27 @@ def test_devices_that_cannot_meet_under_a_simulated_cuda_are_reported_where_torc
     for body, line in zip(SIMULATED_OK, lines[len(SIMULATED):]):
         assert line is None, f"torch raises at line {line}: {body!r}"
         assert codes(body) == [], body
+
+
+# A move to CUDA that the program makes whatever `torch.cuda.is_available()` answered: on the
+# side where CUDA is not available torch raises at the move itself, so the path ends there and
+# a mismatch after it, on a line that path never reaches, is not reported for it.
+CUDA_ON_EVERY_PATH = [
+    "model = nn.Linear(4, 2)\nif torch.cuda.is_available():\n    model = model.cuda()\nx = torch.randn(8, 4).cuda()\nout = model(x)\n",
+    "model = nn.Linear(4, 2)\nif torch.cuda.is_available():\n    model = model.cuda()\nx = torch.randn(8, 4).to('cuda')\nout = model(x)\n",
+    "model = nn.Linear(4, 2)\nif torch.cuda.is_available():\n    model = model.cuda()\nx = torch.randn(8, 4, device='cuda')\nout = model(x)\n",
+    "model = nn.Linear(4, 2).cuda()\nx = torch.randn(8, 4).to(device)\nout = model(x)\n",
+]
+
+
+@pytest.mark.parametrize("body", CUDA_ON_EVERY_PATH)
+def test_a_move_to_cuda_ends_the_path_where_cuda_is_not_available(body):
+    torch = pytest.importorskip("torch")
+    assert not torch.cuda.is_available()
+    src = HEAD + body
+    with pytest.raises((AssertionError, RuntimeError)) as raised:
+        exec(compile(src, "dev.py", "exec"), {})
+    import traceback
+    line = [f.lineno for f in traceback.extract_tb(raised.value.__traceback__) if f.filename == "dev.py"][-1]
+    assert line < len(src.splitlines()), "torch raises at the move, before the last line"
+    assert codes(body) == []

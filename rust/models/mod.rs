@@ -631,6 +631,9 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             if is_module(cx, &st, id)
                 && let Some(mv) = torch::device::move_of(name, &args, &kwargs)
             {
+                if torch::device::unreachable_device(cx, &st, mv.0.flatten()) {
+                    return Vec::new();
+                }
                 torch::device::move_module(cx, &mut st, id, mv);
                 return vec![(st, recv.clone())];
             }

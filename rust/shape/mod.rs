@@ -211,17 +211,21 @@ impl Symbols {
     /// answer reads in a message): `s == 1` over one 0/1 symbol per question, so that the
     /// program asking twice gets the same answer on a path.
     pub fn flag(&mut self, name: &str, phrase: (&'static str, &'static str)) -> Cond {
-        let id = match self.infos.iter().position(|i| i.phrase == Some(phrase)) {
-            Some(id) => id as SymId,
-            None => {
-                let p = self.fresh_int(name, 0);
-                if let Some(i) = self.infos.last_mut() {
-                    i.phrase = Some(phrase);
-                }
-                return Cond { poly: p.sub(&Poly::constant(1)).expect("no overflow"), rel: Rel::Eq };
-            }
-        };
-        Cond { poly: Poly::sym(id).sub(&Poly::constant(1)).expect("no overflow"), rel: Rel::Eq }
+        if let Some(c) = self.asked(phrase) {
+            return c;
+        }
+        let p = self.fresh_int(name, 0);
+        if let Some(i) = self.infos.last_mut() {
+            i.phrase = Some(phrase);
+        }
+        Cond { poly: p.sub(&Poly::constant(1)).expect("no overflow"), rel: Rel::Eq }
+    }
+
+    /// The condition of a question the program asked already ([`Symbols::flag`]); `None`
+    /// before it asked (then no path knows its answer).
+    pub fn asked(&self, phrase: (&'static str, &'static str)) -> Option<Cond> {
+        let id = self.infos.iter().position(|i| i.phrase == Some(phrase))? as SymId;
+        Some(Cond { poly: Poly::sym(id).sub(&Poly::constant(1)).expect("no overflow"), rel: Rel::Eq })
     }
 
     /// Tag the symbol `p` (a fresh one) as a free parameter.

@@ -1095,6 +1095,24 @@ impl State {
         }
     }
 
+    /// A condition this path's branch list already holds (True) or holds the negation of
+    /// (False): a test taken earlier on the path, which the facts may not hold (a product's
+    /// range, an inequality).
+    pub fn branch_decides(&self, c: &Cond) -> crate::shape::Tri {
+        let neg = c.negate();
+        for b in &self.branches {
+            if let Branch::Sym(x) = b {
+                if x == c {
+                    return crate::shape::Tri::True;
+                }
+                if Some(x) == neg.as_ref() {
+                    return crate::shape::Tri::False;
+                }
+            }
+        }
+        crate::shape::Tri::Unknown
+    }
+
     /// The same path facts, taint and assumed preconditions (what, besides the heap and the
     /// branches, decides what running on from a state records).
     pub fn same_path_facts(&self, o: &State) -> bool {

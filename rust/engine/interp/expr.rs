@@ -78,7 +78,7 @@ impl<'a> Interp<'a> {
                 if let Value::Cond(c) = &v {
                     // the same test taken earlier on this path (`if n > h * d:` twice: the facts
                     // do not hold a product's range)
-                    match branch_decides(&st, c) {
+                    match st.branch_decides(c) {
                         Tri::True => return vec![(false, (true, st))],
                         Tri::False => return vec![(false, (false, st))],
                         Tri::Unknown => {}
@@ -745,22 +745,6 @@ fn plain(v: &Value) -> bool {
         Value::LibMethod(elem, name) if &**name == "<repeat>" => plain(elem),
         _ => false,
     }
-}
-
-/// A condition the path's branch list already holds (True) or holds the negation of (False).
-pub(super) fn branch_decides(st: &State, c: &crate::shape::Cond) -> Tri {
-    let neg = c.negate();
-    for b in &st.branches {
-        if let Branch::Sym(x) = b {
-            if x == c {
-                return Tri::True;
-            }
-            if Some(x) == neg.as_ref() {
-                return Tri::False;
-            }
-        }
-    }
-    Tri::Unknown
 }
 
 fn is_splice_unknown(vs: &[Value]) -> bool {

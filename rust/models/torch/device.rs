@@ -127,14 +127,26 @@ pub fn construct(args: &[Value], kwargs: &[(Name, Value)]) -> Value {
     }
 }
 
+/// The question `torch.cuda.is_available()` asks, as each answer reads in a message.
+const CUDA: (&str, &str) = ("CUDA is available", "CUDA is not available");
+
 /// `torch.cuda.is_available()`, `torch.backends.mps.is_available()`.
 pub fn is_available(cx: &mut dyn ModelCtx, path: &str) -> Option<Value> {
     let c = match path {
-        "torch.cuda.is_available" => cx.flag("cuda_available", ("CUDA is available", "CUDA is not available")),
+        "torch.cuda.is_available" => cx.flag("cuda_available", CUDA),
         "torch.backends.mps.is_available" => cx.flag("mps_available", ("MPS is available", "MPS is not available")),
         _ => return None,
     };
     Some(Value::Cond(c))
+}
+
+/// Whether putting a tensor or a module on `dev` raises on this path: CUDA where the program
+/// asked `torch.cuda.is_available()` and this path is the side where it is not ("Torch not
+/// compiled with CUDA enabled", "No CUDA GPUs are available"). Such a path ends there: a
+/// mismatch after it, on a line it never reaches, is not reported for it.
+pub fn unreachable_device(cx: &dyn ModelCtx, st: &State, dev: Option<Device>) -> bool {
+    // (the path took the other side of the question)
+    dev == Some(Device::Cuda) && cx.syms().asked(CUDA).is_some_and(|c| st.branch_decides(&c) == Tri::False)
 }
 
 /// The tensors among values (one level into tuples and lists).
@@ -464,6 +476,9 @@ fn around_function_inner(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec
         return Vec::new();
     }
     let explicit = kwargs.iter().find(|(k, _)| &**k == "device").map(|(_, v)| named(v));
+    if unreachable_device(cx, &st, explicit.flatten()) {
+        return Vec::new();
+    }
     let inputs: Vec<Rc<Tensor>> = ts.into_iter().map(|(_, t)| t).collect();
     let dev = if inputs.is_empty() { if functional { None } else { default_device() } } else { common(&st, &inputs) };
     let out = model(cx, st, args, kwargs);
@@ -525,6 +540,9 @@ fn around_method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str
     let Value::Tensor(r) = &recv else { return model(cx, st, recv, args, kwargs) };
     let r = r.clone();
     if let Some((dev, dt)) = move_of(name, &args, &kwargs) {
+        if unreachable_device(cx, &st, dev.flatten()) {
+            return Vec::new();
+        }
         // `x.to(other)`: other's device and dtype
         if name == "to"
             && args.iter().any(|a| matches!(a, Value::Tensor(_)))
@@ -554,6 +572,9 @@ fn around_method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str
         return Vec::new();
     }
     let explicit = kwargs.iter().find(|(k, _)| &**k == "device").map(|(_, v)| named(v));
+    if unreachable_device(cx, &st, explicit.flatten()) {
+        return Vec::new();
+    }
     let dev = if nonscalar(&st, &r) && r.device.is_some() { r.device } else { common(&st, &ts.into_iter().map(|(_, t)| t).collect::<Vec<_>>()) };
     let out = model(cx, st, recv, args, kwargs);
     match explicit {
