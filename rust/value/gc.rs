@@ -128,16 +128,18 @@ impl State {
         self.sweep(l0, live, stack);
     }
 
-    /// After paths were joined (`super::join`): the objects past the first `l0` that no
-    /// object before them reaches are dead (a path's allocations that only values the paths
-    /// disagreed on, now Unknown, referred to).
-    pub fn collect_dead_past(&mut self, l0: usize) {
+    /// After paths were joined (`super::join`): the objects past the first `l0` that neither
+    /// an object before them nor `result` (the joined value the paths carry) reaches are dead
+    /// (a path's allocations that only values the paths disagreed on, now Unknown, referred
+    /// to).
+    pub fn collect_dead_past(&mut self, l0: usize, result: &Value) {
         let n = self.heap.len();
         if n <= l0 {
             return;
         }
         let mut live = vec![false; n - l0];
         let mut stack: Vec<ObjId> = Vec::new();
+        value_ids(result, &mut |id| mark(&mut live, &mut stack, l0, id));
         for obj in self.heap[..l0].iter() {
             obj_ids(obj, &mut |id| mark(&mut live, &mut stack, l0, id));
         }

@@ -112,21 +112,28 @@ impl State {
 
 /// Join paths into as few states as their `try` depths and grad modes allow.
 pub fn join_all(paths: Vec<State>) -> Vec<State> {
+    join_with_values(paths.into_iter().map(|s| (s, Value::None)).collect()).into_iter().map(|(s, _)| s).collect()
+}
+
+/// [`join_all`] for paths that each carry a value (what a function returns on it): the values
+/// of the paths joined together are joined too.
+pub fn join_with_values(paths: Vec<(State, Value)>) -> Vec<(State, Value)> {
     // (the objects all paths have: what a joined state built past them, only a value they
     // disagreed on may have reached)
-    let l0 = paths.iter().map(|p| p.heap.len()).min().unwrap_or(0);
-    let mut out: Vec<State> = Vec::new();
-    'next: for p in paths {
-        for q in out.iter_mut() {
+    let l0 = paths.iter().map(|p| p.0.heap.len()).min().unwrap_or(0);
+    let mut out: Vec<(State, Value)> = Vec::new();
+    'next: for (p, v) in paths {
+        for (q, w) in out.iter_mut() {
             if q.joinable(&p) {
                 q.join(&p);
+                *w = join_value(w, &v);
                 continue 'next;
             }
         }
-        out.push(p);
+        out.push((p, v));
     }
-    for s in out.iter_mut() {
-        s.collect_dead_past(l0);
+    for (s, v) in out.iter_mut() {
+        s.collect_dead_past(l0, v);
     }
     out
 }

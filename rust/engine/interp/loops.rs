@@ -20,9 +20,11 @@ pub const UNROLL: usize = 512;
 /// same abstraction: more only cost time).
 pub const TENSOR_ROWS: usize = 64;
 
-/// The interpreter steps a loop over known items may spend unrolled: the rest of its items
-/// then run as one generalised iteration (a count of work, never of time: the same findings on
-/// every machine): a fortieth of the file's step budget.
+/// The interpreter steps a loop over known items (or a `while` whose test the facts decide)
+/// may spend unrolled: the rest of its items then run as one generalised iteration, and so do
+/// all its items on its later visits
+/// (`Interp::loops_cut`). A count of work, never of time (the same findings on every
+/// machine): a fortieth of the file's step budget.
 const LOOP_STEPS: u64 = 25_000;
 
 /// At most this many distinct items are tried against each other at a fixpoint of a loop.
@@ -85,7 +87,14 @@ impl<'a> Interp<'a> {
     pub(super) fn while_loop(&mut self, test: &Expr, body: &[Stmt], orelse: &[Stmt], st: State, ctx: &Ctx) -> Paths {
         let mut out = Vec::new();
         let mut live = vec![st];
+        // (the loop's work budget, as a `for`'s, keyed by its first statement)
+        let span = body.first().map(|s| s.span).unwrap_or_default();
+        let (start, cut_before) = (self.steps, self.loops_cut.contains(&span));
         for _ in 0..UNROLL {
+            if cut_before || self.steps - start > LOOP_STEPS {
+                self.loops_cut.insert(span);
+                break;
+            }
             let mut next = Vec::new();
             for st in live {
                 for (opaque, (truth, st)) in self.truth(test, st, ctx) {
@@ -102,7 +111,6 @@ impl<'a> Interp<'a> {
                 }
             }
             live = merge(next, self.settings.prune);
-            let span = body.first().map(|s| s.span).unwrap_or_default();
             live = self.bound_paths_at(live, span, super::LOOP_JOIN_AT);
             out = self.bound_exits(out, span);
             self.note_paths(live.len() + out.len());
@@ -110,7 +118,8 @@ impl<'a> Interp<'a> {
                 return out;
             }
         }
-        // budget: the remaining iterations run generalised
+        // budget (the unroll limit or the work budget): the remaining iterations run
+        // generalised
         for st in live {
             out.extend(self.generalised_iteration(body, st, ctx, &[]));
         }
@@ -258,14 +267,16 @@ impl<'a> Interp<'a> {
                 let mut no_ops: Vec<NoOp> = Vec::new();
                 let roots = Self::loop_roots(ctx);
                 let start = self.steps;
+                let cut_before = self.loops_cut.contains(&span);
                 let mut items = items.into_iter();
                 while let Some(item) = items.next() {
-                    if self.steps - start > LOOP_STEPS && items.len() > 0 {
-                        // past the loop's work budget: this item and the rest run as one
-                        // generalised iteration
+                    if (cut_before || self.steps - start > LOOP_STEPS) && items.len() > 0 {
+                        // past the loop's work budget (on this visit or an earlier one): this
+                        // item and the rest run as one generalised iteration
                         if super::debug_enabled() {
                             eprintln!("[shape-lint debug] loop at line {} past its work budget with {} items left", self.line(span), items.len() + 1);
                         }
+                        self.loops_cut.insert(span);
                         let elem = self.rest_element(std::iter::once(item).chain(items).collect());
                         let rest = self.generalised_over(target, live.into_iter().map(|st| (st, elem.clone())).collect(), body, ctx);
                         if let Some(c) = self.coverage.as_mut() {

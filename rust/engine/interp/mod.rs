@@ -208,6 +208,10 @@ pub struct Interp<'a> {
     /// SHP305 reports so far: an enclosing loop whose iteration saw one (an inner loop's
     /// `running += loss`) does not report the same graph again where it keeps the total.
     pub kept_reported: u64,
+    /// The loops over known items that spent their work budget (`loops::LOOP_STEPS`) on some
+    /// visit: on a later visit (the helper holding it called again) they run generalised at
+    /// once, so a loop too costly to unroll costs its budget once per file, not once per call.
+    pub loops_cut: std::collections::BTreeSet<Span>,
     /// The precondition checks so far by verdict (`check.rs`), and with
     /// `Settings::check_sites` by site of the checked file (its start offset).
     pub checks: crate::engine::CheckCounts,
@@ -329,6 +333,7 @@ impl<'a> Interp<'a> {
             flagged: 0,
             loop_items_skipped: 0,
             kept_reported: 0,
+            loops_cut: Default::default(),
             checks: Default::default(),
             check_sites: if settings.check_sites { Some(Default::default()) } else { None },
             eval_frames: Vec::new(),
@@ -436,26 +441,45 @@ impl<'a> Interp<'a> {
         if live.len() <= limit || !self.settings.prune {
             return live;
         }
+        self.note_joined(live.len(), span);
+        crate::value::join::join_all(live)
+    }
+
+    /// (debugging and coverage) `n` paths joined at `span`.
+    fn note_joined(&mut self, n: usize, span: Span) {
         if debug_enabled() {
-            eprintln!("[shape-lint debug] {} paths joined at line {}", live.len(), self.line(span));
+            eprintln!("[shape-lint debug] {n} paths joined at {}", self.place(span));
         }
         if let Some(c) = self.coverage.as_mut() {
             c.origin(crate::engine::coverage::UNKNOWN, "paths joined past the path budget (where they disagree)".into(), span);
         }
-        crate::value::join::join_all(live)
     }
 
-    /// [`Interp::bound_paths`] for the paths a loop left by `break` (or by its test), kept in
-    /// `out` while it runs on.
+    /// [`Interp::bound_paths`] for the paths a loop left, kept in `out` while it runs on: those
+    /// that left by `break` (or by its test), and those that returned (with their values
+    /// joined: an early stop checked in each of 256 epochs returns from each).
     pub(super) fn bound_exits(&mut self, out: Paths, span: Span) -> Paths {
-        let normal = out.iter().filter(|(_, f)| *f == Flow::Normal).count();
-        if normal <= LOOP_JOIN_AT || !self.settings.prune {
+        let count = |f: fn(&Flow) -> bool| out.iter().filter(|(_, x)| f(x)).count();
+        let (normal, returns) = (count(|f| *f == Flow::Normal), count(|f| matches!(f, Flow::Return(_))));
+        if (normal <= LOOP_JOIN_AT && returns <= LOOP_JOIN_AT) || !self.settings.prune {
             return out;
         }
-        let (normal, mut other): (Vec<_>, Vec<_>) = out.into_iter().partition(|(_, f)| *f == Flow::Normal);
-        let joined = self.bound_paths_at(normal.into_iter().map(|(s, _)| s).collect(), span, LOOP_JOIN_AT);
-        other.extend(joined.into_iter().map(|s| (s, Flow::Normal)));
-        other
+        let mut kept: Paths = Vec::new();
+        let (mut normal, mut returns) = (Vec::new(), Vec::new());
+        for (s, f) in out {
+            match f {
+                Flow::Normal => normal.push(s),
+                Flow::Return(v) => returns.push((s, v)),
+                f => kept.push((s, f)),
+            }
+        }
+        kept.extend(self.bound_paths_at(normal, span, LOOP_JOIN_AT).into_iter().map(|s| (s, Flow::Normal)));
+        if returns.len() > LOOP_JOIN_AT {
+            self.note_joined(returns.len(), span);
+            returns = crate::value::join::join_with_values(returns);
+        }
+        kept.extend(returns.into_iter().map(|(s, v)| (s, Flow::Return(v))));
+        kept
     }
 
     /// Track the number of live paths; too many, or past the deadline, abandons the entry.
