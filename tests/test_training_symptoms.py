@@ -378,3 +378,35 @@ def test_an_inline_validation_loop_in_training_mode_updates_batch_norm():
         seen[name] = modes
     assert seen["inline_validation_train_mode"] == [True] * 4, seen
     assert seen["inline_validation_train_mode_ok"] == [False] * 4, seen
+
+
+def test_zeroing_every_micro_batch_leaves_each_step_only_the_last_micro_batch_gradients():
+    """SHP303 every k: with `zero_grad()` at every micro-batch and `step()` every ACCUM, the
+    gradients the step applies are those of the last micro-batch alone; the twin, zeroing
+    after the step only, applies the sum of all ACCUM of them."""
+    seen = {}
+    for name in ("accumulation_zeroed_every_micro_batch", "accumulation_zeroed_every_micro_batch_ok"):
+        fixture = load(name)
+        torch.manual_seed(0)
+        model, loader = fixture.Regressor(), fixture.make_loader()
+        batches = list(loader)[: fixture.ACCUM]
+        expected = {}
+        for k in (1, fixture.ACCUM):  # the last micro-batch alone; all of them
+            model.zero_grad()
+            for x, y in batches[-k:]:
+                (torch.nn.functional.mse_loss(model(x), y) / fixture.ACCUM).backward()
+            expected[k] = model.body[0].weight.grad.clone()
+        model.zero_grad()
+        applied = []
+
+        class Recording(torch.optim.SGD):
+            def step(self, closure=None):
+                applied.append(model.body[0].weight.grad.clone())
+                return super().step(closure)
+
+        fixture.train_epoch(model, batches, Recording(model.parameters(), lr=0.0))
+        seen[name] = applied[0]
+        kind = 1 if name.endswith("batch") else fixture.ACCUM
+        assert torch.allclose(applied[0], expected[kind], atol=1e-6), name
+        assert not torch.allclose(expected[1], expected[fixture.ACCUM], atol=1e-6)
+    assert not torch.allclose(seen["accumulation_zeroed_every_micro_batch"], seen["accumulation_zeroed_every_micro_batch_ok"])

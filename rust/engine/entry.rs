@@ -119,7 +119,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             }
             crate::models::torch::optim::never_stepped(interp, &steps, !grads.is_empty());
         }
-        report::settle_checkpoints(interp);
+        report::settle(interp);
         findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
@@ -190,7 +190,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             stats.abandoned += 1;
             continue;
         }
-        report::settle_checkpoints(interp);
+        report::settle(interp);
         forward_findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
@@ -226,7 +226,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             stats.abandoned += 1;
             continue;
         }
-        report::settle_checkpoints(interp);
+        report::settle(interp);
         for mut f in report::findings_from(&interp, &interp.outcomes) {
             f.trace.push(format!("found running {display}, which imports this file"));
             findings.push(f);

@@ -172,10 +172,26 @@ impl<'a> Interp<'a> {
     }
 }
 
+/// Settle the candidate warnings of the entry just run, which only the whole run decides:
+/// SHP312 ([`settle_checkpoints`]) and SHP303's zeroing every k iterations
+/// (`models::torch::optim::discard_used`: a zeroing of gradients no step ever used passes).
+pub fn settle(interp: &mut Interp) {
+    use crate::rules::training::discarded_gradients::RULE;
+    settle_checkpoints(interp);
+    for o in interp.outcomes.iter_mut() {
+        if let Verdict::Violated(v) = &o.verdict
+            && v.rule.code == RULE.code
+            && crate::models::torch::optim::discard_used(&v.message) == Some(false)
+        {
+            o.verdict = Verdict::Holds;
+        }
+    }
+}
+
 /// Settle the candidate SHP312 warnings of the entry just run (`models::torch::checkpoint`):
 /// now that every save of the entry ran, a read of a key some save wrote (or that the rule
 /// cannot judge) passes; one no save wrote gets its message, which names the saves.
-pub fn settle_checkpoints(interp: &mut Interp) {
+fn settle_checkpoints(interp: &mut Interp) {
     use crate::rules::training::checkpoint_key_never_saved::RULE;
     use crate::rules::violation::Violation;
     if !interp.outcomes.iter().any(|o| matches!(&o.verdict, Verdict::Violated(v) if v.rule.code == RULE.code)) {
@@ -237,10 +253,10 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
     }
     let mut out = Vec::new();
     for ((start, end), os) in by_site {
-        if suppressed.contains(&(start, end)) {
-            continue;
-        }
-        let fails: Vec<&&Outcome> = os.iter().filter(|o| matches!(o.verdict, Verdict::Violated(_))).collect();
+        // a `try` that may catch what torch raises hides the raises only: a pattern that runs
+        // and trains the wrong thing (SHP301-SHP308) raises nothing for it to catch
+        let hidden = suppressed.contains(&(start, end));
+        let fails: Vec<&&Outcome> = os.iter().filter(|o| matches!(&o.verdict, Verdict::Violated(v) if !(hidden && v.rule.raises))).collect();
         if fails.is_empty() {
             continue;
         }
@@ -323,11 +339,12 @@ fn fix_of(interp: &Interp, h: &FixHint) -> Option<crate::diagnostics::Fix> {
 }
 
 /// Whether the alternative `alt` of an assumption taken after the branches `prefix` raised
-/// at once: a violation (not a "may fail" warning, not inside a `try`) on a path whose
+/// at once: a violation of a rule torch raises for (not a "may fail" warning nor a training
+/// pattern that runs on, not inside a `try`) on a path whose
 /// branches are exactly `prefix` and `alt`, so every execution under it ended there.
 fn refuted(outcomes: &[Outcome], prefix: &[Branch], alt: &Branch) -> bool {
     outcomes.iter().any(|o| {
-        matches!(&o.verdict, Verdict::Violated(v) if !v.rule.code.starts_with("SHP9"))
+        matches!(&o.verdict, Verdict::Violated(v) if v.rule.raises && !v.rule.code.starts_with("SHP9"))
             && !o.suppressed
             && o.branches.len() == prefix.len() + 1
             && o.branches[..prefix.len()] == *prefix

@@ -639,7 +639,7 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             }
             // `model.zero_grad()`: the gradients of the optimizers of its layers (`optim.rs`)
             if name == "zero_grad" && is_module(cx, &st, id) {
-                torch::optim::zero_module(&mut st, id, span);
+                torch::optim::zero_module(cx, &mut st, id, span);
                 return vec![(st, Value::None)];
             }
             // `model.requires_grad_(flag)`: the parameters of its layers (`autograd::REQUIRES_GRAD`);

@@ -51,6 +51,11 @@ pub struct Rule {
     pub doc: &'static str,
     /// Opt-in rules are off unless selected explicitly.
     pub default_enabled: bool,
+    /// Torch raises at the reported line (every shape and device rule, a backward torch
+    /// refuses). False for the patterns that run and train the wrong thing (SHP301-SHP308) and
+    /// for torch's warnings (SHP901): a `try` around them hides nothing, since nothing is
+    /// raised for it to catch.
+    pub raises: bool,
 }
 
 /// Every rule, sorted by code.

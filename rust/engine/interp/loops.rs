@@ -172,13 +172,16 @@ impl<'a> Interp<'a> {
         crate::models::torch::optim::in_loop_body(false);
         // an inner loop reported the graph this one would see again
         let accs = if self.kept_reported != kept_reported { Vec::new() } else { accumulators(body) };
+        // (the optimizers every iteration zeroes, at one place: SHP303 every k, `optim.rs`)
+        let continuing: Vec<&State> = paths.iter().filter(|(_, f)| matches!(f, Flow::Normal | Flow::Continue)).map(|(s, _)| s).collect();
+        let zeroed_each = crate::models::torch::optim::zeroed_each_iteration(&before, &continuing);
         for (mut s2, flow) in paths {
             // the objects the iteration replaced, for the rules below and for forgetting
             let changed = replaced(&before, &s2);
             // (an optimizer stepped in every iteration and never zeroed: SHP301, `optim.rs`; a
             // graph kept from one iteration to the next: SHP305)
             if matches!(flow, Flow::Normal | Flow::Continue) {
-                crate::models::torch::optim::generic_iteration(self, &before, &s2);
+                crate::models::torch::optim::generic_iteration(self, &before, &s2, &zeroed_each);
                 self.kept_across(&accs, &before, &s2, ctx);
                 self.second_iteration(body, &before, &s2, &changed, ctx);
             }
@@ -277,7 +280,9 @@ impl<'a> Interp<'a> {
                             eprintln!("[shape-lint debug] loop at line {} past its work budget with {} items left", self.line(span), items.len() + 1);
                         }
                         self.loops_cut.insert(span);
+                        let made = self.syms.infos.len();
                         let elem = self.rest_element(std::iter::once(item).chain(items).collect());
+                        self.name_index(target, &elem, made);
                         let rest = self.generalised_over(target, live.into_iter().map(|st| (st, elem.clone())).collect(), body, ctx);
                         if let Some(c) = self.coverage.as_mut() {
                             c.origin(crate::engine::coverage::UNKNOWN, "a loop past its work budget, its rest run as one generalised iteration".into(), span);
@@ -365,6 +370,7 @@ impl<'a> Interp<'a> {
                 // A loop that cannot leave early sees every batch of a DataLoader, the last,
                 // smaller one included: that batch is a second path.
                 let full_run = !leaves_early(body);
+                let made = self.syms.infos.len();
                 let elems = match torch::data::batches_of(self, &st, &it, full_run) {
                     Some(elems) => elems,
                     None => {
@@ -372,6 +378,9 @@ impl<'a> Interp<'a> {
                         vec![(st, elem)]
                     }
                 };
+                if let Some((_, elem)) = elems.first() {
+                    self.name_index(target, elem, made);
+                }
                 self.generalised_over(target, elems, body, ctx)
             }
         }
@@ -389,6 +398,28 @@ impl<'a> Interp<'a> {
             }
         }
         out
+    }
+
+    /// An index the loop's element made up (`for i in range(n)`, `for step, batch in
+    /// enumerate(loader)`: a symbol made since `made`) takes the name of the loop's variable,
+    /// so that a condition on it reads in the user's terms (`(step + 1) % 4 != 0`).
+    fn name_index(&mut self, target: &Target, elem: &Value, made: usize) {
+        let (name, v) = match (target, elem) {
+            (Target::Name(n, _), v) => (n, v),
+            (Target::Tuple(ts, None, _), Value::Tuple(vs)) if ts.len() == vs.len() => match (&ts[0], &vs[0]) {
+                (Target::Name(n, _), v) => (n, v),
+                _ => return,
+            },
+            _ => return,
+        };
+        if let Value::Int(p) = v
+            && let Some(id) = p.as_sym()
+            && id as usize >= made
+            && let Some(info) = self.syms.infos.get_mut(id as usize)
+            && info.name == "i"
+        {
+            info.name = name.to_string();
+        }
     }
 
     /// The element standing for the items a loop runs generalised: the item when they are

@@ -75,6 +75,12 @@ struct Program {
     scheduled: BTreeSet<Span>,
     /// Every place the run read an attribute `step` of anything.
     step_reads: BTreeSet<Span>,
+    /// SHP303 every k: the backwards whose gradients a step used, by optimizer (the spans that
+    /// built it and ran the backward).
+    used: BTreeSet<(Span, Span)>,
+    /// SHP303 every k: the zeroings of gradients no step used yet, by their message: the
+    /// optimizer and the backward (settled by [`settle_discards`]).
+    discards: BTreeMap<String, (Span, Span)>,
 }
 
 thread_local! {
@@ -266,6 +272,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
     }
     match name {
         "zero_grad" => {
+            discards(cx, &st, &attrs, span);
             set(&mut st, id, &[(GRADS, Value::Str(Some(Rc::from("zeroed")))), (ZEROED, span_value(span)), (STALE, Value::None)]);
             vec![(st, Value::None)]
         }
@@ -288,6 +295,12 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
                 let v = stale_gradients::StaleGradients::Backward { optimizer: label(cx, &attrs), stepped: cx.place(s) };
                 cx.warn(&st, b, &stale_gradients::RULE, v.message());
             }
+            // (SHP303 every k: this step used the gradients of the last backward)
+            if grads(&attrs) == Some("backward")
+                && let (Some(at), Some(b)) = (span_of(attrs.get(AT)), span_of(attrs.get(BACKWARD)))
+            {
+                PROGRAM.with(|p| p.borrow_mut().used.insert((at, b)));
+            }
             let after = match grads(&attrs) {
                 Some("backward" | "stepped") => Value::Str(Some(Rc::from("stepped"))),
                 Some(g) => Value::Str(Some(Rc::from(g))),
@@ -303,6 +316,35 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
         }
         _ => vec![(st, Value::Unknown)],
     }
+}
+
+/// SHP303, every k: a `zero_grad()` that zeroes the gradients of a backward no step used yet.
+/// That alone is no bug (a GAN zeroes the gradients its discriminator's backward gave the
+/// generator), so it is a candidate, settled at the end of the entry ([`settle_discards`]):
+/// reported when a step used that same backward's gradients on another path or iteration (the
+/// loop steps every k iterations and zeroes at every one: the gradients it means to accumulate
+/// are discarded). Other paths pass here, so the report carries its condition.
+fn discards(cx: &mut dyn ModelCtx, st: &State, attrs: &BTreeMap<Name, Value>, span: Span) {
+    if grads(attrs) == Some("backward")
+        && let (Some(at), Some(b)) = (span_of(attrs.get(AT)), span_of(attrs.get(BACKWARD)))
+    {
+        let v = discarded_gradients::DiscardedGradients::Unstepped { optimizer: label(cx, attrs), backward: cx.place(b) };
+        let message = v.message();
+        PROGRAM.with(|p| p.borrow_mut().discards.insert(message.clone(), (at, b)));
+        cx.warn(st, span, &discarded_gradients::RULE, message);
+    } else {
+        cx.passes(st, span);
+    }
+}
+
+/// Settle the candidate SHP303 zeroings of the entry just run ([`discards`]): one whose
+/// backward's gradients no step of that optimizer ever used passes (`false`).
+pub fn discard_used(message: &str) -> Option<bool> {
+    PROGRAM.with(|p| {
+        let p = p.borrow();
+        let key = p.discards.get(message)?;
+        Some(p.used.contains(key))
+    })
 }
 
 /// `loss.backward()` on a tracked loss: the gradients of the optimizers whose layers it reaches
@@ -359,7 +401,7 @@ pub fn backward_known(st: &State, x: &Value) -> (bool, bool) {
 
 /// `model.zero_grad()`: the optimizers whose layers are all the module's, or among them, have
 /// zeroed gradients; the others that share a layer with it are no longer known.
-pub fn zero_module(st: &mut State, module: ObjId, span: Span) {
+pub fn zero_module(cx: &mut dyn ModelCtx, st: &mut State, module: ObjId, span: Span) {
     let mut layers = BTreeSet::new();
     let known = module_layers(st, module, &mut layers).is_some();
     let layers: Vec<Span> = layers.into_iter().collect();
@@ -367,6 +409,7 @@ pub fn zero_module(st: &mut State, module: ObjId, span: Span) {
         let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
         match (known, attrs.get(LAYERS)) {
             (true, Some(Value::Tuple(own))) if own.iter().all(|v| span_of(Some(v)).is_some_and(|s| layers.contains(&s))) => {
+                discards(cx, st, &attrs, span);
                 set(st, id, &[(GRADS, Value::Str(Some(Rc::from("zeroed")))), (ZEROED, span_value(span)), (STALE, Value::None)]);
             }
             (true, Some(Value::Tuple(own))) if !own.iter().any(|v| span_of(Some(v)).is_some_and(|s| layers.contains(&s))) => {}
@@ -418,11 +461,44 @@ pub fn clip(cx: &mut dyn ModelCtx, st: &State, op: &str, params: &Value, limit: 
     }
 }
 
+/// The optimizers that every path of an iteration (`ends`, the paths that go on to the next
+/// one) zeroed at one and the same place, with that place.
+pub fn zeroed_each_iteration(before: &State, ends: &[&State]) -> Vec<(ObjId, Span)> {
+    let Some(first) = ends.first() else { return Vec::new() };
+    let zeroed_at = |st: &State, id: ObjId| -> Option<Span> {
+        let (Obj::Namespace { attrs: old, kind }, Obj::Namespace { attrs: new, .. }) = (before.get(id), st.get(id)) else { return None };
+        if &**kind != OPTIMIZER || old.get(ZEROED) == new.get(ZEROED) {
+            return None;
+        }
+        span_of(new.get(ZEROED))
+    };
+    optimizers(before)
+        .into_iter()
+        .filter(|id| *id < first.heap.len())
+        .filter_map(|id| {
+            let z = zeroed_at(first, id)?;
+            ends.iter().all(|st| id < st.heap.len() && zeroed_at(st, id) == Some(z)).then_some((id, z))
+        })
+        .collect()
+}
+
 /// After one iteration of a loop over an unknown number of items (`for x, y in loader`), run
-/// once for all of them: an optimizer that ran a backward and a step in it and was never zeroed
-/// in it starts the next iteration with the gradients of this one, which its backward adds to
-/// and its step applies: SHP301 at that backward.
-pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State) {
+/// once for all of them:
+/// - an optimizer that ran a backward and a step in it and was never zeroed in it starts the
+///   next iteration with the gradients of this one, which its backward adds to and its step
+///   applies: SHP301 at that backward;
+/// - an optimizer every iteration zeroes at one place (`zeroed`, [`zeroed_each_iteration`])
+///   that ends this path with the gradients of a backward no step used: the next iteration
+///   zeroes them there (SHP303 every k, a candidate: [`discards`]).
+pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State, zeroed: &[(ObjId, Span)]) {
+    for (id, z) in zeroed {
+        if let Obj::Namespace { attrs, .. } = after.get(*id)
+            && span_of(attrs.get(ZEROED)) == Some(*z)
+        {
+            let attrs = attrs.clone();
+            discards(cx, after, &attrs, *z);
+        }
+    }
     for id in optimizers(after) {
         let (Some(Obj::Namespace { attrs: old, kind }), Obj::Namespace { attrs: new, .. }) = ((id < before.heap.len()).then(|| before.get(id)), after.get(id)) else { continue };
         if &**kind != OPTIMIZER || grads(new) != Some("stepped") || old.get(ZEROED) != new.get(ZEROED) || old.get(BACKWARD) == new.get(BACKWARD) {

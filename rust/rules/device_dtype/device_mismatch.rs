@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "Tensors on different devices (the CPU and an accelerator) meet in one op, layer or loss",
     messages: <DeviceMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Follows where every tensor lives: creation functions (`device=`, else the CPU), `.to(...)` in
 its forms, `.cuda()`/`.cpu()`, `DataLoader` batches (on the CPU), module parameters and buffers

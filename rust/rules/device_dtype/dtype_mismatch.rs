@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A tensor's dtype is one torch rejects there (integer input to a layer, float64 against float32, float class indices)",
     messages: <DtypeMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Follows every tensor's dtype (creation functions and their `dtype=`, casts, `torch.from_numpy`
 and `torch.tensor` of NumPy arrays, which are float64 by default, uint8 images from

@@ -16,6 +16,7 @@ pub const RULE: Rule = Rule {
     summary: "A regression loss broadcasts its target against an input of another shape (torch only warns)",
     messages: <LossTargetBroadcast as Violation>::MESSAGES,
     default_enabled: false,
+    raises: false,
     doc: r#"## What it does
 Flags the elementwise regression losses (`MSELoss`, `L1Loss`, `SmoothL1Loss`, `HuberLoss` and
 their `F.*` twins) when the input and the target have different shapes that broadcast. Opt-in:

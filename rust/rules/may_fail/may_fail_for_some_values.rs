@@ -13,6 +13,7 @@ pub const RULE: Rule = Rule {
     summary: "A line that fails for some legal values of the program's options or constructor parameters, with a counterexample",
     messages: <MayFailForSomeValues as crate::rules::violation::Violation>::MESSAGES,
     default_enabled: false,
+    raises: true,
     doc: r#"## What it does
 Flags a line that works with the defaults but raises for other legal values of the program's
 free parameters, and names values that break it: `(fails when --size=30)`,

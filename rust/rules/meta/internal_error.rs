@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "The analyzer failed on this file (a bug in shape-lint); the file was not checked",
     messages: <InternalError as Violation>::MESSAGES,
     default_enabled: true,
+    raises: false,
     doc: r#"## What it does
 Reports that the analyzer itself failed on this file (a bug in shape-lint, caught at the
 boundary). It is always reported at line 1 with a short reason, and the rest of the lint run

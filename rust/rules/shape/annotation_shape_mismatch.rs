@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A tensor argument or return value contradicts its jaxtyping annotation under a runtime checker",
     messages: <AnnotationShapeMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks the calls of a function decorated with `@jaxtyped(typechecker=...)` (or `@jaxtyped`
 together with `@beartype` or `@typechecked`): each tensor argument against its parameter's

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "Two tensor shapes cannot be broadcast together",
     messages: <BroadcastShapeMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks that the operands of an elementwise operation can be broadcast together: arithmetic
 and comparison operators (`+`, `*`, `==`, ...), `torch.add`, `torch.mul`, `torch.maximum` and

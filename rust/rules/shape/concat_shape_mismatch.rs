@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "Tensors joined by cat or stack differ in rank or in a dimension that must match",
     messages: <ConcatShapeMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks the tensors joined by `torch.cat` (`concat`, `concatenate`), `torch.stack`, `hstack`,
 `vstack` and `dstack`: for `cat` they must have the same rank and equal sizes in every

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A dim argument does not name a dim of the tensor (out of range, repeated or out of order)",
     messages: <DimOutOfRange as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks that a dimension argument names a dimension the tensor has (from `-rank` to
 `rank - 1`): `transpose`, `swapaxes`, `flatten(start_dim, end_dim)`, `unsqueeze` (which

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A constant index (or the k of topk/kthvalue) is out of range for its dimension",
     messages: <IndexOutOfRange as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks constant indices into dimensions of known size: subscripts (`x[2]`, `x[:, -5]`),
 `select(dim, index)`, `narrow(dim, start, length)` (which needs `start + length <= size`)

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A shape argument or a layer's configuration breaks a precondition torch enforces",
     messages: <InvalidShapeArgument as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks the remaining shape preconditions of PyTorch APIs, at layer construction or call:
 `embed_dim` divisible by `num_heads` (`MultiheadAttention`, `TransformerEncoderLayer`, ...),

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A layer's configured channels or features do not match its input",
     messages: <LayerChannelMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks that the channel or feature dimension of a layer's input matches what the layer was
 built with: `in_channels` of convolutions (dim 1, or dim 0 for unbatched input), `num_features`

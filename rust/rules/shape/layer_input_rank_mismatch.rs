@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A layer or op gets an input of a rank it does not accept",
     messages: <LayerInputRankMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks that a layer or functional op gets an input of a rank it accepts: `Conv1d`/`Conv2d`/
 `Conv3d` and their transposes (2-D/3-D, 3-D/4-D, 4-D/5-D), pooling layers, `BatchNorm1d`

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A loss function's input and target shapes do not fit",
     messages: <LossTargetMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks the input and target of loss functions: `CrossEntropyLoss`/`F.cross_entropy` and
 `NLLLoss`/`F.nll_loss` (class-index targets must have the input's shape without the class

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "The inner dimensions of a matrix product (Linear, @, matmul, mm, bmm, einsum, attention) disagree",
     messages: <MatmulShapeMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks that the inner dimensions of a matrix product agree: `nn.Linear` and `F.linear`
 (the input's last dimension must equal `in_features`), `@`, `torch.matmul`, `mm`, `bmm`,

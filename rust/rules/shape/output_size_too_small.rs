@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A convolution, pooling, padding or interpolation gives an output size torch rejects",
     messages: <OutputSizeTooSmall as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks that the spatial output size of convolutions, pooling layers and `unfold` stays
 positive: `floor((size + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1 >= 1` for

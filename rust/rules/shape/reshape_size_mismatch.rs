@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A view, reshape or unflatten does not keep the number of elements",
     messages: <ReshapeSizeMismatch as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks that `view`, `reshape`, `torch.reshape`, `view_as`-like targets and `unflatten` keep
 the number of elements: the product of the requested sizes must equal the product of the

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A view of a transposed or permuted tensor whose strides cannot give the new shape",
     messages: <ViewNonContiguous as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Checks `Tensor.view` on a tensor made non-contiguous by `transpose`, `swapaxes`, `swapdims`,
 `permute`, `t()`, `.T`, `.mT` or `movedim`: `view` never copies, so each group of dims it

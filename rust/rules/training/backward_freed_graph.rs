@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "backward() through a graph an earlier backward() already freed (a hidden state or an output not detached, a loss reused)",
     messages: <BackwardFreedGraph as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Follows the graph nodes that save tensors for the backward pass (a layer's call, `*`, `@`,
 `exp`, an activation, a loss) and the `backward()` calls that free them. Reports `backward()`

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "backward() on a tensor that autograd did not record: computed under no_grad, detached, or from tensors that require no grad",
     messages: <BackwardWithoutGraph as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Follows whether each tensor carries an autograd graph: a tensor computed while gradients are
 off (`with torch.no_grad()`, `torch.inference_mode()`, `torch.set_grad_enabled(False)`, a

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A resume path reads a checkpoint key that no torch.save of the program writes (typically the optimizer or scheduler state)",
     messages: <CheckpointKeyNeverSaved as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Follows the keys of checkpoint dicts from `torch.save` to `torch.load`. Reports a subscript
 `ckpt["key"]` of a checkpoint the program loads from a file it also saves to (the same path

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "Gradient clipping before backward() or after step(): it clips nothing the step uses",
     messages: <ClipOrder as Violation>::MESSAGES,
     default_enabled: true,
+    raises: false,
     doc: r#"## What it does
 Reports `torch.nn.utils.clip_grad_norm_`/`clip_grad_value_` over a model's parameters when
 the optimizer of those parameters has no gradient of a `backward()` to clip: after

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "zero_grad() between backward() and step(): the step uses no gradients",
     messages: <DiscardedGradients as Violation>::MESSAGES,
     default_enabled: true,
+    raises: false,
     doc: r#"## What it does
 Reports the `zero_grad()` that zeroed an optimizer's gradients after the last `backward()`
 that reached its layers and before its `step()`: `zero_grad()` between `backward()` and
@@ -45,5 +46,7 @@ crate::violation! {
     pub enum DiscardedGradients for RULE {
         /// `step()` on zeroed gradients.
         Step { optimizer, step, backward } => "zero_grad(): discards the gradients the backward() at {backward} gave {optimizer} before the step() at {step} uses them: that step uses none (zero the gradients before the backward())",
+        /// Zeroed every iteration, stepped every k: the iterations without a step lose theirs.
+        Unstepped { optimizer, backward } => "zero_grad(): discards the gradients the backward() at {backward} gave {optimizer} on an iteration that did not step: a step() uses that backward's gradients on other iterations, so they were meant to accumulate (zero the gradients after the step() only)",
     }
 }

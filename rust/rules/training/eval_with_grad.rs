@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "An evaluation pass runs the model with gradients on: wrap it in torch.no_grad()",
     messages: <EvalWithGrad as Violation>::MESSAGES,
     default_enabled: true,
+    raises: false,
     doc: r#"## What it does
 In a program that trains (it calls `backward()`), reports a call of a model, inside a helper
 function, that builds an autograd graph nobody uses: the call runs with gradients on (no

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "A loss that carries its graph is accumulated across iterations (total += loss)",
     messages: <GraphKeptAcrossIterations as Violation>::MESSAGES,
     default_enabled: true,
+    raises: false,
     doc: r#"## What it does
 Reports an accumulation across the iterations of a training loop (`total += loss`,
 `total = total + loss`, `losses.append(loss)`) of a tensor that still carries its autograd

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "An in-place op changes a tensor autograd saved for backward, or a leaf that requires grad",
     messages: <InplaceModifiesSaved as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Follows which tensors autograd saves for the backward pass: the outputs of `sigmoid`, `tanh`,
 `exp`, `softmax`, `log_softmax`, `relu` and `sqrt` (their gradients are computed from the

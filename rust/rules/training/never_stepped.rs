@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "backward() in a loop fills the gradients of an optimizer that is never stepped",
     messages: <NeverStepped as Violation>::MESSAGES,
     default_enabled: true,
+    raises: false,
     doc: r#"## What it does
 Reports a `backward()` in a loop whose loss reaches the layers of an optimizer that the
 program never steps: no `optimizer.step()` (nor `step(closure)`) runs anywhere after the

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "ReduceLROnPlateau.step() called without the metric it monitors",
     messages: <PlateauStepWithoutMetric as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Reports `scheduler.step()` with no argument on a `torch.optim.lr_scheduler.ReduceLROnPlateau`.
 Unlike the other schedulers, which count epochs, it lowers the learning rate when a monitored

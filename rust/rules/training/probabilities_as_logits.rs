@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "Softmax or sigmoid output passed to a loss that applies it itself (CrossEntropyLoss, BCEWithLogitsLoss), or softmax output to NLLLoss",
     messages: <ProbabilitiesAsLogits as Violation>::MESSAGES,
     default_enabled: true,
+    raises: false,
     doc: r#"## What it does
 Follows which tensors are the output of `softmax` (`F.softmax`, `torch.softmax`, `x.softmax`,
 `nn.Softmax`) or `sigmoid` (`torch.sigmoid`, `x.sigmoid`, `nn.Sigmoid`), through the ops that

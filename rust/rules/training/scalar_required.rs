@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "backward() without a gradient, or .item(), on a tensor that does not hold exactly one element",
     messages: <ScalarRequired as Violation>::MESSAGES,
     default_enabled: true,
+    raises: true,
     doc: r#"## What it does
 Reports `loss.backward()` called without a `gradient` on a tensor of more than one element
 (typically a loss built with `reduction="none"` and never reduced), and `.item()` on a tensor of

@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "backward() adds to gradients an optimizer already stepped with: zero_grad() is missing",
     messages: <StaleGradients as Violation>::MESSAGES,
     default_enabled: true,
+    raises: false,
     doc: r#"## What it does
 Follows each optimizer's gradients through the training loop: `zero_grad()` (of the optimizer,
 or `model.zero_grad()`) clears them, `loss.backward()` adds to the gradients of the layers the

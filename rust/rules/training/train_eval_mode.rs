@@ -10,6 +10,7 @@ pub const RULE: Rule = Rule {
     summary: "Evaluation in training mode (no model.eval()), or training resumed in eval mode (no model.train())",
     messages: <TrainEvalMode as Violation>::MESSAGES,
     default_enabled: true,
+    raises: false,
     doc: r#"## What it does
 Follows the train/eval mode of each module (built in training mode; `.eval()`, `.train()`,
 `.train(False)`), in a program that trains (it calls `backward()`), and reports:
