@@ -57,6 +57,10 @@ pub struct Settings {
     /// verdicts its checks got (`Stats::check_sites`; the decision statistics of
     /// `bench/decisions.py`). Off by default: it costs a map insert per check.
     pub check_sites: bool,
+    /// `argparse` switches (`store_true`, `store_false`) are questions each run answers: both
+    /// values, with a condition on each path (`when --cuda is given`). Off: their default, the
+    /// run without arguments (the summary, which torch's hooks compare with that run).
+    pub switches: bool,
 }
 
 impl Settings {
@@ -74,7 +78,7 @@ impl Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, free_params: false, param_values: Vec::new(), memo: true, project: None, check_sites: false }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, free_params: false, param_values: Vec::new(), memo: true, project: None, check_sites: false, switches: true }
     }
 }
 

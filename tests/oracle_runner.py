@@ -14,6 +14,7 @@ report has ``skip``, the reason. Used by ``test_oracle.py`` (through ``oracle_re
 import json
 import os
 import runpy
+import shlex
 import sys
 import traceback
 
@@ -21,14 +22,17 @@ import forward_hooks  # tests/, next to this script
 import simulated_cuda  # tests/, next to this script
 import torchvision_compat  # tests/, next to this script
 
+ARGV = "# oracle: argv "
+
 
 def main():
     fixture, report = os.path.abspath(sys.argv[1]), sys.argv[2]
-    sys.argv = [fixture]
     sys.path.insert(0, os.path.dirname(fixture))
     out = {"ok": True, "exc_type": None, "error": None, "frames": []}
     with open(fixture, encoding="utf-8") as f:
         text = f.read()
+    # a fixture whose bug needs a command-line switch runs with it (`# oracle: argv --flag`)
+    sys.argv = [fixture] + [a for line in text.splitlines() if line.startswith(ARGV) for a in shlex.split(line[len(ARGV):])]
     uses_torchvision = "torchvision" in text
     if simulated_cuda.MARKER in text:
         simulated_cuda.enable()

@@ -78,6 +78,10 @@ impl ModelCtx for Interp<'_> {
         self.settings.free_params
     }
 
+    fn switches(&self) -> bool {
+        self.settings.switches
+    }
+
     fn param_value(&self, name: &str) -> Option<i128> {
         self.settings.param_value(name)
     }

@@ -245,7 +245,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
 /// defaults) with inputs of unknown shapes. Call summaries are off: a replayed call would not
 /// record the layers it runs.
 pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>) -> Vec<super::summary::ModelCall> {
-    let s = &Settings { memo: false, ..s.clone() };
+    let s = &Settings { memo: false, switches: false, ..s.clone() };
     let mut interp = Interp::new(f, s);
     interp.main_module = Some(m);
     crate::models::torch::device::set_defaults(interp.file.source);

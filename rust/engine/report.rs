@@ -397,8 +397,9 @@ fn free_params(syms: &crate::shape::Symbols, ids: &[crate::shape::SymId]) -> Vec
 
 /// The findings of all entry points, in order of their sites, one per site.
 pub(super) fn one_per_site(findings: &mut Vec<Finding>) {
-    // one diagnostic per site and code
-    findings.sort_by_key(|f| (f.row, f.col));
+    // one diagnostic per site and code; at a site, a finding on every path before one under
+    // a condition (a training-loop bug before a device mismatch only a switch reaches)
+    findings.sort_by_key(|f| (f.row, f.col, f.condition.is_some()));
     // one root cause, one report: a site reports once, whatever path found it first
     findings.dedup_by(|a, b| a.row == b.row && a.col == b.col);
 }

@@ -70,6 +70,8 @@ pub trait ModelCtx {
     fn may_fail(&self) -> bool;
     /// Whether options are free parameters (`Settings::free_params`, the SHP902 run).
     fn free_params(&self) -> bool;
+    /// Whether argparse switches take both values (`Settings::switches`).
+    fn switches(&self) -> bool;
     /// The value the concrete run of an SHP902 counterexample binds the free parameter `name`
     /// to (`Settings::param_values`).
     fn param_value(&self, name: &str) -> Option<i128>;

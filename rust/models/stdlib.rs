@@ -89,6 +89,22 @@ fn math(f: &str, args: &[Value]) -> Value {
     }
 }
 
+/// A phrase of a condition made from a program's text (a switch's flag), kept for the
+/// process's life: each distinct text once.
+fn intern(text: &str) -> &'static str {
+    static SEEN: std::sync::Mutex<Option<std::collections::HashSet<&'static str>>> = std::sync::Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    let seen = seen.get_or_insert_with(Default::default);
+    match seen.get(text) {
+        Some(s) => s,
+        None => {
+            let s: &'static str = Box::leak(text.to_string().into_boxed_str());
+            seen.insert(s);
+            s
+        }
+    }
+}
+
 /// The most runs one `parse_args` stands for: the product of the choices of its options
 /// without a usable default. Beyond, those options are Unknown.
 const MAX_CHOICE_RUNS: usize = 8;
@@ -137,10 +153,11 @@ pub fn argparse_method(cx: &mut dyn ModelCtx, mut st: State, id: ObjId, attrs: B
                 (Value::Str(_), Some(_)) => Value::Unknown,
                 _ => default,
             };
-            let spec = option_spec(&st, &kw, &default);
-            // what the SHP902 run needs to make the option a free parameter: its flag as the
-            // user writes it, and its int choices (`free_option`)
+            // the option's flag as the user writes it
             let flag = flags.iter().find(|f| f.starts_with("--")).or(flags.first()).map(|f| f.to_string());
+            let spec = option_spec(&st, &kw, &default, flag.as_deref());
+            // what the SHP902 run needs to make the option a free parameter: its flag and its
+            // int choices (`free_option`)
             let single = kw("nargs").is_none() && action.is_none() && kw("const").is_none();
             let int_typed = matches!(ty, None | Some(Value::Builtin("int")));
             let free = match (flag, single && int_typed) {
@@ -190,6 +207,14 @@ pub fn argparse_method(cx: &mut dyn ModelCtx, mut st: State, id: ObjId, attrs: B
                         choices.push((k.clone(), cs.clone()));
                         Value::Unknown
                     }
+                    // a switch: given or not, a question each run answers (both paths, named by
+                    // the flag in conditions: `(when --cuda is given)`)
+                    Some(Value::Str(Some(t))) if let Some((action, flag)) = t.split_once(' ') && cx.switches() => {
+                        let (given, not_given) = (intern(&format!("{flag} is given")), intern(&format!("{flag} is not given")));
+                        let phrase = if action == "store_true" { (given, not_given) } else { (not_given, given) };
+                        Value::Cond(cx.flag(&format!("args.{k}"), phrase))
+                    }
+                    Some(Value::Str(Some(t))) if t.contains(' ') => p[1].clone(),
                     Some(Value::Str(Some(t))) => match &**t {
                         "int" => Value::Int(cx.fresh_sym(&format!("args.{k}"), 0)),
                         "str" => Value::Str(None),
@@ -274,8 +299,15 @@ fn free_option(cx: &mut dyn ModelCtx, st: &mut State, p: &[Value]) -> Option<Val
 /// What a run that must give the option may give (see `argparse_method`): `None` when the
 /// default stands, a tuple of the choices, or the name of the type of a required option
 /// (`"int"`, `"str"`, `"float"`, `"?"`).
-fn option_spec(st: &State, kw: &dyn Fn(&str) -> Option<Value>, default: &Value) -> Value {
+fn option_spec(st: &State, kw: &dyn Fn(&str) -> Option<Value>, default: &Value, flag: Option<&str>) -> Value {
     let required = matches!(kw("required"), Some(Value::Bool(true)));
+    // a switch whose default is the value without it: `store_true` (false), `store_false` (true)
+    let action = kw("action");
+    match (action.as_ref().and_then(|a| a.as_str()), default, flag) {
+        (Some("store_true"), Value::Bool(false), Some(f)) => return Value::Str(Some(Rc::from(format!("store_true {f}")))),
+        (Some("store_false"), Value::Bool(true), Some(f)) => return Value::Str(Some(Rc::from(format!("store_false {f}")))),
+        _ => {}
+    }
     // several values, a count or a constant: not a single value of the type
     let single = kw("nargs").is_none() && kw("action").is_none() && kw("const").is_none();
     if let Some(c) = kw("choices") {

@@ -12,7 +12,7 @@ class RNNModel(nn.Module):
         self.rnn = nn.LSTM(ninp, nhid, nlayers, dropout=dropout)
         self.decoder = nn.Linear(nhid, ntoken)
         if tie_weights:
-            # "Using the Output Embedding to Improve Language Models" (Press & Wolf 2016)
+            if nhid != ninp: raise ValueError("When using the tied flag, nhid must be equal to emsize")
             self.decoder.weight = self.encoder.weight
         self.init_weights()
         self.ninp = ninp
