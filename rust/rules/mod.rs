@@ -90,6 +90,7 @@ pub static ALL: &[&Rule] = &[
     &training::checkpoint_key_never_saved::RULE,
     &training::plateau_step_without_metric::RULE,
     &training::backward_freed_graph::RULE,
+    &training::closure_required::RULE,
     &may_fail::loss_target_broadcast::RULE,
     &may_fail::may_fail_for_some_values::RULE,
 ];

@@ -9,12 +9,14 @@
 //!   `model.zero_grad()` of a module whose layers it updates), `backward` after a `backward()`
 //!   whose loss reaches one of its layers (`Saved::layers`), `stepped` after `step()` used them;
 //! - unknown after anything the core does not follow: the optimizer handed to a library call
-//!   (`scaler.step(optimizer)`), `step(closure)`, a `.grad` store, a loss whose layers are not
-//!   all known.
+//!   (`scaler.step(optimizer)`), `step(f)` with an `f` that is no function of the program, a
+//!   `.grad` store, a loss whose layers are not all known. `step(closure)` runs the closure
+//!   (its zero_grad and backward), then steps.
 //!
 //! The rules read the transitions: a backward into `stepped` gradients (SHP301), a step on
-//! gradients zeroed after the last backward (SHP303), clipping when no backward's gradients wait
-//! for a step (SHP304). Each is a warning on the path: the report rule reports it where every
+//! gradients zeroed after the last backward, or a zeroing of gradients no step used when a step
+//! used that backward's elsewhere (SHP303), clipping when no backward's gradients wait for a
+//! step (SHP304); and `LBFGS.step()` without its closure raises (SHP315). Each is a warning on the path: the report rule reports it where every
 //! path to the line carries it.
 //!
 //! SHP302 (an optimizer never stepped) is a question about the whole program, not a path: the
@@ -34,7 +36,7 @@ use std::rc::Rc;
 
 use crate::ir::{FileId, Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
-use crate::rules::training::{clip_order, discarded_gradients, never_stepped, plateau_step_without_metric, stale_gradients};
+use crate::rules::training::{clip_order, closure_required, discarded_gradients, never_stepped, plateau_step_without_metric, stale_gradients};
 use crate::rules::violation::Violation;
 use crate::shape::Poly;
 use crate::value::*;
@@ -57,6 +59,8 @@ const BACKWARD: &str = "<backward>";
 const STEPPED: &str = "<stepped>";
 const STALE: &str = "<stale>";
 const AT: &str = "<at>";
+// an optimizer whose `step` takes a closure it must call (LBFGS: SHP315)
+const NEEDS_CLOSURE: &str = "<needs closure>";
 // a ReduceLROnPlateau scheduler: where it was built
 pub const PLATEAU: &str = "<plateau>";
 
@@ -209,7 +213,11 @@ pub fn construct(st: &mut State, path: &str, args: &[Value], kwargs: &[(Name, Va
         _ => Value::Unknown,
     };
     let grads = if name == "LBFGS" { Value::Unknown } else { Value::Str(Some(Rc::from("none"))) };
-    Some(super::data::ns(st, OPTIMIZER, vec![(LAYERS, layers), (GRADS, grads), (AT, span_value(span))]))
+    let mut attrs = vec![(LAYERS, layers), (GRADS, grads), (AT, span_value(span))];
+    if name == "LBFGS" {
+        attrs.push((NEEDS_CLOSURE, Value::Bool(true)));
+    }
+    Some(super::data::ns(st, OPTIMIZER, attrs))
 }
 
 fn grads(attrs: &std::collections::BTreeMap<Name, Value>) -> Option<&str> {
@@ -276,43 +284,40 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
             set(&mut st, id, &[(GRADS, Value::Str(Some(Rc::from("zeroed")))), (ZEROED, span_value(span)), (STALE, Value::None)]);
             vec![(st, Value::None)]
         }
+        // SHP315: `LBFGS.step()` without its closure raises TypeError
+        "step" if args.is_empty() && kwargs.is_empty() && matches!(attrs.get(NEEDS_CLOSURE), Some(Value::Bool(true))) => {
+            let at = span_of(attrs.get(AT)).map(|s| cx.place(s)).unwrap_or_else(|| "?".into());
+            let v = closure_required::ClosureRequired::Step { at };
+            cx.check(&st, span, crate::shape::Tri::True, |_| (v, Vec::new()));
+            Vec::new()
+        }
         "step" if args.is_empty() && kwargs.is_empty() => {
-            // SHP303: the gradients of the last backward were zeroed before this step
-            if grads(&attrs) == Some("zeroed")
-                && let (Some(z), Some(b)) = (span_of(attrs.get(ZEROED)), span_of(attrs.get(BACKWARD)))
-            {
-                let v = discarded_gradients::DiscardedGradients::Step { optimizer: label(cx, &attrs), step: cx.place(span), backward: cx.place(b) };
-                let at = if z.file == span.file { z } else { span };
-                cx.warn(&st, at, &discarded_gradients::RULE, v.message());
-            }
-            // SHP301: this step applies gradients added to those of the previous step, never
-            // zeroed since: reported at the last backward before it (the one whose gradients the
-            // step means to use: the zeroing belongs before it)
-            if grads(&attrs) == Some("backward")
-                && matches!(attrs.get(STALE), Some(Value::Int(_)))
-                && let (Some(b), Some(s)) = (span_of(attrs.get(BACKWARD)), span_of(attrs.get(STEPPED)))
-            {
-                let v = stale_gradients::StaleGradients::Backward { optimizer: label(cx, &attrs), stepped: cx.place(s) };
-                cx.warn(&st, b, &stale_gradients::RULE, v.message());
-            }
-            // (SHP303 every k: this step used the gradients of the last backward)
-            if grads(&attrs) == Some("backward")
-                && let (Some(at), Some(b)) = (span_of(attrs.get(AT)), span_of(attrs.get(BACKWARD)))
-            {
-                PROGRAM.with(|p| p.borrow_mut().used.insert((at, b)));
-            }
-            let after = match grads(&attrs) {
-                Some("backward" | "stepped") => Value::Str(Some(Rc::from("stepped"))),
-                Some(g) => Value::Str(Some(Rc::from(g))),
-                None => Value::Unknown,
-            };
-            set(&mut st, id, &[(GRADS, after), (STEPPED, span_value(span)), (STALE, Value::None)]);
+            apply_step(cx, &mut st, id, &attrs, span);
             vec![(st, Value::None)]
         }
-        // `step(closure)` runs the closure's zero_grad and backward: not followed
+        // `step(closure)`: the optimizer calls the closure with gradients on (its zero_grad and
+        // backward), then steps with the gradients it left; it returns the closure's loss
+        // (LBFGS calls it again while it searches: the first call is the one that can fail)
         "step" => {
-            set(&mut st, id, &[(GRADS, Value::Unknown)]);
-            vec![(st, Value::Unknown)]
+            let closure = args.first().or(kwargs.iter().find(|(k, _)| &**k == "closure").map(|(_, v)| v));
+            let Some(c @ (Value::Func(_) | Value::Bound(..))) = closure.cloned() else {
+                set(&mut st, id, &[(GRADS, Value::Unknown)]);
+                return vec![(st, Value::Unknown)];
+            };
+            let mode = st.grad_mode.clone();
+            st.grad_mode = GradMode::On;
+            let mut out = Vec::new();
+            for (mut st, loss) in cx.call(c, Vec::new(), Vec::new(), st, span) {
+                st.grad_mode = mode.clone();
+                if !matches!(st.get(id), Obj::Namespace { kind, .. } if &**kind == OPTIMIZER) {
+                    out.push((st, loss));
+                    continue;
+                }
+                let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
+                apply_step(cx, &mut st, id, &attrs, span);
+                out.push((st, loss));
+            }
+            out
         }
         _ => vec![(st, Value::Unknown)],
     }
@@ -345,6 +350,41 @@ pub fn discard_used(message: &str) -> Option<bool> {
         let key = p.discards.get(message)?;
         Some(p.used.contains(key))
     })
+}
+
+/// `step()` with the gradients on the path: the rules that read them (SHP303, SHP301), then the
+/// gradients are the step's.
+fn apply_step(cx: &mut dyn ModelCtx, st: &mut State, id: ObjId, attrs: &BTreeMap<Name, Value>, span: Span) {
+    // SHP303: the gradients of the last backward were zeroed before this step
+    if grads(attrs) == Some("zeroed")
+        && let (Some(z), Some(b)) = (span_of(attrs.get(ZEROED)), span_of(attrs.get(BACKWARD)))
+    {
+        let v = discarded_gradients::DiscardedGradients::Step { optimizer: label(cx, attrs), step: cx.place(span), backward: cx.place(b) };
+        let at = if z.file == span.file { z } else { span };
+        cx.warn(st, at, &discarded_gradients::RULE, v.message());
+    }
+    // SHP301: this step applies gradients added to those of the previous step, never
+    // zeroed since: reported at the last backward before it (the one whose gradients the
+    // step means to use: the zeroing belongs before it)
+    if grads(attrs) == Some("backward")
+        && matches!(attrs.get(STALE), Some(Value::Int(_)))
+        && let (Some(b), Some(s)) = (span_of(attrs.get(BACKWARD)), span_of(attrs.get(STEPPED)))
+    {
+        let v = stale_gradients::StaleGradients::Backward { optimizer: label(cx, attrs), stepped: cx.place(s) };
+        cx.warn(st, b, &stale_gradients::RULE, v.message());
+    }
+    // (SHP303 every k: this step used the gradients of the last backward)
+    if grads(attrs) == Some("backward")
+        && let (Some(at), Some(b)) = (span_of(attrs.get(AT)), span_of(attrs.get(BACKWARD)))
+    {
+        PROGRAM.with(|p| p.borrow_mut().used.insert((at, b)));
+    }
+    let after = match grads(attrs) {
+        Some("backward" | "stepped") => Value::Str(Some(Rc::from("stepped"))),
+        Some(g) => Value::Str(Some(Rc::from(g))),
+        None => Value::Unknown,
+    };
+    set(st, id, &[(GRADS, after), (STEPPED, span_value(span)), (STALE, Value::None)]);
 }
 
 /// `loss.backward()` on a tracked loss: the gradients of the optimizers whose layers it reaches

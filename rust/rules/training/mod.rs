@@ -4,6 +4,7 @@ pub mod backward_freed_graph;
 pub mod backward_without_graph;
 pub mod checkpoint_key_never_saved;
 pub mod clip_order;
+pub mod closure_required;
 pub mod discarded_gradients;
 pub mod graph_kept_across_iterations;
 pub mod inplace_modifies_saved;
