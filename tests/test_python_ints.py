@@ -40,3 +40,29 @@ def test_the_program_runs_under_torch(tmp_path):
     f = tmp_path / "ints.py"
     f.write_text(SRC)
     assert subprocess.run([sys.executable, str(f), "9", "2.6", "abc"]).returncode == 0
+
+
+SLICES = """import sys
+import torch
+words = sys.argv[1:]
+k = len(words) + 1
+x = torch.randn(10, 3)
+y = x[:-k]
+z = x[-k:]
+w = x[k:]
+"""
+
+
+def test_a_slice_bound_of_unknown_sign_is_not_taken_as_a_start_at_zero():
+    """`x[:-k]` with a symbolic k >= 1 keeps n - k rows (or none), never 0 as if -k were an index
+    from the start; a bound known non-negative (`x[k:]`) counts from the start."""
+    rows = {line: text for line, text in _core.show_shapes(SLICES, "slices.py", {})}
+    assert "[0, 3]" not in rows.get(6, "") and "[0, 3]" not in rows.get(7, ""), rows
+    assert rows.get(8, "").endswith(", 3] float"), rows
+
+
+def test_slices_of_unknown_sign_under_torch(tmp_path):
+    pytest.importorskip("torch")
+    f = tmp_path / "slices.py"
+    f.write_text(SLICES + "assert y.shape[0] == 10 - k and z.shape[0] == k and w.shape[0] == 10 - k\n")
+    assert subprocess.run([sys.executable, str(f), "a", "b"]).returncode == 0

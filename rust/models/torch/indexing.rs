@@ -379,19 +379,26 @@ fn slice_len(cx: &dyn ModelCtx, st: &State, d: &Dim, lo: &Value, hi: &Value, ste
             Tri::Unknown => None,
         }
     };
+    // a negative bound counts from the end: n + x, at least 0
+    let from_end = |q: Poly| -> Option<Poly> {
+        match cx.poly_cmp(st, &q, crate::shape::Rel::Lt, &Poly::constant(0)) {
+            Tri::True => Some(Poly::constant(0)),
+            Tri::False => clamp(&q),
+            Tri::Unknown => None,
+        }
+    };
     let bound = |v: &Value, default: &Poly| -> Option<Poly> {
         match v {
             Value::None => Some(default.clone()),
             Value::Int(p) => match p.as_const() {
-                Some(c) if c < 0 => {
-                    let q = n.add_const(c)?;
-                    match cx.poly_cmp(st, &q, crate::shape::Rel::Lt, &Poly::constant(0)) {
-                        Tri::True => Some(Poly::constant(0)),
-                        Tri::False => Some(q),
-                        Tri::Unknown => None,
-                    }
-                }
-                _ => clamp(p),
+                Some(c) if c < 0 => from_end(n.add_const(c)?),
+                Some(_) => clamp(p),
+                // a symbolic bound: its sign decides which end it counts from
+                None => match cx.poly_cmp(st, p, crate::shape::Rel::Lt, &Poly::constant(0)) {
+                    Tri::False => clamp(p),
+                    Tri::True => from_end(n.add(p)?),
+                    Tri::Unknown => None,
+                },
             },
             _ => None,
         }
