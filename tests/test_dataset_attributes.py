@@ -38,13 +38,16 @@ def test_the_mnist_family_classes_data_and_targets(name):
 
 def test_a_split_not_known_has_no_data_and_imagefolder_classes_are_a_count_of_their_own():
     source = (
-        "import sys\nimport torch\nimport torchvision\n"
-        "flag = len(sys.argv) > 2\n"
+        "import json, sys\nimport torch\nimport torchvision\n"
+        "flag = json.loads(sys.argv[1])\n"
         "ds = torchvision.datasets.MNIST('data', train=flag)\n"
         "images = ds.data\n"
         "folder = torchvision.datasets.ImageFolder('data/train')\n"
         "heads = torch.zeros(len(folder.classes))\n"
+        "asked = torchvision.datasets.MNIST('data', train=len(sys.argv) > 2).data\n"
     )
     shown = shapes_of(source)
     assert 6 not in shown  # the split's length is not known: no tensor of it
     assert shown[8] == "heads: [n] float"  # as many classes as folders: a size of its own
+    # a split that is a question each run answers (`len(sys.argv) > 2`): each side's data
+    assert sorted(shown[9].split(" | ")) == ["asked: [10000, 28, 28] byte", "asked: [60000, 28, 28] byte"], shown[9]

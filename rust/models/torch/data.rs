@@ -828,6 +828,25 @@ fn sample_of(cx: &mut dyn ModelCtx, st: &mut State, ds: &Value) -> Option<(Value
         let len = ns_attr(st, ds, "Dataset", "len").and_then(|l| l.as_int().cloned());
         return Some((item, len));
     }
+    // a plain list (or tuple) of samples as the dataset: one sample standing for any of them
+    // (`join_all`), as many as the list holds; alike items of unknown number: their item
+    if let Value::LibMethod(inner, name) = ds
+        && &**name == "<repeat>"
+    {
+        return Some(((**inner).clone(), None));
+    }
+    let items = match ds {
+        Value::Tuple(items) => Some(items.as_ref().clone()),
+        Value::Ref(id) => match st.get(*id) {
+            Obj::List(items) => Some(items.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(items) = items {
+        let item = join_items(cx, st, &items)?;
+        return Some((item, Some(Poly::constant(items.len() as i128))));
+    }
     // a user Dataset subclass: one call of __getitem__
     let Value::Ref(id) = ds else { return None };
     let Obj::Instance { class, .. } = st.get(*id) else { return None };
@@ -854,6 +873,45 @@ fn sample_of(cx: &mut dyn ModelCtx, st: &mut State, ds: &Value) -> Option<(Value
         });
     }
     Some((joined?, None))
+}
+
+/// One sample standing for each of the items of a list used as a dataset: tensors, numbers and
+/// tuples join as `join_all` joins them; dicts of the same string keys join key by key, into a
+/// new dict. None when the list is empty or its items do not join.
+fn join_items(cx: &mut dyn ModelCtx, st: &mut State, items: &[Value]) -> Option<Value> {
+    let dicts: Option<Vec<Vec<(Value, Value)>>> = items
+        .iter()
+        .map(|v| match v {
+            Value::Ref(id) => match st.get(*id) {
+                Obj::Dict(kvs) if kvs.iter().all(|(k, _)| matches!(k, Value::Str(Some(_)))) => Some(kvs.clone()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    match dicts {
+        Some(ds) if !ds.is_empty() => {
+            let keys: Vec<Value> = ds[0].iter().map(|(k, _)| k.clone()).collect();
+            if ds.iter().any(|d| d.len() != keys.len() || d.iter().zip(&keys).any(|((k, _), k0)| k != k0)) {
+                return None;
+            }
+            let mut joined = Vec::new();
+            for (i, k) in keys.into_iter().enumerate() {
+                let vals: Vec<Value> = ds.iter().map(|d| d[i].1.clone()).collect();
+                if vals.iter().any(refers_to_objects) {
+                    return None;
+                }
+                joined.push((k, join_all(cx, st, &vals)?));
+            }
+            Some(Value::Ref(st.alloc(Obj::Dict(joined))))
+        }
+        _ => {
+            if items.is_empty() || items.iter().any(refers_to_objects) {
+                return None;
+            }
+            join_all(cx, st, items)
+        }
+    }
 }
 
 fn refers_to_objects(v: &Value) -> bool {
@@ -892,6 +950,15 @@ pub fn join_all(cx: &mut dyn ModelCtx, st: &State, items: &[Value]) -> Option<Va
         let device = if rest.iter().all(|v| matches!(v, Value::Tensor(t) if t.device == t0.device)) { t0.device } else { None };
         return Some(on(tensor_value(Shape::known(dims), t0.dtype), device));
     }
+    // ints: an int of its own, at least the least of them when all are known (labels)
+    if items.iter().all(|v| matches!(v, Value::Int(_))) {
+        if items.iter().all(|v| v == first) {
+            return Some(first.clone());
+        }
+        let consts: Option<Vec<i128>> = items.iter().map(|v| v.as_const_int()).collect();
+        let lo = consts.and_then(|cs| cs.into_iter().min()).unwrap_or(crate::shape::UNBOUNDED);
+        return Some(Value::Int(cx.fresh_int_sym("label", lo)));
+    }
     rest.iter().try_fold(first.clone(), |acc, v| join_sample(cx, st, &acc, v))
 }
 
@@ -906,10 +973,7 @@ fn join_sample(cx: &mut dyn ModelCtx, st: &State, a: &Value, b: &Value) -> Optio
     match (a, b) {
         (Value::Tensor(_), Value::Tensor(_)) => join_all(cx, st, &[a.clone(), b.clone()]),
         // two known ints: an int at least the smaller (a label)
-        (Value::Int(p), Value::Int(q)) => match (p.as_const(), q.as_const()) {
-            (Some(p), Some(q)) => Some(Value::Int(cx.fresh_int_sym("label", p.min(q)))),
-            _ => Some(Value::Unknown),
-        },
+        (Value::Int(_), Value::Int(_)) => join_all(cx, st, &[a.clone(), b.clone()]),
         (Value::Float(_), Value::Float(_)) => Some(Value::Float(None)),
         (Value::Tuple(xs), Value::Tuple(ys)) if xs.len() == ys.len() => {
             let items = xs.iter().zip(ys.iter()).map(|(x, y)| join_sample(cx, st, x, y)).collect::<Option<Vec<_>>>()?;
