@@ -852,12 +852,20 @@ fn sample_of(cx: &mut dyn ModelCtx, st: &mut State, ds: &Value) -> Option<(Value
     let Obj::Instance { class, .. } = st.get(*id) else { return None };
     let class = *class;
     let (_, Value::Func(getitem)) = cx.class_lookup(st, class, "__getitem__")? else { return None };
+    // its length: `__len__`, when it gives one int on every path (its changes are not kept)
+    let len = match cx.class_lookup(st, class, "__len__") {
+        Some((_, Value::Func(f))) => match &cx.call_closure(&f, vec![ds.clone()], Vec::new(), st.clone(), Span::default())[..] {
+            [(_, Value::Int(n))] => Some(n.clone()),
+            _ => None,
+        },
+        _ => None,
+    };
     let idx = Value::Int(cx.fresh_sym("idx", 0));
     let results = cx.call_closure(&getitem, vec![ds.clone(), idx], Vec::new(), st.clone(), Span::default());
     if results.len() == 1 {
         let (s2, v) = results.into_iter().next()?;
         *st = s2;
-        return Some((v, None));
+        return Some((v, len));
     }
     // several outcomes (a random augmentation, a branch on the index): the sample that holds
     // for each of them, of plain values; their changes to the objects are not kept (they
@@ -872,7 +880,7 @@ fn sample_of(cx: &mut dyn ModelCtx, st: &mut State, ds: &Value) -> Option<(Value
             Some(j) => join_sample(cx, st, &j, v)?,
         });
     }
-    Some((joined?, None))
+    Some((joined?, len))
 }
 
 /// One sample standing for each of the items of a list used as a dataset: tensors, numbers and
