@@ -279,7 +279,8 @@ fn legacy(cx: &mut dyn ModelCtx, st: State, dtype: DType, args: &[Value], span: 
         [Value::Tuple(items)] if items.iter().all(|i| matches!(i, Value::Int(_))) => return vec![(st, Value::Unknown)],
         [data] => match crate::models::numpy::array_of(&st, data) {
             Some(a) => a.shape.clone(),
-            None if matches!(data, Value::Tuple(_) | Value::Ref(_)) => {
+            // (a sequence: a tuple, a list, or alike items of unknown number)
+            None if matches!(data, Value::Tuple(_) | Value::Ref(_)) || matches!(data, Value::LibMethod(_, n) if &**n == "<repeat>") => {
                 // the shape of the data (ragged data raises: Unknown there)
                 let out = super::shape_ops::tensor_literal(cx, st, args, &[], span);
                 return out.into_iter().map(|(st, v)| match v {
