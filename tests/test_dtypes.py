@@ -171,7 +171,15 @@ NUMPY_CASES = (
        "np.zeros((6, 2, 2))[np.random.randint(0, 6, size=(2, 3))]",
        # advanced indexing with a list or a mask among the items: an array of the dtype
        "np.ones((4, 3), dtype=np.float32)[:, [-1]]", "np.arange(12)[[0, 2]]",
-       "np.zeros((5, 2), dtype=np.float16)[np.zeros(5) > 1]"]
+       "np.zeros((5, 2), dtype=np.float16)[np.zeros(5) > 1]",
+       # layouts (torch's reshape, flatten and permute of the same dims) and np.where
+       "np.zeros((2, 3, 4), dtype=np.float32).reshape(6, 4)", "np.arange(12).reshape(-1, 3)", "np.zeros((2, 3)).reshape((3, 2))",
+       "np.zeros((2, 3), dtype=np.int32).flatten()", "np.ones((4, 2, 2), dtype=np.uint8).ravel()",
+       "np.zeros((64, 48, 3), dtype=np.float32).transpose(2, 0, 1)", "np.zeros((2, 3, 4)).transpose()",
+       "np.zeros((2, 3, 4)).transpose((1, 0, 2))",
+       "np.where(np.random.rand(5) > 0.5, 1.0, 0.0)", "np.where(np.random.rand(5) > 0.5, 1, 0)",
+       "np.where(np.zeros((3, 1)) > 0, np.ones((3, 4), dtype=np.float32), 0.0)",
+       "np.where(np.zeros(4) > 0, np.ones(4, dtype=np.int32), np.zeros(4, dtype=np.int64))"]
 )
 
 

@@ -550,7 +550,7 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 Obj::Layer(_) if name == "__call__" => return torch::call_module_value(cx, st, recv.clone(), args, kwargs, span),
                 Obj::Layer(l) if name == "generate_square_subsequent_mask" && &*l.kind == "Transformer" => return square_subsequent_mask(cx, st, args, kwargs, span),
                 Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(cx, st, id, attrs, name, args, kwargs, span),
-                Obj::Namespace { kind, .. } if kind.starts_with("numpy.") => return numpy::method(cx, st, id, name, args, kwargs),
+                Obj::Namespace { kind, .. } if kind.starts_with("numpy.") => return numpy::method(cx, st, id, name, args, kwargs, span),
                 Obj::Namespace { kind, .. } if &*kind == torch::optim::OPTIMIZER || &*kind == torch::optim::SCHEDULER => return torch::optim::method(cx, st, id, name, &args, &kwargs, span),
                 // `x.to(device)` of a loaded object: the object (a module returns itself, a
                 // tensor one of its shape: `loaded.rs`)

@@ -10,8 +10,9 @@
 //!   `random`/`uniform`/`normal`/`randint`/`standard_normal`, a `default_rng()` generator's
 //!   `random`/`normal`/`uniform`/`standard_normal`/`integers`, `np.arange`, `np.linspace`,
 //!   `np.eye`, `np.array`/`np.asarray` of a literal, an array or a tensor;
-//! - `a.astype(dtype)`, `a.copy()`, a subscript that keeps an array (a slice, an integer of an
-//!   array of known rank);
+//! - `a.astype(dtype)`, `a.copy()`, `a.reshape(...)`, `a.flatten()`, `a.ravel()`,
+//!   `a.transpose(...)` (through torch's models of the same layouts), `np.where(c, x, y)`, a
+//!   subscript that keeps an array (a slice, an integer of an array of known rank);
 //! - the dtypes `np.float32`, `np.float64`, `np.int64`, ... (as torch's dtype values).
 //!
 //! Everything else of NumPy is Unknown: an unmodelled attribute or function, arithmetic on
@@ -69,7 +70,7 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
                 return Value::DType(d);
             }
             match name {
-                "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" | "clip" | "stack" | "concatenate" | "vstack" | "hstack" | "loadtxt" | "genfromtxt" => {
+                "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" | "clip" | "stack" | "concatenate" | "vstack" | "hstack" | "loadtxt" | "genfromtxt" | "where" => {
                     Value::Lib(Rc::from(format!("numpy.{name}")))
                 }
                 _ if ufunc_kind(name).is_some() => Value::Lib(Rc::from(format!("numpy.{name}"))),
@@ -135,7 +136,7 @@ pub fn involves_array(st: &State, a: &Value, b: &Value) -> bool {
 
 /// Whether `name` is a method of arrays the model answers (`a.astype` is then a bound method).
 pub fn is_array_method(name: &str) -> bool {
-    matches!(name, "astype" | "copy" | "sum" | "mean" | "max" | "min" | "std" | "var")
+    matches!(name, "astype" | "copy" | "sum" | "mean" | "max" | "min" | "std" | "var" | "reshape" | "flatten" | "ravel" | "transpose")
 }
 
 /// Whether `name` is a method of a generator the model answers.
@@ -407,6 +408,7 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
             let v = new_array(&mut st, shape, dtype);
             vec![(st, v)]
         }
+        "where" if kwargs.is_empty() => where_(cx, st, &args),
         "clip" => {
             // `np.clip(a, lo, hi)` with number bounds: a's shape; a floating array keeps its
             // dtype (Python numbers are weak), an integer one with float bounds does not
@@ -514,7 +516,7 @@ fn join(cx: &mut dyn ModelCtx, mut st: State, f: &str, args: &[Value], kwargs: &
 
 /// A method of an array (`a.astype(np.float32)`, `a.copy()`) or of a generator
 /// (`rng.normal(size=(n, d))`).
-pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>) -> Vals {
+pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let mut st = st;
     // a legacy `RandomState`'s draws are `np.random`'s (seeded by the object)
     if matches!(st.get(id), Obj::Namespace { kind, .. } if &**kind == RANDOM_STATE) {
@@ -539,6 +541,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec
                 vec![(st, v)]
             }
             "sum" | "mean" | "max" | "min" | "std" | "var" => reduce(cx, st, &a, name, &args, &kwargs),
+            "reshape" | "flatten" | "ravel" | "transpose" => relayout(cx, st, &a, name, args, kwargs, span),
             _ => vec![(st, Value::Unknown)],
         };
     }
@@ -799,6 +802,64 @@ pub fn compare(cx: &mut dyn ModelCtx, st: State, a: &Value, b: &Value) -> Vals {
     let (Some((_, sa)), Some((_, sb))) = (operand(&st, a), operand(&st, b)) else { return vec![(st, Value::Unknown)] };
     let shape = elementwise_shape(cx, sa, sb);
     let v = new_array(&mut st, shape, Some(DType::Bool));
+    vec![(st, v)]
+}
+
+/// `a.reshape(...)`, `a.flatten()`, `a.ravel()`, `a.transpose(...)`: the array of torch's
+/// `reshape`, `flatten()` and `permute` of the same dims (NumPy's rules for these are torch's:
+/// `-1` inferred, the element count kept, or the call raises there), of the array's dtype. An
+/// `order=`, or any other keyword, is Unknown.
+fn relayout(cx: &mut dyn ModelCtx, st: State, a: &Rc<Tensor>, name: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    if !kwargs.is_empty() {
+        return vec![(st, Value::Unknown)];
+    }
+    let rank = st.resolve(&a.shape).rank();
+    let (method, args) = match name {
+        "reshape" => ("reshape", args),
+        "flatten" | "ravel" if args.is_empty() => ("flatten", Vec::new()),
+        // no axes: reversed; axes one by one or as one tuple
+        "transpose" => match (&args[..], rank) {
+            ([], Some(r)) => ("permute", (0..r).rev().map(|k| Value::int(k as i128)).collect()),
+            ([Value::Tuple(axes)], _) => ("permute", axes.as_ref().clone()),
+            (axes, _) if !axes.is_empty() && axes.iter().all(|v| v.as_const_int().is_some()) => ("permute", axes.to_vec()),
+            _ => return vec![(st, Value::Unknown)],
+        },
+        _ => return vec![(st, Value::Unknown)],
+    };
+    let dtype = a.dtype;
+    let recv = Value::Tensor(Rc::new(Tensor::new(a.shape.clone(), dtype)));
+    crate::models::call_method(cx, st, recv, method, args, Vec::new(), span)
+        .into_iter()
+        .map(|(mut st, v)| match v {
+            Value::Tensor(t) => {
+                let v = new_array(&mut st, t.shape.clone(), dtype);
+                (st, v)
+            }
+            _ => (st, Value::Unknown),
+        })
+        .collect()
+}
+
+/// `np.where(condition, x, y)`: the broadcast shape of the three, of the dtype NumPy gives `x`
+/// and `y` together (two Python floats: float64; two ints: int64). With one argument (the
+/// indices where it holds) or a shape that does not broadcast: Unknown.
+fn where_(cx: &mut dyn ModelCtx, st: State, args: &[Value]) -> Vals {
+    let mut st = st;
+    let [c, x, y] = args else { return vec![(st, Value::Unknown)] };
+    let (Some((_, sc)), Some((ox, sx)), Some((oy, sy))) = (operand(&st, c), operand(&st, x), operand(&st, y)) else { return vec![(st, Value::Unknown)] };
+    let dtype = match (ox, oy) {
+        (Operand::Float, Operand::Float | Operand::Int) | (Operand::Int, Operand::Float) => Some(DType::Double),
+        (Operand::Int, Operand::Int) => Some(DType::Long),
+        (Operand::Bool, Operand::Bool) => Some(DType::Bool),
+        (a, b) => promote(a, b, false),
+    };
+    // (the arrays among the three broadcast; Python numbers add no dim)
+    let xy = if sx.is_none() && sy.is_none() { None } else { Some(elementwise_shape(cx, sx, sy)) };
+    let shape = match (sc, xy) {
+        (None, None) => return vec![(st, Value::Unknown)],
+        (sc, xy) => elementwise_shape(cx, sc, xy),
+    };
+    let v = new_array(&mut st, shape, dtype);
     vec![(st, v)]
 }
 
