@@ -104,7 +104,8 @@ impl<'a> Interp<'a> {
                     }
                     if opaque {
                         // unknown trip count: one generalised iteration
-                        out.extend(self.generalised_iteration(body, st, ctx, &[]));
+                        let paths = self.generalised_iteration(body, st, ctx, &[]);
+                        out.extend(self.loop_exits(paths, orelse, ctx));
                         continue;
                     }
                     self.iteration(body, st, ctx, &mut next, &mut out);
@@ -121,7 +122,22 @@ impl<'a> Interp<'a> {
         // budget (the unroll limit or the work budget): the remaining iterations run
         // generalised
         for st in live {
-            out.extend(self.generalised_iteration(body, st, ctx, &[]));
+            let paths = self.generalised_iteration(body, st, ctx, &[]);
+            out.extend(self.loop_exits(paths, orelse, ctx));
+        }
+        out
+    }
+
+    /// The exits of a loop run generalised (`generalised_iteration`'s paths): one that ran out
+    /// of items (or whose test turned false) runs the loop's `else`; a `break` leaves past it.
+    fn loop_exits(&mut self, paths: Paths, orelse: &[Stmt], ctx: &Ctx) -> Paths {
+        let mut out = Vec::new();
+        for (st, flow) in paths {
+            match flow {
+                Flow::Normal if !orelse.is_empty() => out.extend(self.block(orelse, st, ctx)),
+                Flow::Break => out.push((st, Flow::Normal)),
+                f => out.push((st, f)),
+            }
         }
         out
     }
@@ -206,7 +222,9 @@ impl<'a> Interp<'a> {
             }
             // (what the iteration built that nothing reaches any more is dropped)
             s2.collect_dead(&before.heap, &Value::None);
-            out.push((s2, Flow::Normal));
+            // a `break` leaves the loop past its `else`; any other end goes round, and the loop
+            // ends as its test or its items run out: `loop_exits` runs the `else` there
+            out.push((s2, if flow == Flow::Break { Flow::Break } else { Flow::Normal }));
         }
         // paths that differed only in what the iteration forgot (a choice per item: `0.0 if
         // done else 1.0`) are one path again, as after any block
@@ -287,12 +305,7 @@ impl<'a> Interp<'a> {
                         if let Some(c) = self.coverage.as_mut() {
                             c.origin(crate::engine::coverage::UNKNOWN, "a loop past its work budget, its rest run as one generalised iteration".into(), span);
                         }
-                        for (st, flow) in rest {
-                            match flow {
-                                Flow::Normal => out.extend(self.block(orelse, st, ctx)),
-                                f => out.push((st, f)),
-                            }
-                        }
+                        out.extend(self.loop_exits(rest, orelse, ctx));
                         return out;
                     }
                     let assigned: Vec<State> = match target {
@@ -381,7 +394,8 @@ impl<'a> Interp<'a> {
                 if let Some((_, elem)) = elems.first() {
                     self.name_index(target, elem, made);
                 }
-                self.generalised_over(target, elems, body, ctx)
+                let paths = self.generalised_over(target, elems, body, ctx);
+                self.loop_exits(paths, orelse, ctx)
             }
         }
     }
