@@ -467,7 +467,7 @@ pub fn collection_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str
                             if k.as_str().is_some() && !items.iter().any(|(kk, _)| kk.is_unknown()) {
                                 items.iter().find(|(kk, _)| *kk == k).map(|(_, v)| v.clone()).unwrap_or_else(|| args.get(1).cloned().unwrap_or(Value::None))
                             } else if let Some(d) = args.get(1)
-                                && !matches!(k, Value::Str(Some(_)))
+                                && (!matches!(k, Value::Str(Some(_))) || items.iter().any(|(kk, _)| kk.is_unknown()))
                                 && let Some(v) = some_int_of(cx, &items.iter().map(|(_, v)| v).chain([d]).collect::<Vec<_>>())
                             {
                                 // a vocabulary's id of a word not known, or the default

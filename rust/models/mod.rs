@@ -39,7 +39,7 @@ pub fn import(dotted: &str) -> Value {
     if canon == "sys" {
         return Value::Lib(Rc::from("sys"));
     }
-    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") || canon == "collections" || canon == "collections.OrderedDict" || canon == "dataclasses" || canon.starts_with("dataclasses.") {
+    if canon == "torch" || canon.starts_with("torch.") || canon == "math" || canon.starts_with("math.") || canon == "torchvision" || canon.starts_with("torchvision.") || canon == "argparse" || canon.starts_with("argparse.") || canon == "collections" || canon == "collections.OrderedDict" || canon == "collections.Counter" || canon == "dataclasses" || canon.starts_with("dataclasses.") {
         Value::Lib(Rc::from(canon))
     } else {
         Value::Unknown

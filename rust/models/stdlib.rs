@@ -49,6 +49,9 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
             _ => vec![(st, Value::Unknown)],
         };
     }
+    if path == "collections.Counter" && kwargs.is_empty() {
+        return vec![counter(cx, st, args.first(), span)];
+    }
     if path.starts_with("collections.") {
         return vec![(st, Value::Unknown)];
     }
@@ -69,6 +72,42 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
         return vec![(st, math(f, &args))];
     }
     vec![(st, Value::Unknown)]
+}
+
+/// `collections.Counter(items)`: a dict of each known string or int to its count; over items
+/// the core does not list (alike items of unknown number, text not known), a dict of keys not
+/// known to int counts, so that a count read by any key is an int (`dict_int_by_unknown_key`).
+fn counter(cx: &mut dyn ModelCtx, st: State, items: Option<&Value>, span: Span) -> (State, Value) {
+    let mut st = st;
+    let Some(items) = items else {
+        let id = st.alloc(Obj::Dict(Vec::new()));
+        return (st, Value::Ref(id));
+    };
+    let known = |v: &Value| matches!(v, Value::Str(Some(_))) || v.as_const_int().is_some();
+    let listed = match items {
+        Value::LibMethod(_, n) if &**n == "<repeat>" => None,
+        Value::Str(None) | Value::Unknown => None,
+        v => cx.iterate(&mut st, v, span),
+    };
+    let pairs = match listed {
+        Some(xs) if xs.iter().all(known) => {
+            let mut pairs: Vec<(Value, Value)> = Vec::new();
+            for x in xs {
+                match pairs.iter_mut().find(|(k, _)| *k == x) {
+                    Some((_, n)) => *n = Value::int(n.as_const_int().unwrap_or(0) + 1),
+                    None => pairs.push((x, Value::int(1))),
+                }
+            }
+            pairs
+        }
+        // (numbers or strings the core does not know: which keys, and how many, is not known)
+        Some(xs) if xs.iter().all(|x| matches!(x, Value::Int(_) | Value::Str(_) | Value::Float(_) | Value::Bool(_))) => vec![(Value::Unknown, Value::Int(cx.fresh_int_sym("count", 1)))],
+        Some(_) => return (st, Value::Unknown),
+        None if matches!(items, Value::LibMethod(..) | Value::Str(None)) => vec![(Value::Unknown, Value::Int(cx.fresh_int_sym("count", 1)))],
+        None => return (st, Value::Unknown),
+    };
+    let id = st.alloc(Obj::Dict(pairs));
+    (st, Value::Ref(id))
 }
 
 fn math(f: &str, args: &[Value]) -> Value {

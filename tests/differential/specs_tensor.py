@@ -732,6 +732,7 @@ SPECS += [
     Spec("Tensor.type", "method", lambda r: (r.choice(["x.type(torch.float64)", "x.type(torch.long)", "x.type(dtype=torch.int32)"]), {"x": T(*rank_shape(r))}), cases=12),
     Spec("Tensor.data", "method", lambda r: ("x.data", {"x": T(*rank_shape(r))}), cases=12),
     Spec("Tensor.real", "method", lambda r: ("x.real", {"x": T(*rank_shape(r))}), cases=12),
+    Spec("Tensor.tolist", "method", lambda r: (r.choice(["torch.tensor(x.tolist())", "torch.tensor(x.long().tolist())", "torch.tensor([v * 2 for v in x.tolist()])"]), {"x": T(*r.choice([(), (r.randint(1, 6),)]))}), cases=12),
     Spec("torch.is_tensor", "function", lambda r: ("torch.zeros(2) if torch.is_tensor(x) else torch.zeros(3)", {"x": T(*rank_shape(r))}), cases=12),
 ]
 

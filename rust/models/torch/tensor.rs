@@ -411,6 +411,28 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
             vec![(st, Value::None)]
         }
         "item" => vec![(st, Value::Float(None))],
+        // `tolist()`: of a 1-D tensor of a known integer or floating dtype, alike Python ints
+        // (floats) of unknown number; of a 0-dim one, one of them
+        "tolist" if args.is_empty() => {
+            let mut st = st;
+            let s = st.resolve(&t.shape);
+            let integer = matches!(t.dtype, Some(DType::Long | DType::Int | DType::Byte));
+            let floating = t.dtype.is_some_and(|d| d.is_floating());
+            let number = |cx: &mut dyn ModelCtx| if integer { Value::Int(cx.fresh_int_sym("n", crate::shape::UNBOUNDED)) } else { Value::Float(None) };
+            let v = match (s.rank(), integer || floating) {
+                (Some(0), true) => number(cx),
+                // (as many numbers as the tensor's length, when it is a short known one)
+                (Some(1), true) => match s.dims[0].as_const() {
+                    Some(n) if (0..=64).contains(&n) => {
+                        let items = (0..n).map(|_| number(cx)).collect();
+                        Value::Ref(st.alloc(Obj::List(items)))
+                    }
+                    _ => crate::models::builtins::repeat(number(cx)),
+                },
+                _ => Value::Unknown,
+            };
+            vec![(st, v)]
+        }
         "tolist" | "numpy" | "data_ptr" | "register_hook" => vec![(st, Value::Unknown)],
         "flip" | "roll" => {
             let dims_arg = if name == "flip" { args.first().or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) } else { args.get(1).or(kwargs.iter().find(|(k, _)| &**k == "dims").map(|(_, v)| v)) };
@@ -670,6 +692,8 @@ pub const APIS: &[Decl] = &[
     Decl::method("torch.Tensor.numel", ""),
     Decl::method("torch.Tensor.nelement", ""),
     Decl::method("torch.Tensor.item", ""),
+    // Python numbers: of a 1-D tensor, alike ints (floats) of unknown number
+    Decl::method("torch.Tensor.tolist", ""),
     // returns None (`gradient` is not read: its shape must match)
     Decl::method("torch.Tensor.backward", "*, ~retain_graph=None, ~create_graph=False, ~inputs=None"),
     Decl::function("torch.flip", "input, dims").checks(&[&r::dim_out_of_range::RULE]),
