@@ -122,6 +122,35 @@ pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, span:
     stamp_layer(out, inputs, source, name, None, None, span)
 }
 
+/// Results computed from an argument the core does not follow (`Value::Unknown`: a loss's
+/// target read from data it cannot read) may carry that argument's graph: a recorded result
+/// reaches layers its saved set does not name (`Saved::layers_lost`), so a backward through
+/// it leaves the other optimizers' gradients unknown; one computed otherwise only from
+/// constants may be recorded after all (its grad is not known).
+pub fn unfollowed(out: Vals, args: &[&Value]) -> Vals {
+    if !args.iter().any(|a| matches!(a, Value::Unknown)) {
+        return out;
+    }
+    out.into_iter()
+        .map(|(st, v)| {
+            let v = set(v, &|t: &Tensor| {
+                // (computed from constants it knows of, and from that argument, which may
+                // require grad: not known, unless autograd was off)
+                if matches!(t.grad, Grad::Untracked(NoGrad::Constant, _)) {
+                    return (Grad::Unknown, None);
+                }
+                if !matches!(t.grad, Grad::Tracked | Grad::Leaf) {
+                    return (t.grad, t.saved.clone());
+                }
+                let mut s = t.saved.as_deref().cloned().unwrap_or_default();
+                s.layers_lost = true;
+                (t.grad, Some(Rc::new(s)))
+            });
+            (st, v)
+        })
+        .collect()
+}
+
 /// [`stamp`] for the call of the library layer built at `built`, whose parameters the
 /// results' graph reaches when `layer` (its span) is given.
 pub fn stamp_layer(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, layer: Option<Span>, built: Option<Span>, span: Span) -> Vals {

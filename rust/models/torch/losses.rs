@@ -287,6 +287,16 @@ fn check_targets(cx: &mut dyn ModelCtx, st: &State, y: &Tensor, classes: &Dim, i
 /// Check `loss(input, target)`; `red` is the reduction argument.
 #[allow(clippy::too_many_arguments)]
 fn call_loss(cx: &mut dyn ModelCtx, st: State, kind: Loss, input: &Value, target: &Value, red: Option<&Value>, weight: Option<&Value>, ignore: Option<&Value>, what: &str, span: Span) -> Vals {
+    // a target the core does not follow (data it cannot read): nothing is checked, but the loss
+    // is a loss of the input: a scalar when reduced (of the input's dtype for a class loss), with
+    // the input's graph (`autograd::unfollowed`: the target may carry one of its own)
+    if let (Value::Tensor(x), Value::Unknown) = (input, target) {
+        let v = match reduction(red) {
+            Some("none") | None => tensor_value(cx.any_shape(), None),
+            Some(_) => tensor_value(Shape::known(Vec::new()), if matches!(kind, Loss::CrossEntropy | Loss::Nll) { x.dtype } else { None }),
+        };
+        return vec![(st, v)];
+    }
     let (Value::Tensor(x), Value::Tensor(y)) = (input, target) else { return vec![(st, Value::Unknown)] };
     let Some(red) = reduction(red) else { return vec![(st, Value::Unknown)] };
     let sx = st.resolve(&x.shape);
