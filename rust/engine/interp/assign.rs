@@ -186,6 +186,14 @@ impl<'a> Interp<'a> {
         if let Value::Tensor(t) = o {
             // `x[i] = v` writes into x and every view of it: known values are stale, x is part
             // of autograd's graph when v is, and a graph that saved x breaks (SHP310)
+            // (`outputs[t] = decoder(...)` keeps v's graph in x, which no name the evaluation
+            // rules follow holds: an evaluation pass running it is not judged, SHP306/SHP307)
+            let may_carry = |t: &Tensor| !matches!(t.grad, Grad::Untracked(..));
+            if crate::models::torch::mode::holds(st, &v, &may_carry) {
+                for fr in self.eval_frames.iter_mut() {
+                    fr.lost = true;
+                }
+            }
             st.forget_values();
             st.forget_grads();
             if let Some(at) = t.saved.as_ref().and_then(|s| s.storage) {
