@@ -67,3 +67,15 @@ fn a_device_mismatch_handed_into_a_forward_keeps_its_condition() {
     assert_eq!((findings[0].row, findings[0].rule.code), (15, "SHP201"));
     assert!(findings[0].message.ends_with("(when CUDA is available)"), "{}", findings[0].message);
 }
+
+/// SHP303 after an opaque choice (`random.random() < 0.1`): both paths zero the gradients of
+/// the backward before the step. The zeroing is also a candidate of SHP303's every-k case,
+/// which no step settles; settling it must not turn the site into one that some path passes
+/// (it did: the report went silent on a minimalRL DQN mutant).
+#[test]
+fn a_zeroing_before_the_step_is_reported_after_an_opaque_choice() {
+    let src = "import random\nimport torch\nimport torch.nn as nn\nq = nn.Linear(4, 2)\nopt = torch.optim.Adam(q.parameters(), lr=0.1)\nif random.random() < 0.1:\n    k = 1\nelse:\n    k = 2\nloss = q(torch.randn(32, 4)).mean()\nloss.backward()\nopt.zero_grad()\nopt.step()\nprint(k)\n";
+    let (findings, _) = findings_of(src);
+    let codes: Vec<_> = findings.iter().map(|f| (f.row, f.rule.code)).collect();
+    assert_eq!(codes, vec![(12, "SHP303")]);
+}

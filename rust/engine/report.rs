@@ -178,14 +178,33 @@ impl<'a> Interp<'a> {
 pub fn settle(interp: &mut Interp) {
     use crate::rules::training::discarded_gradients::RULE;
     settle_checkpoints(interp);
-    for o in interp.outcomes.iter_mut() {
-        if let Verdict::Violated(v) = &o.verdict
-            && v.rule.code == RULE.code
-            && crate::models::torch::optim::discard_used(&v.message) == Some(false)
-        {
-            o.verdict = Verdict::Holds;
-        }
+    let settled: Vec<bool> = interp
+        .outcomes
+        .iter()
+        .map(|o| matches!(&o.verdict, Verdict::Violated(v) if v.rule.code == RULE.code && crate::models::torch::optim::discard_used(&v.message) == Some(false)))
+        .collect();
+    if !settled.contains(&true) {
+        return;
     }
+    // a zeroing that discards nothing passes there, unless another violation on the same path
+    // fails at that site (the step after it uses no gradients): then it is dropped, as a pass
+    // recorded before a violation of the same call is (`record`)
+    let outcomes = std::mem::take(&mut interp.outcomes);
+    let failing: Vec<(Span, Vec<Branch>)> = outcomes.iter().zip(&settled).filter(|(o, s)| !**s && matches!(o.verdict, Verdict::Violated(_))).map(|(o, _)| (o.site, o.branches.clone())).collect();
+    interp.outcomes = outcomes
+        .into_iter()
+        .zip(settled)
+        .filter_map(|(mut o, s)| {
+            if !s {
+                return Some(o);
+            }
+            if failing.iter().any(|(site, b)| *site == o.site && *b == o.branches) {
+                return None;
+            }
+            o.verdict = Verdict::Holds;
+            Some(o)
+        })
+        .collect();
 }
 
 /// Settle the candidate SHP312 warnings of the entry just run (`models::torch::checkpoint`):
