@@ -362,6 +362,11 @@ fn isinstance(cx: &dyn ModelCtx, st: &State, v: Option<&Value>, cls: Option<&Val
                 Obj::Layer(l) => Some(p.ends_with(&format!(".{}", l.kind)) || &**p == "torch.nn.Module"),
                 Obj::Instance { class, .. } => match cx.lib_base(st, *class) {
                     Some(b) if &*b == &**p => Some(true),
+                    // every torch module is an `nn.Module`; a class derived from `nn.Module`
+                    // itself (and from no base the core does not know) is no other library
+                    // module (`isinstance(self, nn.Linear)` in an `_init_weights` applied to it)
+                    Some(b) if &**p == "torch.nn.Module" && b.starts_with("torch.nn.") => Some(true),
+                    Some(b) if &*b == "torch.nn.Module" && p.starts_with("torch.nn.") && !cx.has_unknown_base(st, *class) => Some(false),
                     _ => None,
                 },
                 _ => None,

@@ -178,6 +178,43 @@ pub fn is_module(cx: &dyn ModelCtx, st: &State, id: ObjId) -> bool {
     }
 }
 
+/// The most submodules `model.apply(fn)` runs `fn` on (a bigger model: not followed).
+const MAX_APPLIED: usize = 256;
+
+/// `fn` called on each module of the tree under `id` (children before their parent), on one
+/// path: the state after, or None when some call has not exactly one outcome or the tree is
+/// too big.
+fn apply_each(cx: &mut dyn ModelCtx, st: &State, id: ObjId, f: &Value, span: Span) -> Option<State> {
+    fn order(cx: &dyn ModelCtx, st: &State, id: ObjId, seen: &mut Vec<ObjId>, out: &mut Vec<ObjId>) -> Option<()> {
+        if seen.contains(&id) {
+            return Some(());
+        }
+        seen.push(id);
+        if seen.len() > MAX_APPLIED {
+            return None;
+        }
+        let children: Vec<ObjId> = match st.get(id) {
+            Obj::Container { items, .. } => items.iter().filter_map(|(_, v)| if let Value::Ref(c) = v { Some(*c) } else { None }).collect(),
+            Obj::Instance { attrs, .. } => attrs.values().filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).filter(|c| is_module(cx, st, *c)).collect(),
+            // (a library layer's own submodules are not followed: none the fn could tell apart)
+            _ => Vec::new(),
+        };
+        for c in children {
+            order(cx, st, c, seen, out)?;
+        }
+        out.push(id);
+        Some(())
+    }
+    let mut ids = Vec::new();
+    order(cx, st, id, &mut Vec::new(), &mut ids)?;
+    let mut st = st.clone();
+    for m in ids {
+        let [(s2, _)] = <[_; 1]>::try_from(cx.call(f.clone(), vec![Value::Ref(m)], Vec::new(), st, span)).ok()?;
+        st = s2;
+    }
+    Some(st)
+}
+
 /// Whether a user class derives from `nn.Module` (or a modelled layer).
 pub fn is_module_class(cx: &dyn ModelCtx, st: &State, class: ObjId) -> bool {
     cx.layer_base(st, class).is_some() || cx.lib_base(st, class).is_some_and(|b| b.starts_with("torch.nn."))
@@ -268,6 +305,17 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
             torch::optim::clip(cx, &st, op, p, limit, span);
         }
         return vec![(st, Value::Unknown)];
+    }
+    // `nn.init.normal_(m.weight, ...)` and the other in-place initialisers: they write values
+    // into the tensor under no_grad and return it; shapes, modes and gradients stay as they were
+    // (a tensor they reject, `xavier_uniform_` of a 1-D one, is not judged)
+    // (a parameter the core does not follow: the call is still only an initialisation)
+    if let Some(f) = path.strip_prefix("torch.nn.init.")
+        && f.ends_with('_')
+        && let Some(t) = args.first().or(kwargs.iter().find(|(k, _)| &**k == "tensor").map(|(_, v)| v))
+    {
+        let t = if matches!(t, Value::Tensor(_)) { t.clone() } else { Value::None };
+        return vec![(st, t)];
     }
     if path.starts_with("torch.optim.") {
         let mut st = st;
@@ -615,6 +663,17 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                     torch::mode::switched_to_train(&mut st, id);
                 }
                 return vec![(st, recv.clone())];
+            }
+            // `model.apply(fn)` with a function of the program: `fn` on each submodule, children
+            // first, then the module itself, as torch does (`_init_weights` reads each layer's
+            // type and initialises its weights); one path, else as below
+            if name == "apply"
+                && let [f @ (Value::Func(_) | Value::Bound(..))] = &args[..]
+                && kwargs.is_empty()
+                && is_module(cx, &st, id)
+                && let Some(st2) = apply_each(cx, &st, id, f, span)
+            {
+                return vec![(st2, recv.clone())];
             }
             // what is done with the submodules that `modules()`/`children()`/`apply(fn)` hand out
             // is not followed (`for m in model.modules(): m.eval()`): their mode is no longer known
