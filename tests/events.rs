@@ -8,7 +8,7 @@ use shape_lint::rules::{Family, Rule, RuleStatus};
 use shape_lint::value::{State, Value};
 use shape_lint::{Settings, ir, parse};
 
-static OBSERVER: Rule = Rule { code: "SHP099", name: "observer", family: Family::Meta, status: RuleStatus::Preview, summary: "", messages: &[], doc: "", default_enabled: true };
+static OBSERVER: Rule = Rule { code: "SHP099", name: "observer", family: Family::Meta, status: RuleStatus::Preview, raises: false, summary: "", messages: &[], doc: "", default_enabled: true };
 
 thread_local! {
     // each test runs on its own thread, and the engine runs the subscribers on the caller's
