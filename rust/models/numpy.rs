@@ -827,8 +827,7 @@ fn relayout(cx: &mut dyn ModelCtx, st: State, a: &Rc<Tensor>, name: &str, args: 
         _ => return vec![(st, Value::Unknown)],
     };
     let dtype = a.dtype;
-    let recv = Value::Tensor(Rc::new(Tensor::new(a.shape.clone(), dtype)));
-    crate::models::call_method(cx, st, recv, method, args, Vec::new(), span)
+    crate::models::call_method(cx, st, Value::Tensor(a.clone()), method, args, Vec::new(), span)
         .into_iter()
         .map(|(mut st, v)| match v {
             Value::Tensor(t) => {

@@ -236,26 +236,14 @@ impl<'a> Interp<'a> {
         out
     }
 
-    /// A library callable given a truth value the path has not decided (`Value::Cond`: an
-    /// argparse switch, `torch.cuda.is_available()`): the call runs on each side, the path
-    /// taking that branch and the argument that bool (`nn.LSTM(..., bidirectional=args.bi)`).
-    /// None when no argument is one.
+    /// A library callable given a truth value (`Value::Cond`: an argparse switch,
+    /// `torch.cuda.is_available()`): the call runs on each side the path may take, as an `if`
+    /// on it would (`Interp::split`), with the argument that bool (`nn.LSTM(...,
+    /// bidirectional=args.bi)`). None when no argument is one.
     fn split_on_conds(&mut self, f: &Value, args: &[Value], kwargs: &[(Name, Value)], st: &State, span: Span) -> Option<Vals> {
         let c = args.iter().chain(kwargs.iter().map(|(_, v)| v)).find_map(|v| if let Value::Cond(c) = v { Some(c.clone()) } else { None })?;
         let mut out = Vec::new();
-        for side in [true, false] {
-            let mut st = st.clone();
-            let taken = match st.facts.decide(&self.syms, &c) {
-                crate::shape::Tri::True => side,
-                crate::shape::Tri::False => !side,
-                crate::shape::Tri::Unknown => match if side { Some(c.clone()) } else { c.negate() } {
-                    Some(cond) => crate::models::ctx::ModelCtx::branch(self, &mut st, cond),
-                    None => false,
-                },
-            };
-            if !taken {
-                continue;
-            }
+        for (_, (side, st)) in self.split(Value::Cond(c.clone()), st.clone(), span) {
             let bind = |v: &Value| if matches!(v, Value::Cond(x) if *x == c) { Value::Bool(side) } else { v.clone() };
             let args: Vec<Value> = args.iter().map(bind).collect();
             let kwargs: Vec<(Name, Value)> = kwargs.iter().map(|(k, v)| (k.clone(), bind(v))).collect();

@@ -122,13 +122,18 @@ pub fn stamp(out: Vals, inputs: &[Rc<Tensor>], source: Source, name: &str, span:
     stamp_layer(out, inputs, source, name, None, None, span)
 }
 
+/// Whether some argument of a call is a value the core does not follow ([`unfollowed`]).
+pub fn any_unfollowed<'v>(mut args: impl Iterator<Item = &'v Value>) -> bool {
+    args.any(|a| matches!(a, Value::Unknown))
+}
+
 /// Results computed from an argument the core does not follow (`Value::Unknown`: a loss's
 /// target read from data it cannot read) may carry that argument's graph: a recorded result
 /// reaches layers its saved set does not name (`Saved::layers_lost`), so a backward through
 /// it leaves the other optimizers' gradients unknown; one computed otherwise only from
 /// constants may be recorded after all (its grad is not known).
-pub fn unfollowed(out: Vals, args: &[&Value]) -> Vals {
-    if !args.iter().any(|a| matches!(a, Value::Unknown)) {
+pub fn unfollowed(out: Vals, unfollowed: bool) -> Vals {
+    if !unfollowed {
         return out;
     }
     out.into_iter()

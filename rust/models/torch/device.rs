@@ -453,10 +453,10 @@ pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<V
     } else {
         super::autograd::Source::Inputs { params: false }
     };
-    let unfollowed: Vec<Value> = args.iter().chain(kwargs.iter().map(|(_, v)| v)).filter(|v| matches!(v, Value::Unknown)).cloned().collect();
+    let unfollowed = super::autograd::any_unfollowed(args.iter().chain(kwargs.iter().map(|(_, v)| v)));
     let out = around_function_inner(cx, st, path, args, kwargs, span, model);
     let out = super::autograd::stamp(out, &inputs, source, short, span);
-    let out = super::autograd::unfollowed(out, &unfollowed.iter().collect::<Vec<_>>());
+    let out = super::autograd::unfollowed(out, unfollowed);
     super::activation::after(out, short, src.as_ref(), span)
 }
 

@@ -83,7 +83,7 @@ struct Program {
     /// built it and ran the backward).
     used: BTreeSet<(Span, Span)>,
     /// SHP303 every k: the zeroings of gradients no step used yet, by their message: the
-    /// optimizer and the backward (settled by [`settle_discards`]).
+    /// optimizer and the backward (settled by `engine::report::settle`, through [`discard_used`]).
     discards: BTreeMap<String, (Span, Span)>,
 }
 
@@ -304,17 +304,17 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
                 set(&mut st, id, &[(GRADS, Value::Unknown)]);
                 return vec![(st, Value::Unknown)];
             };
-            let mode = st.grad_mode.clone();
+            let mode = st.grad_mode;
             st.grad_mode = GradMode::On;
             let mut out = Vec::new();
             for (mut st, loss) in cx.call(c, Vec::new(), Vec::new(), st, span) {
-                st.grad_mode = mode.clone();
-                if !matches!(st.get(id), Obj::Namespace { kind, .. } if &**kind == OPTIMIZER) {
-                    out.push((st, loss));
-                    continue;
+                st.grad_mode = mode;
+                if let Obj::Namespace { kind, attrs } = st.get(id)
+                    && &**kind == OPTIMIZER
+                {
+                    let attrs = attrs.clone();
+                    apply_step(cx, &mut st, id, &attrs, span);
                 }
-                let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
-                apply_step(cx, &mut st, id, &attrs, span);
                 out.push((st, loss));
             }
             out
@@ -325,7 +325,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
 
 /// SHP303, every k: a `zero_grad()` that zeroes the gradients of a backward no step used yet.
 /// That alone is no bug (a GAN zeroes the gradients its discriminator's backward gave the
-/// generator), so it is a candidate, settled at the end of the entry ([`settle_discards`]):
+/// generator), so it is a candidate, settled at the end of the entry ([`discard_used`]):
 /// reported when a step used that same backward's gradients on another path or iteration (the
 /// loop steps every k iterations and zeroes at every one: the gradients it means to accumulate
 /// are discarded). Other paths pass here, so the report carries its condition.
@@ -535,8 +535,7 @@ pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State, z
         if let Obj::Namespace { attrs, .. } = after.get(*id)
             && span_of(attrs.get(ZEROED)) == Some(*z)
         {
-            let attrs = attrs.clone();
-            discards(cx, after, &attrs, *z);
+            discards(cx, after, attrs, *z);
         }
     }
     for id in optimizers(after) {

@@ -433,10 +433,10 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
     let params = holds_tensors(l, m) && !matches!(m, Module::Loss(_));
     // (frozen parameters give no graph, and the layer no gradient: `autograd::REQUIRES_GRAD`)
     let requires_grad = if params { super::autograd::layer_requires_grad(&st, l) } else { Some(false) };
-    let unfollowed: Vec<Value> = args.iter().skip(1).chain(kwargs.iter().map(|(_, v)| v)).filter(|v| matches!(v, Value::Unknown)).cloned().collect();
+    let unfollowed = super::autograd::any_unfollowed(args.iter().skip(1).chain(kwargs.iter().map(|(_, v)| v)));
     let out = call_module(cx, st, l, m, api, &t, args, kwargs, span);
     let out = super::autograd::stamp_layer(out, &inputs, super::autograd::Source::Layer { requires_grad }, &l.kind, (requires_grad == Some(true)).then_some(l.span), Some(l.span), span);
-    let out = super::autograd::unfollowed(out, &unfollowed.iter().collect::<Vec<_>>());
+    let out = super::autograd::unfollowed(out, unfollowed);
     // (a softmax or sigmoid layer's probabilities are named by where the layer was built)
     let out = super::activation::after(out, &l.kind, Some(&Value::Tensor(t.clone())), if super::activation::of(&l.kind).is_some() { l.span } else { span });
     device::stamp(layout::forget_permuted(out, &t), dev)
