@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use shape_lint::rules::events::{Event, EventKind, RuleCtx, Subscriber};
+use shape_lint::rules::events::{Event, EventKind, GradOp, RuleCtx, Subscriber};
 use shape_lint::rules::{Family, Rule, RuleStatus};
 use shape_lint::value::{State, Value};
 use shape_lint::{Settings, ir, parse};
@@ -22,7 +22,7 @@ impl Subscriber for Observer {
         &OBSERVER
     }
     fn events(&self) -> &'static [EventKind] {
-        &[EventKind::ApiCall, EventKind::Backward, EventKind::AttrStore, EventKind::LoopBackEdge, EventKind::FunctionExit]
+        &[EventKind::ApiCall, EventKind::Backward, EventKind::AttrStore, EventKind::Gradients, EventKind::LoopBackEdge, EventKind::FunctionExit]
     }
     fn on(&self, event: &Event, st: &State, _cx: &mut dyn RuleCtx) {
         let text = match event {
@@ -36,6 +36,15 @@ impl Subscriber for Observer {
             }
             Event::Backward { .. } => "backward".into(),
             Event::AttrStore { attr, .. } => format!("store .{attr}"),
+            Event::Gradients { op, optimizer, .. } => {
+                let op = match op {
+                    GradOp::ZeroGrad => "zero_grad".to_string(),
+                    GradOp::Step => "step".to_string(),
+                    GradOp::Clip { op } => op.to_string(),
+                    GradOp::Iteration { began, zeroed_each } => format!("iteration from {:?} zeroed each={}", began.grads, zeroed_each.is_some()),
+                };
+                format!("gradients {op}: {:?}", optimizer.grads)
+            }
             Event::LoopBackEdge { .. } => "back-edge".into(),
             Event::FunctionExit { function, .. } => format!("exit {function}"),
         };
@@ -86,4 +95,19 @@ fn an_opt_in_rule_has_no_subscriber_unless_enabled() {
     let on = shape_lint::engine::analyze_with_stats(&module, &parsed, &Settings { may_fail: true, ..Settings::default() }).0;
     assert_eq!(on.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>(), [(5, "SHP901")]);
     assert_eq!(on[0].message, "F.mse_loss: target [8] and input [8, 1] differ in shape and are broadcast (torch only warns; the loss is likely wrong)");
+}
+
+#[test]
+fn an_optimizer_tells_its_gradients_before_each_change() {
+    let src = "import torch\nimport torch.nn as nn\nmodel = nn.Linear(4, 2)\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor x in torch.randn(100, 3, 4):\n    opt.zero_grad()\n    model(x).sum().backward()\n    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)\n    opt.step()\n";
+    let seen: Vec<String> = events(src).into_iter().filter(|e| e.starts_with("gradients")).collect();
+    assert_eq!(
+        seen,
+        [
+            "gradients zero_grad: Some(None)",
+            "gradients clip_grad_norm_: Some(Backward)",
+            "gradients step: Some(Backward)",
+            "gradients iteration from Some(None) zeroed each=true: Some(Stepped)",
+        ]
+    );
 }

@@ -125,6 +125,10 @@ impl ModelCtx for Interp<'_> {
         Interp::warn(self, st, site, rule, message)
     }
 
+    fn emit(&mut self, event: &crate::rules::events::Event, st: &State, span: Span) {
+        Interp::emit(self, event, st, span)
+    }
+
     fn assume(&mut self, st: &State, site: Span, n: usize) -> Vec<State> {
         (0..n)
             .map(|k| {

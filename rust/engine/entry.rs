@@ -88,6 +88,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
 
     crate::models::torch::device::set_defaults(interp.file.source);
     crate::models::torch::optim::begin_program();
+    crate::rules::training::begin_program();
     // 1. the script
     let mut st = State::new();
     let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });
@@ -117,7 +118,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
                 attr_sites(body, "step", &mut steps);
                 attr_sites(body, "grad", &mut grads);
             }
-            crate::models::torch::optim::never_stepped(interp, &steps, !grads.is_empty());
+            crate::rules::training::never_stepped::check(interp, &crate::models::torch::optim::unstepped(&steps), !grads.is_empty());
         }
         report::settle(interp);
         findings.extend(report::findings_from(&interp, &interp.outcomes));
@@ -250,6 +251,7 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
     interp.main_module = Some(m);
     crate::models::torch::device::set_defaults(interp.file.source);
     crate::models::torch::optim::begin_program();
+    crate::rules::training::begin_program();
     let mut st = State::new();
     let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });
     interp.begin_sys_modules(&mut st);

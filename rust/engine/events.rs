@@ -6,8 +6,10 @@
 //! are not delivered: they are torchvision's, not the user's.
 //!
 //! Call summaries (`memo.rs`) replay a call's outcomes without re-running it, so its events
-//! are not delivered again. That is sound for the subscribers we have: they are stateless,
-//! and one that reports records a verdict, which keeps its call from being summarised.
+//! are not delivered again. That is sound for the subscribers we have: one that reports records
+//! a verdict, which keeps its call from being summarised, and the one that keeps state across
+//! events (SHP303's candidates, `rules::training::discarded_gradients`) keeps it for its own
+//! warnings, which are such verdicts.
 
 use super::interp::Interp;
 use crate::ir::{Name, Span};
@@ -16,12 +18,12 @@ use crate::rules::events::{ApiCall, Event, EventKind, RuleCtx, SUBSCRIBERS, Subs
 use crate::shape::Symbols;
 use crate::value::*;
 
-const KINDS: [EventKind; 5] = [EventKind::ApiCall, EventKind::Backward, EventKind::AttrStore, EventKind::LoopBackEdge, EventKind::FunctionExit];
+const KINDS: [EventKind; 6] = [EventKind::ApiCall, EventKind::Backward, EventKind::AttrStore, EventKind::Gradients, EventKind::LoopBackEdge, EventKind::FunctionExit];
 
 /// The enabled subscribers of each event kind.
 #[derive(Default)]
 pub struct Subscribers {
-    by_kind: [Vec<&'static dyn Subscriber>; 5],
+    by_kind: [Vec<&'static dyn Subscriber>; 6],
 }
 
 impl Subscribers {
@@ -75,6 +77,14 @@ impl Interp<'_> {
 impl RuleCtx for Interp<'_> {
     fn syms(&self) -> &Symbols {
         &self.syms
+    }
+
+    fn place(&self, span: Span) -> String {
+        Interp::place(self, span)
+    }
+
+    fn passes(&mut self, st: &State, site: Span) {
+        crate::models::ctx::ModelCtx::passes(self, st, site)
     }
 
     fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String) {

@@ -174,14 +174,15 @@ impl<'a> Interp<'a> {
 
 /// Settle the candidate warnings of the entry just run, which only the whole run decides:
 /// SHP312 ([`settle_checkpoints`]) and SHP303's zeroing every k iterations
-/// (`models::torch::optim::discard_used`: a zeroing of gradients no step ever used passes).
+/// (`rules::training::discarded_gradients::settled`: a zeroing of gradients no step ever used
+/// passes).
 pub fn settle(interp: &mut Interp) {
     use crate::rules::training::discarded_gradients::RULE;
     settle_checkpoints(interp);
     let settled: Vec<bool> = interp
         .outcomes
         .iter()
-        .map(|o| matches!(&o.verdict, Verdict::Violated(v) if v.rule.code == RULE.code && crate::models::torch::optim::discard_used(&v.message) == Some(false)))
+        .map(|o| matches!(&o.verdict, Verdict::Violated(v) if v.rule.code == RULE.code && crate::rules::training::discarded_gradients::settled(&v.message, crate::models::torch::optim::used) == Some(false)))
         .collect();
     if !settled.contains(&true) {
         return;

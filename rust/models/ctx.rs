@@ -99,6 +99,9 @@ pub trait ModelCtx {
     /// device mismatch reported at the call that handed a tensor in, `entry_of`): recorded as
     /// passing, so that a failure there on another path is reported with its condition.
     fn passes(&mut self, st: &State, site: Span);
+    /// Deliver an engine event on the path `st` to the rules that subscribe to it
+    /// (`rules::events`): a model tells what happened, the rule file judges it.
+    fn emit(&mut self, event: &crate::rules::events::Event, st: &State, span: Span);
     /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path.
     fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String);
 

@@ -197,7 +197,7 @@ impl<'a> Interp<'a> {
             // (an optimizer stepped in every iteration and never zeroed: SHP301, `optim.rs`; a
             // graph kept from one iteration to the next: SHP305)
             if matches!(flow, Flow::Normal | Flow::Continue) {
-                crate::models::torch::optim::generic_iteration(self, &before, &s2, &zeroed_each);
+                crate::models::torch::optim::generic_iteration(self, &before, &s2, &zeroed_each, body.first().map(|s| s.span).unwrap_or_default());
                 self.kept_across(&accs, &before, &s2, ctx);
                 self.second_iteration(body, &before, &s2, &changed, ctx);
             }

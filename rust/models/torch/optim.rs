@@ -1,5 +1,5 @@
-//! `torch.optim`: optimizers and their gradients through the training loop (SHP301, SHP303,
-//! SHP304), and the learning-rate schedulers (objects that touch no gradient).
+//! `torch.optim`: optimizers and their gradients through the training loop, and the
+//! learning-rate schedulers (objects that touch no gradient).
 //!
 //! An optimizer is a `Namespace` object of kind [`OPTIMIZER`] (so `optimizer is not None`
 //! holds) that knows the library layers whose parameters it updates (by the span that built
@@ -13,11 +13,15 @@
 //!   `.grad` store, a loss whose layers are not all known. `step(closure)` runs the closure
 //!   (its zero_grad and backward), then steps.
 //!
-//! The rules read the transitions: a backward into `stepped` gradients (SHP301), a step on
-//! gradients zeroed after the last backward, or a zeroing of gradients no step used when a step
-//! used that backward's elsewhere (SHP303), clipping when no backward's gradients wait for a
-//! step (SHP304); and `LBFGS.step()` without its closure raises (SHP315). Each is a warning on the path: the report rule reports it where every
-//! path to the line carries it.
+//! Before each change (`zero_grad()`, `step()`, clipping, the end of a loop iteration that
+//! stands for all of them) the model delivers an [`Event::Gradients`] with the optimizer's
+//! [`Gradients`]; the rules that judge them are its subscribers, in their rule files: a step
+//! after a backward into gradients a step used (SHP301, `stale_gradients`), a step on gradients
+//! zeroed after the last backward and a zeroing of gradients a step never used (SHP303,
+//! `discarded_gradients`), clipping when no backward's gradients wait for a step (SHP304,
+//! `clip_order`). What torch raises stays here, as the precondition of its API:
+//! `LBFGS.step()` without its closure (SHP315), `ReduceLROnPlateau.step()` without its metric
+//! (SHP313).
 //!
 //! SHP302 (an optimizer never stepped) is a question about the whole program, not a path: the
 //! file's run keeps a [`Program`] record of what any path did: for each optimizer (by the span
@@ -25,7 +29,7 @@
 //! any optimizer was read (a call, or a bound method handed on), whether any optimizer was
 //! handed to code the core does not follow; and every `.step` read the run went through. At
 //! the end of the script
-//! ([`never_stepped`]) the optimizers some loop gave gradients are reported when no optimizer
+//! ([`unstepped`], judged by `rules::training::never_stepped`) the optimizers some loop gave gradients are reported when no optimizer
 //! was stepped or handed on by any path, and every `.step` written in the program's files was
 //! read by the run (a step in code the analysis never reached, such as a callback a library
 //! calls, keeps it silent).
@@ -36,8 +40,8 @@ use std::rc::Rc;
 
 use crate::ir::{FileId, Name, Span};
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
-use crate::rules::training::{clip_order, closure_required, discarded_gradients, never_stepped, plateau_step_without_metric, stale_gradients};
-use crate::rules::violation::Violation;
+use crate::rules::events::{Event, GradOp, Gradients, Grads};
+use crate::rules::training::{closure_required, plateau_step_without_metric};
 use crate::shape::Poly;
 use crate::value::*;
 
@@ -65,7 +69,7 @@ const NEEDS_CLOSURE: &str = "<needs closure>";
 pub const PLATEAU: &str = "<plateau>";
 
 /// What any path of the file's run did to the optimizers, by the span that built each
-/// (SHP302: [`never_stepped`]).
+/// (SHP302: [`unstepped`]).
 #[derive(Default)]
 struct Program {
     /// The first backward run in a loop whose loss reached its layers.
@@ -79,12 +83,9 @@ struct Program {
     scheduled: BTreeSet<Span>,
     /// Every place the run read an attribute `step` of anything.
     step_reads: BTreeSet<Span>,
-    /// SHP303 every k: the backwards whose gradients a step used, by optimizer (the spans that
-    /// built it and ran the backward).
+    /// The backwards whose gradients a step used, by optimizer (the spans that built it and
+    /// ran the backward): [`used`].
     used: BTreeSet<(Span, Span)>,
-    /// SHP303 every k: the zeroings of gradients no step used yet, by their message: the
-    /// optimizer and the backward (settled by `engine::report::settle`, through [`discard_used`]).
-    discards: BTreeMap<String, (Span, Span)>,
 }
 
 thread_local! {
@@ -232,11 +233,27 @@ fn set(st: &mut State, id: ObjId, kvs: &[(&str, Value)]) {
     }
 }
 
-fn label(cx: &dyn ModelCtx, attrs: &std::collections::BTreeMap<Name, Value>) -> String {
-    match span_of(attrs.get(AT)) {
-        Some(s) => format!("the optimizer built at {}", cx.place(s)),
-        None => "the optimizer".to_string(),
+/// The gradients of an optimizer object's attributes, as the rules see them.
+fn gradients(attrs: &BTreeMap<Name, Value>) -> Gradients {
+    Gradients {
+        built: span_of(attrs.get(AT)),
+        grads: match grads(attrs) {
+            Some("none") => Some(Grads::None),
+            Some("zeroed") => Some(Grads::Zeroed),
+            Some("backward") => Some(Grads::Backward),
+            Some("stepped") => Some(Grads::Stepped),
+            _ => None,
+        },
+        zeroed: span_of(attrs.get(ZEROED)),
+        backward: span_of(attrs.get(BACKWARD)),
+        stepped: span_of(attrs.get(STEPPED)),
+        stale: span_of(attrs.get(STALE)),
     }
+}
+
+/// Tell the rules what is about to happen to the gradients of the optimizer with `attrs`.
+fn notify(cx: &mut dyn ModelCtx, st: &State, attrs: &BTreeMap<Name, Value>, op: GradOp, span: Span) {
+    cx.emit(&Event::Gradients { op, optimizer: &gradients(attrs), span }, st, span);
 }
 
 /// The optimizers on the path.
@@ -280,7 +297,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
     }
     match name {
         "zero_grad" => {
-            discards(cx, &st, &attrs, span);
+            notify(cx, &st, &attrs, GradOp::ZeroGrad, span);
             set(&mut st, id, &[(GRADS, Value::Str(Some(Rc::from("zeroed")))), (ZEROED, span_value(span)), (STALE, Value::None)]);
             vec![(st, Value::None)]
         }
@@ -323,57 +340,17 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
     }
 }
 
-/// SHP303, every k: a `zero_grad()` that zeroes the gradients of a backward no step used yet.
-/// That alone is no bug (a GAN zeroes the gradients its discriminator's backward gave the
-/// generator), so it is a candidate, settled at the end of the entry ([`discard_used`]):
-/// reported when a step used that same backward's gradients on another path or iteration (the
-/// loop steps every k iterations and zeroes at every one: the gradients it means to accumulate
-/// are discarded). Other paths pass here, so the report carries its condition.
-fn discards(cx: &mut dyn ModelCtx, st: &State, attrs: &BTreeMap<Name, Value>, span: Span) {
-    if grads(attrs) == Some("backward")
-        && let (Some(at), Some(b)) = (span_of(attrs.get(AT)), span_of(attrs.get(BACKWARD)))
-    {
-        let v = discarded_gradients::DiscardedGradients::Unstepped { optimizer: label(cx, attrs), backward: cx.place(b) };
-        let message = v.message();
-        PROGRAM.with(|p| p.borrow_mut().discards.insert(message.clone(), (at, b)));
-        cx.warn(st, span, &discarded_gradients::RULE, message);
-    } else {
-        cx.passes(st, span);
-    }
+/// Whether some step of the optimizer built at `built`, on any path or iteration of the run so
+/// far, used the gradients of the backward at `backward`.
+pub fn used(built: Span, backward: Span) -> bool {
+    PROGRAM.with(|p| p.borrow().used.contains(&(built, backward)))
 }
 
-/// Settle the candidate SHP303 zeroings of the entry just run ([`discards`]): one whose
-/// backward's gradients no step of that optimizer ever used passes (`false`).
-pub fn discard_used(message: &str) -> Option<bool> {
-    PROGRAM.with(|p| {
-        let p = p.borrow();
-        let key = p.discards.get(message)?;
-        Some(p.used.contains(key))
-    })
-}
-
-/// `step()` with the gradients on the path: the rules that read them (SHP303, SHP301), then the
-/// gradients are the step's.
+/// `step()` with the gradients on the path: the rules judge them, then the gradients are the
+/// step's.
 fn apply_step(cx: &mut dyn ModelCtx, st: &mut State, id: ObjId, attrs: &BTreeMap<Name, Value>, span: Span) {
-    // SHP303: the gradients of the last backward were zeroed before this step
-    if grads(attrs) == Some("zeroed")
-        && let (Some(z), Some(b)) = (span_of(attrs.get(ZEROED)), span_of(attrs.get(BACKWARD)))
-    {
-        let v = discarded_gradients::DiscardedGradients::Step { optimizer: label(cx, attrs), step: cx.place(span), backward: cx.place(b) };
-        let at = if z.file == span.file { z } else { span };
-        cx.warn(st, at, &discarded_gradients::RULE, v.message());
-    }
-    // SHP301: this step applies gradients added to those of the previous step, never
-    // zeroed since: reported at the last backward before it (the one whose gradients the
-    // step means to use: the zeroing belongs before it)
-    if grads(attrs) == Some("backward")
-        && matches!(attrs.get(STALE), Some(Value::Int(_)))
-        && let (Some(b), Some(s)) = (span_of(attrs.get(BACKWARD)), span_of(attrs.get(STEPPED)))
-    {
-        let v = stale_gradients::StaleGradients::Backward { optimizer: label(cx, attrs), stepped: cx.place(s) };
-        cx.warn(st, b, &stale_gradients::RULE, v.message());
-    }
-    // (SHP303 every k: this step used the gradients of the last backward)
+    notify(cx, st, attrs, GradOp::Step, span);
+    // (this step used the gradients of the last backward: [`used`])
     if grads(attrs) == Some("backward")
         && let (Some(at), Some(b)) = (span_of(attrs.get(AT)), span_of(attrs.get(BACKWARD)))
     {
@@ -449,7 +426,7 @@ pub fn zero_module(cx: &mut dyn ModelCtx, st: &mut State, module: ObjId, span: S
         let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
         match (known, attrs.get(LAYERS)) {
             (true, Some(Value::Tuple(own))) if own.iter().all(|v| span_of(Some(v)).is_some_and(|s| layers.contains(&s))) => {
-                discards(cx, st, &attrs, span);
+                notify(cx, st, &attrs, GradOp::ZeroGrad, span);
                 set(st, id, &[(GRADS, Value::Str(Some(Rc::from("zeroed")))), (ZEROED, span_value(span)), (STALE, Value::None)]);
             }
             (true, Some(Value::Tuple(own))) if !own.iter().any(|v| span_of(Some(v)).is_some_and(|s| layers.contains(&s))) => {}
@@ -473,9 +450,8 @@ pub fn forget(st: &mut State, ids: Option<&[ObjId]>) {
     }
 }
 
-/// `torch.nn.utils.clip_grad_norm_(params, ...)`/`clip_grad_value_`: SHP304 for an optimizer of
-/// exactly those layers whose gradients no backward made since they were zeroed, or that a
-/// step already used.
+/// `torch.nn.utils.clip_grad_norm_(params, ...)`/`clip_grad_value_` at a finite limit: the rules
+/// judge the gradients of the optimizers of exactly those layers (SHP304).
 pub fn clip(cx: &mut dyn ModelCtx, st: &State, op: &str, params: &Value, limit: Option<&Value>, span: Span) {
     // (a clip at an infinite or unknown limit may only measure the norm)
     if !matches!(limit, Some(Value::Int(p)) if p.as_const().is_some()) && !matches!(limit, Some(Value::Float(Some(f))) if f.is_finite()) {
@@ -489,15 +465,9 @@ pub fn clip(cx: &mut dyn ModelCtx, st: &State, op: &str, params: &Value, limit: 
         let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
         let Some(Value::Tuple(own)) = attrs.get(LAYERS) else { continue };
         let own: BTreeSet<Span> = own.iter().filter_map(|v| span_of(Some(v))).collect();
-        if own != layers {
-            continue;
+        if own == layers {
+            notify(cx, st, &attrs, GradOp::Clip { op }, span);
         }
-        let v = match (grads(&attrs), span_of(attrs.get(ZEROED)), span_of(attrs.get(STEPPED))) {
-            (Some("zeroed"), Some(z), _) => clip_order::ClipOrder::BeforeBackward { op: op.into(), optimizer: label(cx, &attrs), zeroed: cx.place(z) },
-            (Some("stepped"), _, Some(s)) => clip_order::ClipOrder::AfterStep { op: op.into(), optimizer: label(cx, &attrs), stepped: cx.place(s) },
-            _ => continue,
-        };
-        cx.warn(st, span, &clip_order::RULE, v.message());
     }
 }
 
@@ -523,60 +493,34 @@ pub fn zeroed_each_iteration(before: &State, ends: &[&State]) -> Vec<(ObjId, Spa
 }
 
 /// After one iteration of a loop over an unknown number of items (`for x, y in loader`), run
-/// once for all of them:
-/// - an optimizer that ran a backward and a step in it and was never zeroed in it starts the
-///   next iteration with the gradients of this one, which its backward adds to and its step
-///   applies: SHP301 at that backward;
-/// - an optimizer every iteration zeroes at one place (`zeroed`, [`zeroed_each_iteration`])
-///   that ends this path with the gradients of a backward no step used: the next iteration
-///   zeroes them there (SHP303 every k, a candidate: [`discards`]).
-pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State, zeroed: &[(ObjId, Span)]) {
-    for (id, z) in zeroed {
-        if let Obj::Namespace { attrs, .. } = after.get(*id)
-            && span_of(attrs.get(ZEROED)) == Some(*z)
-        {
-            discards(cx, after, attrs, *z);
-        }
-    }
+/// once for all of them, on a path that goes round: the rules judge what each optimizer that
+/// existed before it carries into the next iteration ([`GradOp::Iteration`], with the place
+/// `zeroed` where every path of the iteration zeroed it: [`zeroed_each_iteration`]). `span`:
+/// the loop body's first statement.
+pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State, zeroed: &[(ObjId, Span)], span: Span) {
     for id in optimizers(after) {
         let (Some(Obj::Namespace { attrs: old, kind }), Obj::Namespace { attrs: new, .. }) = ((id < before.heap.len()).then(|| before.get(id)), after.get(id)) else { continue };
-        if &**kind != OPTIMIZER || grads(new) != Some("stepped") || old.get(ZEROED) != new.get(ZEROED) || old.get(BACKWARD) == new.get(BACKWARD) {
+        if &**kind != OPTIMIZER {
             continue;
         }
-        if let (Some(b), Some(s)) = (span_of(new.get(BACKWARD)), span_of(new.get(STEPPED))) {
-            let v = stale_gradients::StaleGradients::Backward { optimizer: label(cx, new), stepped: cx.place(s) };
-            cx.warn(after, b, &stale_gradients::RULE, v.message());
-        }
+        let zeroed_each = zeroed.iter().find(|(z, _)| *z == id).map(|(_, s)| *s);
+        notify(cx, after, new, GradOp::Iteration { began: &gradients(old), zeroed_each }, span);
     }
 }
 
 
-/// At the end of the script's run (`entry.rs`), every path of which was followed with no call
-/// cut short: SHP302 at the first backward in a loop that gave an optimizer gradients, when no
-/// path read the `.step` of any optimizer or handed one on, and the run read every `.step`
-/// written in the program's files (`written_steps`: the attribute's places). Not in a program
-/// that reads some `.grad` (`reads_grads`): its backward may be for the gradients themselves
-/// (an adversarial input `x.grad`, a saliency map, a hand-written update).
-pub fn never_stepped(cx: &mut dyn ModelCtx, written_steps: &[Span], reads_grads: bool) {
-    if reads_grads {
-        return;
-    }
-    let found: Vec<(Span, Span, bool)> = PROGRAM.with(|p| {
+/// At the end of the script's run (`entry.rs`): the optimizers (where each was built) that a
+/// backward in a loop gave gradients, with the first such backward and whether a scheduler was
+/// built on it, when no path read the `.step` of any optimizer or handed one on, and the run
+/// read every `.step` written in the program's files (`written_steps`: the attribute's places).
+/// A call summary replayed for another optimizer reads no `.step`: which optimizer a `.step`
+/// stepped is not known for sure, so one stepped or handed on anywhere is enough for none.
+pub fn unstepped(written_steps: &[Span]) -> Vec<(Span, Span, bool)> {
+    PROGRAM.with(|p| {
         let p = p.borrow();
-        // (a call summary replayed for another optimizer reads no `.step`: which optimizer a
-        // `.step` stepped is not known for sure, so one stepped or handed on anywhere is
-        // enough for silence about all of them)
         if p.stepped || p.handed || written_steps.iter().any(|s| !p.step_reads.contains(s)) {
             return Vec::new();
         }
         p.backward.iter().map(|(at, b)| (*at, *b, p.scheduled.contains(at))).collect()
-    });
-    let st = State::new();
-    for (at, backward, scheduled) in found {
-        let v = never_stepped::NeverStepped::Backward {
-            optimizer: format!("the optimizer built at {}", cx.place(at)),
-            scheduler: if scheduled { " (only its learning-rate scheduler is)".to_string() } else { String::new() },
-        };
-        cx.warn(&st, backward, &never_stepped::RULE, v.message());
-    }
+    })
 }

@@ -1,4 +1,6 @@
+use crate::rules::events::{Event, EventKind, GradOp, Grads, RuleCtx, Subscriber};
 use crate::rules::violation::Violation;
+use crate::value::State;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP304
@@ -47,5 +49,30 @@ crate::violation! {
         BeforeBackward { op, optimizer, zeroed } => "{op}: the gradients of {optimizer} were zeroed at {zeroed} and no backward() ran since: clip after backward()",
         /// After `step()`.
         AfterStep { op, optimizer, stepped } => "{op}: the step at {stepped} already used the gradients of {optimizer}: clip before step()",
+    }
+}
+
+/// The check: clipping ([`GradOp::Clip`], on exactly an optimizer's layers at a finite limit)
+/// that finds its gradients zeroed, or already used by a step.
+pub struct Check;
+
+impl Subscriber for Check {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn events(&self) -> &'static [EventKind] {
+        &[EventKind::Gradients]
+    }
+
+    fn on(&self, event: &Event, st: &State, cx: &mut dyn RuleCtx) {
+        let Event::Gradients { op: GradOp::Clip { op }, optimizer: g, span } = event else { return };
+        let optimizer = super::optimizer_label(cx, g);
+        let v = match (g.grads, g.zeroed, g.stepped) {
+            (Some(Grads::Zeroed), Some(z), _) => ClipOrder::BeforeBackward { op: op.to_string(), optimizer, zeroed: cx.place(z) },
+            (Some(Grads::Stepped), _, Some(s)) => ClipOrder::AfterStep { op: op.to_string(), optimizer, stepped: cx.place(s) },
+            _ => return,
+        };
+        cx.warn(st, *span, &RULE, v.message());
     }
 }

@@ -1,4 +1,10 @@
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+
+use crate::ir::Span;
+use crate::rules::events::{Event, EventKind, GradOp, Grads, Gradients, RuleCtx, Subscriber};
 use crate::rules::violation::Violation;
+use crate::value::State;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP303
@@ -48,5 +54,76 @@ crate::violation! {
         Step { optimizer, step, backward } => "zero_grad(): discards the gradients the backward() at {backward} gave {optimizer} before the step() at {step} uses them: that step uses none (zero the gradients before the backward())",
         /// Zeroed every iteration, stepped every k: the iterations without a step lose theirs.
         Unstepped { optimizer, backward } => "zero_grad(): discards the gradients the backward() at {backward} gave {optimizer} on an iteration that did not step: a step() uses that backward's gradients on other iterations, so they were meant to accumulate (zero the gradients after the step() only)",
+    }
+}
+
+thread_local! {
+    /// The zeroings of gradients no step used yet, by their message: the optimizer (where it
+    /// was built) and the backward ([`settled`]).
+    static CANDIDATES: RefCell<BTreeMap<String, (Span, Span)>> = const { RefCell::new(BTreeMap::new()) };
+}
+
+/// A new program's run begins.
+pub(super) fn begin_program() {
+    CANDIDATES.with(|c| c.borrow_mut().clear());
+}
+
+/// Settle a warning of this rule once the entry has run (`engine::report::settle`): `Some(false)`
+/// for a zeroing of gradients that no step of that optimizer ever used, on any path or
+/// iteration (it passes); `None` for a warning that was no candidate. `used(built, backward)`:
+/// whether a step of the optimizer built at `built` used the gradients of that backward
+/// (`models::torch::optim::used`).
+pub fn settled(message: &str, used: impl Fn(Span, Span) -> bool) -> Option<bool> {
+    let (built, backward) = CANDIDATES.with(|c| c.borrow().get(message).copied())?;
+    Some(used(built, backward))
+}
+
+/// The check:
+/// - a `step()` that finds the gradients of the last backward zeroed since: at the `zero_grad()`
+///   (at the `step()` when that is in another file);
+/// - a `zero_grad()` that zeroes the gradients of a backward no step used yet, directly or as
+///   the next iteration of a loop that zeroes them at one place on every path
+///   ([`GradOp::Iteration`]). That alone is no bug (a GAN zeroes the gradients its
+///   discriminator's backward gave the generator), so it is a candidate, settled when the entry
+///   has run ([`settled`]): reported when a step used that same backward's gradients on another
+///   path or iteration (the loop steps every k iterations and zeroes at every one: the gradients
+///   it means to accumulate are discarded). Other paths pass there, so the report carries its
+///   condition.
+pub struct Check;
+
+impl Subscriber for Check {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn events(&self) -> &'static [EventKind] {
+        &[EventKind::Gradients]
+    }
+
+    fn on(&self, event: &Event, st: &State, cx: &mut dyn RuleCtx) {
+        let Event::Gradients { op, optimizer: g, span } = event else { return };
+        match op {
+            GradOp::Step => {
+                if let (Some(Grads::Zeroed), Some(z), Some(b)) = (g.grads, g.zeroed, g.backward) {
+                    let v = DiscardedGradients::Step { optimizer: super::optimizer_label(cx, g), step: cx.place(*span), backward: cx.place(b) };
+                    let at = if z.file == span.file { z } else { *span };
+                    cx.warn(st, at, &RULE, v.message());
+                }
+            }
+            GradOp::ZeroGrad => candidate(cx, st, g, *span),
+            GradOp::Iteration { zeroed_each: Some(z), .. } if g.zeroed == Some(*z) => candidate(cx, st, g, *z),
+            _ => {}
+        }
+    }
+}
+
+/// The zeroing at `site` of the gradients `g`: a candidate when they are a backward's.
+fn candidate(cx: &mut dyn RuleCtx, st: &State, g: &Gradients, site: Span) {
+    if let (Some(Grads::Backward), Some(built), Some(b)) = (g.grads, g.built, g.backward) {
+        let message = DiscardedGradients::Unstepped { optimizer: super::optimizer_label(cx, g), backward: cx.place(b) }.message();
+        CANDIDATES.with(|c| c.borrow_mut().insert(message.clone(), (built, b)));
+        cx.warn(st, site, &RULE, message);
+    } else {
+        cx.passes(st, site);
     }
 }

@@ -15,3 +15,19 @@ pub mod scalar_required;
 pub mod stale_gradients;
 pub mod eval_with_grad;
 pub mod train_eval_mode;
+
+use crate::rules::events::{Gradients, RuleCtx};
+
+/// The optimizer of an [`Event::Gradients`](crate::rules::events::Event::Gradients), for a
+/// message: `the optimizer built at line 12`.
+pub(crate) fn optimizer_label(cx: &dyn RuleCtx, g: &Gradients) -> String {
+    match g.built {
+        Some(s) => format!("the optimizer built at {}", cx.place(s)),
+        None => "the optimizer".to_string(),
+    }
+}
+
+/// A new program's run begins: the rules keep nothing of the last one.
+pub fn begin_program() {
+    discarded_gradients::begin_program();
+}

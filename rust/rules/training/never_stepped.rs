@@ -1,4 +1,7 @@
+use crate::ir::Span;
+use crate::rules::events::RuleCtx;
 use crate::rules::violation::Violation;
+use crate::value::State;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP302
@@ -57,5 +60,26 @@ crate::violation! {
     pub enum NeverStepped for RULE {
         /// The backward whose gradients no step uses.
         Backward { optimizer, scheduler } => "backward(): the gradients it adds to {optimizer} are never used: the optimizer is never stepped{scheduler}, so the weights never change (call optimizer.step() after backward())",
+    }
+}
+
+/// The check, at the end of the script's run, every path of which was followed with no call cut
+/// short (`engine/entry.rs`). `unstepped`: the optimizers a backward in a loop gave gradients
+/// (where each was built, that backward, and whether a scheduler was built on it), when no
+/// path stepped any optimizer or handed one on, and the run read every `.step` written in the
+/// program's files (`models::torch::optim::unstepped`). Reported at that backward. Not in a
+/// program that reads some `.grad` (`reads_grads`): its backward may be for the gradients
+/// themselves (an adversarial input `x.grad`, a saliency map, a hand-written update).
+pub fn check(cx: &mut dyn RuleCtx, unstepped: &[(Span, Span, bool)], reads_grads: bool) {
+    if reads_grads {
+        return;
+    }
+    let st = State::new();
+    for &(built, backward, scheduled) in unstepped {
+        let v = NeverStepped::Backward {
+            optimizer: format!("the optimizer built at {}", cx.place(built)),
+            scheduler: if scheduled { " (only its learning-rate scheduler is)".to_string() } else { String::new() },
+        };
+        cx.warn(&st, backward, &RULE, v.message());
     }
 }

@@ -1,4 +1,6 @@
+use crate::rules::events::{Event, EventKind, GradOp, Grads, Gradients, RuleCtx, Subscriber};
 use crate::rules::violation::Violation;
+use crate::value::State;
 use crate::rules::{Family, Rule, RuleStatus};
 
 /// SHP301
@@ -53,4 +55,40 @@ crate::violation! {
         /// `backward()` into gradients already stepped with.
         Backward { optimizer, stepped } => "backward(): the gradients of {optimizer} were used by the step at {stepped} and never zeroed since: this backward adds to them (call zero_grad() first)",
     }
+}
+
+/// The check, reported at the last backward before the step (the one whose gradients the step
+/// means to use: the zeroing belongs before it):
+/// - a `step()` that finds gradients a backward added to those a step had already used, with
+///   nothing zeroing them since;
+/// - a loop iteration that stands for all of them and ran a backward and a step, but never
+///   zeroed: the next iteration's backward adds to this one's gradients, and its step applies
+///   both.
+pub struct Check;
+
+impl Subscriber for Check {
+    fn rule(&self) -> &'static Rule {
+        &RULE
+    }
+
+    fn events(&self) -> &'static [EventKind] {
+        &[EventKind::Gradients]
+    }
+
+    fn on(&self, event: &Event, st: &State, cx: &mut dyn RuleCtx) {
+        let Event::Gradients { op, optimizer: g, .. } = event else { return };
+        let stale = match op {
+            GradOp::Step => g.grads == Some(Grads::Backward) && g.stale.is_some(),
+            GradOp::Iteration { began, .. } => g.grads == Some(Grads::Stepped) && began.zeroed == g.zeroed && began.backward != g.backward,
+            _ => false,
+        };
+        if let (true, Some(b), Some(s)) = (stale, g.backward, g.stepped) {
+            report(cx, st, g, b, s);
+        }
+    }
+}
+
+fn report(cx: &mut dyn RuleCtx, st: &State, g: &Gradients, backward: crate::ir::Span, stepped: crate::ir::Span) {
+    let v = StaleGradients::Backward { optimizer: super::optimizer_label(cx, g), stepped: cx.place(stepped) };
+    cx.warn(st, backward, &RULE, v.message());
 }
