@@ -41,7 +41,7 @@ impl Subscriber for Observer {
                     GradOp::ZeroGrad => "zero_grad".to_string(),
                     GradOp::Step => "step".to_string(),
                     GradOp::Clip { op } => op.to_string(),
-                    GradOp::Iteration { began, zeroed_each } => format!("iteration from {:?} zeroed each={}", began.grads, zeroed_each.is_some()),
+                    GradOp::Iteration { began, zeroed_here, zeroed_each } => format!("iteration from {:?} zeroed here={zeroed_here} each={}", began.grads, zeroed_each.is_some()),
                 };
                 format!("gradients {op}: {:?}", optimizer.grads)
             }
@@ -107,7 +107,7 @@ fn an_optimizer_tells_its_gradients_before_each_change() {
             "gradients zero_grad: Some(None)",
             "gradients clip_grad_norm_: Some(Backward)",
             "gradients step: Some(Backward)",
-            "gradients iteration from Some(None) zeroed each=true: Some(Stepped)",
+            "gradients iteration from Some(None) zeroed here=true each=true: Some(Stepped)",
         ]
     );
 }

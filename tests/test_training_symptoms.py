@@ -410,3 +410,26 @@ def test_zeroing_every_micro_batch_leaves_each_step_only_the_last_micro_batch_gr
         assert torch.allclose(applied[0], expected[kind], atol=1e-6), name
         assert not torch.allclose(expected[1], expected[fixture.ACCUM], atol=1e-6)
     assert not torch.allclose(seen["accumulation_zeroed_every_micro_batch"], seen["accumulation_zeroed_every_micro_batch_ok"])
+
+
+def test_a_rollout_update_without_zero_grad_adds_the_last_episodes_gradients():
+    """SHP301 through a rollout list: each update walks the list the episode appended to, and
+    without zeroing, the second update's gradients are those of both episodes."""
+    norms = {}
+    for name in ("rollout_list_policy_no_zero_grad", "rollout_list_policy_no_zero_grad_ok"):
+        fixture = load(name)
+        torch.manual_seed(0)
+        pi = fixture.Policy()
+        pi.optimizer.param_groups[0]["lr"] = 0.0  # a step changes nothing: only the gradients differ
+        states = torch.randn(5, 4)
+        seen = []
+        for _ in range(2):
+            for s in states:
+                prob = pi(s)
+                pi.put_data((1.0, prob[0]))
+            pi.train_net()
+            seen.append(grad_norm(pi))
+        norms[name] = seen
+    buggy, fixed = norms["rollout_list_policy_no_zero_grad"], norms["rollout_list_policy_no_zero_grad_ok"]
+    assert buggy[1] == pytest.approx(2 * buggy[0], rel=1e-4), buggy
+    assert fixed[1] == pytest.approx(fixed[0], rel=1e-4), fixed

@@ -50,6 +50,8 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
             Some(Value::Str(None)) => Value::Int(cx.fresh_int_sym("n", 0)),
             // a sequence of alike items of unknown length (an ImageFolder's classes)
             Some(Value::LibMethod(_, name)) if &**name == "<repeat>" => Value::Int(cx.fresh_int_sym("n", 0)),
+            // a list a loop appended to (`value::alike`)
+            Some(v) if crate::value::alike::appended_item(&st, v).is_some() => Value::Int(cx.fresh_int_sym("n", 0)),
             Some(v @ (Value::Ref(_) | Value::Tuple(_))) => match v {
                 Value::Ref(id) => match st.get(*id) {
                     Obj::List(items) => Value::int(items.len() as i128),
@@ -543,12 +545,73 @@ pub fn repeat(elem: Value) -> Value {
 
 /// The item of a sequence of alike items of unknown number: a `<repeat>`'s, a character of a
 /// string not known.
-pub fn alike_items(_st: &State, v: &Value) -> Option<Value> {
+pub fn alike_items(st: &State, v: &Value) -> Option<Value> {
     match v {
         Value::LibMethod(elem, name) if &**name == "<repeat>" => Some((**elem).clone()),
         Value::Str(None) => Some(Value::Str(None)),
+        // a list a loop appended to (`value::alike`)
+        Value::Ref(_) => crate::value::alike::appended_item(st, v),
         _ => None,
     }
+}
+
+/// One read of an item of a list a loop appended to (`value::alike`): an int not known is an
+/// int of its own, and a tensor of unknown rank a shape of its own (each item is its own value).
+pub fn fresh_item(cx: &mut dyn ModelCtx, item: &Value) -> Value {
+    match item {
+        Value::Int(p) if p.as_const().is_none() => Value::Int(cx.fresh_int_sym("n", UNBOUNDED)),
+        Value::Tensor(t) if t.shape.prefix.is_some() => {
+            let mut t = (**t).clone();
+            t.shape.prefix = Some(cx.fresh_shape_var());
+            Value::Tensor(Rc::new(t))
+        }
+        Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| fresh_item(cx, i)).collect())),
+        v => v.clone(),
+    }
+}
+
+/// Methods of a list a loop appended to (`value::alike`) on heap object `id`: what adds items
+/// joins them with its item, what removes or reorders them keeps it; anything else makes it
+/// opaque.
+pub fn appended_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: Vec<Value>, span: Span) -> Vals {
+    use crate::value::alike;
+    let mut st = st;
+    let Some(item) = alike::item_of(st.get(id)).cloned() else { return vec![(st, Value::Unknown)] };
+    let added: Option<Vec<Value>> = match (name, args.as_slice()) {
+        ("append", [v]) | ("insert", [_, v]) => Some(vec![v.clone()]),
+        ("extend", [more]) => match alike_items(&st, more) {
+            Some(i) => Some(vec![i]),
+            None => cx.iterate(&mut st, more, span),
+        },
+        _ => None,
+    };
+    let result = match name {
+        "append" | "insert" | "extend" => match added.and_then(|vs| vs.iter().map(alike::generalise).collect::<Option<Vec<Value>>>()) {
+            Some(vs) => {
+                let joined = vs.iter().fold(item, |i, v| alike::join(&i, v));
+                *st.get_mut(id) = alike::appended_list(joined);
+                Value::None
+            }
+            None => {
+                *st.get_mut(id) = Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() };
+                Value::None
+            }
+        },
+        "clear" => {
+            *st.get_mut(id) = Obj::List(Vec::new());
+            Value::None
+        }
+        "reverse" | "sort" | "remove" => Value::None,
+        // (an empty list raises: a path that goes on got an item)
+        "pop" => fresh_item(cx, &item),
+        "copy" => Value::Ref(st.alloc(alike::appended_list(item))),
+        "index" | "count" => Value::Int(cx.fresh_int_sym("n", 0)),
+        _ => {
+            *st.get_mut(id) = Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() };
+            Value::Unknown
+        }
+    };
+    vec![(st, result)]
 }
 
 /// The order of known strings or ints (`None` for any other item).

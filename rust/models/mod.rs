@@ -141,6 +141,8 @@ pub fn element_of(cx: &mut dyn ModelCtx, st: &mut State, it: &Value) -> Value {
         },
         // a character of a string not known
         Value::Str(_) => Value::Str(None),
+        // an item of a list a loop appended to (`value::alike`)
+        Value::Ref(_) if let Some(item) = crate::value::alike::appended_item(st, it) => builtins::fresh_item(cx, &item),
         // a parameter of a module: a tensor whose shape and dtype are not followed
         Value::LibMethod(_, name) if &**name == "<parameters>" => {
             let var = cx.fresh_shape_var();
@@ -600,6 +602,7 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
                 Obj::Namespace { kind, attrs } if &*kind == "ArgParser" => return stdlib::argparse_method(cx, st, id, attrs, name, args, kwargs, span),
                 Obj::Namespace { kind, .. } if kind.starts_with("numpy.") => return numpy::method(cx, st, id, name, args, kwargs, span),
                 Obj::Namespace { kind, .. } if &*kind == torch::optim::OPTIMIZER || &*kind == torch::optim::SCHEDULER => return torch::optim::method(cx, st, id, name, &args, &kwargs, span),
+                Obj::Namespace { kind, .. } if &*kind == crate::value::alike::APPENDED => return builtins::appended_method(cx, st, id, name, args, span),
                 // `x.to(device)` of a loaded object: the object (a module returns itself, a
                 // tensor one of its shape: `loaded.rs`)
                 Obj::Namespace { kind, .. } if &*kind == torch::checkpoint::CHECKPOINT && torch::loaded::keeps(name) => return vec![(st, recv.clone())],

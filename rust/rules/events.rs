@@ -90,9 +90,10 @@ pub enum GradOp<'a> {
     /// `op` (`clip_grad_norm_`, `clip_grad_value_`) at a finite limit, on exactly its layers.
     Clip { op: &'a str },
     /// A loop iteration that stands for all of them ended (`interp/loops.rs`) and goes round:
-    /// the optimizer's gradients when it began, and the place where every path of it zeroed
-    /// them, if one did. The event's gradients are those it ends with.
-    Iteration { began: &'a Gradients, zeroed_each: Option<Span> },
+    /// the optimizer's gradients when it began, whether this path may have zeroed them in it,
+    /// and the place where every path of it zeroed them, if one did. The event's gradients are
+    /// those it ends with.
+    Iteration { began: &'a Gradients, zeroed_here: bool, zeroed_each: Option<Span> },
 }
 
 #[derive(Debug)]

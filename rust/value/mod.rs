@@ -1,5 +1,6 @@
 //! Abstract values, the heap, and the per-path state.
 
+pub mod alike;
 pub mod gc;
 pub mod join;
 pub mod reads;

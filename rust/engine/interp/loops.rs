@@ -5,6 +5,7 @@
 //! (`leaves_early`, with its helper `returns_or_raises`, which serves it alone and so lives
 //! here rather than with the statements).
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::{Ctx, Flow, Interp, Paths, merge};
@@ -180,12 +181,21 @@ impl<'a> Interp<'a> {
         let mut assigned = also.to_vec();
         assigned_names(body, &mut assigned);
         let mut out = Vec::new();
+        // (whether each optimizer is zeroed in this iteration: `optim::begin_iteration`)
+        let mut st = st;
+        let zero_marks = crate::models::torch::optim::begin_iteration(&mut st);
         let before = st.clone();
         let kept_reported = self.kept_reported;
         crate::models::torch::optim::in_loop_body(true);
         self.next_block_is_loop_body = true;
+        // (the lists this iteration appends to are its own: an inner loop's are the inner's)
+        let appended_frame = self.appended.take();
         let paths = self.block(body, st, ctx);
+        self.appended = appended_frame;
         crate::models::torch::optim::in_loop_body(false);
+        // the lists it only appended to hold alike items after the loop (`set_appended`, once
+        // the rules below have seen what this iteration appended)
+        let appended = appended_lists(&before, &paths);
         // an inner loop reported the graph this one would see again
         let accs = if self.kept_reported != kept_reported { Vec::new() } else { accumulators(body) };
         // (the optimizers every iteration zeroes, at one place: SHP303 every k, `optim.rs`)
@@ -202,6 +212,8 @@ impl<'a> Interp<'a> {
                 self.second_iteration(body, &before, &s2, &changed, ctx);
             }
             self.note_forgotten_graphs(&before, &s2, &changed, &assigned, ctx);
+            crate::models::torch::optim::end_iteration(&mut s2, &zero_marks);
+            set_appended(&before, &mut s2, &appended);
             let forgot = forget_changes(&before, &mut s2, &changed) || !assigned.is_empty();
             if forgot
                 && let Some(c) = self.coverage.as_mut()
@@ -228,6 +240,9 @@ impl<'a> Interp<'a> {
         }
         // paths that differed only in what the iteration forgot (a choice per item: `0.0 if
         // done else 1.0`) are one path again, as after any block
+        if let Some(frame) = self.appended.as_mut() {
+            frame.extend(appended);
+        }
         let (normal, other): (Vec<_>, Vec<_>) = out.into_iter().partition(|(_, f)| matches!(f, Flow::Normal));
         let mut out: Paths = other;
         out.extend(merge(normal.into_iter().map(|(s, _)| s).collect(), self.settings.prune).into_iter().map(|s| (s, Flow::Normal)));
@@ -406,9 +421,32 @@ impl<'a> Interp<'a> {
         let mut target_names = Vec::new();
         target.bound_names(&mut target_names);
         let mut out = Vec::new();
+        let outer = self.appended.replace(Vec::new());
         for (st, elem) in elems {
             for st in self.assign(target, elem, st, ctx) {
                 out.extend(self.generalised_iteration(body, st, ctx, &target_names));
+            }
+        }
+        // a list appended to from several elements (the full batches and the last one) holds
+        // the items of all of them: one item for all, or opaque when one is not followed
+        let entries = std::mem::replace(&mut self.appended, outer).unwrap_or_default();
+        let mut joined: BTreeMap<ObjId, Option<Value>> = BTreeMap::new();
+        for (id, item) in entries {
+            let j = match (joined.get(&id), item) {
+                (None, item) => item,
+                (Some(Some(a)), Some(b)) => Some(crate::value::alike::join(a, &b)),
+                _ => None,
+            };
+            joined.insert(id, j);
+        }
+        for (st, _) in out.iter_mut() {
+            for (id, item) in &joined {
+                if *id < st.heap.len() && crate::value::alike::item_of(st.get(*id)).is_some() {
+                    *st.get_mut(*id) = match item {
+                        Some(item) => crate::value::alike::appended_list(item.clone()),
+                        None => opaque(),
+                    };
+                }
             }
         }
         out
@@ -702,6 +740,8 @@ fn forget_changes(before: &State, after: &mut State, changed: &[ObjId]) -> bool 
         let old = before.heap[i].clone();
         let obj = after.get_mut(i);
         match (&*old, obj) {
+            // (a list the iteration only appended to: `appended_lists`)
+            (_, obj) if crate::value::alike::item_of(obj).is_some() => {}
             (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => forget(o, vars),
             (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. })
             | (Obj::Namespace { attrs: o, .. }, Obj::Namespace { attrs, .. })
@@ -711,10 +751,81 @@ fn forget_changes(before: &State, after: &mut State, changed: &[ObjId]) -> bool 
                 forget(&o.attrs, &mut l.attrs);
                 forget(&o.args, &mut l.args);
             }
-            (_, obj) => *obj = Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() },
+            (_, obj) => *obj = opaque(),
         }
     }
     true
+}
+
+/// An object a loop changed in ways not followed: its length and items are not known.
+fn opaque() -> Obj {
+    Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() }
+}
+
+/// The lists that existed before an iteration run generalised (lists, or appended lists of an
+/// earlier loop) and that some path of it appended to, each with the one value every item is
+/// (`value::alike`: those it held before, those appended on every path), or `None` when some
+/// path changed it otherwise or an item is not followed.
+fn appended_lists(before: &State, paths: &Paths) -> Vec<(ObjId, Option<Value>)> {
+    use crate::value::alike;
+    let mut out = Vec::new();
+    for (id, obj) in before.heap.iter().enumerate() {
+        let (held, earlier): (&[Value], Option<Value>) = match &**obj {
+            Obj::List(items) => (items, None),
+            o => match alike::item_of(o) {
+                Some(item) => (&[], Some(item.clone())),
+                None => continue,
+            },
+        };
+        if !paths.iter().any(|(s, _)| id < s.heap.len() && !Rc::ptr_eq(&s.heap[id], obj)) {
+            continue;
+        }
+        let mut item = earlier;
+        let mut followed = true;
+        'paths: for (s, _) in paths {
+            if id >= s.heap.len() {
+                continue;
+            }
+            let added: Vec<Value> = match s.get(id) {
+                // (what it held, then what the iteration appended: all of them are items)
+                Obj::List(items) if items.len() > held.len() && items[..held.len()] == *held => items.clone(),
+                Obj::List(items) if Rc::ptr_eq(&s.heap[id], obj) => items.clone(),
+                // (its items replaced or removed: not followed)
+                o => match alike::item_of(o) {
+                    Some(i) => vec![i.clone()],
+                    None => {
+                        followed = false;
+                        break;
+                    }
+                },
+            };
+            for v in &added {
+                let Some(g) = alike::generalise(v) else {
+                    followed = false;
+                    break 'paths;
+                };
+                item = Some(match item {
+                    Some(i) => alike::join(&i, &g),
+                    None => g,
+                });
+            }
+        }
+        out.push((id, if followed { item } else { None }));
+    }
+    out
+}
+
+/// On a path of an iteration run generalised: each list of `appended` (`appended_lists`) holds
+/// alike items after the loop, on this path too (another path's iteration may have appended).
+fn set_appended(before: &State, st: &mut State, appended: &[(ObjId, Option<Value>)]) {
+    for (id, item) in appended {
+        if let Some(item) = item
+            && *id < st.heap.len()
+            && (Rc::ptr_eq(&st.heap[*id], &before.heap[*id]) || matches!(st.get(*id), Obj::List(_)) || crate::value::alike::item_of(st.get(*id)).is_some())
+        {
+            *st.get_mut(*id) = crate::value::alike::appended_list(item.clone());
+        }
+    }
 }
 
 /// A name a loop body accumulates into (SHP305): `total += x`, `total = total + x`

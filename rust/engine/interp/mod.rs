@@ -208,6 +208,10 @@ pub struct Interp<'a> {
     /// SHP305 reports so far: an enclosing loop whose iteration saw one (an inner loop's
     /// `running += loss`) does not report the same graph again where it keeps the total.
     pub kept_reported: u64,
+    /// The lists the iterations of the `for` being run generalised appended to, one entry per
+    /// iteration run (from each of its elements: the full batch, the last one), with the item
+    /// each found or `None` (`loops::appended_lists`): `generalised_over` joins them.
+    pub appended: Option<Vec<(ObjId, Option<Value>)>>,
     /// The loops over known items that spent their work budget (`loops::LOOP_STEPS`) on some
     /// visit: on a later visit (the helper holding it called again) they run generalised at
     /// once, so a loop too costly to unroll costs its budget once per file, not once per call.
@@ -333,6 +337,7 @@ impl<'a> Interp<'a> {
             flagged: 0,
             loop_items_skipped: 0,
             kept_reported: 0,
+            appended: None,
             loops_cut: Default::default(),
             checks: Default::default(),
             check_sites: if settings.check_sites { Some(Default::default()) } else { None },

@@ -366,14 +366,28 @@ impl<'a> Interp<'a> {
                     _ => v.as_const_int(),
                 }
             };
+            // (Python's `slice.indices`, any step but 0, which raises)
             let step = get(&t[3], 1)?;
-            if step != 1 {
+            if step == 0 {
                 return None;
             }
-            let clamp = |k: i128| -> i128 { if k < 0 { (k + n).max(0) } else { k.min(n) } };
-            let a = clamp(get(&t[1], 0)?);
-            let b = clamp(get(&t[2], n)?);
-            Some(if a < b { items[a as usize..b as usize].to_vec() } else { Vec::new() })
+            let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
+            let clamp = |k: i128| -> i128 { if k < 0 { (k + n).max(lo) } else { k.min(hi) } };
+            let a = match &t[1] {
+                Value::None => if step > 0 { 0 } else { n - 1 },
+                v => clamp(v.as_const_int()?),
+            };
+            let b = match &t[2] {
+                Value::None => if step > 0 { n } else { -1 },
+                v => clamp(v.as_const_int()?),
+            };
+            let mut out = Vec::new();
+            let mut k = a;
+            while (step > 0 && k < b) || (step < 0 && k > b) {
+                out.push(items[k as usize].clone());
+                k += step;
+            }
+            Some(out)
         };
         match &o {
             Value::Tuple(items) => {
@@ -439,6 +453,20 @@ impl<'a> Interp<'a> {
                     vec![(st, Value::Unknown)]
                 }
                 Obj::Namespace { kind, .. } if &*kind == torch::checkpoint::CHECKPOINT => torch::checkpoint::subscript(self, st, *id, &i, span),
+                // a list a loop appended to (`value::alike`): an item (an index past the end
+                // raises, so a path that goes on got one), or a slice of it
+                Obj::Namespace { kind, attrs } if &*kind == crate::value::alike::APPENDED => {
+                    let Some(item) = crate::value::alike::item_of(&Obj::Namespace { kind, attrs }).cloned() else { return vec![(st, Value::Unknown)] };
+                    match &i {
+                        Value::Int(_) => vec![(st, crate::models::builtins::fresh_item(self, &item))],
+                        Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>") => {
+                            let mut st = st;
+                            let nid = st.alloc(crate::value::alike::appended_list(item));
+                            vec![(st, Value::Ref(nid))]
+                        }
+                        _ => vec![(st, Value::Unknown)],
+                    }
+                }
                 Obj::Namespace { kind, attrs } if &*kind == crate::models::numpy::ARRAY => match attrs.get(crate::models::numpy::TENSOR) {
                     Some(Value::Tensor(a)) => crate::models::numpy::index(self, st, a, &i, span),
                     _ => vec![(st, Value::Unknown)],

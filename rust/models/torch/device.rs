@@ -156,11 +156,15 @@ pub fn tensors_in<'v>(st: &State, vals: impl Iterator<Item = &'v Value>) -> Vec<
         match v {
             Value::Tensor(t) => out.push(t.clone()),
             Value::Tuple(items) => out.extend(items.iter().filter_map(|i| if let Value::Tensor(t) = i { Some(t.clone()) } else { None })),
-            Value::Ref(id) => {
-                if let Obj::List(items) = st.get(*id) {
-                    out.extend(items.iter().filter_map(|i| if let Value::Tensor(t) = i { Some(t.clone()) } else { None }));
+            Value::Ref(id) => match st.get(*id) {
+                Obj::List(items) => out.extend(items.iter().filter_map(|i| if let Value::Tensor(t) = i { Some(t.clone()) } else { None })),
+                // a list a loop appended to: its item stands for each (`value::alike`)
+                o => {
+                    if let Some(Value::Tensor(t)) = crate::value::alike::item_of(o) {
+                        out.push(t.clone());
+                    }
                 }
-            }
+            },
             _ => {}
         }
     }

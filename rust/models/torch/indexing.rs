@@ -210,15 +210,14 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
             return Vec::new();
         }
     }
-    let Some(rank) = s.rank() else {
-        // unknown rank: a basic index (ints, slices, None, `...`) gives, on every path that
-        // goes on, a tensor of the input's dtype (its shape not known)
-        if items.iter().all(is_basic_item) {
-            let shape = cx.any_shape();
-            return vec![(st, Value::Tensor(Rc::new(Tensor::new(shape, t.dtype))))];
-        }
-        return vec![(st, Value::Unknown)];
+    // Whatever the index, a tensor's `__getitem__` gives a tensor of its dtype or raises: an
+    // index not modelled gives, on every path that goes on, such a tensor of a shape not known
+    // (the dispatch gives it the input's device and graph).
+    let any = |cx: &mut dyn ModelCtx, st: State| {
+        let shape = cx.any_shape();
+        vec![(st, Value::Tensor(Rc::new(Tensor::new(shape, t.dtype))))]
     };
+    let Some(rank) = s.rank() else { return any(cx, st) };
     let is_ellipsis = |v: &Value| v.as_str() == Some("<ellipsis>");
     // Only an index known to be an int, a bool, a slice, None, `...` or an integer/bool tensor
     // is modelled. Anything else (an unmodelled library attribute, a list, an object with
@@ -233,7 +232,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
     // [1, 2, 3]): not modelled
     let bools = items.iter().filter(|v| matches!(v, Value::Bool(_))).count();
     if !items.iter().all(known) || items.iter().filter(|v| is_ellipsis(v)).count() > 1 || bools > 1 {
-        return vec![(st, Value::Unknown)];
+        return any(cx, st);
     }
     // integer/bool tensor indices: one of them at most (advanced indexing with several
     // broadcasts them together, not modelled)
@@ -241,7 +240,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
     let int_items = items.iter().filter(|v| matches!(v, Value::Int(_) | Value::Bool(_))).count();
     if tensor_items > 1 || (tensor_items == 1 && int_items > 0) {
         // ints then take part in advanced indexing, which moves dims around: not modelled
-        return vec![(st, Value::Unknown)];
+        return any(cx, st);
     }
     // the dims an index consumes: a bool tensor its rank, a Python bool none (like `None`,
     // it adds a dim: of size 1 for True, 0 for False), an int, a slice or an integer tensor one

@@ -29,6 +29,27 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, name: &str, args
     })
 }
 
+/// `torch.cat`/`torch.stack` of an unknown number of tensors like `item` (a list a loop appended
+/// to) along `d`: its dims, with the joined dim (cat) or the new one (stack) not known. Nothing
+/// is judged (the list may be empty, which raises otherwise); a `d` outside the result's rank,
+/// or an item of rank 0 for `cat`, leaves it Unknown.
+fn appended(stack: bool, item: &Value, d: i128) -> Value {
+    let Value::Tensor(t) = item else { return Value::Unknown };
+    let Some(r) = t.shape.rank() else { return Value::Unknown };
+    let out_rank = if stack { r + 1 } else { r } as i128;
+    if (!stack && r == 0) || d < -out_rank || d >= out_rank {
+        return Value::Unknown;
+    }
+    let d = d.rem_euclid(out_rank) as usize;
+    let mut dims = t.shape.dims.clone();
+    if stack {
+        dims.insert(d, Dim::unknown());
+    } else {
+        dims[d] = Dim::unknown();
+    }
+    tensor_value(Shape::known(dims), t.dtype)
+}
+
 fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let mut st = st;
     let b = bind(&["tensors", "dim"], args, kwargs);
@@ -39,6 +60,10 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
         },
         None => 0,
     };
+    // a list a loop appended to (`value::alike`): an unknown number of tensors like its item
+    if let Some(item) = b.get("tensors").and_then(|v| crate::value::alike::appended_item(&st, v)) {
+        return vec![(st, appended(stack, &item, d))];
+    }
     let Some(items) = b.get("tensors").and_then(|v| cx.iterate(&mut st, v, span)) else { return vec![(st, Value::Unknown)] };
     let mut shapes = Vec::new();
     let mut dtypes = Vec::new();

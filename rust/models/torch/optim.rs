@@ -63,6 +63,9 @@ const BACKWARD: &str = "<backward>";
 const STEPPED: &str = "<stepped>";
 const STALE: &str = "<stale>";
 const AT: &str = "<at>";
+// whether a `zero_grad()` ran in the loop iteration run generalised ([`begin_iteration`]): the
+// place of the last one alone cannot tell, as the unrolled iterations before zeroed there too
+const ZEROED_HERE: &str = "<zeroed in this iteration>";
 // an optimizer whose `step` takes a closure it must call (LBFGS: SHP315)
 const NEEDS_CLOSURE: &str = "<needs closure>";
 // a ReduceLROnPlateau scheduler: where it was built
@@ -299,6 +302,7 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, args: &[V
         "zero_grad" => {
             notify(cx, &st, &attrs, GradOp::ZeroGrad, span);
             set(&mut st, id, &[(GRADS, Value::Str(Some(Rc::from("zeroed")))), (ZEROED, span_value(span)), (STALE, Value::None)]);
+            mark_zeroed(&mut st, id);
             vec![(st, Value::None)]
         }
         // SHP315: `LBFGS.step()` without its closure raises TypeError
@@ -428,6 +432,7 @@ pub fn zero_module(cx: &mut dyn ModelCtx, st: &mut State, module: ObjId, span: S
             (true, Some(Value::Tuple(own))) if own.iter().all(|v| span_of(Some(v)).is_some_and(|s| layers.contains(&s))) => {
                 notify(cx, st, &attrs, GradOp::ZeroGrad, span);
                 set(st, id, &[(GRADS, Value::Str(Some(Rc::from("zeroed")))), (ZEROED, span_value(span)), (STALE, Value::None)]);
+                mark_zeroed(st, id);
             }
             (true, Some(Value::Tuple(own))) if !own.iter().any(|v| span_of(Some(v)).is_some_and(|s| layers.contains(&s))) => {}
             _ => set(st, id, &[(GRADS, Value::Unknown)]),
@@ -476,11 +481,11 @@ pub fn clip(cx: &mut dyn ModelCtx, st: &State, op: &str, params: &Value, limit: 
 pub fn zeroed_each_iteration(before: &State, ends: &[&State]) -> Vec<(ObjId, Span)> {
     let Some(first) = ends.first() else { return Vec::new() };
     let zeroed_at = |st: &State, id: ObjId| -> Option<Span> {
-        let (Obj::Namespace { attrs: old, kind }, Obj::Namespace { attrs: new, .. }) = (before.get(id), st.get(id)) else { return None };
-        if &**kind != OPTIMIZER || old.get(ZEROED) == new.get(ZEROED) {
+        let Obj::Namespace { attrs, kind } = st.get(id) else { return None };
+        if &**kind != OPTIMIZER || attrs.get(ZEROED_HERE) != Some(&Value::Bool(true)) {
             return None;
         }
-        span_of(new.get(ZEROED))
+        span_of(attrs.get(ZEROED))
     };
     optimizers(before)
         .into_iter()
@@ -490,6 +495,51 @@ pub fn zeroed_each_iteration(before: &State, ends: &[&State]) -> Vec<(ObjId, Spa
             ends.iter().all(|st| id < st.heap.len() && zeroed_at(st, id) == Some(z)).then_some((id, z))
         })
         .collect()
+}
+
+/// A loop iteration run generalised begins on `st`: no optimizer was zeroed in it yet. Gives
+/// back what an enclosing iteration knew, for [`end_iteration`].
+pub fn begin_iteration(st: &mut State) -> Vec<(ObjId, Option<Value>)> {
+    let mut saved = Vec::new();
+    for id in optimizers(st) {
+        if let Obj::Namespace { attrs, .. } = st.get_mut(id) {
+            saved.push((id, attrs.insert(Name::from(ZEROED_HERE), Value::Bool(false))));
+        }
+    }
+    saved
+}
+
+/// `zero_grad()` zeroed the optimizer `id` in the loop iteration run generalised, if one is.
+fn mark_zeroed(st: &mut State, id: ObjId) {
+    if let Obj::Namespace { attrs, .. } = st.get_mut(id)
+        && let Some(v) = attrs.get_mut(ZEROED_HERE)
+    {
+        *v = Value::Bool(true);
+    }
+}
+
+/// The loop iteration [`begin_iteration`] began ends on `st`: the enclosing iteration, if any,
+/// zeroed what this one did.
+pub fn end_iteration(st: &mut State, saved: &[(ObjId, Option<Value>)]) {
+    for (id, outer) in saved {
+        if *id >= st.heap.len() {
+            continue;
+        }
+        if let Obj::Namespace { attrs, kind } = st.get_mut(*id)
+            && &**kind == OPTIMIZER
+        {
+            let here = attrs.remove(ZEROED_HERE);
+            match (outer, here) {
+                (None, _) => {}
+                (Some(Value::Bool(false)), Some(h)) => {
+                    attrs.insert(Name::from(ZEROED_HERE), h);
+                }
+                (Some(o), _) => {
+                    attrs.insert(Name::from(ZEROED_HERE), o.clone());
+                }
+            }
+        }
+    }
 }
 
 /// After one iteration of a loop over an unknown number of items (`for x, y in loader`), run
@@ -504,7 +554,9 @@ pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State, z
             continue;
         }
         let zeroed_each = zeroed.iter().find(|(z, _)| *z == id).map(|(_, s)| *s);
-        notify(cx, after, new, GradOp::Iteration { began: &gradients(old), zeroed_each }, span);
+        // (a mark the paths disagreed on: some path may have zeroed it)
+        let zeroed_here = new.get(ZEROED_HERE) != Some(&Value::Bool(false));
+        notify(cx, after, new, GradOp::Iteration { began: &gradients(old), zeroed_here, zeroed_each }, span);
     }
 }
 

@@ -79,7 +79,7 @@ impl Subscriber for Check {
         let Event::Gradients { op, optimizer: g, .. } = event else { return };
         let stale = match op {
             GradOp::Step => g.grads == Some(Grads::Backward) && g.stale.is_some(),
-            GradOp::Iteration { began, .. } => g.grads == Some(Grads::Stepped) && began.zeroed == g.zeroed && began.backward != g.backward,
+            GradOp::Iteration { began, zeroed_here, .. } => g.grads == Some(Grads::Stepped) && !zeroed_here && began.backward != g.backward,
             _ => false,
         };
         if let (true, Some(b), Some(s)) = (stale, g.backward, g.stepped) {
