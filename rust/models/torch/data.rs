@@ -5,6 +5,17 @@
 //! `min(batch_size, len(dataset))` samples when the length is known, else `batch_size`
 //! (a fresh symbol when unknown). The first batch is exact for every run that enters the
 //! loop, so a report inside the loop body holds for every such run.
+//!
+//! A dataset's sample is what its transform makes of the image. A torchvision transform is a
+//! `Transform` namespace the model applies (`apply_transform`; PIL images are `("<pil>", C, H,
+//! W)` tuples until `ToTensor`). A user callable as the transform or target transform (a
+//! function, a lambda, an instance of a class with `__call__`, a step of a `Compose`,
+//! `Lambda(f)`) runs once on the sample, on a copy of the path (`run_user`): a PIL image is an
+//! opaque `PIL.Image` namespace to it, a transform object it calls applies as the dataset would
+//! (`call_transform`), and what it returns is the sample when it is made of tensors (a tensor,
+//! or a tuple, list or dict of them: two augmented views); otherwise the sample is Unknown.
+//! The default collate stacks a sample into a batch as torch's `default_collate` does: a list
+//! of per-view batches for a list, a dict of batches for a dict.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -285,7 +296,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         let img = match (chw, b.get("transform")) {
             (Some(chw), Some(t)) if !matches!(t, Value::None) => {
                 let pil = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), chw[0].clone(), chw[1].clone(), chw[2].clone()]));
-                apply_transform(cx, &st, t, pil, _span)
+                apply_transform(cx, &mut st, t, pil, _span)
             }
             _ => Value::Unknown,
         };
@@ -299,7 +310,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         let image = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(3), Value::Unknown, Value::Unknown]));
         let img = match b.get("transform") {
             None | Some(Value::None) => Value::Unknown,
-            Some(t) => apply_transform(cx, &st, t, image, _span),
+            Some(t) => apply_transform(cx, &mut st, t, image, _span),
         };
         let item = sample(img, label, b.get("transform"));
         // `.classes`: one name per class folder, as many as there are (torch finds at least one)
@@ -327,7 +338,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
     let image = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(c), Value::int(h), Value::int(w)]));
     let img = match b.get("transform") {
         None | Some(Value::None) => Value::Unknown,
-        Some(t) => apply_transform(cx, &st, t, image, _span),
+        Some(t) => apply_transform(cx, &mut st, t, image, _span),
     };
     let item = sample(img, label, b.get("transform"));
     let mut attrs = vec![("item", item), ("len", len.clone())];
@@ -393,7 +404,7 @@ fn split_lengths(parts: &[Value], n: Option<i128>) -> Option<Vec<Value>> {
 /// tuple of them); anything else, or more than one outcome, is Unknown. Its checks run, and
 /// report where every sample would fail.
 fn target_of(cx: &mut dyn ModelCtx, st: &State, f: &Value, span: Span) -> Value {
-    if !matches!(f, Value::Func(_) | Value::Bound(..)) {
+    if !user_callable(cx, st, f) {
         return Value::Unknown;
     }
     let index = Value::Int(cx.fresh_int_sym("label", 0));
@@ -414,6 +425,10 @@ fn target_of(cx: &mut dyn ModelCtx, st: &State, f: &Value, span: Span) -> Value 
 /// label is not known either.
 fn sample(img: Value, label: Value, transform: Option<&Value>) -> Value {
     if img.is_unknown() && transform.is_some_and(|t| !matches!(t, Value::None)) {
+        return Value::Unknown;
+    }
+    // a PIL image (no `ToTensor`): the default collate raises on it, so no batch is modelled
+    if holds_pil(&img) {
         return Value::Unknown;
     }
     Value::Tuple(Rc::new(vec![img, label]))
@@ -516,8 +531,9 @@ fn transform(cx: &mut dyn ModelCtx, st: State, name: &str, b: BTreeMap<&'static 
 }
 
 /// Apply a transform to a sample: PIL images are `("<pil>", C, H, W)` tuples until `ToTensor`.
-fn apply_transform(cx: &mut dyn ModelCtx, st: &State, t: &Value, x: Value, span: Span) -> Value {
-    let Some(Value::Str(Some(name))) = ns_attr(st, t, "Transform", "name") else { return Value::Unknown };
+/// A user callable (a step of a `Compose` included) runs on it (`run_user`).
+fn apply_transform(cx: &mut dyn ModelCtx, st: &mut State, t: &Value, x: Value, span: Span) -> Value {
+    let Some(Value::Str(Some(name))) = ns_attr(st, t, "Transform", "name") else { return run_user(cx, st, t, x, span) };
     let pil = |v: &Value| -> Option<(Value, Value, Value)> {
         match v {
             Value::Tuple(p) if p.len() == 4 && p[0].as_str() == Some("<pil>") => Some((p[1].clone(), p[2].clone(), p[3].clone())),
@@ -594,16 +610,11 @@ fn apply_transform(cx: &mut dyn ModelCtx, st: &State, t: &Value, x: Value, span:
             (Value::Tensor(tt), Some(Value::DType(d))) if tt.dtype.is_some() && d.is_floating() => on(tensor_value(tt.shape.clone(), Some(d)), tt.device),
             _ => Value::Unknown,
         },
-        // called on a tensor image (a PIL image is not modelled as Python sees it), on a copy
-        // of the path whose changes are dropped (it runs per sample): a result that refers to
-        // no object, of one outcome, is the sample
-        "Lambda" => {
-            let (Value::Tensor(_), Some(f)) = (&x, ns_attr(st, t, "Transform", "lambd")) else { return Value::Unknown };
-            match <[_; 1]>::try_from(cx.call(f, vec![x], Vec::new(), st.clone(), span)) {
-                Ok([(_, v @ Value::Tensor(_))]) => v,
-                _ => Value::Unknown,
-            }
-        }
+        // the user function, as a user callable given as the transform runs (`run_user`)
+        "Lambda" => match ns_attr(st, t, "Transform", "lambd") {
+            Some(f) => run_user(cx, st, &f, x, span),
+            None => Value::Unknown,
+        },
         // tensors only (a PIL image is a TypeError)
         "RandomErasing" => match x {
             Value::Tensor(_) => x,
@@ -620,6 +631,161 @@ fn apply_transform(cx: &mut dyn ModelCtx, st: &State, t: &Value, x: Value, span:
         },
         _ => Value::Unknown,
     }
+}
+
+/// The kind of the namespace that stands for a PIL image inside user code (a transform's
+/// argument): its only attribute is the hidden [`PIL_IMAGE`], the `("<pil>", C, H, W)` tuple
+/// the transforms read, so any attribute, index or method of it in user code is Unknown.
+const PIL: &str = "PIL.Image";
+const PIL_IMAGE: &str = "<pil>";
+
+fn is_pil(v: &Value) -> bool {
+    matches!(v, Value::Tuple(p) if p.len() == 4 && p[0].as_str() == Some("<pil>"))
+}
+
+/// Whether `v` holds a PIL image anywhere (the default collate refuses one).
+fn holds_pil(v: &Value) -> bool {
+    match v {
+        Value::Tuple(items) => is_pil(v) || items.iter().any(holds_pil),
+        _ => false,
+    }
+}
+
+/// Whether `f` is a user callable a dataset may run as a transform: a function, lambda or
+/// bound method, or an instance of a user class that defines `__call__` (or an `nn.Module`'s
+/// `forward`), with no base the engine does not see.
+fn user_callable(cx: &dyn ModelCtx, st: &State, f: &Value) -> bool {
+    match f {
+        Value::Func(_) | Value::Bound(..) => true,
+        Value::Ref(id) => match st.get(*id) {
+            Obj::Instance { class, .. } => {
+                let class = *class;
+                if cx.has_unknown_base(st, class) {
+                    return false;
+                }
+                let defines = |name: &str| matches!(cx.class_lookup(st, class, name), Some((_, Value::Func(_))));
+                defines("__call__") || (cx.lib_base(st, class).is_some() && defines("forward"))
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// At most this many outcomes of a user transform are joined into one sample.
+const MAX_OUTCOMES: usize = 8;
+
+/// A user callable given as a transform (`transform=TwoCrop(tf)`, a function, a lambda, a step
+/// of a `Compose`, `Lambda(f)`), run once on the sample `x` (a tensor, or a PIL image it sees as
+/// an opaque object: `PIL`) on a copy of the path whose changes are dropped (it runs per
+/// sample, in the loader). Its checks run, and report where every sample would fail. What it
+/// returns is the sample when it is made of tensors (or PIL images, for the next step of a
+/// `Compose`): a tensor, or a tuple, list or dict (of string keys) of them, copied into `st`
+/// (`carry`). Several outcomes (a random choice) join as the outcomes of a `__getitem__` do,
+/// when they hold no list or dict; anything else, or no outcome (it raises), is Unknown.
+fn run_user(cx: &mut dyn ModelCtx, st: &mut State, f: &Value, x: Value, span: Span) -> Value {
+    if !user_callable(cx, st, f) {
+        return Value::Unknown;
+    }
+    let mut inner = st.clone();
+    let arg = match &x {
+        Value::Tensor(_) => x.clone(),
+        v if is_pil(v) => {
+            let attrs = BTreeMap::from([(Rc::from(PIL_IMAGE), x.clone())]);
+            Value::Ref(inner.alloc(Obj::Namespace { kind: Rc::from(PIL), attrs }))
+        }
+        _ => return Value::Unknown,
+    };
+    let results = cx.call(f.clone(), vec![arg], Vec::new(), inner, span);
+    if results.is_empty() || results.len() > MAX_OUTCOMES {
+        return Value::Unknown;
+    }
+    if let [(from, v)] = &results[..] {
+        return carry(from, st, v, 0).unwrap_or(Value::Unknown);
+    }
+    let mut joined: Option<Value> = None;
+    for (from, v) in &results {
+        let mut scratch = st.clone();
+        let Some(v) = carry(from, &mut scratch, v, 0) else { return Value::Unknown };
+        if refers_to_objects(&v) {
+            return Value::Unknown;
+        }
+        joined = match joined {
+            None => Some(v),
+            Some(j) => match join_sample(cx, st, &j, &v) {
+                Some(v) => Some(v),
+                None => return Value::Unknown,
+            },
+        };
+    }
+    joined.unwrap_or(Value::Unknown)
+}
+
+/// A value a user transform returned on the path `from`, made of tensors and PIL images (the
+/// namespace `run_user` handed in, back to its tuple), in tuples, lists and dicts of string
+/// keys: the same value on the path `to`, its lists and dicts new objects there and its
+/// tensors of their shapes as `from` resolves them (what else a tensor carries, its graph and
+/// provenance, stays behind). `None` for anything else.
+fn carry(from: &State, to: &mut State, v: &Value, depth: usize) -> Option<Value> {
+    if depth > 4 {
+        return None;
+    }
+    match v {
+        Value::Tensor(t) => {
+            let shape = from.resolve(&t.shape);
+            Some(keep_untracked(on(tensor_value(shape, t.dtype), t.device), t.grad.clone()))
+        }
+        Value::Tuple(items) => {
+            let items = items.iter().map(|i| carry(from, to, i, depth + 1)).collect::<Option<Vec<_>>>()?;
+            Some(Value::Tuple(Rc::new(items)))
+        }
+        Value::Ref(id) => match from.get(*id).clone() {
+            Obj::Namespace { kind, attrs } if &*kind == PIL => attrs.get(PIL_IMAGE).filter(|p| is_pil(p)).cloned(),
+            Obj::List(items) if !items.is_empty() => {
+                let items = items.iter().map(|i| carry(from, to, i, depth + 1)).collect::<Option<Vec<_>>>()?;
+                Some(Value::Ref(to.alloc(Obj::List(items))))
+            }
+            Obj::Dict(kvs) if !kvs.is_empty() && kvs.iter().all(|(k, _)| matches!(k, Value::Str(Some(_)))) => {
+                let kvs = kvs.iter().map(|(k, v)| Some((k.clone(), carry(from, to, v, depth + 1)?))).collect::<Option<Vec<_>>>()?;
+                Some(Value::Ref(to.alloc(Obj::Dict(kvs))))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A call of a transform object from user code (`self.transform(x)` in a user transform or a
+/// `__getitem__`): on a PIL image (the namespace `run_user` handed in) or a tensor, as the
+/// dataset would apply it (`apply_transform`); a PIL image it returns is again such a
+/// namespace. Anything else, or other arguments, is Unknown.
+pub fn call_transform(cx: &mut dyn ModelCtx, st: State, t: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
+    let mut st = st;
+    let ([x], true) = (&args[..], kwargs.is_empty()) else { return vec![(st, Value::Unknown)] };
+    let x = match x {
+        Value::Tensor(_) => x.clone(),
+        Value::Ref(id) => match st.get(*id) {
+            Obj::Namespace { kind, attrs } if &**kind == PIL => match attrs.get(PIL_IMAGE) {
+                Some(p) if is_pil(p) => p.clone(),
+                _ => return vec![(st, Value::Unknown)],
+            },
+            _ => return vec![(st, Value::Unknown)],
+        },
+        _ => return vec![(st, Value::Unknown)],
+    };
+    let v = match apply_transform(cx, &mut st, &t, x, span) {
+        p if is_pil(&p) => {
+            let attrs = BTreeMap::from([(Rc::from(PIL_IMAGE), p)]);
+            Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from(PIL), attrs }))
+        }
+        v => v,
+    };
+    vec![(st, v)]
+}
+
+/// Whether `v` is a transform object (`torchvision.transforms.*`) the model built.
+pub fn is_transform(st: &State, v: &Value) -> bool {
+    matches!(v, Value::Ref(id) if matches!(st.get(*id), Obj::Namespace { kind, .. } if &**kind == "Transform"))
 }
 
 /// Whether `RandomCrop` of `(th, tw)` fits the image `h x w` after its padding (or pads as needed).
@@ -805,8 +971,9 @@ fn make_batch(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value, item: &Valu
 }
 
 /// One sample as the collate function sees it: the dims of its tensors that are not constant
-/// are unknown, and its ints that are not are ints of their own (they differ between samples).
-fn per_sample(cx: &mut dyn ModelCtx, st: &State, item: &Value) -> Value {
+/// are unknown, and its ints that are not are ints of their own (they differ between samples);
+/// its lists and dicts (of string keys) are objects of its own.
+fn per_sample(cx: &mut dyn ModelCtx, st: &mut State, item: &Value) -> Value {
     match item {
         Value::Tensor(t) => {
             let s = st.resolve(&t.shape);
@@ -819,6 +986,17 @@ fn per_sample(cx: &mut dyn ModelCtx, st: &State, item: &Value) -> Value {
         Value::Int(p) if p.as_const().is_none() => Value::Int(cx.fresh_int_sym("n", 0)),
         Value::Str(Some(s)) if &**s == "<label>" => Value::Unknown,
         Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| per_sample(cx, st, i)).collect())),
+        Value::Ref(id) => match st.get(*id).clone() {
+            Obj::List(items) => {
+                let items = items.iter().map(|i| per_sample(cx, st, i)).collect();
+                Value::Ref(st.alloc(Obj::List(items)))
+            }
+            Obj::Dict(kvs) if kvs.iter().all(|(k, _)| matches!(k, Value::Str(Some(_)))) => {
+                let kvs = kvs.iter().map(|(k, v)| (k.clone(), per_sample(cx, st, v))).collect();
+                Value::Ref(st.alloc(Obj::Dict(kvs)))
+            }
+            _ => item.clone(),
+        },
         v => v.clone(),
     }
 }
@@ -1008,7 +1186,15 @@ fn collate(cx: &mut dyn ModelCtx, st: &mut State, item: &Value, b: &Dim) -> Valu
         Value::Int(_) | Value::Bool(_) => keep_untracked(on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)), Grad::Unknown),
         Value::Str(Some(s)) if &**s == "<label>" => keep_untracked(on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)), Grad::Unknown),
         Value::Float(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Double)), Some(Device::Cpu)),
+        // a PIL image: the default collate raises
+        v if is_pil(v) => Value::Unknown,
         Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| collate(cx, st, i, b)).collect())),
+        // a list (a user transform's views `[v1, v2]`) becomes a list of batches, item by item
+        Value::Ref(id) if matches!(st.get(*id), Obj::List(_)) => {
+            let Obj::List(items) = st.get(*id).clone() else { return Value::Unknown };
+            let batched = items.iter().map(|v| collate(cx, st, v, b)).collect();
+            Value::Ref(st.alloc(Obj::List(batched)))
+        }
         // a dict of string keys becomes a dict of batches, key by key (a new dict: each batch
         // is its own object)
         Value::Ref(id) if matches!(st.get(*id), Obj::Dict(items) if items.iter().all(|(k, _)| matches!(k, Value::Str(Some(_))))) => {
