@@ -1,5 +1,6 @@
 //! Calls: evaluating the arguments, dispatching on the callee (user functions and classes,
-//! modules, library functions and methods, builtins), instantiating user classes and
+//! modules, library functions and methods, builtins, torchvision transform objects, which
+//! `models::torch::transforms::call_transform` applies), instantiating user classes and
 //! dataclasses, generators (run for their first element), and running a user function's
 //! body, through its call summary when one applies (`engine::memo`).
 
@@ -314,6 +315,9 @@ impl<'a> Interp<'a> {
                     }
                     out
                 }
+                // a torchvision transform called from user code (`self.transform(img)` in a
+                // user transform or `__getitem__`)
+                Callee::Other if torch::transforms::is_transform(&st, &Value::Ref(id)) => torch::transforms::call_transform(self, st, Value::Ref(id), args, kwargs, span),
                 Callee::Other => vec![(st, Value::Unknown)],
             },
             Value::Lib(path) => {

@@ -1,10 +1,15 @@
 //! `torch.utils.data` (TensorDataset, DataLoader, user Dataset subclasses) and torchvision
-//! datasets and transforms: what one batch looks like.
+//! datasets: what one batch looks like (the transforms are in `transforms.rs`).
 //!
 //! A loop over a DataLoader runs one generalised iteration whose batch is the *first* batch:
 //! `min(batch_size, len(dataset))` samples when the length is known, else `batch_size`
 //! (a fresh symbol when unknown). The first batch is exact for every run that enters the
 //! loop, so a report inside the loop body holds for every such run.
+//!
+//! A dataset's sample is what its transform makes of the image (`transforms.rs`: torchvision
+//! transforms, and user callables run on the sample). The default collate stacks a sample into
+//! a batch as torch's `default_collate` does: a tuple item by item, a list into a list of
+//! batches (a user transform's two views), a dict into a dict of batches.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -12,9 +17,10 @@ use std::rc::Rc;
 use crate::models::bind;
 use crate::models::registry::{self, Api, ApiKind, Decl, ParamKind};
 use super::tensor::tensor_value;
+use super::transforms::{apply_transform, holds_pil, is_pil, transform, user_callable};
 
 /// A tensor value on a device.
-fn on(v: Value, device: Option<Device>) -> Value {
+pub(super) fn on(v: Value, device: Option<Device>) -> Value {
     match v {
         Value::Tensor(t) => Value::Tensor(Rc::new((*t).clone().on(device))),
         v => v,
@@ -31,7 +37,7 @@ pub(in crate::models::torch) fn ns(st: &mut State, kind: &str, attrs: Vec<(&str,
     Value::Ref(st.alloc(Obj::Namespace { kind: Rc::from(kind), attrs }))
 }
 
-fn ns_attr(st: &State, v: &Value, kind: &str, attr: &str) -> Option<Value> {
+pub(super) fn ns_attr(st: &State, v: &Value, kind: &str, attr: &str) -> Option<Value> {
     let Value::Ref(id) = v else { return None };
     match st.get(*id) {
         Obj::Namespace { kind: k, attrs } if &**k == kind => attrs.get(attr).cloned(),
@@ -285,7 +291,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         let img = match (chw, b.get("transform")) {
             (Some(chw), Some(t)) if !matches!(t, Value::None) => {
                 let pil = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), chw[0].clone(), chw[1].clone(), chw[2].clone()]));
-                apply_transform(cx, &st, t, pil, _span)
+                apply_transform(cx, &mut st, t, pil, _span)
             }
             _ => Value::Unknown,
         };
@@ -299,7 +305,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         let image = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(3), Value::Unknown, Value::Unknown]));
         let img = match b.get("transform") {
             None | Some(Value::None) => Value::Unknown,
-            Some(t) => apply_transform(cx, &st, t, image, _span),
+            Some(t) => apply_transform(cx, &mut st, t, image, _span),
         };
         let item = sample(img, label, b.get("transform"));
         // `.classes`: one name per class folder, as many as there are (torch finds at least one)
@@ -327,7 +333,7 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
     let image = Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(c), Value::int(h), Value::int(w)]));
     let img = match b.get("transform") {
         None | Some(Value::None) => Value::Unknown,
-        Some(t) => apply_transform(cx, &st, t, image, _span),
+        Some(t) => apply_transform(cx, &mut st, t, image, _span),
     };
     let item = sample(img, label, b.get("transform"));
     let mut attrs = vec![("item", item), ("len", len.clone())];
@@ -393,7 +399,7 @@ fn split_lengths(parts: &[Value], n: Option<i128>) -> Option<Vec<Value>> {
 /// tuple of them); anything else, or more than one outcome, is Unknown. Its checks run, and
 /// report where every sample would fail.
 fn target_of(cx: &mut dyn ModelCtx, st: &State, f: &Value, span: Span) -> Value {
-    if !matches!(f, Value::Func(_) | Value::Bound(..)) {
+    if !user_callable(cx, st, f) {
         return Value::Unknown;
     }
     let index = Value::Int(cx.fresh_int_sym("label", 0));
@@ -416,223 +422,11 @@ fn sample(img: Value, label: Value, transform: Option<&Value>) -> Value {
     if img.is_unknown() && transform.is_some_and(|t| !matches!(t, Value::None)) {
         return Value::Unknown;
     }
+    // a PIL image (no `ToTensor`): the default collate raises on it, so no batch is modelled
+    if holds_pil(&img) {
+        return Value::Unknown;
+    }
     Value::Tuple(Rc::new(vec![img, label]))
-}
-
-/// A transform's construction: the namespace `apply_transform` reads (its name, and the
-/// arguments that decide its output), or Unknown for a configuration that is not modelled.
-fn transform(cx: &mut dyn ModelCtx, st: State, name: &str, b: BTreeMap<&'static str, Value>) -> Vals {
-    let mut st = st;
-    let mut attrs = vec![("name", Value::Str(Some(Rc::from(name))))];
-    let number = |v: &Value| matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_));
-    // a `fill` sequence must match the image's channels: only a number (or the default)
-    let fill_ok = match b.get("fill") {
-        None => true,
-        Some(v) => number(v) || (matches!(name, "AutoAugment" | "RandAugment" | "TrivialAugmentWide") && matches!(v, Value::None)),
-    };
-    if !fill_ok {
-        return vec![(st, Value::Unknown)];
-    }
-    match name {
-        "Compose" => match b.get("transforms").and_then(|a| cx.iterate(&mut st, a, Span::default())) {
-            Some(items) => attrs.push(("steps", Value::Tuple(Rc::new(items)))),
-            None => return vec![(st, Value::Unknown)],
-        },
-        "Resize" | "CenterCrop" | "RandomCrop" | "RandomResizedCrop" => {
-            let Some(size) = b.get("size") else { return vec![(st, Value::Unknown)] };
-            attrs.push(("size", size.clone()));
-            // `max_size` rescales a long edge (and is refused with a (h, w) size)
-            if b.get("max_size").is_some_and(|m| !matches!(m, Value::None)) {
-                return vec![(st, Value::Unknown)];
-            }
-            if name == "RandomCrop" {
-                // reflect/symmetric padding needs the padding narrower than the image
-                if !matches!(b.get("padding_mode").map(|m| m.as_str()), None | Some(Some("constant" | "edge"))) {
-                    return vec![(st, Value::Unknown)];
-                }
-                match b.get("pad_if_needed") {
-                    None | Some(Value::Bool(false)) => {}
-                    Some(Value::Bool(true)) => attrs.push(("pad_if_needed", Value::Bool(true))),
-                    Some(_) => return vec![(st, Value::Unknown)],
-                }
-                // (left, top, right, bottom)
-                let pad = match b.get("padding") {
-                    None | Some(Value::None) => Some(vec![Value::int(0); 4]),
-                    Some(p @ Value::Int(_)) => Some(vec![p.clone(); 4]),
-                    Some(p) => match cx.iterate(&mut st, p, Span::default()) {
-                        Some(v) if v.len() == 1 => Some(vec![v[0].clone(); 4]),
-                        Some(v) if v.len() == 2 => Some(vec![v[0].clone(), v[1].clone(), v[0].clone(), v[1].clone()]),
-                        Some(v) if v.len() == 4 => Some(v),
-                        _ => None,
-                    },
-                };
-                match pad {
-                    Some(p) if p.iter().all(|v| matches!(v, Value::Int(_))) => attrs.push(("padding", Value::Tuple(Rc::new(p)))),
-                    _ => return vec![(st, Value::Unknown)],
-                }
-            }
-        }
-        "Normalize" => {
-            // the number of values of mean and std (None: a number, which broadcasts)
-            let mut counts = Vec::new();
-            for key in ["mean", "std"] {
-                let Some(v) = b.get(key) else { return vec![(st, Value::Unknown)] };
-                let items = if number(v) { vec![v.clone()] } else { cx.iterate(&mut st, v, Span::default()).unwrap_or_default() };
-                if items.is_empty() || !items.iter().all(number) {
-                    return vec![(st, Value::Unknown)];
-                }
-                // torch refuses a std of zero
-                if key == "std" && items.iter().any(|i| matches!(i, Value::Float(Some(f)) if *f == 0.0) || i.as_const_int() == Some(0)) {
-                    return vec![(st, Value::Unknown)];
-                }
-                counts.push(Value::int(if number(v) { 1 } else { items.len() as i128 }));
-            }
-            attrs.push(("counts", Value::Tuple(Rc::new(counts))));
-        }
-        "ConvertImageDtype" => match b.get("dtype") {
-            Some(d @ Value::DType(_)) => attrs.push(("dtype", d.clone())),
-            _ => return vec![(st, Value::Unknown)],
-        },
-        "RandomRotation" => match b.get("expand") {
-            // `expand=True` grows the image to hold the rotated one
-            None | Some(Value::Bool(false)) => {}
-            _ => return vec![(st, Value::Unknown)],
-        },
-        // a user function of the image (`Lambda(lambda x: x.view(-1))`)
-        "Lambda" => match b.get("lambd") {
-            Some(f @ (Value::Func(_) | Value::Bound(..))) => attrs.push(("lambd", f.clone())),
-            _ => return vec![(st, Value::Unknown)],
-        },
-        "RandomErasing" => match b.get("value") {
-            // a sequence must have 1 or C values; "random" is fine
-            None => {}
-            Some(v) if number(v) || v.as_str() == Some("random") => {}
-            _ => return vec![(st, Value::Unknown)],
-        },
-        _ => {}
-    }
-    let v = ns(&mut st, "Transform", attrs);
-    vec![(st, v)]
-}
-
-/// Apply a transform to a sample: PIL images are `("<pil>", C, H, W)` tuples until `ToTensor`.
-fn apply_transform(cx: &mut dyn ModelCtx, st: &State, t: &Value, x: Value, span: Span) -> Value {
-    let Some(Value::Str(Some(name))) = ns_attr(st, t, "Transform", "name") else { return Value::Unknown };
-    let pil = |v: &Value| -> Option<(Value, Value, Value)> {
-        match v {
-            Value::Tuple(p) if p.len() == 4 && p[0].as_str() == Some("<pil>") => Some((p[1].clone(), p[2].clone(), p[3].clone())),
-            _ => None,
-        }
-    };
-    let float_tensor = |v: &Value| matches!(v, Value::Tensor(t) if t.dtype.is_some_and(DType::is_floating));
-    match &*name {
-        "Compose" => {
-            let Some(Value::Tuple(steps)) = ns_attr(st, t, "Transform", "steps") else { return Value::Unknown };
-            let mut x = x;
-            for s in steps.iter() {
-                x = apply_transform(cx, st, s, x, span);
-            }
-            x
-        }
-        "ToTensor" | "PILToTensor" => match pil(&x) {
-            Some((c, h, w)) => {
-                let dims = [c, h, w].iter().map(|v| v.as_int().map(|p| Dim::known(p.clone(), None)).unwrap_or_else(Dim::unknown)).collect();
-                on(tensor_value(Shape::known(dims), Some(if &*name == "ToTensor" { DType::Float } else { DType::Byte })), Some(Device::Cpu))
-            }
-            None => Value::Unknown,
-        },
-        "Resize" | "CenterCrop" | "RandomCrop" | "RandomResizedCrop" => {
-            let size = ns_attr(st, t, "Transform", "size");
-            let hw = match &size {
-                Some(Value::Int(p)) => {
-                    if &*name == "Resize" {
-                        // Resize(int) keeps the aspect ratio: only square inputs of a known
-                        // size are exact; others become an image of unknown size
-                        match pil(&x) {
-                            Some((_, h, w)) if h == w && h.as_int().is_some() => Some((Value::Int(p.clone()), Value::Int(p.clone()))),
-                            Some(_) => Some((Value::Unknown, Value::Unknown)),
-                            None => None,
-                        }
-                    } else {
-                        Some((Value::Int(p.clone()), Value::Int(p.clone())))
-                    }
-                }
-                Some(Value::Tuple(items)) if items.len() == 2 => Some((items[0].clone(), items[1].clone())),
-                _ => None,
-            };
-            match (pil(&x), hw) {
-                (Some((c, h, w)), Some((th, tw))) => {
-                    if &*name == "RandomCrop" && !random_crop_fits(st, t, &h, &w, &th, &tw) {
-                        // torch raises: the crop is larger than the (padded) image
-                        return Value::Unknown;
-                    }
-                    Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), c, th, tw]))
-                }
-                _ => Value::Unknown,
-            }
-        }
-        "Grayscale" => match pil(&x) {
-            Some((_, h, w)) => Value::Tuple(Rc::new(vec![Value::Str(Some(Rc::from("<pil>"))), Value::int(1), h, w])),
-            None => Value::Unknown,
-        },
-        // a float tensor image [..., C, H, W] whose C matches the number of means and stds (or 1)
-        "Normalize" => {
-            let (Value::Tensor(tt), Some(Value::Tuple(counts))) = (&x, ns_attr(st, t, "Transform", "counts")) else { return Value::Unknown };
-            let s = st.resolve(&tt.shape);
-            if !float_tensor(&x) || s.prefix.is_some() || s.dims.len() < 3 {
-                return Value::Unknown;
-            }
-            let Some(c) = s.dims[s.dims.len() - 3].as_const() else { return Value::Unknown };
-            if counts.iter().all(|n| matches!(n.as_const_int(), Some(n) if n == 1 || n == c)) {
-                x
-            } else {
-                Value::Unknown
-            }
-        }
-        "ConvertImageDtype" => match (&x, ns_attr(st, t, "Transform", "dtype")) {
-            // to a floating dtype (from a float one, or a known integer one)
-            (Value::Tensor(tt), Some(Value::DType(d))) if tt.dtype.is_some() && d.is_floating() => on(tensor_value(tt.shape.clone(), Some(d)), tt.device),
-            _ => Value::Unknown,
-        },
-        // called on a tensor image (a PIL image is not modelled as Python sees it), on a copy
-        // of the path whose changes are dropped (it runs per sample): a result that refers to
-        // no object, of one outcome, is the sample
-        "Lambda" => {
-            let (Value::Tensor(_), Some(f)) = (&x, ns_attr(st, t, "Transform", "lambd")) else { return Value::Unknown };
-            match <[_; 1]>::try_from(cx.call(f, vec![x], Vec::new(), st.clone(), span)) {
-                Ok([(_, v @ Value::Tensor(_))]) => v,
-                _ => Value::Unknown,
-            }
-        }
-        // tensors only (a PIL image is a TypeError)
-        "RandomErasing" => match x {
-            Value::Tensor(_) => x,
-            _ => Value::Unknown,
-        },
-        // PIL images only here: on a float tensor some of their operations raise
-        "AutoAugment" | "RandAugment" | "TrivialAugmentWide" => match pil(&x) {
-            Some(_) => x,
-            None => Value::Unknown,
-        },
-        "RandomHorizontalFlip" | "RandomVerticalFlip" | "ColorJitter" | "RandomRotation" | "RandomAffine" => match (&x, pil(&x)) {
-            (Value::Tensor(_), _) | (_, Some(_)) => x,
-            _ => Value::Unknown,
-        },
-        _ => Value::Unknown,
-    }
-}
-
-/// Whether `RandomCrop` of `(th, tw)` fits the image `h x w` after its padding (or pads as needed).
-fn random_crop_fits(st: &State, t: &Value, h: &Value, w: &Value, th: &Value, tw: &Value) -> bool {
-    if matches!(ns_attr(st, t, "Transform", "pad_if_needed"), Some(Value::Bool(true))) {
-        return true;
-    }
-    let Some(Value::Tuple(p)) = ns_attr(st, t, "Transform", "padding") else { return false };
-    let k = |v: &Value| v.as_const_int();
-    match (k(h), k(w), k(th), k(tw), k(&p[0]), k(&p[1]), k(&p[2]), k(&p[3])) {
-        (Some(h), Some(w), Some(th), Some(tw), Some(l), Some(tp), Some(r), Some(bt)) => h + tp + bt >= th && w + l + r >= tw,
-        _ => false,
-    }
 }
 
 /// The batches a full pass over a DataLoader sees: the full batch and, when the dataset's
@@ -805,8 +599,9 @@ fn make_batch(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value, item: &Valu
 }
 
 /// One sample as the collate function sees it: the dims of its tensors that are not constant
-/// are unknown, and its ints that are not are ints of their own (they differ between samples).
-fn per_sample(cx: &mut dyn ModelCtx, st: &State, item: &Value) -> Value {
+/// are unknown, and its ints that are not are ints of their own (they differ between samples);
+/// its lists and dicts (of string keys) are objects of its own.
+fn per_sample(cx: &mut dyn ModelCtx, st: &mut State, item: &Value) -> Value {
     match item {
         Value::Tensor(t) => {
             let s = st.resolve(&t.shape);
@@ -819,6 +614,17 @@ fn per_sample(cx: &mut dyn ModelCtx, st: &State, item: &Value) -> Value {
         Value::Int(p) if p.as_const().is_none() => Value::Int(cx.fresh_int_sym("n", 0)),
         Value::Str(Some(s)) if &**s == "<label>" => Value::Unknown,
         Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| per_sample(cx, st, i)).collect())),
+        Value::Ref(id) => match st.get(*id).clone() {
+            Obj::List(items) => {
+                let items = items.iter().map(|i| per_sample(cx, st, i)).collect();
+                Value::Ref(st.alloc(Obj::List(items)))
+            }
+            Obj::Dict(kvs) if kvs.iter().all(|(k, _)| matches!(k, Value::Str(Some(_)))) => {
+                let kvs = kvs.iter().map(|(k, v)| (k.clone(), per_sample(cx, st, v))).collect();
+                Value::Ref(st.alloc(Obj::Dict(kvs)))
+            }
+            _ => item.clone(),
+        },
         v => v.clone(),
     }
 }
@@ -922,7 +728,7 @@ fn join_items(cx: &mut dyn ModelCtx, st: &mut State, items: &[Value]) -> Option<
     }
 }
 
-fn refers_to_objects(v: &Value) -> bool {
+pub(super) fn refers_to_objects(v: &Value) -> bool {
     let mut refers = false;
     crate::value::gc::value_ids(v, &mut |_| refers = true);
     refers
@@ -974,7 +780,7 @@ pub fn join_all(cx: &mut dyn ModelCtx, st: &State, items: &[Value]) -> Option<Va
 /// rank and dtype keep the dims they agree on (the others are sizes of their own); two ints
 /// are an int; tuples join item by item. `None` when they differ otherwise (a tensor against
 /// a number, different ranks, dtypes or lengths): the batch is Unknown.
-fn join_sample(cx: &mut dyn ModelCtx, st: &State, a: &Value, b: &Value) -> Option<Value> {
+pub(super) fn join_sample(cx: &mut dyn ModelCtx, st: &State, a: &Value, b: &Value) -> Option<Value> {
     if a == b {
         return Some(a.clone());
     }
@@ -1008,7 +814,15 @@ fn collate(cx: &mut dyn ModelCtx, st: &mut State, item: &Value, b: &Dim) -> Valu
         Value::Int(_) | Value::Bool(_) => keep_untracked(on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)), Grad::Unknown),
         Value::Str(Some(s)) if &**s == "<label>" => keep_untracked(on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Long)), Some(Device::Cpu)), Grad::Unknown),
         Value::Float(_) => on(tensor_value(Shape::known(vec![b.clone()]), Some(DType::Double)), Some(Device::Cpu)),
+        // a PIL image: the default collate raises
+        v if is_pil(v) => Value::Unknown,
         Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| collate(cx, st, i, b)).collect())),
+        // a list (a user transform's views `[v1, v2]`) becomes a list of batches, item by item
+        Value::Ref(id) if matches!(st.get(*id), Obj::List(_)) => {
+            let Obj::List(items) = st.get(*id).clone() else { return Value::Unknown };
+            let batched = items.iter().map(|v| collate(cx, st, v, b)).collect();
+            Value::Ref(st.alloc(Obj::List(batched)))
+        }
         // a dict of string keys becomes a dict of batches, key by key (a new dict: each batch
         // is its own object)
         Value::Ref(id) if matches!(st.get(*id), Obj::Dict(items) if items.iter().all(|(k, _)| matches!(k, Value::Str(Some(_))))) => {
@@ -1027,7 +841,7 @@ fn collate(cx: &mut dyn ModelCtx, st: &mut State, item: &Value, b: &Dim) -> Valu
 
 /// A sample or a batch stacked from tensors autograd does not record (a dataset's tensors made
 /// without `requires_grad`; any integer tensor) is not recorded either (SHP309).
-fn keep_untracked(v: Value, from: Grad) -> Value {
+pub(super) fn keep_untracked(v: Value, from: Grad) -> Value {
     match v {
         Value::Tensor(t) => {
             let g = match (t.dtype, from) {

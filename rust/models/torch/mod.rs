@@ -30,6 +30,7 @@ pub mod reduce;
 pub mod reshape;
 pub mod resample;
 pub mod tensor;
+pub mod transforms;
 pub mod zoo;
 
 use crate::models::registry::Decl;
