@@ -115,6 +115,30 @@ pub fn join_all(paths: Vec<State>) -> Vec<State> {
     join_with_values(paths.into_iter().map(|s| (s, Value::None)).collect()).into_iter().map(|(s, _)| s).collect()
 }
 
+/// [`join_all`] for paths that are every execution reaching the point (the paths that go round
+/// a loop none has left yet, `Interp::bound_loop_paths`). When they join into one state, that
+/// state stands for all of them: it is tainted only where their common prefix is, as for two
+/// complementary sides of one opaque choice (`State::absorb`). Not when a path was tainted
+/// beyond what its own branches show (a lossy merge before), or took an assumption about an
+/// unknown input past that prefix: the report rule weighs an assumption's alternatives itself.
+pub fn join_covering(paths: Vec<State>) -> Vec<State> {
+    use super::Branch;
+    let choice = |b: &Branch| matches!(b, Branch::Opaque(..) | Branch::Assume(..));
+    let explained = paths.iter().all(|p| p.tainted == p.branches.iter().any(choice));
+    let n = paths.iter().map(|p| p.branches.len()).min().unwrap_or(0);
+    let prefix = (0..n).take_while(|&i| paths.iter().all(|p| p.branches[i] == paths[0].branches[i])).count();
+    let assumed = paths.iter().any(|p| p.branches[prefix..].iter().any(|b| matches!(b, Branch::Assume(..))));
+    let prefix_tainted = paths.first().is_some_and(|p| p.branches[..prefix].iter().any(choice));
+    let mut out = join_all(paths);
+    if let [one] = out.as_mut_slice()
+        && explained
+        && !assumed
+    {
+        one.tainted = prefix_tainted;
+    }
+    out
+}
+
 /// [`join_all`] for paths that each carry a value (what a function returns on it): the values
 /// of the paths joined together are joined too.
 pub fn join_with_values(paths: Vec<(State, Value)>) -> Vec<(State, Value)> {
@@ -136,4 +160,45 @@ pub fn join_with_values(paths: Vec<(State, Value)>) -> Vec<(State, Value)> {
         s.collect_dead_past(l0, v);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{FileId, Span};
+    use crate::value::Branch;
+
+    fn path(choices: &[(u32, u32)], assume: bool) -> State {
+        let mut st = State::new();
+        for &(at, side) in choices {
+            st.branches.push(Branch::Opaque(Span { file: FileId(0), start: at, end: at + 1 }, side, 2));
+            st.tainted = true;
+        }
+        if assume {
+            st.branches.push(Branch::Assume(Span { file: FileId(0), start: 99, end: 100 }, 1, 2));
+            st.tainted = true;
+        }
+        st
+    }
+
+    #[test]
+    fn every_execution_joined_is_untainted_but_for_its_prefix() {
+        // two opaque choices in a loop iteration, all four combinations
+        let all = vec![path(&[(1, 0), (2, 0)], false), path(&[(1, 0), (2, 1)], false), path(&[(1, 1), (2, 0)], false), path(&[(1, 1), (2, 1)], false)];
+        let joined = join_covering(all.clone());
+        assert_eq!(joined.len(), 1);
+        assert!(!joined[0].tainted && joined[0].branches.is_empty());
+        // pairwise, as any join: tainted
+        assert!(join_all(all)[0].tainted);
+        // a choice before the loop stays in the prefix, and taints
+        let inside = vec![path(&[(0, 1), (1, 0)], false), path(&[(0, 1), (1, 1)], false), path(&[(0, 1), (2, 0)], false)];
+        assert!(join_covering(inside)[0].tainted);
+        // an assumption about an unknown input is weighed by the report rule, not here
+        let assumed = vec![path(&[(1, 0)], true), path(&[(1, 1)], false)];
+        assert!(join_covering(assumed)[0].tainted);
+        // a path tainted by an earlier lossy merge, its choices gone from its branches
+        let mut hidden = path(&[], false);
+        hidden.tainted = true;
+        assert!(join_covering(vec![hidden, path(&[(1, 1)], false)])[0].tainted);
+    }
 }

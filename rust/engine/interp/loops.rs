@@ -113,7 +113,7 @@ impl<'a> Interp<'a> {
                 }
             }
             live = merge(next, self.settings.prune);
-            live = self.bound_paths_at(live, span, super::LOOP_JOIN_AT);
+            live = self.bound_loop_paths(live, span, out.is_empty());
             out = self.bound_exits(out, span);
             self.note_paths(live.len() + out.len());
             if live.is_empty() || self.abandoned {
@@ -382,7 +382,7 @@ impl<'a> Interp<'a> {
                             }
                         }
                     }
-                    live = self.bound_paths_at(live, span, super::LOOP_JOIN_AT);
+                    live = self.bound_loop_paths(live, span, out.is_empty());
                     out = self.bound_exits(out, span);
                     self.note_paths(live.len() + out.len());
                     if live.is_empty() || self.abandoned {

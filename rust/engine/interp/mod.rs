@@ -460,6 +460,18 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// [`Interp::bound_paths_at`] for the paths that go round a loop. When no path has left the
+    /// loop yet (`every`: no `break`, `return` or false test so far), they are every execution
+    /// that reached the loop, and their join stands for all of them: the opaque choices they
+    /// took inside the loop no longer taint it (`value::join::join_covering`).
+    pub(super) fn bound_loop_paths(&mut self, live: Vec<State>, span: Span, every: bool) -> Vec<State> {
+        if live.len() <= LOOP_JOIN_AT || !self.settings.prune {
+            return live;
+        }
+        self.note_joined(live.len(), span);
+        if every { crate::value::join::join_covering(live) } else { crate::value::join::join_all(live) }
+    }
+
     /// [`Interp::bound_paths`] for the paths a loop left, kept in `out` while it runs on: those
     /// that left by `break` (or by its test), and those that returned (with their values
     /// joined: an early stop checked in each of 256 epochs returns from each).
