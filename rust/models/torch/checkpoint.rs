@@ -144,6 +144,8 @@ pub fn subscript(cx: &mut dyn ModelCtx, st: State, id: ObjId, key: &Value, span:
 /// - every call in `source` whose name says it saves (`torch.save`, `save_checkpoint`,
 ///   `accelerator.save`, `img.save`, ...) ran as a `torch.save` the log holds, or calls a
 ///   function `source` defines (whose own saves are then in the log);
+/// - the read spells its key as a string constant at the subscript (`ckpt["optimizer"]`, not
+///   a key the program builds);
 /// - some save wrote the file the read loaded (the same known string): a checkpoint the
 ///   program never writes (pretrained weights) is not judged;
 /// - the key is none of the keys any save wrote;
@@ -161,6 +163,9 @@ pub fn missing(log: &Log, source: &str, site: Span, place: &dyn Fn(Span) -> Stri
         return None;
     }
     for r in &reads {
+        if r.site.file == FileId::MAIN && !literal_at(source, r.site, &r.key) {
+            return None;
+        }
         if !log.saves.iter().any(|s| s.path.as_deref() == Some(&*r.path)) {
             return None;
         }
@@ -250,6 +255,17 @@ fn defines(source: &str, name: &str) -> bool {
     })
 }
 
+/// Whether the subscript at `site` spells `key` as a plain string constant (`ckpt["key"]`): a
+/// key the program builds (`ckpt[f"{prefix}optimizer"]`, `ckpt[name]`) is not judged, as
+/// [`only_read_or_written`] could not find its tests and stores in the text.
+fn literal_at(source: &str, site: Span, key: &str) -> bool {
+    let Some(text) = source.get(site.start as usize..site.end as usize) else { return false };
+    ["\"", "'"].iter().any(|q| {
+        let quoted = format!("{q}{key}{q}");
+        text.match_indices(&quoted).any(|(i, _)| i == 0 || !is_ident(text.as_bytes()[i - 1]))
+    })
+}
+
 /// Whether every quoted occurrence of `key` in `source` is a subscript read (`x["key"]` not
 /// followed by `=`) or a dict literal's key (`{"key": ...}`, `, "key": ...`).
 fn only_read_or_written(source: &str, key: &str) -> bool {
@@ -288,6 +304,20 @@ mod tests {
         assert!(unobserved_save_call(src, &[]));
         assert!(unobserved_save_call("img.save('x.png')\n", &[]));
         assert!(!unobserved_save_call("saved = 1\nprint(saved)\n", &[]));
+    }
+
+    #[test]
+    fn only_a_key_spelled_at_the_read_is_judged() {
+        let src = "a = ck['optimizer']\nb = ck[f'optimizer']\nc = ck[key]\nd = ck[\"sched\"]\n";
+        let site = |line: &str| {
+            let start = src.find(line).unwrap() + 4;
+            Span { file: FileId::MAIN, start: start as u32, end: (start + line.len() - 4) as u32 }
+        };
+        assert!(literal_at(src, site("a = ck['optimizer']"), "optimizer"));
+        assert!(!literal_at(src, site("b = ck[f'optimizer']"), "optimizer"));
+        assert!(!literal_at(src, site("c = ck[key]"), "optimizer"));
+        assert!(literal_at(src, site("d = ck[\"sched\"]"), "sched"));
+        assert!(!literal_at(src, site("d = ck[\"sched\"]"), "sch"));
     }
 
     #[test]
