@@ -11,6 +11,7 @@ pub mod numpy;
 pub mod ctx;
 pub mod registry;
 pub mod stdlib;
+pub mod text;
 pub mod torch;
 
 use std::collections::BTreeMap;
