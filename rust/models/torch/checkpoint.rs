@@ -3,8 +3,15 @@
 //! Each `torch.save(obj, f)` the analysis runs is logged ([`Log::saves`]): its site, its file
 //! when `f` is a known string, and the keys of `obj` when it is a dict whose keys are all known
 //! strings (a literal, `dict(...)`, `{**base, ...}`, keys stored one by one: the core follows
-//! the dict). `torch.load(f)` gives a `Namespace` object of kind [`CHECKPOINT`], a value of
-//! unknown type until a use tells it is a tensor (`loaded.rs`). When `f` is a known string, a
+//! the dict). The file is known when the program builds it from known values (`models::text`):
+//! a constant, a variable or an argparse default, `+`, an f-string (`f"{save_dir}/last.pt"`,
+//! `f"epoch_{epoch:03d}.pt"` of a known epoch), `str.format`, `%`, `os.path.join` and the
+//! string methods `join`, `replace`, `strip`, `upper`, `lower`. A part not known (an epoch the
+//! analysis cannot tell, a float, a spec not modelled) leaves the whole file unknown: no save
+//! or load is matched by a guess.
+//!
+//! `torch.load(f)` gives a `Namespace` object of kind [`CHECKPOINT`], a value of unknown type
+//! until a use tells it is a tensor (`loaded.rs`). When `f` is a known string, a
 //! constant string subscript of it is logged ([`Log::reads`]) and recorded as a candidate
 //! warning at the subscript. The candidate is settled only once the entry has run
 //! (`engine::report::settle_checkpoints`), when every save is known, whether it runs before or
@@ -146,8 +153,8 @@ pub fn subscript(cx: &mut dyn ModelCtx, st: State, id: ObjId, key: &Value, span:
 ///   function `source` defines (whose own saves are then in the log);
 /// - the read spells its key as a string constant at the subscript (`ckpt["optimizer"]`, not
 ///   a key the program builds);
-/// - some save wrote the file the read loaded (the same known string): a checkpoint the
-///   program never writes (pretrained weights) is not judged;
+/// - some save wrote the file the read loaded (the same known string, however it was built):
+///   a checkpoint the program never writes (pretrained weights) is not judged;
 /// - the key is none of the keys any save wrote;
 /// - the key appears in `source` only as a subscript read (`ckpt["key"]`) or a dict literal
 ///   key: a test (`"key" in ckpt`), a `.get("key")`, a store, a list of keys, all mean the
