@@ -96,6 +96,20 @@ fn a_key_the_program_expects_may_be_missing_is_not_reported() {
     }
 }
 
+#[test]
+fn a_path_built_from_known_strings_is_followed_and_one_not_known_matches_nothing() {
+    // the save writes `torch.save(..., CKPT)`: the resume loads the same file, built otherwise
+    let extra = "import os\nimport sys\nDIR, NAME = \"\", \"ckpt\"\nEPOCH = int(sys.argv[1])\n";
+    let read = |path: &str| format!("        ckpt = torch.load({path})\n        optimizer.load_state_dict(ckpt[\"optimizer\"])");
+    for path in ["os.path.join(DIR, \"ckpt.pt\")", "f\"{NAME}.pt\"", "\"{}.pt\".format(NAME)", "\"%s.pt\" % NAME", "os.path.basename(\"runs/ckpt.pt\")"] {
+        assert_eq!(shp312(&script(SAVE, &read(path), extra)).len(), 1, "{path}");
+    }
+    // a part the analysis cannot tell (a command-line epoch), or another file
+    for path in ["f\"{NAME}{EPOCH}.pt\"", "os.path.join(DIR, f\"{EPOCH}\", \"ckpt.pt\")", "f\"{NAME}.pth\""] {
+        assert_eq!(shp312(&script(SAVE, &read(path), extra)), vec![], "{path}");
+    }
+}
+
 /// A project in a fresh temporary directory (with a `pyproject.toml` root marker).
 fn project(name: &str, files: &[(&str, &str)]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("shape-lint-ckpt-{}-{name}", std::process::id()));

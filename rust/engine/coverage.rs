@@ -158,7 +158,7 @@ fn label_of(e: &Expr, callee: Option<&String>) -> Option<String> {
         ExprKind::BoolOp { .. } => "and/or".into(),
         ExprKind::IfExp { .. } => "conditional expression".into(),
         ExprKind::Comp { .. } => "comprehension".into(),
-        ExprKind::FString(_) => "f-string".into(),
+        ExprKind::FString(..) => "f-string".into(),
         ExprKind::Yield(_) => "yield".into(),
         ExprKind::Unknown => "unsupported expression (await, IPython escape)".into(),
         ExprKind::Starred(_) => "starred".into(),

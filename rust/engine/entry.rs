@@ -666,7 +666,7 @@ fn sure_expr(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
             }
         }
         E::Slice(a, b, c) => [a, b, c].into_iter().flatten().for_each(|x| sure_expr(x, f)),
-        E::FString(xs) => xs.iter().for_each(|x| sure_expr(x, f)),
+        E::FString(xs, _) => xs.iter().for_each(|x| sure_expr(x, f)),
         E::Yield(Some(a)) => sure_expr(a, f),
         E::Name(_) | E::Const(_) | E::Lambda(_) | E::Yield(None) | E::Unknown => {}
     }
@@ -706,7 +706,7 @@ pub(crate) fn all_exprs(e: &ir::Expr, f: &mut dyn FnMut(&ir::Expr)) {
             args.iter().for_each(|a| all_exprs(&a.value, f));
             kwargs.iter().for_each(|k| all_exprs(&k.value, f));
         }
-        E::Tuple(xs) | E::List(xs) | E::Set(xs) | E::FString(xs) => xs.iter().for_each(|x| all_exprs(x, f)),
+        E::Tuple(xs) | E::List(xs) | E::Set(xs) | E::FString(xs, _) => xs.iter().for_each(|x| all_exprs(x, f)),
         E::BoolOp { values, .. } => values.iter().for_each(|x| all_exprs(x, f)),
         E::Dict(kv) => kv.iter().for_each(|(k, v)| {
             if let Some(k) = k {

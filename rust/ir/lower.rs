@@ -333,6 +333,29 @@ impl Lowerer {
         Box::new(self.expr(e))
     }
 
+    /// The pieces of an f-string's (or a format spec's) elements; their expressions go to
+    /// `exprs` in the order they run.
+    fn fstring_elements(&mut self, elements: &py::InterpolatedStringElements, exprs: &mut Vec<Expr>) -> Vec<FPiece> {
+        let mut pieces = Vec::new();
+        for el in elements.iter() {
+            match el {
+                py::InterpolatedStringElement::Literal(l) => pieces.push(FPiece::Lit(Rc::from(&*l.value))),
+                py::InterpolatedStringElement::Interpolation(i) => {
+                    let before = exprs.len();
+                    exprs.push(self.expr(&i.expression));
+                    let conv = i.conversion.to_byte().map(char::from);
+                    let spec = match &i.format_spec {
+                        Some(s) => self.fstring_elements(&s.elements, exprs),
+                        None => Vec::new(),
+                    };
+                    // `{value=}` writes its own source text too: not modelled
+                    pieces.push(if i.debug_text.is_some() { FPiece::Opaque { exprs: exprs.len() - before } } else { FPiece::Field { conv, spec } });
+                }
+            }
+        }
+        pieces
+    }
+
     fn exprs(&mut self, es: &[py::Expr]) -> Vec<Expr> {
         es.iter().map(|e| self.expr(e)).collect()
     }
@@ -459,19 +482,16 @@ impl Lowerer {
                 ExprKind::Call { func, args, kwargs }
             }
             E::FString(f) => {
-                let mut parts = Vec::new();
+                let (mut exprs, mut pieces) = (Vec::new(), Vec::new());
                 for part in f.value.iter() {
-                    if let py::FStringPart::FString(fs) = part {
-                        for el in fs.elements.iter() {
-                            if let py::InterpolatedStringElement::Interpolation(i) = el {
-                                parts.push(self.expr(&i.expression));
-                            }
-                        }
+                    match part {
+                        py::FStringPart::Literal(s) => pieces.push(FPiece::Lit(Rc::from(s.value.as_ref()))),
+                        py::FStringPart::FString(fs) => pieces.extend(self.fstring_elements(&fs.elements, &mut exprs)),
                     }
                 }
-                ExprKind::FString(parts)
+                ExprKind::FString(exprs, Rc::new(pieces))
             }
-            E::TString(_) => ExprKind::FString(Vec::new()),
+            E::TString(_) => ExprKind::FString(Vec::new(), Rc::new(vec![FPiece::Opaque { exprs: 0 }])),
             E::StringLiteral(s) => ExprKind::Const(Const::Str(Rc::from(s.value.to_str()))),
             E::BytesLiteral(_) => ExprKind::Const(Const::Bytes),
             E::NumberLiteral(n) => ExprKind::Const(match &n.value {

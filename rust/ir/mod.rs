@@ -298,10 +298,23 @@ pub enum ExprKind {
     Named(Name, Box<Expr>),
     /// `yield value` (its own value, what is sent in, is unknown).
     Yield(Option<Box<Expr>>),
-    /// An f-string or t-string: a string of unknown value whose parts are still evaluated.
-    FString(Vec<Expr>),
+    /// An f-string: its interpolated expressions in the order they run (a field's value, then
+    /// the fields of its spec), and its text (`FPiece::Field` takes them in that order). A
+    /// t-string (a template, not a string) has one `Opaque` piece.
+    FString(Vec<Expr>, Rc<Vec<FPiece>>),
     /// `await`, `yield`, IPython escapes, invalid nodes: an unknown value.
     Unknown,
+}
+
+/// A piece of an f-string's text.
+#[derive(Debug)]
+pub enum FPiece {
+    Lit(Rc<str>),
+    /// `{value!conv:spec}`: the next expression, converted (`s`, `r`, `a`) and formatted with
+    /// `spec` (empty when there is none).
+    Field { conv: Option<char>, spec: Vec<FPiece> },
+    /// Text not modelled (`{value=}`, a t-string), which takes the next `exprs` expressions.
+    Opaque { exprs: usize },
 }
 
 /// An assignment target.

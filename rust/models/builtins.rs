@@ -212,8 +212,16 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
             (Some(Value::Float(None)), None) => Value::Int(cx.fresh_int_sym("n", UNBOUNDED)),
             _ => Value::Unknown,
         },
-        "str" | "repr" | "format" => Value::Str(match args.first() {
-            Some(Value::Str(s)) if name == "str" => s.clone(),
+        // of a known str, int, bool or None (`repr` of a str or None; `format` with a spec
+        // `text` renders exactly)
+        "str" | "repr" | "format" => Value::Str(match (name, args.first(), args.get(1)) {
+            _ if !kwargs.is_empty() || args.len() > 2 => None,
+            ("str", Some(Value::Str(s)), None) => s.clone(),
+            ("str", Some(v), None) => super::text::str_of(v).map(Rc::from),
+            ("str", None, None) => Some(Rc::from("")),
+            ("repr", Some(v), None) => super::text::repr_of(v).map(Rc::from),
+            ("format", Some(v), None) => super::text::format_value(v, "").map(Rc::from),
+            ("format", Some(v), Some(Value::Str(Some(spec)))) => super::text::format_value(v, spec).map(Rc::from),
             _ => None,
         }),
         "bool" => match args.first() {
@@ -679,10 +687,51 @@ pub fn split(text: &str, args: &[Value]) -> Option<Vec<Value>> {
     (parts.len() <= 512).then(|| parts.into_iter().map(|p| Value::Str(Some(Rc::from(p)))).collect())
 }
 
-/// Methods of strings: the few whose result is decided.
-pub fn str_method(s: &Option<Rc<str>>, name: &str, args: &[Value]) -> Value {
+/// The known strings of a tuple or a list (`sep.join(items)`).
+fn known_strs<'v>(st: &'v State, v: &'v Value) -> Option<Vec<&'v str>> {
+    let items: &[Value] = match v {
+        Value::Tuple(items) => items,
+        Value::Ref(id) => match st.get(*id) {
+            Obj::List(items) => items,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    items.iter().map(|i| i.as_str()).collect()
+}
+
+/// Methods of strings: the few whose result is decided. Of a known string, with known
+/// arguments: `format` (`text::str_format`), `join` of a tuple or list of known strings,
+/// `upper`/`lower` (ASCII text), `strip`/`lstrip`/`rstrip`, `replace`, `startswith`/`endswith`.
+pub fn str_method(st: &State, s: &Option<Rc<str>>, name: &str, args: &[Value], kwargs: &[(Name, Value)]) -> Value {
+    use super::text;
+    let known = |t: Option<String>| Value::Str(t.map(Rc::from));
+    let text = s.as_deref();
+    let plain = kwargs.is_empty();
     match name {
-        "format" | "join" | "upper" | "lower" | "strip" | "replace" => Value::Str(None),
+        "format" => known(text.and_then(|t| text::str_format(t, args, kwargs))),
+        "join" => known(match (text, args) {
+            (Some(sep), [items]) if plain => known_strs(st, items).map(|items| items.join(sep)),
+            _ => None,
+        }),
+        "upper" | "lower" => known(match text {
+            Some(t) if plain && args.is_empty() && t.is_ascii() => Some(if name == "upper" { t.to_ascii_uppercase() } else { t.to_ascii_lowercase() }),
+            _ => None,
+        }),
+        "strip" | "lstrip" | "rstrip" => known(match (text, args) {
+            (Some(t), [] | [Value::None]) if plain => text::strip(t, name, None),
+            (Some(t), [Value::Str(Some(chars))]) if plain => text::strip(t, name, Some(chars)),
+            _ => None,
+        }),
+        "replace" => known(match (text, args) {
+            (Some(t), [Value::Str(Some(old)), Value::Str(Some(new))]) if plain => Some(t.replace(&**old, new)),
+            (Some(t), [Value::Str(Some(old)), Value::Str(Some(new)), count]) if plain => match count.as_const_int() {
+                Some(n) if n < 0 => Some(t.replace(&**old, new)),
+                Some(n) => Some(t.replacen(&**old, new, n.min(usize::MAX as i128) as usize)),
+                None => None,
+            },
+            _ => None,
+        }),
         "startswith" | "endswith" => match (s, args.first().and_then(|a| a.as_str())) {
             (Some(s), Some(p)) => Value::Bool(if name == "startswith" { s.starts_with(p) } else { s.ends_with(p) }),
             _ => Value::Unknown,

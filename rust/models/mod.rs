@@ -11,6 +11,7 @@ pub mod numpy;
 pub mod ctx;
 pub mod registry;
 pub mod stdlib;
+pub mod text;
 pub mod torch;
 
 use std::collections::BTreeMap;
@@ -35,6 +36,10 @@ pub fn import(dotted: &str) -> Value {
     {
         return numpy::lib_attr(path, name); // `from numpy import newaxis, float32`
     }
+    // (of `os`, only the `os.path` functions `stdlib::os_path` models)
+    if matches!(canon, "os" | "os.path" | "posixpath") || stdlib::is_os_path(canon) {
+        return Value::Lib(Rc::from(canon));
+    }
     // (of `sys`, only `argv` and `sys.path`'s extension are followed: `lib_attr`)
     if canon == "sys" {
         return Value::Lib(Rc::from("sys"));
@@ -51,6 +56,9 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
     let full = format!("{path}.{name}");
     if path == "numpy" || path.starts_with("numpy.") {
         return numpy::lib_attr(path, name);
+    }
+    if path == "os" || path.starts_with("os.") || path == "posixpath" {
+        return if full == "os.path" || stdlib::is_os_path(&full) { Value::Lib(Rc::from(full.as_str())) } else { Value::Unknown };
     }
     if path == "sys" || path.starts_with("sys.") {
         return match full.as_str() {
@@ -286,6 +294,10 @@ pub fn call_lib(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, 
     }
     if path.starts_with("numpy.") {
         return numpy::call(cx, st, path, args, kwargs, span);
+    }
+    // `os.path.join(save_dir, "last.pt")` of known strings
+    if let Some(v) = stdlib::os_path(path, &args, &kwargs) {
+        return vec![(st, v)];
     }
     // the import path, extended by a known directory (`sys.path.append("../..")`)
     if matches!(path, "sys.path.append" | "sys.path.insert") {
@@ -792,7 +804,10 @@ pub fn call_method(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, ar
             let lo = if matches!(name, "find" | "rfind") { -1 } else { 0 };
             vec![(st, Value::Int(cx.fresh_int_sym("n", lo)))]
         }
-        Value::Str(s) => vec![(st, builtins::str_method(s, name, &args))],
+        Value::Str(s) => {
+            let v = builtins::str_method(&st, s, name, &args, &kwargs);
+            vec![(st, v)]
+        }
         // tuple methods (`index`, `count`) and the rest are not modelled
         _ => vec![(st, Value::Unknown)],
     }

@@ -1,5 +1,6 @@
 //! Standard-library models: `argparse` (defaults of a run without arguments),
-//! `collections.OrderedDict`, `dataclasses.field`, `math`. Everything else is Unknown.
+//! `collections.OrderedDict`, `dataclasses.field`, `math`, `os.path` of known strings.
+//! Everything else is Unknown.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -11,6 +12,34 @@ use crate::value::*;
 /// Whether `path` names a standard-library object that `call` models (or knows to be Unknown).
 pub fn handles(path: &str) -> bool {
     ["argparse.", "collections.", "dataclasses.", "math."].iter().any(|p| path.starts_with(p))
+}
+
+/// The `os.path` functions [`os_path`] models (`os.path.join`, `posixpath.join`, ...).
+pub fn is_os_path(path: &str) -> bool {
+    let f = path.strip_prefix("os.path.").or_else(|| path.strip_prefix("posixpath."));
+    matches!(f, Some("join" | "basename" | "dirname" | "splitext"))
+}
+
+/// `os.path.join`, `basename`, `dirname`, `splitext` of known strings (POSIX semantics:
+/// `posixpath`); `None` for anything else, whose call is not modelled.
+pub fn os_path(path: &str, args: &[Value], kwargs: &[(Name, Value)]) -> Option<Value> {
+    use super::text;
+    let f = path.strip_prefix("os.path.").or_else(|| path.strip_prefix("posixpath."))?;
+    if !kwargs.is_empty() {
+        return None;
+    }
+    let parts: Vec<&str> = args.iter().map(|a| a.as_str()).collect::<Option<_>>()?;
+    let s = |x: &str| Value::Str(Some(Rc::from(x)));
+    match (f, parts.as_slice()) {
+        ("join", [_, ..]) => Some(s(&text::path_join(&parts))),
+        ("basename", [p]) => Some(s(text::basename(p))),
+        ("dirname", [p]) => Some(s(text::dirname(p))),
+        ("splitext", [p]) => {
+            let (root, ext) = text::splitext(p);
+            Some(Value::Tuple(Rc::new(vec![s(root), s(ext)])))
+        }
+        _ => None,
+    }
 }
 
 /// Call a standard-library function or class by qualified name (`handles(path)` holds).

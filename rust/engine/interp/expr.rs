@@ -458,10 +458,12 @@ impl<'a> Interp<'a> {
                 }
                 out
             }
-            ExprKind::FString(parts) => {
+            ExprKind::FString(parts, pieces) => {
                 let mut out = Vec::new();
-                for (st, _) in self.eval_list(parts, st, ctx) {
-                    out.push((st, Value::Str(None)));
+                for (st, vs) in self.eval_list(parts, st, ctx) {
+                    let mut values = vs.iter();
+                    let text = crate::models::text::fstring(pieces, &mut values);
+                    out.push((st, Value::Str(text.map(Rc::from))));
                 }
                 out
             }

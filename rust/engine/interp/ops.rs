@@ -143,6 +143,17 @@ impl<'a> Interp<'a> {
             (BinOp::Add, Value::Str(Some(x)), Value::Str(Some(y))) => {
                 return vec![(st, Value::Str(Some(Rc::from(format!("{x}{y}")))))];
             }
+            // `"%s_%d.pt" % (name, epoch)`: a tuple's items, or the one value on the right (a
+            // mapping or another object, whose `%` differs, is not followed)
+            (BinOp::Mod, Value::Str(Some(template)), rhs) => {
+                let args = match rhs {
+                    Value::Tuple(items) => Some(items.to_vec()),
+                    Value::Str(Some(_)) | Value::Int(_) | Value::Bool(_) | Value::None => Some(vec![rhs.clone()]),
+                    _ => None,
+                };
+                let text = args.and_then(|a| crate::models::text::percent_format(template, &a));
+                return vec![(st, Value::Str(text.map(Rc::from)))];
+            }
             (BinOp::Add, Value::Str(_), Value::Str(_)) | (BinOp::Mod, Value::Str(_), _) => return vec![(st, Value::Str(None))],
             (BinOp::Add, Value::Tuple(x), Value::Tuple(y)) => {
                 let mut v = x.as_ref().clone();

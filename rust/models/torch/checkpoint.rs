@@ -3,8 +3,15 @@
 //! Each `torch.save(obj, f)` the analysis runs is logged ([`Log::saves`]): its site, its file
 //! when `f` is a known string, and the keys of `obj` when it is a dict whose keys are all known
 //! strings (a literal, `dict(...)`, `{**base, ...}`, keys stored one by one: the core follows
-//! the dict). `torch.load(f)` gives a `Namespace` object of kind [`CHECKPOINT`], a value of
-//! unknown type until a use tells it is a tensor (`loaded.rs`). When `f` is a known string, a
+//! the dict). The file is known when the program builds it from known values (`models::text`):
+//! a constant, a variable or an argparse default, `+`, an f-string (`f"{save_dir}/last.pt"`,
+//! `f"epoch_{epoch:03d}.pt"` of a known epoch), `str.format`, `%`, `os.path.join` and the
+//! string methods `join`, `replace`, `strip`, `upper`, `lower`. A part not known (an epoch the
+//! analysis cannot tell, a float, a spec not modelled) leaves the whole file unknown: no save
+//! or load is matched by a guess.
+//!
+//! `torch.load(f)` gives a `Namespace` object of kind [`CHECKPOINT`], a value of unknown type
+//! until a use tells it is a tensor (`loaded.rs`). When `f` is a known string, a
 //! constant string subscript of it is logged ([`Log::reads`]) and recorded as a candidate
 //! warning at the subscript. The candidate is settled only once the entry has run
 //! (`engine::report::settle_checkpoints`), when every save is known, whether it runs before or
@@ -144,8 +151,10 @@ pub fn subscript(cx: &mut dyn ModelCtx, st: State, id: ObjId, key: &Value, span:
 /// - every call in `source` whose name says it saves (`torch.save`, `save_checkpoint`,
 ///   `accelerator.save`, `img.save`, ...) ran as a `torch.save` the log holds, or calls a
 ///   function `source` defines (whose own saves are then in the log);
-/// - some save wrote the file the read loaded (the same known string): a checkpoint the
-///   program never writes (pretrained weights) is not judged;
+/// - the read spells its key as a string constant at the subscript (`ckpt["optimizer"]`, not
+///   a key the program builds);
+/// - some save wrote the file the read loaded (the same known string, however it was built):
+///   a checkpoint the program never writes (pretrained weights) is not judged;
 /// - the key is none of the keys any save wrote;
 /// - the key appears in `source` only as a subscript read (`ckpt["key"]`) or a dict literal
 ///   key: a test (`"key" in ckpt`), a `.get("key")`, a store, a list of keys, all mean the
@@ -161,6 +170,9 @@ pub fn missing(log: &Log, source: &str, site: Span, place: &dyn Fn(Span) -> Stri
         return None;
     }
     for r in &reads {
+        if r.site.file == FileId::MAIN && !literal_at(source, r.site, &r.key) {
+            return None;
+        }
         if !log.saves.iter().any(|s| s.path.as_deref() == Some(&*r.path)) {
             return None;
         }
@@ -250,6 +262,17 @@ fn defines(source: &str, name: &str) -> bool {
     })
 }
 
+/// Whether the subscript at `site` spells `key` as a plain string constant (`ckpt["key"]`): a
+/// key the program builds (`ckpt[f"{prefix}optimizer"]`, `ckpt[name]`) is not judged, as
+/// [`only_read_or_written`] could not find its tests and stores in the text.
+fn literal_at(source: &str, site: Span, key: &str) -> bool {
+    let Some(text) = source.get(site.start as usize..site.end as usize) else { return false };
+    ["\"", "'"].iter().any(|q| {
+        let quoted = format!("{q}{key}{q}");
+        text.match_indices(&quoted).any(|(i, _)| i == 0 || !is_ident(text.as_bytes()[i - 1]))
+    })
+}
+
 /// Whether every quoted occurrence of `key` in `source` is a subscript read (`x["key"]` not
 /// followed by `=`) or a dict literal's key (`{"key": ...}`, `, "key": ...`).
 fn only_read_or_written(source: &str, key: &str) -> bool {
@@ -288,6 +311,20 @@ mod tests {
         assert!(unobserved_save_call(src, &[]));
         assert!(unobserved_save_call("img.save('x.png')\n", &[]));
         assert!(!unobserved_save_call("saved = 1\nprint(saved)\n", &[]));
+    }
+
+    #[test]
+    fn only_a_key_spelled_at_the_read_is_judged() {
+        let src = "a = ck['optimizer']\nb = ck[f'optimizer']\nc = ck[key]\nd = ck[\"sched\"]\n";
+        let site = |line: &str| {
+            let start = src.find(line).unwrap() + 4;
+            Span { file: FileId::MAIN, start: start as u32, end: (start + line.len() - 4) as u32 }
+        };
+        assert!(literal_at(src, site("a = ck['optimizer']"), "optimizer"));
+        assert!(!literal_at(src, site("b = ck[f'optimizer']"), "optimizer"));
+        assert!(!literal_at(src, site("c = ck[key]"), "optimizer"));
+        assert!(literal_at(src, site("d = ck[\"sched\"]"), "sched"));
+        assert!(!literal_at(src, site("d = ck[\"sched\"]"), "sch"));
     }
 
     #[test]

@@ -13,15 +13,21 @@ pub const RULE: Rule = Rule {
     raises: true,
     doc: r#"## What it does
 Follows the keys of checkpoint dicts from `torch.save` to `torch.load`. Reports a subscript
-`ckpt["key"]` of a checkpoint the program loads from a file it also saves to (the same path
-string), when every `torch.save` of the program writes a dict with known keys and none of them
-writes that key: typically the optimizer or scheduler state, read by the resume path and never
-saved by the training loop.
+`ckpt["key"]` of a checkpoint the program loads from a file it also saves to, when every
+`torch.save` of the program writes a dict with known keys and none of them writes that key:
+typically the optimizer or scheduler state, read by the resume path and never saved by the
+training loop.
+
+The file is matched by its value, however the program builds it from known values: a constant,
+a variable, an argparse default, `os.path.join(save_dir, "last.pt")`, an f-string
+(`f"{save_dir}/last.pt"`, `f"epoch_{epoch:03d}.pt"`), `"{}/last.pt".format(save_dir)`, `%`, `+`
+and string methods such as `join` and `replace`. A path with a part the analysis cannot tell
+(an epoch read from the command line, a float) matches nothing.
 
 Nothing is reported when the program may write the key some way the analysis does not see: a
 save whose dict it cannot follow, a call that saves by other means (`accelerator.save`, a helper
 of another module), or a key the program tests for (`"optimizer" in ckpt`), reads with `.get`,
-stores or lists. A checkpoint the program never saves (pretrained weights) is never judged.
+stores, lists or builds (only a key written as a string at the subscript is judged). A checkpoint the program never saves (pretrained weights) is never judged.
 
 ## Why is this bad?
 `torch.load` gives back the dict that was saved; reading a key it lacks raises `KeyError` when
