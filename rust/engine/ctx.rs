@@ -113,7 +113,7 @@ impl ModelCtx for Interp<'_> {
         }
     }
 
-    fn checkpoints(&mut self) -> &mut crate::models::torch::checkpoint::Log {
+    fn checkpoints(&mut self) -> &mut crate::rules::training::checkpoint_key_never_saved::Log {
         &mut self.checkpoints
     }
 

@@ -228,7 +228,7 @@ fn settle_checkpoints(interp: &mut Interp) {
             Some((_, m)) => m.clone(),
             None => {
                 let place = |s: Span| interp.place(s);
-                let m = crate::models::torch::checkpoint::missing(&interp.checkpoints, interp.file.source, o.site, &place).map(|v| v.message());
+                let m = crate::rules::training::checkpoint_key_never_saved::missing(&interp.checkpoints, interp.file.source, o.site, &place).map(|v| v.message());
                 decided.push((o.site, m.clone()));
                 m
             }

@@ -91,7 +91,7 @@ pub trait ModelCtx {
     /// Suggest a fix for the next check made on this path (taken by it, whatever it decides).
     fn suggest_fix(&mut self, hint: crate::value::FixHint);
     /// What the analysis saw of checkpoints (`torch.save`, `torch.load`: SHP312).
-    fn checkpoints(&mut self) -> &mut crate::models::torch::checkpoint::Log;
+    fn checkpoints(&mut self) -> &mut crate::rules::training::checkpoint_key_never_saved::Log;
     /// `sys.path.append(dir)` / `sys.path.insert(i, dir)` of a known directory, relative to the
     /// folder the script runs from: later imports search it too.
     fn extend_sys_path(&mut self, _dir: &str) {}

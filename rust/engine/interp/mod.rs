@@ -236,7 +236,7 @@ pub struct Interp<'a> {
     /// torchvision zoo) report there.
     pub user_site: Option<Span>,
     /// The checkpoints saved and read so far (SHP312, settled by `report::settle_checkpoints`).
-    pub checkpoints: crate::models::torch::checkpoint::Log,
+    pub checkpoints: crate::rules::training::checkpoint_key_never_saved::Log,
     /// The checked file's project modules (`engine::project`).
     pub project: crate::engine::project::Project,
     /// The `sys.modules` object of the current entry (`imports.rs`).
