@@ -433,3 +433,27 @@ def test_a_rollout_update_without_zero_grad_adds_the_last_episodes_gradients():
     buggy, fixed = norms["rollout_list_policy_no_zero_grad"], norms["rollout_list_policy_no_zero_grad_ok"]
     assert buggy[1] == pytest.approx(2 * buggy[0], rel=1e-4), buggy
     assert fixed[1] == pytest.approx(fixed[0], rel=1e-4), fixed
+
+
+def test_epochs_of_unknown_number_train_in_eval_mode_after_the_first_evaluation(monkeypatch):
+    """SHP307 in a loop over a number of epochs the analysis does not know: after the first
+    epoch's evaluation, every training forward runs with dropout off; the twin, which calls
+    model.train() at the start of each epoch, trains in training mode."""
+    monkeypatch.setenv("EPOCHS", "3")
+    modes = {}
+    for name in ("epochs_from_environment_eval_not_restored", "epochs_from_environment_eval_not_restored_ok"):
+        fixture = load(name)
+        seen = []
+
+        class Recording(fixture.MLP):
+            def forward(self, x):
+                if torch.is_grad_enabled():
+                    seen.append(self.drop.training)
+                return super().forward(x)
+
+        fixture.MLP = Recording
+        fixture.main()
+        modes[name] = seen
+    buggy, fixed = modes["epochs_from_environment_eval_not_restored"], modes["epochs_from_environment_eval_not_restored_ok"]
+    assert buggy[:4] == [True] * 4 and not any(buggy[4:]) and len(buggy) == 12, buggy
+    assert all(fixed) and len(fixed) == 12, fixed

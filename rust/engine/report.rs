@@ -123,7 +123,8 @@ impl<'a> Interp<'a> {
     /// other branch reaches the same site and its model cannot tell. Sites in embedded code
     /// map to the user's call, where other checks decide: they are left out.
     pub fn reach_mark(&self, st: &State, span: Span) -> Option<(u64, Vec<Branch>, bool, bool)> {
-        if crate::engine::modules::is_embedded(span) {
+        // (nor a probing second iteration, which records only its rule's violations)
+        if crate::engine::modules::is_embedded(span) || self.probe_only.is_some() {
             return None;
         }
         Some((self.records, st.branches.clone(), st.tainted, st.in_try > 0))

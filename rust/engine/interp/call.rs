@@ -681,7 +681,9 @@ impl<'a> Interp<'a> {
                 Ok(out) => {
                     // outcomes of the same frame have the same call sites: built once
                     let mut last: Option<(&memo::CallsBelow, Rc<[Span]>)> = None;
-                    for (site, suffix, tainted, suppressed, undecided, below) in hit.outcomes() {
+                    // (a summary holds no violation: a probing second iteration records none of it)
+                    let outcomes = if self.probe_only.is_some() { &[][..] } else { hit.outcomes() };
+                    for (site, suffix, tainted, suppressed, undecided, below) in outcomes {
                         let mut branches = Vec::with_capacity(branches0.len() + suffix.len());
                         branches.extend(branches0.iter().cloned());
                         branches.extend(suffix.iter().cloned());
@@ -711,7 +713,10 @@ impl<'a> Interp<'a> {
         let read_callers_label = self.oldest_label_read <= counters.5;
         self.oldest_label_read = self.oldest_label_read.min(outer_reads);
         let l0 = entry_state.heap.len();
+        // (a probing second iteration records only one rule's violations: what it ran is no
+        // summary of the call, `loops::second_iteration`)
         let qualifies = !self.abandoned
+            && self.probe_only.is_none()
             && counters.0 == self.syms.infos.len()
             && counters.1 == self.next_shape_var
             && counters.2 == self.cuts

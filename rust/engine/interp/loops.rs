@@ -272,23 +272,35 @@ impl<'a> Interp<'a> {
         }
     }
 
-    /// SHP314 on the second iteration of a generalised loop: when its first iteration left a
-    /// tensor whose graph a `backward()` freed where a tensor (or `None`) was before it (a
-    /// hidden state, `self.hidden`), the body runs once more from that state, recording only
-    /// that rule's violations (as SHP301 and SHP305 judge the next iteration, this assumes
-    /// there is one). Its states are dropped: the loop goes on generalised.
+    /// The rules that need the second iteration of a generalised loop, run once more from the
+    /// state the first left, recording only that rule's violations (as SHP301 and SHP305 judge
+    /// the next iteration, this assumes there is one). Its states are dropped: the loop goes on
+    /// generalised.
+    /// - SHP314, when the first iteration left a tensor whose graph a `backward()` freed where
+    ///   a tensor (or `None`) was before it (a hidden state, `self.hidden`);
+    /// - SHP307, when it left a module it trained in eval mode that was not before it (an
+    ///   evaluation at the end of each epoch): the next epoch's training runs in eval mode
+    ///   unless the body calls `.train()` first.
     fn second_iteration(&mut self, body: &[Stmt], before: &State, after: &State, changed: &[ObjId], ctx: &Ctx) {
-        const RULE: &str = crate::rules::training::backward_freed_graph::RULE.code;
-        if self.probe_only.is_some() || self.abandoned || !carries_freed(before, after, changed) {
+        use crate::rules::training::{backward_freed_graph, train_eval_mode};
+        if self.probe_only.is_some() || self.abandoned {
             return;
         }
-        let coverage = self.coverage.take();
-        self.probe_only = Some(RULE);
-        crate::models::torch::optim::in_loop_body(true);
-        let _ = self.block(body, after.clone(), ctx);
-        crate::models::torch::optim::in_loop_body(false);
-        self.probe_only = None;
-        self.coverage = coverage;
+        for (rule, needed) in [(backward_freed_graph::RULE.code, carries_freed(before, after, changed)), (train_eval_mode::RULE.code, left_in_eval(before, after, changed))] {
+            if !needed || self.abandoned {
+                continue;
+            }
+            if super::debug_enabled() {
+                eprintln!("[shape-lint debug] second iteration of the loop at line {} for {rule}", body.first().map(|s| self.line(s.span)).unwrap_or(0));
+            }
+            let coverage = self.coverage.take();
+            self.probe_only = Some(rule);
+            crate::models::torch::optim::in_loop_body(true);
+            let _ = self.block(body, after.clone(), ctx);
+            crate::models::torch::optim::in_loop_body(false);
+            self.probe_only = None;
+            self.coverage = coverage;
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -710,6 +722,18 @@ fn carries_freed(before: &State, after: &State, changed: &[ObjId]) -> bool {
     changed.iter().any(|&i| match (&*before.heap[i], &*after.heap[i]) {
         (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => in_maps(o, vars),
         (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. }) => in_maps(o, attrs),
+        _ => false,
+    })
+}
+
+/// Whether an iteration left a module it trained (`mode::TRAINED`) in eval mode (`.eval()`,
+/// `mode::EVAL_AT`) that was not in eval mode before it, among the objects it replaced.
+fn left_in_eval(before: &State, after: &State, changed: &[ObjId]) -> bool {
+    let eval = |attrs: &std::collections::BTreeMap<Name, Value>| matches!(attrs.get("training"), Some(Value::Bool(false)));
+    changed.iter().any(|&i| match (&*before.heap[i], &*after.heap[i]) {
+        (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. }) | (Obj::Container { attrs: o, .. }, Obj::Container { attrs, .. }) => {
+            !eval(o) && eval(attrs) && attrs.contains_key(torch::mode::EVAL_AT) && matches!(attrs.get(torch::mode::TRAINED), Some(Value::Bool(true)))
+        }
         _ => false,
     })
 }
