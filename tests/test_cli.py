@@ -657,22 +657,45 @@ def test_encodings(engine, proj, capsys):
     (proj / "bom.py").write_bytes(b"\xef\xbb\xbfSHP101(x)\r\ny = 1\r\n")
     (proj / "broken.py").write_bytes(b"s = '\xff\xfe'\nSHP101(x)\n")
     code, out, err = run(capsys, "check", ".")
-    assert code == 1
+    assert code == 2  # the undecodable file is an error; the others are still checked
     assert finding_lines(out) == [
         "bom.py:1:1: SHP101 fake SHP101 in bom.py",
         "latin.py:3:1: SHP101 fake SHP101 in latin.py",
     ]
-    assert "warning: broken.py" in err and "skipped" in err
+    assert err.splitlines() == [
+        "error: broken.py: cannot decode as utf-8: line 1: byte 0xff: invalid start byte; "
+        "save it as UTF-8 or declare its encoding (PEP 263)"
+    ]
     sources = {os.path.basename(c["filename"]): c["source"] for c in engine}
     assert "s = 'é'" in sources["latin.py"]
     assert sources["bom.py"] == "SHP101(x)\ny = 1\n"
     assert "broken.py" not in sources
 
 
-def test_undecodable_alone_is_not_an_error(engine, proj, capsys):
+def test_undecodable_alone_is_exit_2_never_all_checks_passed(engine, proj, capsys):
     (proj / "broken.py").write_bytes(b"\xff\xfe\xfa\n")
-    code, _, err = run(capsys, "check", "broken.py")
-    assert code == 0 and "warning:" in err
+    code, out, err = run(capsys, "check", "broken.py")
+    assert code == 2 and out == "" and engine == []
+    (line,) = err.splitlines()
+    assert line.startswith("error: broken.py: cannot decode as utf-8: line 1: byte 0xff")
+
+
+def test_undecodable_stdin_is_exit_2(engine, proj, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"# coding: ascii\ns = '\xe9'\n")))
+    code, out, err = run(capsys, "check", "--stdin-filename", "x.py", "-")
+    assert code == 2 and out == ""
+    assert err == "error: x.py: cannot decode as ascii: line 2: byte 0xe9: ordinal not in range(128)\n"
+
+
+def test_unknown_or_contradicted_encoding_is_exit_2(engine, proj, capsys):
+    (proj / "a.py").write_bytes(b"# -*- coding: no-such-codec -*-\nx = 1\n")
+    (proj / "b.py").write_bytes(b"\xef\xbb\xbf# coding: latin-1\nx = 1\n")
+    code, out, err = run(capsys, "check", "a.py", "b.py")
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        "error: a.py: unknown encoding: no-such-codec",
+        "error: b.py: a UTF-8 BOM and a coding declaration of another encoding",
+    ]
 
 
 def test_unreadable_file_exit_2(engine, proj, capsys):

@@ -186,13 +186,43 @@ def test_pyproject_is_cached_per_directory(engine, tmp_path, monkeypatch):
     assert all(c["options"]["max_paths"] == 5 for c in engine)
 
 
-def test_bad_pyproject_is_reported_not_raised(engine, tmp_path):
+def test_bad_pyproject_below_the_start_is_raised_not_shp001(engine, tmp_path):
+    """A config only met while checking (below the paths flake8 was given) stops flake8 with
+    one message naming the key, via flake8's PluginExecutionFailed; never SHP001 per file."""
     (tmp_path / "pyproject.toml").write_text('[tool.shape-lint]\nmax-paths = "lots"\n')
-    (result,) = run_plugin("x = SHP101(y)\n", filename=str(tmp_path / "m.py"))
-    assert result[:2] == (1, 0)
-    assert result[2].startswith("SHP001 shape-lint internal error: configuration error")
-    assert "max-paths" in result[2]
+    with pytest.raises(flake8_plugin._ProjectConfigError) as info:
+        run_plugin("x = SHP101(y)\n", filename=str(tmp_path / "m.py"))
+    assert repr(info.value) == str(info.value)
+    assert str(info.value).startswith(f"shape-lint configuration error: {tmp_path / 'pyproject.toml'}: ")
+    assert "max-paths" in str(info.value)
     assert engine == []
+
+
+class _Options:
+    def __init__(self, filenames, stdin_display_name="stdin"):
+        self.filenames = filenames
+        self.stdin_display_name = stdin_display_name
+
+
+def test_bad_pyproject_above_the_paths_is_one_startup_error(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pyproject.toml").write_text("[tool.shape-lint]\nmax-path = 3\n")
+    (tmp_path / "src").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for filenames in (["src/m.py"], ["."], [], ["-"]):
+        flake8_plugin._PROJECT_CACHE.clear()
+        with pytest.raises(SystemExit) as info:
+            Plugin.parse_options(_Options(filenames))
+        assert info.value.code == 2
+        (line,) = capsys.readouterr().err.splitlines()
+        assert line.startswith(f"flake8: error: shape-lint configuration error: {tmp_path / 'pyproject.toml'}: ")
+        assert "unknown key 'max-path'" in line
+
+
+def test_good_pyproject_passes_startup(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[tool.shape-lint]\nmax-paths = 3\n")
+    monkeypatch.chdir(tmp_path)
+    Plugin.parse_options(_Options(["."]))
+    assert flake8_plugin._project_options(str(tmp_path / "m.py"))["max_paths"] == 3
 
 
 def test_plugin_does_no_noqa_handling(engine):
@@ -331,3 +361,30 @@ def test_e2e_parallel_jobs(tmp_path):
     r = patched_flake8("--select=SHP", "--jobs=2", ".", cwd=tmp_path)
     assert r.returncode == 1, r.stderr
     assert len(r.stdout.splitlines()) == 6
+
+
+# ---------------------------------------------------------------------------------------------
+# Configuration errors end to end (issue 29): one message naming the key, never SHP001
+
+
+def test_e2e_config_typo_is_one_error_naming_the_key(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.shape-lint]\nmax-path = 3\n")
+    (tmp_path / "a.py").write_text("x = SHP101(1)\n")
+    (tmp_path / "b.py").write_text("y = SHP101(2)\n")
+    for args in (["a.py", "b.py"], ["."], ["--jobs=2", "."]):
+        r = patched_flake8("--select=SHP", *args, cwd=tmp_path)
+        assert r.returncode == 2, (r.stdout, r.stderr)
+        assert r.stdout == "" and "SHP001" not in r.stderr and "Traceback" not in r.stderr
+        (line,) = r.stderr.splitlines()
+        assert line.startswith("flake8: error: shape-lint configuration error: ") and "'max-path'" in line
+
+
+def test_e2e_config_typo_below_the_paths_stops_flake8_once(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text("[tool.shape-lint]\ntimeout_ms = 5\n")
+    (tmp_path / "sub" / "m.py").write_text("x = SHP101(1)\n")
+    (tmp_path / "sub" / "n.py").write_text("y = SHP101(2)\n")
+    r = patched_flake8("--select=SHP", "--jobs=1", ".", cwd=tmp_path)
+    assert r.returncode == 1 and "SHP001" not in r.stdout and "Traceback" not in r.stderr, (r.stdout, r.stderr)
+    (line, _verbosity) = r.stdout.splitlines()
+    assert "shape-lint configuration error:" in line and "unknown key 'timeout_ms' (did you mean 'timeout-ms'?)" in line

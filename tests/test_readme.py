@@ -145,6 +145,11 @@ def test_configuration_example_is_valid():
     for block in examples:
         table = tomllib.loads(block)["tool"]["shape-lint"]
         config.settings_from_table(table, where="README")
+        # SHP001 says a file was not checked: an example must not teach hiding it (issue 29)
+        for key in ("ignore", "extend-ignore"):
+            assert not any("SHP001".startswith(c) for c in table.get(key, [])), block
+        for codes in table.get("per-file-ignores", {}).values():
+            assert not any("SHP001".startswith(c) for c in codes), block
 
 
 def test_ruff_external_setting_is_documented():

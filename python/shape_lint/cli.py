@@ -1,6 +1,7 @@
 """The ``shape-lint`` command line (ruff's conventions: ``check``, ``rule``, ``version``, ``server``; ``api``).
 
-Exit codes: 0 no findings, 1 findings, 2 usage / configuration error or unreadable input.
+Exit codes: 0 no findings, 1 findings, 2 usage / configuration error or unreadable input (a
+source that cannot be decoded as Python decodes it, see ``decode_source``, included).
 """
 
 from __future__ import annotations
@@ -174,15 +175,36 @@ def file_exemption(lines: Sequence[str]) -> FileExemption:
 
 
 class UndecodableError(Exception):
-    pass
+    """The bytes of a source are not text in the encoding Python would read them with."""
 
 
 def decode_source(data: bytes) -> str:
-    """Decode per PEP 263 (coding cookie / BOM), then normalise line ends to ``\\n``."""
+    """Decode as Python reads a source file, then normalise line ends to ``\\n``.
+
+    The encoding is Python's own choice (``tokenize.detect_encoding``): a UTF-8 BOM, else a
+    PEP 263 coding declaration on line 1 or 2 (``# -*- coding: latin-1 -*-``), else UTF-8.
+    Bytes that are not valid in that encoding, an unknown encoding or a BOM that contradicts the
+    declaration raise :class:`UndecodableError`, whose message says which and where.
+    """
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:  # an unknown encoding, or a BOM with another declaration
+        msg = str(exc.msg if getattr(exc, "msg", None) else exc)
+        if msg.startswith("invalid or missing encoding declaration"):
+            encoding = "utf-8"  # line 1 or 2 is not UTF-8: the decoding below says where
+        else:
+            if msg.startswith("encoding problem"):
+                msg = "a UTF-8 BOM and a coding declaration of another encoding"
+            raise UndecodableError(msg) from None
+    try:
         text = data.decode(encoding)
-    except (SyntaxError, LookupError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        hint = "; save it as UTF-8 or declare its encoding (PEP 263)" if encoding.startswith("utf-8") else ""
+        raise UndecodableError(
+            f"cannot decode as {encoding}: line {line}: byte {data[exc.start]:#04x}: {exc.reason}{hint}"
+        ) from None
+    except LookupError as exc:  # pragma: no cover - detect_encoding already checks the name
         raise UndecodableError(str(exc)) from None
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -486,7 +508,7 @@ def _check_file(
     try:
         source = decode_source(data)
     except UndecodableError as exc:
-        return FileResult(warning=f"{display}: cannot decode, skipped: {exc}")
+        return FileResult(error=f"{display}: {exc}")
     def check(text: str) -> list[Diagnostic]:
         return check_text(text, display=display, abspath=os.path.abspath(path), settings=settings,
                           selection=selection, ignore_noqa=ignore_noqa, unsafe_fixes=mode.unsafe)
@@ -947,7 +969,7 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             try:
                 source = decode_source(data)
             except UndecodableError as exc:
-                stderr.write(f"warning: {name or '-'}: cannot decode, skipped: {exc}\n")
+                errors.append(f"{name or '-'}: {exc}")
             else:
                 diagnostics += check_text(
                     source,
@@ -1009,6 +1031,8 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
         text = render(fmt, diagnostics, rules=rules, version=_version())
         if fmt in ("concise", "full"):
             text = _fix_summary(text, diagnostics, fixed, mode)
+            if errors and text == "All checks passed!\n":
+                text = ""  # not every file was checked: the errors above say which
     if args.output_file:
         out_path = Path(args.output_file)
         try:

@@ -6,7 +6,15 @@ default ignore list; ``--extend-select SHP9`` turns them on.
 
 Analysis settings come from flake8's ``--shp-*`` options (also from ``[flake8]`` config), falling
 back to ``[tool.shape-lint]`` in the nearest pyproject.toml / shape-lint.toml above the file, so
-flake8 and ``shape-lint check`` agree.
+flake8 and ``shape-lint check`` agree. The text is flake8's: flake8 decodes the file (BOM, PEP 263
+coding line, else UTF-8) as the CLI does (``cli.decode_source``).
+
+A configuration error (a typo in ``[tool.shape-lint]``, validated as the CLI validates it) is one
+message and no findings: for the config above the paths flake8 was given, :meth:`Plugin.parse_options`
+prints ``flake8: error: shape-lint configuration error: FILE: ...`` on stderr and exits 2 (flake8's
+own way with a bad option); for a config file only met below them, the plugin's constructor
+raises, and flake8 stops with ``FILE: "SHP" failed during execution due to ...``. An analyser bug is still one
+``SHP001`` finding on the file (flake8 is never crashed by one).
 
 Importing this module is cheap: no Z3, no threads, no analysis. Z3 is imported only for a file
 that has checks the core left undecided (``shape_lint.solver``); ``--shp-no-solver`` (or
@@ -44,9 +52,9 @@ def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> lis
 _PROJECT_CACHE: dict[str, dict[str, Any] | str] = {}
 
 
-def _project_options(filename: str) -> dict[str, Any]:
-    """Analysis options from the nearest ``[tool.shape-lint]`` above ``filename`` (cached)."""
-    directory = os.path.dirname(os.path.abspath(filename)) if filename else os.getcwd()
+def _directory_options(directory: str) -> dict[str, Any] | str:
+    """Analysis options from the nearest config file above ``directory`` (cached), or the
+    message of its configuration error (the CLI's validation: ``config.settings_from_table``)."""
     cached = _PROJECT_CACHE.get(directory)
     if cached is None:
         from pathlib import Path
@@ -71,15 +79,43 @@ def _project_options(filename: str) -> dict[str, Any]:
                 if not settings.cache:
                     cached["cache"] = False
         except config.ConfigError as exc:
-            cached = f"configuration error: {exc}"
+            cached = f"shape-lint configuration error: {exc}"
         _PROJECT_CACHE[directory] = cached
+    return cached
+
+
+def _project_options(filename: str) -> dict[str, Any]:
+    """Analysis options from the nearest ``[tool.shape-lint]`` above ``filename`` (cached)."""
+    directory = os.path.dirname(os.path.abspath(filename)) if filename else os.getcwd()
+    cached = _directory_options(directory)
     if isinstance(cached, str):
         raise _ProjectConfigError(cached)
     return cached
 
 
 class _ProjectConfigError(Exception):
-    pass
+    """A configuration error met while checking a file (a config file below the paths flake8
+    was given, so not validated at start-up): raised by the plugin's constructor, so flake8 stops
+    with one message, ``FILE: "SHP" failed during execution due to <this message>``."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _start_directories(options: Any) -> list[str]:
+    """The directories whose configuration applies to the paths flake8 was given: a directory
+    argument itself, a file's directory, the current directory for ``-`` (stdin) or no path."""
+    out: list[str] = []
+    for name in getattr(options, "filenames", None) or ["."]:
+        if name == "-":
+            display = getattr(options, "stdin_display_name", "stdin") or "stdin"
+            directory = os.path.dirname(os.path.abspath(display))
+        else:
+            path = os.path.abspath(name)
+            directory = path if os.path.isdir(path) else os.path.dirname(path)
+        if directory not in out:
+            out.append(directory)
+    return out
 
 
 class Plugin:
@@ -95,6 +131,9 @@ class Plugin:
         # ``tree`` is required for flake8 to classify us as an AST plugin; we parse ourselves.
         self.lines = lines
         self.filename = filename
+        # A configuration error raised here (not from ``run``, which flake8 iterates outside its
+        # guard) becomes flake8's PluginExecutionFailed: one message, flake8 stops.
+        _project_options(filename)
 
     @classmethod
     def add_options(cls, option_manager: Any) -> None:
@@ -145,6 +184,15 @@ class Plugin:
             "solver": False if getattr(options, "shp_no_solver", None) else None,
             "cache": False if getattr(options, "shp_no_cache", None) else None,
         }
+        # A broken [tool.shape-lint] is one error at start-up, as flake8 reports a bad option
+        # (argparse's ``flake8: error: ...`` on stderr, exit 2), not a finding on every file.
+        for directory in _start_directories(options):
+            problem = _directory_options(directory)
+            if isinstance(problem, str):
+                import sys
+
+                sys.stderr.write(f"flake8: error: {problem}\n")
+                raise SystemExit(2)
 
     def _options(self) -> dict[str, Any]:
         merged = dict(_project_options(self.filename))
@@ -163,10 +211,8 @@ class Plugin:
                 results.append(
                     (int(f["row"]), max(int(f["col"]) - 1, 0), f"{f['code']} {message}", type(self))
                 )
-        except Exception as exc:  # never crash flake8
+        except Exception as exc:  # never crash flake8 on an analyser bug
             reason = " ".join(f"{type(exc).__name__}: {exc}".splitlines())
-            if isinstance(exc, _ProjectConfigError):
-                reason = str(exc)
             yield (1, 0, f"SHP001 shape-lint internal error: {reason}", type(self))
             return
         yield from results

@@ -343,9 +343,9 @@ class ShapeLintServer(LanguageServer):
             if doc is not None:
                 others[other] = list(doc.lines)
             else:
-                try:
-                    others[other] = Path(path).read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
-                except OSError:
+                try:  # decoded as the core decoded it (BOM, PEP 263 coding line, else UTF-8)
+                    others[other] = cli.split_lines(cli.decode_source(Path(path).read_bytes()))
+                except (OSError, cli.UndecodableError):
                     others[other] = []
         # the negotiated encoding is the client's, whichever document converts it
         return types.Location(uri=other, range=self.to_range(uri, others[other], r["row"], r["col"], r["end_row"], r["end_col"]))

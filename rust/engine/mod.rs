@@ -8,6 +8,7 @@
 //! - `events.rs`: delivering engine events to the enabled rules' subscribers;
 //! - `modules.rs`: the module table (embedded source roots, lowered once);
 //! - `project.rs`: project imports (the user's other files: where they are, loading them);
+//! - `encoding.rs`: those files' bytes as text, decoded as Python decodes source;
 //! - `memo.rs`: call summaries of side-effect-free user calls;
 //! - `entry.rs`: the entry points (the script, every `nn.Module` subclass's `forward`) and
 //!   the per-file budgets;
@@ -24,6 +25,7 @@ mod annotations;
 pub mod check;
 pub mod coverage;
 pub mod ctx;
+pub mod encoding;
 pub mod events;
 pub mod interp;
 pub mod memo;

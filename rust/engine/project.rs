@@ -10,10 +10,12 @@
 //!   Python prefers a regular package anywhere on its path), and never for the libraries the
 //!   core models (a folder named `torch` does not hide torch). Relative imports (`from .layers
 //!   import Block`) start from the importing module's package.
-//! - **Loading** (`Project::load`): each file is read (at most `MAX_FILE_BYTES`), parsed and
+//! - **Loading** (`Project::load`): each file is read (at most `MAX_FILE_BYTES`) and decoded
+//!   as Python decodes source (`encoding.rs`: BOM, PEP 263 coding line, else UTF-8), parsed and
 //!   lowered once per analysis into its own `FileId` (from `FIRST_FILE`) and function-id range;
-//!   at most `MAX_MODULES` files and `MAX_LOADED_BYTES` per analysis. A file that cannot be read, has syntax errors, or
-//!   nests too deeply is not loaded: its import is Unknown, as for any unknown module.
+//!   at most `MAX_MODULES` files and `MAX_LOADED_BYTES` per analysis. A file that cannot be
+//!   read or decoded, has syntax errors, or nests too deeply is not loaded: its import is
+//!   Unknown, as for any unknown module.
 //!   The checked file, imported by name from another module, is the checked IR itself.
 //! - Running a module (`Interp::import_module` in `interp/stmt.rs`) binds it in `sys.modules`
 //!   (a heap object, so each path has its own) before its body runs, as Python does, so cycles
@@ -248,7 +250,7 @@ impl Project {
         if self.loaded.len() >= MAX_MODULES || std::fs::metadata(path).ok()?.len() > MAX_FILE_BYTES {
             return None;
         }
-        let source: Rc<str> = Rc::from(std::fs::read_to_string(path).ok()?);
+        let source: Rc<str> = Rc::from(super::encoding::read_python_source(path)?);
         if self.bytes + source.len() > MAX_LOADED_BYTES {
             return None;
         }
@@ -425,7 +427,7 @@ pub fn facts_of(path: &Path, root: &Path) -> Option<std::sync::Arc<(FileFacts, V
     {
         return Some(f.clone());
     }
-    let facts = scan(&std::fs::read_to_string(path).ok()?);
+    let facts = scan(&super::encoding::read_python_source(path)?);
     let deps = imported_files(path, &facts, root);
     let entry = Arc::new((facts, deps));
     if let Ok(mut map) = index.lock() {
