@@ -9,7 +9,9 @@ from a finding's ``fix``) are at the end; they need no client.
 from __future__ import annotations
 
 import asyncio
+import random
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -40,7 +42,8 @@ async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFa
         )
     )
     yield
-    await lsp_client.shutdown_session()
+    if not getattr(lsp_client, "exited", False):  # a test that ended the server itself
+        await lsp_client.shutdown_session()
 
 
 async def open_doc(client: LanguageClient, name: str, text: str, *, write: bool = True) -> str:
@@ -269,6 +272,45 @@ async def test_hostile_buffers_never_kill_the_server(client: LanguageClient):
     assert [d.code for d in await wait_diagnostics(client, uri)] == ["SHP101"]
 
 
+#: 20,001 syntax errors on one line of 140,000 characters: the positions of the errors were
+#: converted by counting the line's prefix for each (O(N * L)): 5,000 took 15 s to publish,
+#: 20,000 never published and held up `shutdown`.
+MANY_ERRORS = "x = (; " * 20_000 + "\n"
+#: the bound of issue 29: publishing them end to end (server and pytest-lsp's client) took 0.8 to 1.4 s
+#: on a shared 2-core machine (load 3.6); the quadratic conversion would take minutes
+MANY_ERRORS_S = 2.0
+
+
+@pytest.mark.asyncio
+async def test_twenty_thousand_syntax_errors_publish_at_once_and_never_delay_exit(client: LanguageClient):
+    uri = await open_doc(client, "many.py", BUGGY)
+    assert [d.code for d in client.diagnostics[uri]] == ["SHP101"]
+    t0 = time.perf_counter()
+    change(client, uri, 2, MANY_ERRORS)
+    diags = await wait_diagnostics(client, uri)
+    elapsed = time.perf_counter() - t0
+    assert len(diags) == 20_001 and all(d.message.startswith("SyntaxError: ") for d in diags)
+    assert elapsed < MANY_ERRORS_S, f"{len(diags)} syntax errors took {elapsed:.1f} s to publish"
+    # each `(` lacks its expression at the next `;`; the last error is at the end of the text
+    assert [d.range.start for d in diags[:-1]] == [types.Position(line=0, character=i) for i in range(5, len(MANY_ERRORS), 7)]
+    assert diags[-1].range.start == types.Position(line=1, character=0)
+    # the original text's diagnostics come back
+    change(client, uri, 3, BUGGY)
+    assert [d.code for d in await wait_diagnostics(client, uri)] == ["SHP101"]
+    # shutdown is answered, and exit ends the process with status 0, while the hostile buffer
+    # is still being analysed
+    change(client, uri, 4, MANY_ERRORS)
+    await asyncio.sleep(0.05)
+    t0 = time.perf_counter()
+    await asyncio.wait_for(client.shutdown_async(None), 1.0)
+    client.exit(None)
+    client.exited = True  # type: ignore[attr-defined]
+    process = client._server  # the server's process, as pytest-lsp started it
+    assert process is not None
+    assert await asyncio.wait_for(process.wait(), 1.0) == 0
+    assert time.perf_counter() - t0 < 1.0
+
+
 @pytest.mark.asyncio
 async def test_a_half_typed_line_keeps_the_last_shapes(client: LanguageClient):
     uri = await open_doc(client, "net.py", BUGGY)
@@ -367,3 +409,21 @@ def test_fix_action_from_a_findings_fix() -> None:
     new = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
     assert new == "        self.fc2 = nn.Linear(120, 84)"
     assert srv.fix_action("file:///net.py", "SHP101", None, to_range, None) is None
+
+
+@pytest.mark.parametrize("encoding", [types.PositionEncodingKind.Utf8, types.PositionEncodingKind.Utf16, types.PositionEncodingKind.Utf32])
+def test_client_positions_agree_with_pygls(encoding: str) -> None:
+    """``ClientPositions`` (a binary search per position) gives what pygls's codec gives (a count
+    of the line's prefix per position), in each encoding, past line ends and past the text."""
+    from pygls.workspace.position_codec import PositionCodec
+
+    codec = PositionCodec(encoding)
+    rng = random.Random(29)
+    alphabet = ["a", " ", "\u00e9", "\u20ac", "\uffff", "\U0001f600", "\U00010000", "\x00", "\n", "\r\n"]
+    for _ in range(200):
+        lines = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))).splitlines(keepends=True)
+        positions = srv.ClientPositions(lines, encoding)
+        for row in range(0, len(lines) + 3):
+            for col in range(0, 34):
+                want = codec.position_to_client_units(lines, types.Position(line=max(row - 1, 0), character=max(col - 1, 0)))
+                assert positions.position(row, col) == want, (lines, row, col)

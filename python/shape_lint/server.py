@@ -32,14 +32,25 @@ cache entry per keystroke would only fill the folder). A save retakes the projec
 files importing the saved one are analysed against its new text.
 
 A buffer that breaks the analysis (the core's panic guard gives SHP001) or this module (any
-exception: an SHP001 diagnostic naming it) never stops the server.
+exception: an SHP001 diagnostic naming it) never stops the server. The analysis and the LSP
+diagnostics built from it run on one worker thread; the protocol thread only sends them, so
+requests and ``shutdown`` are answered meanwhile. Positions are converted to the client's
+encoding by ``ClientPositions`` (each line's wide characters found once, then a binary search):
+the cost is linear in the diagnostics and the text, where converting each position by counting
+its line's prefix was quadratic for many errors on one long line (5,000 syntax errors took 15 s
+to publish, 20,000 never did and held up ``shutdown``). After ``shutdown`` nothing more is
+analysed or published, and ``exit`` ends the process (``main``) without waiting more than
+``EXIT_GRACE_S`` for an analysis still in the core.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import os
+import re
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,7 +64,7 @@ from . import cli
 from . import config as cfg
 from .output import rule_url
 
-__all__ = ["ShapeLintServer", "fix_action", "main", "noqa_edit"]
+__all__ = ["ClientPositions", "ShapeLintServer", "fix_action", "main", "noqa_edit"]
 
 DEFAULT_DEBOUNCE_MS = 25
 #: The most shapes an inlay hint lists (several paths); the hover lists them all.
@@ -235,6 +246,67 @@ def fix_action(
     )
 
 
+#: The characters that take more than one code unit, per position encoding, and how many more.
+_WIDE = {
+    types.PositionEncodingKind.Utf8: (re.compile("[^\x00-\x7f]"), lambda c: len(c.encode("utf-8")) - 1),
+    types.PositionEncodingKind.Utf16: (re.compile("[\U00010000-\U0010ffff]"), lambda c: 1),
+}
+
+
+class ClientPositions:
+    """1-based rows and code-point columns of one text (``lines``, with their line ends, as
+    pygls splits a document) as LSP positions in the client's encoding (UTF-16 unless another
+    was negotiated).
+
+    The wide characters of a line (beyond the BMP for UTF-16, non-ASCII for UTF-8) are found
+    once, by a regular expression, and a column is its code points plus the extra units of the
+    wide characters before it (a binary search). N positions on one line of length L cost
+    O(L + N log L); pygls's ``position_to_client_units`` counts the line's prefix again for
+    every position, O(L) each, so thousands of syntax errors on one long line took O(N * L)
+    (5,000 errors: 15 s before this class). Past the last line, a position is the end of the
+    text as pygls gives it (``(len(lines), 0)``); a column past a line's end is its end."""
+
+    def __init__(self, lines: Sequence[str], encoding: Any = types.PositionEncodingKind.Utf16) -> None:
+        self.lines = lines
+        self.encoding = encoding
+        self.wide = _WIDE.get(encoding, _WIDE[types.PositionEncodingKind.Utf16]) if encoding != types.PositionEncodingKind.Utf32 else None
+        #: per line: (code-point indices of its wide characters, their extra units summed so far)
+        self._index: dict[int, tuple[list[int], list[int]] | None] = {}
+
+    def _line_index(self, line_no: int) -> tuple[list[int], list[int]] | None:
+        if line_no not in self._index:
+            line = self.lines[line_no]
+            index = None
+            if self.wide is not None and not line.isascii():
+                pattern, extra = self.wide
+                at: list[int] = []
+                total: list[int] = []
+                n = 0
+                for m in pattern.finditer(line):
+                    n += extra(m.group())
+                    at.append(m.start())
+                    total.append(n)
+                index = (at, total) if at else None
+            self._index[line_no] = index
+        return self._index[line_no]
+
+    def position(self, row: int, col: int) -> types.Position:
+        line_no, char = max(row - 1, 0), max(col - 1, 0)
+        if line_no >= len(self.lines):
+            return types.Position(line=len(self.lines), character=0)
+        char = min(char, len(self.lines[line_no]))
+        index = self._line_index(line_no)
+        if index is not None:
+            at, total = index
+            k = bisect.bisect_left(at, char)  # the wide characters before the column
+            if k:
+                char += total[k - 1]
+        return types.Position(line=line_no, character=char)
+
+    def range(self, row: int, col: int, end_row: int, end_col: int) -> types.Range:
+        return types.Range(start=self.position(row, col), end=self.position(end_row, end_col))
+
+
 def parses(source: str) -> bool:
     """Whether the core's parser accepts ``source`` (asked only when an analysis found nothing)."""
     from . import _core
@@ -262,6 +334,8 @@ class ShapeLintServer(LanguageServer):
         # one analysis at a time: the core is single-threaded per file and the machine shared
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shape-lint-analysis")
         self._rules: list[dict[str, Any]] | None = None
+        #: `shutdown` was received: nothing more is analysed or published
+        self.stopping = False
 
     def rules(self) -> list[dict[str, Any]]:
         if self._rules is None:
@@ -274,13 +348,17 @@ class ShapeLintServer(LanguageServer):
         doc = self.workspace.get_text_document(uri)
         return list(doc.lines)
 
+    def encoding(self, uri: str) -> Any:
+        """The position encoding negotiated with the client (every document shares it)."""
+        return self.workspace.get_text_document(uri).position_codec.encoding
+
     def to_client(self, uri: str, lines: Sequence[str], row: int, col: int) -> types.Position:
-        """A 1-based row / code-point column as an LSP position in the negotiated encoding."""
-        doc = self.workspace.get_text_document(uri)
-        return doc.position_codec.position_to_client_units(lines, types.Position(line=max(row - 1, 0), character=max(col - 1, 0)))
+        """A 1-based row / code-point column as an LSP position in the negotiated encoding (one
+        position; many positions of one text go through one ``ClientPositions``)."""
+        return ClientPositions(lines, self.encoding(uri)).position(row, col)
 
     def to_range(self, uri: str, lines: Sequence[str], row: int, col: int, end_row: int, end_col: int) -> types.Range:
-        return types.Range(start=self.to_client(uri, lines, row, col), end=self.to_client(uri, lines, end_row, end_col))
+        return ClientPositions(lines, self.encoding(uri)).range(row, col, end_row, end_col)
 
     def from_client(self, uri: str, pos: types.Position) -> tuple[int, int]:
         doc = self.workspace.get_text_document(uri)
@@ -295,35 +373,42 @@ class ShapeLintServer(LanguageServer):
             old.cancel()
         self.pending[uri] = asyncio.ensure_future(self._run(uri, delay_ms))
 
+    def stale(self, uri: str, version: int | None) -> bool:
+        """Whether an analysis of ``version`` would be published for nothing: the buffer was
+        closed or edited since, or the client asked for shutdown (read from the worker thread
+        too: a dict lookup and an attribute)."""
+        if self.stopping or (uri not in self.results and uri not in self.pending):
+            return True
+        doc = self.workspace.text_documents.get(uri)
+        return doc is None or doc.version != version
+
     async def _run(self, uri: str, delay_ms: int) -> None:
         try:
             if delay_ms:
                 await asyncio.sleep(delay_ms / 1000)
+            if self.stopping:
+                return
             doc = self.workspace.get_text_document(uri)
             version = doc.version
             source = doc.source.replace("\r\n", "\n").replace("\r", "\n")
-            path = uri_to_path(uri)
+            lines = list(doc.lines)
+            encoding = doc.position_codec.encoding
+            previous = self.results.get(uri)
             rules = self.rules()
             loop = asyncio.get_running_loop()
             try:
-                kept, shapes, problem = await loop.run_in_executor(self.executor, analyze, source, path, rules)
+                # the analysis and the diagnostics built from it run on the worker thread: the
+                # protocol thread only sends them, so `shutdown` and requests answer meanwhile
+                done = await loop.run_in_executor(self.executor, self.work, uri, version, source, lines, encoding, previous, rules)
             except Exception as exc:  # never let a buffer stop the server
-                kept, shapes, problem = [], [], f"shape-lint: analysis failed: {type(exc).__name__}: {exc}"
-            if uri not in self.results and uri not in self.pending:
-                return  # closed meanwhile
-            if self.workspace.get_text_document(uri).version != version:
-                return  # a newer edit is on its way
-            lines = list(doc.lines)
-            previous = self.results.get(uri)
-            shape_lines = lines
-            if not shapes and previous is not None and previous.shapes and not parses(source):
-                # a half-typed line: the parser's errors are the diagnostics (as the CLI
-                # reports them); hover and inlay hints keep the last analysis that parsed
-                shapes, shape_lines = previous.shapes, previous.shape_lines
-            self.results[uri] = Result(version=version, lines=lines, findings=kept, shapes=shapes, shape_lines=shape_lines)
+                done = Result(version=version, lines=lines), [], f"shape-lint: analysis failed: {type(exc).__name__}: {exc}"
+            if done is None or self.stale(uri, version):
+                return  # closed, edited (a newer analysis is on its way) or shutting down
+            result, diagnostics, problem = done
+            self.results[uri] = result
             if problem:
                 self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=problem))
-            self.publish(uri)
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
             self.refresh_hints()
         except asyncio.CancelledError:
             pass
@@ -331,47 +416,68 @@ class ShapeLintServer(LanguageServer):
             if self.pending.get(uri) is asyncio.current_task():
                 self.pending.pop(uri, None)
 
-    def related_location(self, uri: str, lines: Sequence[str], r: Mapping[str, Any], others: dict[str, list[str]]) -> types.Location:
+    def work(
+        self, uri: str, version: int | None, source: str, lines: list[str], encoding: Any,
+        previous: Result | None, rules: list[dict[str, Any]],
+    ) -> tuple[Result, list[types.Diagnostic], str | None] | None:
+        """On the worker thread: the analysis of one version and its LSP diagnostics, or
+        ``None`` when the version is stale by the time the analysis ends."""
+        kept, shapes, problem = analyze(source, path=uri_to_path(uri), rules=rules)
+        if self.stale(uri, version):
+            return None
+        shape_lines = lines
+        if not shapes and previous is not None and previous.shapes and not parses(source):
+            # a half-typed line: the parser's errors are the diagnostics (as the CLI
+            # reports them); hover and inlay hints keep the last analysis that parsed
+            shapes, shape_lines = previous.shapes, previous.shape_lines
+        result = Result(version=version, lines=lines, findings=kept, shapes=shapes, shape_lines=shape_lines)
+        return result, self.diagnostics(uri, result, encoding), problem
+
+    def related_location(self, uri: str, r: Mapping[str, Any], here: ClientPositions, others: dict[str, ClientPositions]) -> types.Location:
         """Where a related place is: in this buffer, or in another file of the project (its
         open buffer's text when the editor has it, else the file on disk, read once per publish)."""
         path = r.get("path")
         if not path:
-            return types.Location(uri=uri, range=self.to_range(uri, lines, r["row"], r["col"], r["end_row"], r["end_col"]))
+            return types.Location(uri=uri, range=here.range(r["row"], r["col"], r["end_row"], r["end_col"]))
         other = Path(path).as_uri()
         if other not in others:
             doc = self.workspace.text_documents.get(other)
             if doc is not None:
-                others[other] = list(doc.lines)
+                other_lines = list(doc.lines)
             else:
                 try:  # decoded as the core decoded it (BOM, PEP 263 coding line, else UTF-8)
-                    others[other] = cli.split_lines(cli.decode_source(Path(path).read_bytes()))
+                    other_lines = cli.split_lines(cli.decode_source(Path(path).read_bytes()))
                 except (OSError, cli.UndecodableError):
-                    others[other] = []
-        # the negotiated encoding is the client's, whichever document converts it
-        return types.Location(uri=other, range=self.to_range(uri, others[other], r["row"], r["col"], r["end_row"], r["end_col"]))
+                    other_lines = []
+            # the negotiated encoding is the client's, whichever document converts it
+            others[other] = ClientPositions(other_lines, here.encoding)
+        return types.Location(uri=other, range=others[other].range(r["row"], r["col"], r["end_row"], r["end_col"]))
 
-    def publish(self, uri: str) -> None:
-        res = self.results[uri]
+    def diagnostics(self, uri: str, res: Result, encoding: Any) -> list[types.Diagnostic]:
+        """The LSP diagnostics of one result, in time linear in their number and the text's
+        size (``ClientPositions``; 20,000 syntax errors take about a second end to end)."""
+        here = ClientPositions(res.lines, encoding)
         out = []
-        others: dict[str, list[str]] = {}
+        others: dict[str, ClientPositions] = {}
         for d, raw in res.findings:
             related = [
-                types.DiagnosticRelatedInformation(location=self.related_location(uri, res.lines, r, others), message=str(r["message"]))
+                types.DiagnosticRelatedInformation(location=self.related_location(uri, r, here, others), message=str(r["message"]))
                 for r in raw.get("related") or []
             ]
             out.append(
                 types.Diagnostic(
-                    range=self.to_range(uri, res.lines, d.row, d.col, d.end_row, d.end_col),
+                    range=here.range(d.row, d.col, d.end_row, d.end_col),
                     message=d.message,
                     severity=severity(d.code),
                     code=d.code or None,
                     code_description=types.CodeDescription(href=rule_url(d.name)) if d.code else None,
                     source=SOURCE,
                     related_information=related or None,
-                    data={"noqa_row": d.noqa_row or d.row, "fix": raw.get("fix")},
+                    # a syntax error (no code) has no noqa and no fix: nothing to carry
+                    data={"noqa_row": d.noqa_row or d.row, "fix": raw.get("fix")} if d.code else None,
                 )
             )
-        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=out, version=res.version))
+        return out
 
     def refresh_hints(self) -> None:
         caps = self.client_capabilities.workspace
@@ -386,6 +492,16 @@ server = ShapeLintServer()
 @server.feature(types.INITIALIZE)
 def on_initialize(ls: ShapeLintServer, params: types.InitializeParams) -> None:
     ls.options.update(params.initialization_options)
+
+
+@server.feature(types.SHUTDOWN)
+def on_shutdown(ls: ShapeLintServer, params: Any) -> None:
+    """Answered at once, whatever is being analysed: the pending analyses are cancelled, the one
+    running on the worker thread is left to end (its result is dropped), none starts after."""
+    ls.stopping = True
+    for task in ls.pending.values():
+        task.cancel()
+    ls.executor.shutdown(wait=False, cancel_futures=True)
 
 
 @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -515,10 +631,27 @@ def on_code_action(ls: ShapeLintServer, params: types.CodeActionParams) -> list[
     return actions
 
 
+#: How long ``exit`` waits for an analysis still running on the worker thread.
+EXIT_GRACE_S = 0.3
+
+
 def main() -> int:
-    """Serve over stdio until the client says exit."""
+    """Serve over stdio until the client says exit (or closes stdin), then end the process:
+    status 0 after ``shutdown``, 1 without it (as the LSP specification asks). An analysis still
+    running in the core (a hostile buffer) gets ``EXIT_GRACE_S``, then the process ends without
+    joining its thread (``os._exit``; the interpreter would wait for it)."""
     server.start_io()
-    return 0
+    code = 0 if server.stopping else 1
+    server.executor.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + EXIT_GRACE_S
+    for thread in list(getattr(server.executor, "_threads", ())):
+        thread.join(max(0.0, deadline - time.monotonic()))
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
