@@ -601,7 +601,7 @@ pub fn appended_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, 
                 Value::None
             }
             None => {
-                *st.get_mut(id) = Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() };
+                *st.get_mut(id) = alike::opaque();
                 Value::None
             }
         },
@@ -615,7 +615,7 @@ pub fn appended_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, 
         "copy" => Value::Ref(st.alloc(alike::appended_list(item))),
         "index" | "count" => Value::Int(cx.fresh_int_sym("n", 0)),
         _ => {
-            *st.get_mut(id) = Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() };
+            *st.get_mut(id) = alike::opaque();
             Value::Unknown
         }
     };

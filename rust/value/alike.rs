@@ -42,6 +42,12 @@ pub fn appended_list(item: Value) -> Obj {
     Obj::Namespace { kind: Rc::from(APPENDED), attrs }
 }
 
+/// An object a loop changed in ways not followed (an appended list given something that is no
+/// item, a list the iteration replaced items of): its length and items are not known.
+pub fn opaque() -> Obj {
+    Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: BTreeMap::new() }
+}
+
 /// The item of the appended list `obj`, if it is one.
 pub fn item_of(obj: &Obj) -> Option<&Value> {
     match obj {

@@ -456,7 +456,7 @@ impl<'a> Interp<'a> {
                 if *id < st.heap.len() && crate::value::alike::item_of(st.get(*id)).is_some() {
                     *st.get_mut(*id) = match item {
                         Some(item) => crate::value::alike::appended_list(item.clone()),
-                        None => opaque(),
+                        None => crate::value::alike::opaque(),
                     };
                 }
             }
@@ -775,15 +775,10 @@ fn forget_changes(before: &State, after: &mut State, changed: &[ObjId]) -> bool 
                 forget(&o.attrs, &mut l.attrs);
                 forget(&o.args, &mut l.args);
             }
-            (_, obj) => *obj = opaque(),
+            (_, obj) => *obj = crate::value::alike::opaque(),
         }
     }
     true
-}
-
-/// An object a loop changed in ways not followed: its length and items are not known.
-fn opaque() -> Obj {
-    Obj::Namespace { kind: Rc::from("<changed in a loop>"), attrs: Default::default() }
 }
 
 /// The lists that existed before an iteration run generalised (lists, or appended lists of an

@@ -466,8 +466,9 @@ impl<'a> Interp<'a> {
                 Obj::Namespace { kind, .. } if &*kind == torch::checkpoint::CHECKPOINT => torch::checkpoint::subscript(self, st, *id, &i, span),
                 // a list a loop appended to (`value::alike`): an item (an index past the end
                 // raises, so a path that goes on got one), or a slice of it
-                Obj::Namespace { kind, attrs } if &*kind == crate::value::alike::APPENDED => {
-                    let Some(item) = crate::value::alike::item_of(&Obj::Namespace { kind, attrs }).cloned() else { return vec![(st, Value::Unknown)] };
+                // (`o` is `Value::Ref(id)`)
+                Obj::Namespace { kind, .. } if &*kind == crate::value::alike::APPENDED => {
+                    let Some(item) = crate::value::alike::appended_item(&st, &o) else { return vec![(st, Value::Unknown)] };
                     match &i {
                         Value::Int(_) => vec![(st, crate::models::builtins::fresh_item(self, &item))],
                         Value::Tuple(t) if t.len() == 4 && t[0].as_str() == Some("<slice>") => {
