@@ -1,5 +1,6 @@
 //! Developer tool: analyse files and print findings with their traces, and engine statistics.
-//! `--no-memo` / `--no-merge` switch call summaries / path merging off (to measure them).
+//! `--no-memo` / `--no-merge` switch call summaries / path merging off (to measure them);
+//! `--max-steps=N`, `--max-paths=N`, `--timeout-ms=N` set the budgets.
 use shape_lint::{Settings, engine, ir, parse};
 
 fn main() {
@@ -8,6 +9,13 @@ fn main() {
         memo: !args.iter().any(|a| a == "--no-memo"),
         prune: !args.iter().any(|a| a == "--no-merge"),
         ..Settings::default()
+    };
+    let flag = |name: &str| args.iter().find_map(|a| a.strip_prefix(name)?.strip_prefix('=')?.parse::<u64>().ok());
+    let settings = Settings {
+        max_steps: flag("--max-steps").unwrap_or(settings.max_steps),
+        max_paths: flag("--max-paths").map_or(settings.max_paths, |n| n as usize),
+        timeout_ms: flag("--timeout-ms").unwrap_or(settings.timeout_ms),
+        ..settings
     };
     for path in args.iter().filter(|a| !a.starts_with("--")) {
         let src = std::fs::read_to_string(path).unwrap_or_default();

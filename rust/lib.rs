@@ -26,11 +26,14 @@ pub use diagnostics::{Edit, Finding, Fix, Related, SpanShapes, TensorView, Undec
 pub struct Settings {
     /// Report `SHP9xx` "may fail" diagnostics too.
     pub may_fail: bool,
-    /// Abandon an entry point after this many live paths.
+    /// Past this many live paths the entry is abandoned (paths are joined from half of it).
     pub max_paths: usize,
-    /// Abandon an entry point after this many interpreter steps.
+    /// The work budget of the whole file, in interpreter steps: past it, the entry running is
+    /// abandoned and the rest not started (each named by the `SHP002` notice). It counts work,
+    /// so the same file is cut at the same place on every machine.
     pub max_steps: u64,
-    /// Wall-clock budget for the whole file, in milliseconds.
+    /// The wall-clock safety net for the whole file, in milliseconds: far above any normal
+    /// file's time, for hostile input. When it fires, the `SHP002` notice says so.
     pub timeout_ms: u64,
     /// Merge paths that reach the same program state (switch off only to measure it).
     pub prune: bool,
@@ -78,7 +81,7 @@ impl Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, free_params: false, param_values: Vec::new(), memo: true, project: None, check_sites: false, switches: true }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 30_000, prune: true, export_undecided: false, free_params: false, param_values: Vec::new(), memo: true, project: None, check_sites: false, switches: true }
     }
 }
 

@@ -84,9 +84,9 @@ fn render(findings: &[Finding], undecided: &[Undecided]) -> String {
     out
 }
 
-/// The analysis settings of every case: the defaults, except the wall-clock budget (1 s by
-/// default), so that no snapshot depends on the speed of the machine (a debug build on a busy
-/// CI runner). The deterministic budgets (`max_steps`, `max_paths`) keep their defaults. Every
+/// The analysis settings of every case: the defaults, except the wall-clock safety net (30 s
+/// by default), so that no snapshot depends on the speed of the machine (a debug build on a
+/// busy CI runner). The deterministic budgets (`max_steps`, `max_paths`) keep their defaults. Every
 /// fixture takes well under 100 ms in a debug build, so the default budget gives the same
 /// results (`tests/test_fixtures.py` runs them with the plain defaults).
 fn settings() -> Settings {
@@ -169,6 +169,37 @@ fn example_cases() -> &'static [Case] {
 }
 
 /// The opt-in SHP901 (from `tests/test_may_fail.py`): `pred` is [64, 1], the targets [64].
+/// A script that builds and calls a model with a loop in its `forward`, and two classes
+/// (the `SHP002` cases cut it at several budgets).
+const BUDGETED: &str = r#"import torch
+import torch.nn as nn
+
+
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 8)
+
+    def forward(self, x):
+        for i in range(10):
+            x = x * 2
+        return self.l(x)
+
+
+class B(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.l(x)
+
+
+m = A()
+y = m(torch.randn(2, 4))
+print(B()(y).shape)
+"#;
+
 const LOSS_BROADCAST: &str = "\
 import torch
 import torch.nn as nn
@@ -195,6 +226,11 @@ fn inline_cases() -> &'static [Case] {
         };
         check("shp901_loss_target_broadcast", "LOSS_BROADCAST, may_fail: true", LOSS_BROADCAST, Settings { may_fail: true, ..settings() });
         check("shp901_off_by_default", "LOSS_BROADCAST, default settings", LOSS_BROADCAST, settings());
+        // SHP002: the step budget spent in the script, then in a `forward` (the entries after it
+        // not started), and not at all
+        check("shp002_steps_in_script", "BUDGETED, max_steps: 40", BUDGETED, Settings { max_steps: 40, ..settings() });
+        check("shp002_steps_in_forward", "BUDGETED, max_steps: 100", BUDGETED, Settings { max_steps: 100, ..settings() });
+        check("shp002_within_budget", "BUDGETED, default settings", BUDGETED, settings());
         // SHP902: the candidates of the free-parameter run (options as symbols, named in the
         // user's terms) and the message form. The counterexample comes from Z3 in
         // `python/shape_lint/may_fail.py`; `tests/test_may_fail_fixtures.py` runs it under torch.

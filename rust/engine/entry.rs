@@ -5,12 +5,14 @@
 //!    where `__init__` proves it an int (`proven_int`), else Unknown; `forward`'s tensor inputs
 //!    have unknown shapes refined by their first use.
 //!
-//! The budgets (steps, time) cover the whole file; an entry that exhausts one reports nothing.
+//! The budgets count work (steps per file, live paths per entry; `Interp::abandon`): an entry
+//! that exhausts one reports nothing, and the file gets an analysis-incomplete notice (`SHP002`)
+//! naming it and the entries not started.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::interp::{Ctx, Interp, Vals};
+use super::interp::{Budget, Ctx, Interp, Vals};
 use super::{Stats, report};
 use crate::ir::Span;
 use crate::value::*;
@@ -105,6 +107,8 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     let finals = interp.block(&m.body, st.clone(), &ctx);
     stats.entries += 1;
     let script_abandoned = interp.abandoned;
+    let mut cuts = Cuts::default();
+    cuts.after(interp, "the module's top level");
     // the modules the script called: kept for the forward entries only when the script ran to
     // its end, on the same heap as the final state's classes
     let called = interp.called_modules.take().filter(|_| !script_abandoned).unwrap_or_default();
@@ -136,6 +140,8 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         Some(s) if !script_abandoned => s,
         _ => {
             if std::time::Instant::now() > interp.deadline {
+                cuts.skipped.push("the module's classes".into());
+                findings.extend(cuts.notice(interp));
                 stats.steps = interp.steps;
                 stats.max_paths = interp.paths_high_water;
                 return (findings, stats);
@@ -162,9 +168,11 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             }
             interp.outcomes.clear();
             interp.undecided.clear();
+            cuts.after(interp, "the run of the module's definitions that the `forward` entries start from");
             match cur.into_iter().next() {
                 Some(s) if !interp.abandoned => s,
                 _ => {
+                    findings.extend(cuts.notice(interp));
                     stats.steps = interp.steps;
                     stats.max_paths = interp.paths_high_water;
                     return (findings, stats);
@@ -175,8 +183,13 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     let classes = module_classes(&interp, &base_state, module_scope);
     // The budgets (steps, time) are per file: once spent, the remaining entries are skipped.
     for class in classes {
+        let entry = || match base_state.get(class) {
+            Obj::Class { name, .. } => format!("`{name}.forward`"),
+            _ => "a `forward`".to_string(),
+        };
         if interp.steps > s.max_steps || std::time::Instant::now() > interp.deadline {
             stats.abandoned += 1;
+            cuts.skipped.push(entry());
             continue;
         }
         interp.abandoned = false;
@@ -187,6 +200,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             Some((st, id)) if !instance_of(&base_state, class) => analyze_forward_on(interp, st, class, *id),
             _ => analyze_forward(interp, &base_state, class, &ctx),
         }
+        cuts.after(interp, &entry());
         if interp.abandoned {
             stats.abandoned += 1;
             continue;
@@ -199,8 +213,10 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     // sizes show are reported here, where torch raises
     let scripts = s.project.as_ref().map(crate::engine::project::importer_scripts).unwrap_or_default();
     for script in scripts {
+        let entry = || format!("`{}`, which imports this file", script.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         if interp.steps > s.max_steps || std::time::Instant::now() > interp.deadline {
             stats.abandoned += 1;
+            cuts.skipped.push(entry());
             continue;
         }
         let Some(i) = interp.project.load(&script, "__main__") else { continue };
@@ -223,6 +239,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         let sctx = Ctx { scope, module_scope: scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
         let _ = interp.block(&module.body, st, &sctx);
         interp.project.paths = saved_paths;
+        cuts.after(interp, &entry());
         if interp.abandoned {
             stats.abandoned += 1;
             continue;
@@ -238,7 +255,64 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     stats.max_paths = interp.paths_high_water;
     findings.extend(forward_findings);
     report::one_per_site(&mut findings);
+    findings.extend(cuts.notice(interp));
     (findings, stats)
+}
+
+/// The entries a budget cut (with the budget and the checked file's statement running then)
+/// and those not started because the file's budget was spent: the `SHP002` notice.
+#[derive(Default)]
+struct Cuts {
+    cut: Vec<(String, Budget, Option<Span>)>,
+    skipped: Vec<String>,
+}
+
+impl Cuts {
+    /// After an entry ran: when a budget abandoned it, record it (and forget the budget).
+    fn after(&mut self, interp: &mut Interp, entry: &str) {
+        if let Some((budget, span)) = interp.spent.take() {
+            if interp.abandoned {
+                self.cut.push((entry.to_string(), budget, span));
+            }
+        }
+    }
+
+    /// The notice, when something was not analysed: the first cut entry's budget and place,
+    /// then the rest by name.
+    fn notice(&self, interp: &Interp) -> Option<Finding> {
+        use crate::rules::meta::analysis_incomplete::{AnalysisIncomplete, RULE};
+        let s = interp.settings;
+        let budget = |b: Budget| match b {
+            Budget::Steps => format!("the step budget ({} interpreter steps per file) ran out", s.max_steps),
+            Budget::Paths => format!("more than {} paths were live at once (the path budget)", s.max_paths),
+            Budget::Clock => format!("the safety time limit ({} ms per file) was reached", s.timeout_ms),
+        };
+        let also = if self.cut.is_empty() { "" } else { "also " };
+        let (reason, rest): (String, Vec<&String>) = match self.cut.first() {
+            Some((entry, b, span)) => {
+                let at = span.map(|sp| format!(" at line {},", interp.file.location(sp.start).0)).unwrap_or_default();
+                (format!("{}{at} in {entry}", budget(*b)), self.cut[1..].iter().map(|c| &c.0).chain(&self.skipped).collect())
+            }
+            None if !self.skipped.is_empty() => {
+                let b = if interp.steps > s.max_steps { Budget::Steps } else { Budget::Clock };
+                (budget(b), self.skipped.iter().collect())
+            }
+            None => return None,
+        };
+        let rest = if rest.is_empty() {
+            String::new()
+        } else {
+            const SHOWN: usize = 5;
+            let names: Vec<&str> = rest.iter().take(SHOWN).map(|n| n.as_str()).collect();
+            let more = if rest.len() > SHOWN { format!(" and {} more", rest.len() - SHOWN) } else { String::new() };
+            format!("; {also}not analysed: {}{more}", names.join(", "))
+        };
+        // the clock is the one budget whose cut may differ between machines: said
+        let clock = self.cut.iter().any(|c| c.1 == Budget::Clock) || (self.cut.is_empty() && interp.steps <= s.max_steps);
+        let rest = if clock { format!("{rest} (a wall-clock limit: another machine may get further)") } else { rest };
+        let v = AnalysisIncomplete::Cut { reason, rest };
+        Some(Finding { rule: &RULE, message: crate::rules::violation::Violation::message(&v), row: 1, col: 1, end_row: 1, end_col: 1, trace: Vec::new(), condition: None, related: Vec::new(), fix: None })
+    }
 }
 
 /// `shape-lint summary` (`engine::summary`): the model calls the script makes, or with `model`,

@@ -61,6 +61,7 @@ pub struct Rule {
 /// Every rule, sorted by code.
 pub static ALL: &[&Rule] = &[
     &meta::internal_error::RULE,
+    &meta::analysis_incomplete::RULE,
     &shape::matmul_shape_mismatch::RULE,
     &shape::broadcast_shape_mismatch::RULE,
     &shape::reshape_size_mismatch::RULE,

@@ -162,6 +162,33 @@ pub fn join_with_values(paths: Vec<(State, Value)>) -> Vec<(State, Value)> {
     out
 }
 
+/// [`join_with_values`] for paths that each carry a list of values being built (the items of a
+/// list display or a comprehension so far): the lists of the paths joined together are joined
+/// item by item; lists of different lengths, or a path whose list is already unknown (`None`),
+/// give `None`.
+pub fn join_with_items(paths: Vec<(State, Option<Vec<Value>>)>) -> Vec<(State, Option<Vec<Value>>)> {
+    let l0 = paths.iter().map(|p| p.0.heap.len()).min().unwrap_or(0);
+    let mut out: Vec<(State, Option<Vec<Value>>)> = Vec::new();
+    'next: for (p, v) in paths {
+        for (q, w) in out.iter_mut() {
+            if q.joinable(&p) {
+                q.join(&p);
+                *w = match (w.take(), &v) {
+                    (Some(a), Some(b)) if a.len() == b.len() => Some(a.iter().zip(b).map(|(x, y)| join_value(x, y)).collect()),
+                    _ => None,
+                };
+                continue 'next;
+            }
+        }
+        out.push((p, v));
+    }
+    for (s, v) in out.iter_mut() {
+        let keep = Value::Tuple(Rc::new(v.clone().unwrap_or_default()));
+        s.collect_dead_past(l0, &keep);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -83,11 +83,11 @@ impl<'a> Interp<'a> {
                         next.push((st, pos, kw, unk));
                     }
                 }
-                acc = next;
-                // the outcomes of the arguments multiply: past the path budget the entry is
-                // abandoned, as a block is
+                // the outcomes of the arguments multiply: past half the path budget they are
+                // joined, and past the budget the entry is abandoned, as a block's are
+                acc = self.join_args(next, a.value.span);
                 if acc.len() > self.settings.max_paths {
-                    self.abandoned = true;
+                    self.abandon(super::Budget::Paths);
                     return Vec::new();
                 }
             }
@@ -119,9 +119,9 @@ impl<'a> Interp<'a> {
                         next.push((st, pos, kw, unk));
                     }
                 }
-                acc = next;
+                acc = self.join_args(next, k.value.span);
                 if acc.len() > self.settings.max_paths {
-                    self.abandoned = true;
+                    self.abandon(super::Budget::Paths);
                     return Vec::new();
                 }
             }
@@ -143,6 +143,38 @@ impl<'a> Interp<'a> {
                     return results;
                 }
                 out.extend(results);
+            }
+        }
+        out
+    }
+
+    /// The argument lists evaluated so far, joined (`value::join::join_with_items`) past half
+    /// the path budget when every path has the same positional count and keyword names (else
+    /// left as they are).
+    fn join_args(&mut self, acc: Gather<ArgsSoFar>, span: Span) -> Gather<ArgsSoFar> {
+        if acc.len() <= self.settings.max_paths / 2 || !self.settings.prune {
+            return acc;
+        }
+        let items: Vec<ArgsSoFar> = acc.into_items().collect();
+        let form = |a: &ArgsSoFar| (a.1.len(), a.2.iter().map(|(n, _)| n.clone()).collect::<Vec<Name>>());
+        let first = form(&items[0]);
+        let mut out = Gather::new();
+        if items.iter().any(|a| a.3 || form(a) != first) {
+            for a in items {
+                out.push(a);
+            }
+            return out;
+        }
+        self.note_joined(items.len(), span);
+        let (n_pos, names) = first;
+        let paths = items.into_iter().map(|(st, pos, kw, _)| (st, Some(pos.into_iter().chain(kw.into_iter().map(|(_, v)| v)).collect::<Vec<Value>>())));
+        for (st, vals) in crate::value::join::join_with_items(paths.collect()) {
+            match vals {
+                Some(mut vals) => {
+                    let kw: Vec<(Name, Value)> = names.iter().cloned().zip(vals.split_off(n_pos)).collect();
+                    out.push((st, vals, kw, false));
+                }
+                None => out.push((st, Vec::new(), Vec::new(), true)),
             }
         }
         out

@@ -48,6 +48,11 @@ impl BlockFrame {
         // SAFETY: see above; the slice was a live `&[Stmt]` for as long as the frame exists.
         unsafe { std::slice::from_raw_parts(self.stmts, self.len) }
     }
+
+    /// The span of the statement the frame is running.
+    pub fn span(&self) -> Option<crate::ir::Span> {
+        self.stmts().get(self.at).map(|s| s.span)
+    }
 }
 
 /// The names read by `stmts` before they assign them (a name read in a nested function or

@@ -186,11 +186,17 @@ impl<'a> Interp<'a> {
                     }
                 }
             }
-            acc = next;
             // the outcomes of the items multiply (`f"{g.a} {g.b} ..."` with properties of a
-            // few outcomes each): past the path budget the entry is abandoned, as a block is
+            // few outcomes each): past half the path budget they are joined, as a block's are
+            acc = if next.len() > self.settings.max_paths / 2 && self.settings.prune {
+                self.note_joined(next.len(), e.span);
+                let joined = crate::value::join::join_with_items(next.into_iter().map(|(st, vs)| (st, Some(vs))).collect());
+                joined.into_iter().map(|(st, vs)| (st, vs.unwrap_or_else(|| vec![Value::Str(Some(Rc::from("<unknown splice>"))), Value::Unknown]))).collect()
+            } else {
+                next
+            };
             if acc.len() > self.settings.max_paths {
-                self.abandoned = true;
+                self.abandon(super::Budget::Paths);
                 return Vec::new();
             }
         }
@@ -701,9 +707,16 @@ impl<'a> Interp<'a> {
                                 }
                             }
                         }
-                        acc = next;
+                        // an item's outcomes multiply the paths (each `Block(...)` forking on
+                        // its arguments): past half the path budget they are joined
+                        acc = if next.len() > self.settings.max_paths / 2 && self.settings.prune {
+                            self.note_joined(next.len(), elt.span);
+                            crate::value::join::join_with_items(next)
+                        } else {
+                            next
+                        };
                         if acc.len() > self.settings.max_paths {
-                            self.abandoned = true;
+                            self.abandon(super::Budget::Paths);
                             return Vec::new();
                         }
                     }

@@ -137,6 +137,16 @@ pub struct Ctx {
     pub globals: Rc<Vec<Name>>,
 }
 
+/// A budget whose exhaustion abandons an entry (`Interp::abandon`). `Steps` and `Paths` count
+/// work, so the same input is cut at the same place on every machine; `Clock` is the safety
+/// net for hostile input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Budget {
+    Steps,
+    Paths,
+    Clock,
+}
+
 pub struct Interp<'a> {
     /// The enabled rules' event subscribers (`engine::events`).
     pub subscribers: crate::engine::events::Subscribers,
@@ -144,8 +154,12 @@ pub struct Interp<'a> {
     pub settings: &'a Settings,
     pub syms: Symbols,
     pub steps: u64,
+    /// The wall-clock safety net (`Settings::timeout_ms`): far above any normal file, it
+    /// only bounds hostile input; when it fires the analysis says so (`Budget::Clock`).
     pub deadline: Instant,
     pub abandoned: bool,
+    /// The budget that abandoned the current entry, and the statement it was running.
+    pub spent: Option<(Budget, Option<Span>)>,
     pub outcomes: Vec<Outcome>,
     /// Undecided checks exported for the Z3 bridge (only with `Settings::export_undecided`).
     pub undecided: Vec<Pending>,
@@ -307,6 +321,7 @@ impl<'a> Interp<'a> {
             steps: 0,
             deadline: Instant::now() + std::time::Duration::from_millis(settings.timeout_ms),
             abandoned: false,
+            spent: None,
             outcomes: Vec::new(),
             undecided: Vec::new(),
             next_shape_var: 0,
@@ -378,12 +393,27 @@ impl<'a> Interp<'a> {
     fn tick(&mut self) -> bool {
         self.steps += 1;
         if self.steps > self.settings.max_steps {
-            self.abandoned = true;
+            self.abandon(Budget::Steps);
         }
         if self.steps % 64 == 0 && Instant::now() > self.deadline {
-            self.abandoned = true;
+            self.abandon(Budget::Clock);
         }
         !self.abandoned
+    }
+
+    /// Abandon the current entry: `budget` is spent. The first budget spent, and the statement
+    /// running then, are kept for the analysis-incomplete notice (`SHP002`).
+    #[track_caller]
+    pub(crate) fn abandon(&mut self, budget: Budget) {
+        if !self.abandoned && debug_enabled() {
+            eprintln!("[shape-lint debug] {budget:?} budget spent ({})", std::panic::Location::caller());
+        }
+        if !self.abandoned {
+            // the innermost statement of the checked file (a project module's is not its line)
+            let span = self.blocks.iter().rev().filter_map(|fr| fr.span()).find(|s| s.file == crate::ir::FileId::MAIN);
+            self.spent = Some((budget, span));
+        }
+        self.abandoned = true;
     }
 
     fn tick_opaque(&mut self, st: &mut State, span: Span, side: u32) {
@@ -451,7 +481,7 @@ impl<'a> Interp<'a> {
     }
 
     /// (debugging and coverage) `n` paths joined at `span`.
-    fn note_joined(&mut self, n: usize, span: Span) {
+    pub(super) fn note_joined(&mut self, n: usize, span: Span) {
         if debug_enabled() {
             eprintln!("[shape-lint debug] {n} paths joined at {}", self.place(span));
         }
@@ -502,8 +532,10 @@ impl<'a> Interp<'a> {
     /// Track the number of live paths; too many, or past the deadline, abandons the entry.
     fn note_paths(&mut self, n: usize) {
         self.paths_high_water = self.paths_high_water.max(n);
-        if n > self.settings.max_paths || Instant::now() > self.deadline {
-            self.abandoned = true;
+        if n > self.settings.max_paths {
+            self.abandon(Budget::Paths);
+        } else if Instant::now() > self.deadline {
+            self.abandon(Budget::Clock);
         }
     }
 

@@ -1,2 +1,3 @@
 //! `SHP0xx`: diagnostics about the analyzer itself.
 pub mod internal_error;
+pub mod analysis_incomplete;
