@@ -128,14 +128,17 @@ def test_add_options():
     om = FakeOptionManager()
     Plugin.add_options(om)
     assert set(om.options) == {
-        "--shp-may-fail", "--shp-max-paths", "--shp-timeout-ms", "--shp-no-solver", "--shp-no-cache"
+        "--shp-may-fail", "--shp-max-paths", "--shp-max-steps", "--shp-timeout-ms", "--shp-no-solver",
+        "--shp-no-cache",
     }
     assert all(kw.get("parse_from_config") is True for kw in om.options.values())
     assert om.options["--shp-may-fail"]["action"] == "store_true"
     assert om.options["--shp-no-solver"]["action"] == "store_true"
     assert om.options["--shp-no-cache"]["action"] == "store_true"
     assert om.options["--shp-max-paths"]["type"] is int
-    assert om.default_ignore == ["SHP9"]
+    assert om.options["--shp-max-steps"]["type"] is int
+    # the opt-in codes, and the analysis-incomplete notice, are off unless selected
+    assert om.default_ignore == ["SHP9", "SHP002"]
 
 
 def test_parse_options_reach_the_engine(engine):

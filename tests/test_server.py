@@ -156,6 +156,22 @@ async def test_settings_and_noqa_are_honoured(client: LanguageClient):
 
 
 @pytest.mark.asyncio
+async def test_a_budget_cut_is_published_as_information(client: LanguageClient):
+    # SHP002 is not selected by default, and the editor still says the buffer was only partly
+    # analysed; the same cut as the CLI's (the budget counts steps, not time)
+    root: Path = client.root  # type: ignore[attr-defined]
+    (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n\n[tool.shape-lint]\nmax-steps = 40\n")
+    try:
+        uri = await open_doc(client, "cut.py", BUGGY)
+        diags = list(client.diagnostics[uri])
+        assert [d.code for d in diags] == ["SHP002"]
+        assert diags[0].severity == types.DiagnosticSeverity.Information
+        assert diags[0].message.startswith("analysis incomplete: the step budget (40 interpreter steps per file)")
+    finally:
+        (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+
+
+@pytest.mark.asyncio
 async def test_hover_shows_shape_dtype_device_and_origin(client: LanguageClient):
     uri = await open_doc(client, "net.py", BUGGY)
     # on `h` of `h = self.fc1(x)` (line 12)

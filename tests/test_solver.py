@@ -188,13 +188,31 @@ def test_confirm_timeout_and_resource_limit_mean_silence():
     # context SAT, context ∧ precondition UNSAT (Fermat, n=3) but far beyond the limits
     hard_ctx = "".join(f"(declare-fun {v} () Int)(assert (>= {v} 1))" for v in "xyz")
     fermat = "(= (+ (* x x x) (* y y y)) (* z z z))"
-    assert solver.confirm([und(hard_ctx, fermat)], rlimit=0, timeout_ms=50) == []
+    # the clock cut the query: nothing reported, and the file says it was not fully checked
+    cut = solver.confirm([und(hard_ctx, fermat)], rlimit=0, timeout_ms=50)
+    assert [f["code"] for f in cut] == ["SHP002"]
+    assert "safety time limit" in cut[0]["message"] and cut[0]["row"] == 1
+    # the deterministic resource limit: silence, and nothing to say (the same on every machine)
     assert solver.confirm([und(hard_ctx, fermat)], rlimit=20_000) == []
+
+
+def test_confirm_query_budget_is_counted_and_reported():
+    # three undecided checks that each need two queries; a budget of three queries tries one
+    # whole check and half of another, and says what it left
+    ctx = "(declare-fun n () Int)(assert (>= n 1))"
+    checks = [und(ctx + f"(assert (>= n {k}))", "(< n 0)", row=k) for k in (1, 2, 3)]
+    got = solver.confirm(checks, max_queries=3)
+    assert [f["code"] for f in got] == ["SHP103", "SHP002"]
+    assert "query budget (3 queries per file)" in got[-1]["message"]
+    assert "2 undecided checks not tried" in got[-1]["message"]
+    assert [f["row"] for f in solver.confirm(checks, max_queries=6)] == [1, 2, 3]
 
 
 def test_confirm_file_budget_and_malformed_queries_mean_silence():
     proven = und(POS, "(< n 0)")
-    assert solver.confirm([proven], budget_ms=0) == []
+    # the safety net spent before the first query: nothing reported, and said so
+    got = solver.confirm([proven], budget_ms=0)
+    assert [f["code"] for f in got] == ["SHP002"] and "1 undecided check not tried" in got[0]["message"]
     assert solver.confirm([und(POS, "(< m 0)"), und("(declare-fun", "true", row=2)]) == []
 
 

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence, TextIO
 from . import config as cfg
 from .config import ConfigError, RuleSelection, Settings
 from .fixes import apply_edits, fix_edits, unified_diff, valid_fix
-from .output import Diagnostic, render, render_statistics
+from .output import INCOMPLETE, Diagnostic, render, render_statistics
 
 __all__ = ["main"]
 
@@ -356,6 +356,8 @@ class FileResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     error: str | None = None
     warning: str | None = None
+    notices: list[Diagnostic] = field(default_factory=list)
+    """The analysis-incomplete notices (``SHP002``) not selected as diagnostics."""
     fixed: int = 0
     """How many findings ``--fix --unsafe-fixes`` fixed (or ``--diff`` would fix)."""
     diff: str = ""
@@ -438,9 +440,12 @@ def check_text(
     ignore_noqa: bool,
     findings: Sequence[Mapping[str, Any]] | None = None,
     unsafe_fixes: bool = False,
+    notices: list[Diagnostic] | None = None,
 ) -> list[Diagnostic]:
     """Analyse one file's text and apply selection, per-file-ignores and noqa. ``findings``:
-    the core's findings when the caller ran the analysis already (the language server)."""
+    the core's findings when the caller ran the analysis already (the language server).
+    ``notices``: where the analysis-incomplete notice (``SHP002``) goes when it is not selected
+    (and not ignored): the CLI prints it as a warning and the machine formats carry it."""
     lines = split_lines(source)
     exemption = FileExemption() if ignore_noqa else file_exemption(lines)
     if exemption.all:
@@ -463,8 +468,11 @@ def check_text(
                                   source_lines=bare_lines))
     for f in findings:
         code = f["code"]
+        notice = False
         if not selection.enabled_for(match_path, code):
-            continue
+            if code != INCOMPLETE or notices is None or selection.silenced(match_path, code):
+                continue
+            notice = True
         if exemption.covers(code):
             continue
         if mapping is None:
@@ -474,7 +482,7 @@ def check_text(
         noqa_text, noqa_row = mapping.get(row, (physical, row))
         if not ignore_noqa and is_inline_ignored(code, noqa_text):
             continue
-        out.append(
+        (notices if notice and notices is not None else out).append(
             Diagnostic(
                 filename=display,
                 code=code,
@@ -509,14 +517,18 @@ def _check_file(
         source = decode_source(data)
     except UndecodableError as exc:
         return FileResult(error=f"{display}: {exc}")
+    notices: list[Diagnostic] = []
+
     def check(text: str) -> list[Diagnostic]:
+        notices.clear()
         return check_text(text, display=display, abspath=os.path.abspath(path), settings=settings,
-                          selection=selection, ignore_noqa=ignore_noqa, unsafe_fixes=mode.unsafe)
+                          selection=selection, ignore_noqa=ignore_noqa, unsafe_fixes=mode.unsafe,
+                          notices=notices)
 
     diags = check(source)
     fixable = [d for d in diags if d.fix is not None]
     if not (mode.applies and fixable):
-        return FileResult(diagnostics=diags)
+        return FileResult(diagnostics=diags, notices=notices)
     fixed_text = apply_edits(source, fix_edits([d.fix for d in fixable if d.fix is not None]))
     if fixed_text == source:
         return FileResult(diagnostics=diags)
@@ -611,7 +623,12 @@ def build_parser() -> argparse.ArgumentParser:
     conf.add_argument("--may-fail", action="store_true", default=None,
                       help="also report lines that fail only on some paths (SHP9xx)")
     conf.add_argument("--max-paths", type=int, metavar="N", help="path budget per function")
-    conf.add_argument("--timeout-ms", type=int, metavar="MS", help="time budget per file")
+    conf.add_argument("--max-steps", type=int, metavar="N",
+                      help="work budget per file, in interpreter steps (deterministic; "
+                      "a file cut by it gets an SHP002 notice)")
+    conf.add_argument("--timeout-ms", type=int, metavar="MS",
+                      help="wall-clock safety net per file (default 30000); a file it cuts gets "
+                      "an SHP002 notice, and that result may differ between machines")
     conf.add_argument("--no-solver", dest="solver", action="store_false", default=None,
                       help="do not let Z3 decide the checks the core leaves undecided")
     conf.add_argument("-n", "--no-cache", action="store_true",
@@ -862,6 +879,10 @@ def _resolve_settings(args: argparse.Namespace, known: Sequence[str]) -> Setting
         if args.max_paths <= 0:
             raise ConfigError("--max-paths: expected a positive integer")
         changes["max_paths"] = args.max_paths
+    if args.max_steps is not None:
+        if args.max_steps <= 0:
+            raise ConfigError("--max-steps: expected a positive integer")
+        changes["max_steps"] = args.max_steps
     if args.timeout_ms is not None:
         if args.timeout_ms < 0:
             raise ConfigError("--timeout-ms: expected a non-negative integer")
@@ -960,6 +981,7 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
 
     errors: list[str] = []
     diagnostics: list[Diagnostic] = []
+    notices: list[Diagnostic] = []
 
     if use_stdin:
         data = _read_stdin()
@@ -979,6 +1001,7 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                     selection=selection,
                     ignore_noqa=args.ignore_noqa,
                     unsafe_fixes=unsafe,
+                    notices=notices,
                 )
 
     fixed = 0
@@ -1009,12 +1032,17 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             if res.error:
                 errors.append(res.error)
             diagnostics += res.diagnostics
+            notices += res.notices
             fixed += res.fixed
             if res.diff:
                 diffs.append(res.diff)
 
     for e in errors:
         stderr.write(f"error: {e}\n")
+    # a file a budget cut short is never passed silently: a warning whatever the selection, and
+    # the machine formats carry the notice (SHP002)
+    for n in sorted(notices, key=Diagnostic.sort_key):
+        stderr.write(f"warning: {n.filename}: {n.message} [{n.code}]\n")
 
     if args.diff:
         # ruff: the diff on stdout, the count on stderr; exit 1 when there is something to fix
@@ -1025,14 +1053,19 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
             return 2
         return 1 if n else 0
 
+    machine = fmt in ("json", "json-lines", "sarif")
     if args.statistics:
-        text = render_statistics(diagnostics, fmt)
+        text = render_statistics(diagnostics + notices, fmt)
     else:
-        text = render(fmt, diagnostics, rules=rules, version=_version())
+        text = render(fmt, diagnostics + notices if machine else diagnostics, rules=rules, version=_version())
         if fmt in ("concise", "full"):
             text = _fix_summary(text, diagnostics, fixed, mode)
             if errors and text == "All checks passed!\n":
                 text = ""  # not every file was checked: the errors above say which
+            elif notices and text == "All checks passed!\n":
+                # not every file was analysed to its end: never "passed"
+                n = len({d.filename for d in notices})
+                text = f"No findings, but {n} file{'s were' if n != 1 else ' was'} only partly analysed (SHP002).\n"
     if args.output_file:
         out_path = Path(args.output_file)
         try:
@@ -1067,7 +1100,7 @@ def _cmd_coverage(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> i
             stderr.write(f"warning: {_display(path)}: skipped: {exc}\n")
             return None
 
-    options = {k: v for k, v in settings.core_options().items() if k in ("max_paths", "timeout_ms")}
+    options = {k: v for k, v in settings.core_options().items() if k in ("max_paths", "max_steps", "timeout_ms")}
     per_file = coverage.run(((p, _display(p)) for p in found.files), options, read)
     agg = coverage.aggregate(per_file)
     if args.output_format == "json":

@@ -104,6 +104,7 @@ class Settings:
     respect_gitignore: bool = True
     may_fail: bool = False
     max_paths: int | None = None
+    max_steps: int | None = None
     timeout_ms: int | None = None
     #: Let Z3 decide the checks the core leaves undecided (``shape_lint.solver``).
     solver: bool = True
@@ -126,6 +127,8 @@ class Settings:
         opts: dict[str, Any] = {"may_fail": self.may_fail}
         if self.max_paths is not None:
             opts["max_paths"] = self.max_paths
+        if self.max_steps is not None:
+            opts["max_steps"] = self.max_steps
         if self.timeout_ms is not None:
             opts["timeout_ms"] = self.timeout_ms
         if not self.solver:
@@ -146,6 +149,7 @@ _KEYS: dict[str, tuple[str, str]] = {
     "respect-gitignore": ("respect_gitignore", "bool"),
     "may-fail": ("may_fail", "bool"),
     "max-paths": ("max_paths", "positive-int"),
+    "max-steps": ("max_steps", "positive-int"),
     "timeout-ms": ("timeout_ms", "non-negative-int"),
     "solver": ("solver", "bool"),
     "cache": ("cache", "bool"),
@@ -507,6 +511,13 @@ class RuleSelection:
             if any(_matches(code, c) for c in codes) and matches_any(path, [pattern], self._root):
                 return True
         return False
+
+    def silenced(self, path: str | os.PathLike[str] | None, code: str) -> bool:
+        """Whether an ``ignore`` selector or ``per-file-ignores`` names ``code``: a notice
+        shown whether or not it is selected (``SHP002``) is hidden then."""
+        if any(_matches(code, s) for layer in self._layers for s in layer.ignore):
+            return True
+        return path is not None and self.ignored_in_file(path, code)
 
     def enabled_for(self, path: str | os.PathLike[str] | None, code: str) -> bool:
         if not self.is_enabled(code):

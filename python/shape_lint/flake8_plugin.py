@@ -72,6 +72,7 @@ def _directory_options(directory: str) -> dict[str, Any] | str:
                 cached = {
                     "may_fail": settings.may_fail,
                     "max_paths": settings.max_paths,
+                    "max_steps": settings.max_steps,
                     "timeout_ms": settings.timeout_ms,
                 }
                 if not settings.solver:
@@ -126,6 +127,8 @@ class Plugin:
 
     #: Set by :meth:`parse_options` from flake8's options; ``None`` means "not given".
     _flake8_options: ClassVar[dict[str, Any]] = {}
+    #: Whether the analysis-incomplete notice (SHP002) was selected by name (``parse_options``).
+    _notices: ClassVar[bool] = False
 
     def __init__(self, tree: ast.AST, lines: Sequence[str], filename: str) -> None:
         # ``tree`` is required for flake8 to classify us as an AST plugin; we parse ourselves.
@@ -153,11 +156,18 @@ class Plugin:
             help="shape-lint: path budget per function",
         )
         option_manager.add_option(
+            "--shp-max-steps",
+            type=int,
+            default=None,
+            parse_from_config=True,
+            help="shape-lint: work budget per file, in interpreter steps",
+        )
+        option_manager.add_option(
             "--shp-timeout-ms",
             type=int,
             default=None,
             parse_from_config=True,
-            help="shape-lint: analysis time budget per file, in milliseconds",
+            help="shape-lint: wall-clock safety net per file, in milliseconds",
         )
         option_manager.add_option(
             "--shp-no-solver",
@@ -173,13 +183,21 @@ class Plugin:
             parse_from_config=True,
             help="shape-lint: neither read nor write the caches of findings and Z3 answers (.shape_lint_cache)",
         )
-        option_manager.extend_default_ignore(["SHP9"])
+        # the opt-in rules, and the analysis-incomplete notice (select it to see it)
+        option_manager.extend_default_ignore(["SHP9", "SHP002"])
 
     @classmethod
     def parse_options(cls, options: Any) -> None:
+        # SHP002 (analysis incomplete) is a notice about the analysis: reported only when a
+        # selector names it more precisely than the whole plugin (``--extend-select=SHP002``,
+        # ``SHP0``), not by ``--select=SHP``, so that a selection of every finding is not
+        # also one of notices
+        chosen = list(getattr(options, "select", None) or []) + list(getattr(options, "extend_select", None) or [])
+        cls._notices = any(len(c) > len("SHP") and "SHP002".startswith(c) for c in chosen)
         cls._flake8_options = {
             "may_fail": getattr(options, "shp_may_fail", None),
             "max_paths": getattr(options, "shp_max_paths", None),
+            "max_steps": getattr(options, "shp_max_steps", None),
             "timeout_ms": getattr(options, "shp_timeout_ms", None),
             "solver": False if getattr(options, "shp_no_solver", None) else None,
             "cache": False if getattr(options, "shp_no_cache", None) else None,
@@ -207,6 +225,8 @@ class Plugin:
             findings = _check_source(source, self.filename, self._options())
             results = []
             for f in findings:
+                if f["code"] == "SHP002" and not type(self)._notices:
+                    continue
                 message = " ".join(str(f["message"]).splitlines())
                 results.append(
                     (int(f["row"]), max(int(f["col"]) - 1, 0), f"{f['code']} {message}", type(self))

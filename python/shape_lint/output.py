@@ -296,7 +296,10 @@ def render_sarif(
 
 
 def _level(rule: Mapping[str, Any] | None) -> str:
-    # Opt-in rules (SHP9xx, "may fail" and advice) are warnings; everything else is an error.
+    # Notices about the analysis itself (SHP002, analysis incomplete) are notes; opt-in rules
+    # (SHP9xx, "may fail" and advice) are warnings; everything else is an error.
+    if rule is not None and rule.get("code") == INCOMPLETE:
+        return "note"
     if rule is not None and not rule.get("default_enabled", True):
         return "warning"
     return "error"
@@ -312,6 +315,10 @@ RENDERERS: dict[str, Callable[..., str]] = {
     "github": render_github,
     "sarif": render_sarif,
 }
+
+
+#: The analysis-incomplete notice: a budget cut the file's analysis short (``SHP002``).
+INCOMPLETE = "SHP002"
 
 
 def render(fmt: str, diags: Sequence[Diagnostic], **kwargs: Any) -> str:

@@ -62,7 +62,7 @@ from pygls.lsp.server import LanguageServer
 
 from . import cli
 from . import config as cfg
-from .output import rule_url
+from .output import INCOMPLETE, rule_url
 
 __all__ = ["ClientPositions", "ShapeLintServer", "fix_action", "main", "noqa_edit"]
 
@@ -151,10 +151,14 @@ def analyze(source: str, path: str, rules: Sequence[Mapping[str, Any]]) -> tuple
     except Exception as exc:  # an analyser bug: say so in the buffer, keep serving
         raw = [cli._internal_error(f"{type(exc).__name__}: {exc}".splitlines()[0] if str(exc) else type(exc).__name__)]
         shapes = []
+    notices: list[cli.Diagnostic] = []
     diagnostics = cli.check_text(
         source, display=path, abspath=path, settings=settings, selection=selection,
-        ignore_noqa=False, findings=raw,
+        ignore_noqa=False, findings=raw, notices=notices,
     )
+    # the analysis-incomplete notice (SHP002) is published whether or not it is selected, as
+    # information: the buffer was only partly checked
+    diagnostics += notices
     by_key = {(str(f["code"]), int(f["row"]), int(f["col"])): f for f in raw}
     kept = [(d, by_key.get((d.code, d.row, d.col), {})) for d in diagnostics]
     return kept, shapes, problem
@@ -318,6 +322,8 @@ def parses(source: str) -> bool:
 
 
 def severity(code: str) -> types.DiagnosticSeverity:
+    if code == INCOMPLETE:
+        return types.DiagnosticSeverity.Information
     return types.DiagnosticSeverity.Warning if code.startswith("SHP9") else types.DiagnosticSeverity.Error
 
 

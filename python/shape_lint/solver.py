@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_RLIMIT",
     "DEFAULT_TIMEOUT_MS",
     "FILE_BUDGET_MS",
+    "FILE_MAX_QUERIES",
     "analyze",
     "check_source",
     "confirm",
@@ -52,8 +53,11 @@ DEFAULT_TIMEOUT_MS = 1_000
 #: wall-clock timeout as a safety net.
 CHECK_RLIMIT = 400_000
 CHECK_TIMEOUT_MS = 250
-#: Wall-clock budget of :func:`confirm` for one file; checks left when it is spent are silent.
-FILE_BUDGET_MS = 1_000
+#: The budget of :func:`confirm` for one file: a deterministic number of queries, and a
+#: wall-clock safety net. Checks left when either is spent are silent, and the file gets the
+#: analysis-incomplete notice (``SHP002``), as does a query the safety net cut.
+FILE_MAX_QUERIES = 64
+FILE_BUDGET_MS = 10_000
 
 #: Keys of an undecided check that a finding does not have.
 _QUERY_KEYS = ("smt", "precondition", "params", "free")
@@ -143,7 +147,9 @@ def _z3_solve(script: str, *, model: bool, rlimit: int, timeout_ms: int) -> tupl
             reason = str(solver.reason_unknown())
             spent_ms = (time.monotonic() - t0) * 1000
             timed_out = "timeout" in reason or (timeout_ms > 0 and spent_ms >= timeout_ms / 2)
-            return {"answer": "unknown"}, not timed_out
+            if timed_out:  # the clock decided: the caller may say the check was not finished
+                return {"answer": "unknown", "clock": True}, False
+            return {"answer": "unknown"}, True
         except z3.Z3Exception:
             return {"answer": "unknown"}, True  # a script Z3 cannot parse stays one
         finally:
@@ -177,13 +183,16 @@ def confirm(
     rlimit: int = CHECK_RLIMIT,
     timeout_ms: int = CHECK_TIMEOUT_MS,
     budget_ms: int = FILE_BUDGET_MS,
+    max_queries: int = FILE_MAX_QUERIES,
 ) -> list[dict[str, Any]]:
     """The undecided checks that fail on every execution of their path, as findings.
 
     Each item is an undecided check of ``_core.check_source_undecided``. It becomes a finding
     (the item without its ``smt`` and ``precondition`` keys) when ``smt`` is SAT and ``smt`` plus
     ``(assert precondition)`` is UNSAT. ``rlimit`` and ``timeout_ms`` apply to each query,
-    ``budget_ms`` to the whole call; one finding per site. Without Z3 installed: ``[]``.
+    ``max_queries`` and ``budget_ms`` to the whole call; one finding per site. When a budget or
+    the clock left a check undecided, the list ends with the ``SHP002`` notice. Without Z3
+    installed: ``[]``.
     """
     if not undecided:
         return []
@@ -194,29 +203,60 @@ def confirm(
     deadline = time.monotonic() + budget_ms / 1000.0
     out: list[dict[str, Any]] = []
     done: set[tuple[int, int]] = set()
+    queries = 0
+    cut: str | None = None  # which budget left checks untried
+    untried = 0
+
+    def ask(script: str) -> dict[str, Any] | None:
+        nonlocal queries, cut
+        left_ms = int((deadline - time.monotonic()) * 1000)
+        if queries >= max_queries:
+            cut = cut or f"the solver's query budget ({max_queries} queries per file) ran out"
+            return None
+        if left_ms <= 0:
+            cut = cut or f"the solver's safety time limit ({budget_ms} ms per file) was reached"
+            return None
+        queries += 1
+        per = max(1, min(timeout_ms, left_ms)) if timeout_ms else left_ms
+        got = _solve(script, rlimit=rlimit, timeout_ms=per)
+        if got.get("clock"):
+            cut = cut or f"a solver query reached its safety time limit ({per} ms)"
+        return got
+
     for u in undecided:
         site = (int(u["row"]), int(u["col"]))
         if site in done:
             continue
-        left_ms = int((deadline - time.monotonic()) * 1000)
-        if left_ms <= 0:
-            break
-        per = max(1, min(timeout_ms, left_ms)) if timeout_ms else left_ms
         context = str(u["smt"])
         # every execution fails: the precondition cannot hold on the path ...
-        failing = _solve(f"{context}(assert {u['precondition']})\n", rlimit=rlimit, timeout_ms=per)
+        failing = ask(f"{context}(assert {u['precondition']})\n")
+        if failing is None:
+            untried += 1
+            continue
         if failing["answer"] != "unsat":
             continue
         # ... and the path is feasible (else the UNSAT above says nothing)
-        left_ms = int((deadline - time.monotonic()) * 1000)
-        if left_ms <= 0:
-            break
-        per = max(1, min(timeout_ms, left_ms)) if timeout_ms else left_ms
-        if _solve(context, rlimit=rlimit, timeout_ms=per)["answer"] != "sat":
+        feasible = ask(context)
+        if feasible is None:
+            untried += 1
+            continue
+        if feasible["answer"] != "sat":
             continue
         done.add(site)
         out.append({k: v for k, v in u.items() if k not in _QUERY_KEYS})
+    if cut is not None:
+        what = f"; {untried} undecided check{'s' if untried != 1 else ''} not tried" if untried else ""
+        out.append(_incomplete(f"analysis incomplete: {cut}{what}"))
     return out
+
+
+def _incomplete(message: str) -> dict[str, Any]:
+    """The analysis-incomplete notice (``SHP002``) at line 1, as the core gives it."""
+    return {
+        "code": "SHP002", "name": "analysis-incomplete", "message": message,
+        "row": 1, "col": 1, "end_row": 1, "end_col": 1,
+        "trace": [], "condition": None, "related": [], "fix": None,
+    }
 
 
 def check_source(source: str, filename: str, options: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,143 @@
+"""Budgets and the analysis-incomplete notice (``SHP002``), in every front end.
+
+Each budget is forced on a small file, and the notice is seen where the user looks: the CLI
+(a ``warning:`` on stderr whatever the selection, never "All checks passed!", exit 0 unless
+``SHP002`` is selected), its JSON, SARIF and ``--statistics``, flake8 (only when selected) and
+the language server (an information diagnostic). The step and path budgets count work, so the
+same file gets the same findings and the same notice under any load; the wall clock is a safety
+net whose cut is said to be one.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from shape_lint import _core
+
+#: A script that builds and calls a model whose `forward` loops, then a bug on its last line.
+BUDGETED = """\
+import torch
+import torch.nn as nn
+
+
+class A(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 8)
+
+    def forward(self, x):
+        for i in range(10):
+            x = x * 2
+        return self.l(x)
+
+
+m = A()
+y = m(torch.randn(2, 4))
+z = torch.randn(3, 4) @ torch.randn(5, 6)
+"""
+BUG_ROW = BUDGETED.splitlines().index("z = torch.randn(3, 4) @ torch.randn(5, 6)") + 1
+
+
+def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "shape_lint.cli", "check", "-n", "m.py", *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "m.py").write_text(BUDGETED)
+    return tmp_path
+
+
+def notices(findings: list[dict]) -> list[dict]:
+    return [f for f in findings if f["code"] == "SHP002"]
+
+
+def test_within_budget_there_is_no_notice():
+    got = _core.check_source(BUDGETED, "m.py")
+    assert [(f["code"], f["row"]) for f in got] == [("SHP101", BUG_ROW)]
+
+
+def test_the_step_budget_cuts_at_the_same_place_every_time():
+    runs = [_core.check_source(BUDGETED, "m.py", {"max_steps": 40}) for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+    (n,) = notices(runs[0])
+    assert n["row"] == 1
+    assert "the step budget (40 interpreter steps per file) ran out at line" in n["message"]
+    assert "in the module's top level" in n["message"]
+    # the bug past the cut is not reported, and the notice is what says so
+    assert all(f["code"] != "SHP101" for f in runs[0])
+    assert "wall-clock" not in n["message"]
+
+
+def test_the_clock_is_a_safety_net_that_says_it_cut():
+    (n,) = notices(_core.check_source(BUDGETED, "m.py", {"timeout_ms": 0}))
+    assert "the safety time limit (0 ms per file) was reached" in n["message"]
+    assert "another machine may get further" in n["message"]
+
+
+def test_the_default_clock_is_far_above_a_normal_file():
+    # the step budget, not the clock, is what a normal file meets first (no option given)
+    got = _core.check_source_stats(BUDGETED, "m.py")[2]
+    assert got["abandoned"] == 0
+
+
+def test_cli_warns_and_never_says_all_checks_passed(project: Path):
+    r = cli(project, "--max-steps", "40")
+    assert r.returncode == 0, r.stderr
+    assert "All checks passed!" not in r.stdout
+    assert "1 file was only partly analysed (SHP002)" in r.stdout
+    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("warning: m.py: analysis incomplete:")]
+    assert len(warnings) == 1 and warnings[0].endswith("[SHP002]")
+    # ignored explicitly: silent, as any ignored code
+    r = cli(project, "--max-steps", "40", "--ignore", "SHP002")
+    assert "SHP002" not in r.stderr and r.returncode == 0
+    # selected: a diagnostic like any other, and the run fails
+    r = cli(project, "--max-steps", "40", "--extend-select", "SHP002")
+    assert r.returncode == 1 and "m.py:1:1: SHP002 analysis incomplete" in r.stdout
+    # within budget: the bug, and no notice
+    r = cli(project)
+    assert r.returncode == 1 and "SHP101" in r.stdout and "SHP002" not in r.stdout + r.stderr
+
+
+def test_machine_formats_and_statistics_carry_the_notice(project: Path):
+    data = json.loads(cli(project, "--max-steps", "40", "--output-format", "json").stdout)
+    assert [d["code"] for d in data] == ["SHP002"]
+    lines = cli(project, "--max-steps", "40", "--output-format", "json-lines").stdout.splitlines()
+    assert [json.loads(ln)["code"] for ln in lines] == ["SHP002"]
+    sarif = json.loads(cli(project, "--max-steps", "40", "--output-format", "sarif").stdout)
+    (res,) = sarif["runs"][0]["results"]
+    assert res["ruleId"] == "SHP002" and res["level"] == "note"
+    stats = cli(project, "--max-steps", "40", "--statistics").stdout
+    assert "SHP002" in stats and "analysis-incomplete" in stats
+
+
+def test_max_steps_from_the_config_file(project: Path):
+    (project / "pyproject.toml").write_text("[project]\nname = 'p'\n\n[tool.shape-lint]\nmax-steps = 40\n")
+    r = cli(project)
+    assert "analysis incomplete" in r.stderr and "All checks passed!" not in r.stdout
+    (project / "pyproject.toml").write_text("[tool.shape-lint]\nmax-steps = 0\n")
+    r = cli(project)
+    assert r.returncode == 2 and "max-steps" in r.stderr
+
+
+def test_flake8_reports_the_notice_only_when_selected(project: Path):
+    def flake8(*args: str) -> str:
+        r = subprocess.run(
+            [sys.executable, "-m", "flake8", "--shp-no-cache", "--shp-max-steps", "40", *args, "m.py"],
+            cwd=project, capture_output=True, text=True, timeout=120,
+        )
+        return r.stdout
+
+    assert "SHP002" not in flake8("--select", "SHP")
+    assert "SHP002" not in flake8()
+    out = flake8("--extend-select", "SHP002")
+    assert "m.py:1:1: SHP002 analysis incomplete: the step budget (40 interpreter steps per file)" in out
