@@ -246,6 +246,12 @@ impl Project {
         r
     }
 
+    /// Every file this analysis asked to load, with its index in `loaded` (`None`: not
+    /// loaded: unreadable, broken, or past the limits).
+    pub fn attempts(&self) -> impl Iterator<Item = (&PathBuf, Option<usize>)> {
+        self.by_path.iter().map(|(p, r)| (p, *r))
+    }
+
     fn read_and_lower(&mut self, path: &Path, name: &str) -> Option<usize> {
         if self.loaded.len() >= MAX_MODULES || std::fs::metadata(path).ok()?.len() > MAX_FILE_BYTES {
             return None;
