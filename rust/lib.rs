@@ -65,6 +65,10 @@ pub struct Settings {
     /// for every file it loads (`engine::scripts`), rather than once per checked file (switch
     /// off only to compare the two).
     pub share_scripts: bool,
+    /// Keep the shared script results in the project's `.shape_lint_cache` too, for other
+    /// processes and later runs (`engine::script_cache`), keyed with this salt (the front end's
+    /// cache key of the core's build); `None`: in this process only.
+    pub script_cache: Option<String>,
 }
 
 impl Settings {
@@ -82,7 +86,7 @@ impl Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, free_params: false, param_values: Vec::new(), memo: true, project: None, check_sites: false, switches: true, share_scripts: true }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 1_000, prune: true, export_undecided: false, free_params: false, param_values: Vec::new(), memo: true, project: None, check_sites: false, switches: true, share_scripts: true, script_cache: None }
     }
 }
 

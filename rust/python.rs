@@ -33,6 +33,9 @@ fn settings_from(options: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
         if let Some(v) = d.get_item("share_scripts")? {
             s.share_scripts = v.extract()?;
         }
+        if let Some(v) = d.get_item("script_cache")? {
+            s.script_cache = v.extract()?;
+        }
     }
     Ok(s)
 }

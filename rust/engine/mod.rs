@@ -17,7 +17,7 @@
 //! - `shapes.rs`: the tensors each span evaluated to (hover, inlay hints) and the places a
 //!   trace names (related information);
 //! - `scripts.rs`: the project's scripts that import the checked file, each analysed once per
-//!   process for every file it loads;
+//!   process for every file it loads (`script_cache.rs`: and kept across processes);
 //! - `report.rs`: the report rule: which recorded outcomes become findings, and which
 //!   undecided checks are exported for the Z3 bridge.
 //!
@@ -35,6 +35,7 @@ pub mod modules;
 pub mod project;
 mod entry;
 mod report;
+pub mod script_cache;
 pub mod scripts;
 pub mod shapes;
 pub mod summary;

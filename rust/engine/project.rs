@@ -499,6 +499,8 @@ struct Graph {
     /// outside a package: a package's modules run code at import time, registries and logging
     /// set-up, and are no scripts).
     scripts: HashMap<PathBuf, bool>,
+    /// A hash of the sorted paths of the scanned files: which modules exist to be imported.
+    listing: u64,
 }
 
 /// The import graph of the project at `root`, made once per process (flake8 and the CLI check
@@ -529,11 +531,24 @@ fn graph_of(root: &Path, loose: bool) -> std::sync::Arc<Graph> {
         }
         scripts.insert(f.clone(), x.0.main_block || (x.0.script && package_of(f).is_none()));
     }
-    let g = Arc::new(Graph { users, scripts });
+    let listing = super::scripts::text_hash(&files.iter().map(|f| f.to_string_lossy()).collect::<Vec<_>>().join("\0"));
+    let g = Arc::new(Graph { users, scripts, listing });
     if let Ok(mut map) = graphs.lock() {
         map.insert(root.to_path_buf(), g.clone());
     }
     g
+}
+
+/// A hash of the paths of the project's Python files (as scanned once per process): a
+/// shared script result kept across processes (`engine::script_cache`) is keyed by it, since
+/// a module added or removed changes what an import finds.
+pub fn listing_hash(paths: &ProjectPaths) -> Option<u64> {
+    let (root, loose) = match (&paths.root, &paths.loose) {
+        (Some(r), _) => (r.clone(), false),
+        (None, Some(l)) => (l.clone(), true),
+        (None, None) => return None,
+    };
+    Some(graph_of(&root, loose).listing)
 }
 
 /// The project's scripts that import the checked file, directly or through other project

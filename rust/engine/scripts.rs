@@ -120,7 +120,7 @@ pub struct ScriptResult {
 
 impl ScriptResult {
     /// Whether every file the run asked to load has the same content now.
-    fn current(&self) -> bool {
+    pub fn current(&self) -> bool {
         self.files.iter().all(|f| content_hash(&f.path) == f.hash)
     }
 }
@@ -141,27 +141,26 @@ fn content_hash(path: &Path) -> Option<u64> {
     super::encoding::read_python_source(path).map(|t| text_hash(&t))
 }
 
-/// What a shared result depends on besides the files' contents: the settings that change an
-/// analysis, the script and the project's top folder.
-fn key_of(s: &Settings, script: &Path, top: &Path) -> String {
-    format!(
-        "{}\0{}\0{}",
-        script.display(),
-        top.display(),
-        format_args!("{} {} {} {} {} {} {} {}", s.may_fail, s.max_paths, s.max_steps, s.timeout_ms, s.prune, s.export_undecided, s.memo, s.switches)
-    )
+/// What a shared result depends on besides the files' contents: the script, the project's
+/// top folder and the settings that change an analysis.
+type Key = (PathBuf, PathBuf, String);
+
+fn key_of(s: &Settings, script: &Path, top: &Path) -> Key {
+    let settings = format!("{} {} {} {} {} {} {} {}", s.may_fail, s.max_paths, s.max_steps, s.timeout_ms, s.prune, s.export_undecided, s.memo, s.switches);
+    (script.to_path_buf(), top.to_path_buf(), settings)
 }
 
 type Slot = Arc<Mutex<Option<Arc<ScriptResult>>>>;
 
 /// The shared results of this process, one slot per key (its lock held while the script runs).
-static RESULTS: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+static RESULTS: OnceLock<Mutex<HashMap<Key, Slot>>> = OnceLock::new();
 
-/// Forget the shared results (a long-lived client whose files changed need not: a result is
-/// used only while its files are unchanged; this frees them).
-pub fn forget_results() {
+/// Forget the shared results of the project whose top folder is `top` (a result is used only
+/// while its files are unchanged, so this only frees memory, or makes the next check take the
+/// result from the disk as another process would).
+pub fn forget_results(top: &Path) {
     if let Some(m) = RESULTS.get() {
-        m.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        m.lock().unwrap_or_else(|e| e.into_inner()).retain(|k, _| k.1 != top);
     }
 }
 
@@ -171,7 +170,7 @@ fn result_for(script: &Path, top: &Path, paths: &ProjectPaths, s: &Settings, ran
     let key = key_of(s, script, top);
     let slot = {
         let mut map = RESULTS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-        map.entry(key).or_default().clone()
+        map.entry(key.clone()).or_default().clone()
     };
     let mut kept = slot.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(r) = kept.as_ref()
@@ -179,8 +178,25 @@ fn result_for(script: &Path, top: &Path, paths: &ProjectPaths, s: &Settings, ran
     {
         return Some(r.clone());
     }
+    // across processes: the project's cache, when the front end keeps one
+    // (`engine::script_cache`)
+    let disk = match (&s.script_cache, &paths.root) {
+        (Some(salt), Some(root)) => super::project::listing_hash(paths).map(|listing| (root, format!("{salt}\0{}\0{}\0{}\0{listing:x}", key.0.display(), key.1.display(), key.2))),
+        _ => None,
+    };
+    if let Some((root, key)) = &disk
+        && let Some(r) = super::script_cache::load(root, key)
+        && r.current()
+    {
+        let r = Arc::new(r);
+        *kept = Some(r.clone());
+        return Some(r);
+    }
     let r = Arc::new(run_on_own_thread(script, top, paths, s)?);
     *ran += 1;
+    if let Some((root, key)) = &disk {
+        super::script_cache::store(root, key, &r);
+    }
     *kept = Some(r.clone());
     Some(r)
 }
@@ -366,6 +382,11 @@ impl Shared {
         }
         let paths = s.project.clone()?;
         let top = paths.root.clone().or_else(|| paths.loose.clone())?;
+        // a text other than the file's on disk (an editor's buffer, stdin, a fix being
+        // verified) is not what the shared runs load
+        if content_hash(&paths.file) != Some(text_hash(interp.file.source)) {
+            return None;
+        }
         Some(Shared { settings: s.clone(), paths, top, places: BTreeMap::new() })
     }
 
