@@ -217,7 +217,22 @@ pub struct Project {
     pub paths: Option<ProjectPaths>,
     pub loaded: Vec<Loaded>,
     by_path: HashMap<PathBuf, Option<usize>>,
+    /// The `read_stamped` stamp of each file asked for, when it was read.
+    stamps: HashMap<PathBuf, Option<u64>>,
     bytes: usize,
+}
+
+/// A file's bytes, unless it is too large to load (`MAX_FILE_BYTES`), and its stamp: a hash of
+/// what decides how it loads (its bytes, or only its size when too large); `None`: unreadable.
+pub fn read_stamped(path: &Path) -> (Option<u64>, Option<Vec<u8>>) {
+    let Ok(meta) = std::fs::metadata(path) else { return (None, None) };
+    if meta.len() > MAX_FILE_BYTES {
+        return (Some(super::scripts::hash_of(format!("too large: {}", meta.len()).as_bytes())), None);
+    }
+    match std::fs::read(path) {
+        Ok(b) => (Some(super::scripts::hash_of(&b)), Some(b)),
+        Err(_) => (None, None),
+    }
 }
 
 impl Project {
@@ -241,22 +256,25 @@ impl Project {
         if let Some(r) = self.by_path.get(path) {
             return *r;
         }
-        let r = self.read_and_lower(path, name);
+        let (stamp, bytes) = read_stamped(path);
+        let r = bytes.and_then(|b| self.read_and_lower(path, name, &b));
         self.by_path.insert(path.to_path_buf(), r);
+        self.stamps.insert(path.to_path_buf(), stamp);
         r
     }
 
     /// Every file this analysis asked to load, with its index in `loaded` (`None`: not
-    /// loaded: unreadable, broken, or past the limits).
-    pub fn attempts(&self) -> impl Iterator<Item = (&PathBuf, Option<usize>)> {
-        self.by_path.iter().map(|(p, r)| (p, *r))
+    /// loaded: unreadable, broken, or past the limits) and its `read_stamped` stamp when it was
+    /// read.
+    pub fn attempts(&self) -> impl Iterator<Item = (&PathBuf, Option<usize>, Option<u64>)> {
+        self.by_path.iter().map(|(p, r)| (p, *r, self.stamps.get(p).copied().flatten()))
     }
 
-    fn read_and_lower(&mut self, path: &Path, name: &str) -> Option<usize> {
-        if self.loaded.len() >= MAX_MODULES || std::fs::metadata(path).ok()?.len() > MAX_FILE_BYTES {
+    fn read_and_lower(&mut self, path: &Path, name: &str, bytes: &[u8]) -> Option<usize> {
+        if self.loaded.len() >= MAX_MODULES {
             return None;
         }
-        let source: Rc<str> = Rc::from(super::encoding::read_python_source(path)?);
+        let source: Rc<str> = Rc::from(super::encoding::decode_python_source(bytes)?);
         if self.bytes + source.len() > MAX_LOADED_BYTES {
             return None;
         }

@@ -273,6 +273,7 @@ mod tests {
             entry: true,
             abandoned: false,
             steps: 1234,
+            timed_out: false,
         };
         let mut w = Writer(String::new());
         w.result(&r).unwrap();

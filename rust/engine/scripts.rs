@@ -83,7 +83,8 @@ impl Tokens {
 #[derive(Debug, Clone)]
 pub struct Seen {
     pub path: PathBuf,
-    /// A hash of its text as the core decodes it (`None`: unreadable or undecodable).
+    /// Its stamp when the run read it (`project::read_stamped`: a hash of its bytes; `None`:
+    /// unreadable).
     pub hash: Option<u64>,
     /// Loaded and run (else its import was Unknown).
     pub loaded: bool,
@@ -116,24 +117,31 @@ pub struct ScriptResult {
     /// It spent a budget: it reports nothing.
     pub abandoned: bool,
     pub steps: u64,
+    /// It ran past its wall-clock deadline: a loaded machine says nothing about the script, so
+    /// such a result is not kept across processes (`script_cache`).
+    pub timed_out: bool,
 }
 
 impl ScriptResult {
     /// Whether every file the run asked to load has the same content now.
     pub fn current(&self) -> bool {
-        self.files.iter().all(|f| content_hash(&f.path) == f.hash)
+        self.files.iter().all(|f| super::project::read_stamped(&f.path).0 == f.hash)
     }
 }
 
-/// A 64-bit FNV-1a hash of a text: a file's content, to tell a change (not a defence against
-/// crafted collisions).
-pub fn text_hash(text: &str) -> u64 {
+/// A 64-bit FNV-1a hash of some bytes: a file's content, to tell a change (not a defence
+/// against crafted collisions).
+pub fn hash_of(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.as_bytes() {
+    for b in bytes {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
+}
+
+pub fn text_hash(text: &str) -> u64 {
+    hash_of(text.as_bytes())
 }
 
 /// The hash of the file's text as the core decodes it, if it can.
@@ -194,7 +202,9 @@ fn result_for(script: &Path, top: &Path, paths: &ProjectPaths, s: &Settings, ran
     }
     let r = Arc::new(run_on_own_thread(script, top, paths, s)?);
     *ran += 1;
-    if let Some((root, key)) = &disk {
+    if let Some((root, key)) = &disk
+        && !r.timed_out
+    {
         super::script_cache::store(root, key, &r);
     }
     *kept = Some(r.clone());
@@ -251,7 +261,9 @@ pub fn analyse(script: &Path, top: &Path, paths: &ProjectPaths, s: &Settings) ->
         }
     }
     out.steps = interp.steps;
+    out.timed_out = std::time::Instant::now() > interp.deadline;
     let reports = out.entry && !out.abandoned;
+    let stamps: HashMap<PathBuf, Option<u64>> = interp.project.attempts().map(|(p, _, stamp)| (p.clone(), stamp)).collect();
     for (k, l) in interp.project.loaded.iter().enumerate() {
         let file = FileId(FIRST_FILE + k as u32);
         let (findings, undecided) = if reports {
@@ -259,12 +271,12 @@ pub fn analyse(script: &Path, top: &Path, paths: &ProjectPaths, s: &Settings) ->
         } else {
             Default::default()
         };
-        out.files.push(Seen { path: l.path.clone(), hash: Some(text_hash(l.lines.source())), loaded: true, findings, undecided });
+        out.files.push(Seen { path: l.path.clone(), hash: stamps.get(&l.path).copied().flatten(), loaded: true, findings, undecided });
     }
-    let mut others: Vec<PathBuf> = interp.project.attempts().filter(|(_, i)| i.is_none()).map(|(p, _)| p.clone()).collect();
+    let mut others: Vec<PathBuf> = interp.project.attempts().filter(|(_, i, _)| i.is_none()).map(|(p, _, _)| p.clone()).collect();
     others.sort();
     for path in others {
-        let hash = content_hash(&path);
+        let hash = stamps.get(&path).copied().flatten();
         out.files.push(Seen { path, hash, loaded: false, findings: Vec::new(), undecided: Vec::new() });
     }
     let spans = interp.shared_run.take().map(|t| t.spans.into_inner()).unwrap_or_default();
@@ -401,8 +413,9 @@ impl Shared {
             // the script's run never imports the file: nothing of it to report
             return Some(base);
         };
+        // (its text is the file's on disk, `new`, which the current result loaded)
         let seen = &r.files[me];
-        if !seen.loaded || seen.hash != Some(text_hash(interp.file.source)) {
+        if !seen.loaded {
             return None;
         }
         if !r.entry || r.abandoned {
