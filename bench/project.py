@@ -16,7 +16,18 @@ planted bugs whose sizes come from another file, so both need the project import
 
 It prints the load average, the number of files, the cold and warm wall times with their
 ratio, both runs' findings (which must be the two planted bugs, identical cold and warm: the
-benchmark exits 1 otherwise), and the flake8 run without the plugin as the baseline.
+benchmark exits 1 otherwise), and the flake8 run without the plugin as the baseline. A third
+flake8 run follows an edit of one model file outside ``pkg_0``: the results cache misses for every
+file (its key holds the project stamp), but the scripts that do not load the edited file are
+taken from the script results the core keeps in the same cache (``rust/engine/script_cache.rs``).
+
+Each model file is imported (through its package's ``__init__.py``, which imports the package's
+20 models) by two scripts. The core runs a script once per process for all the files it loads
+(``rust/engine/scripts.rs``); the benchmark also checks every file in this process with the
+core alone, with that sharing and without it (``share_scripts=False``: each file runs its
+scripts itself), and prints both times, the number of script runs, and whether the findings of
+every file are identical (exit 1 otherwise): the whole project costs about the sum of its files,
+not files × scripts.
 
     python bench/project.py                  # about 1000 files
     python bench/project.py --files 120      # the quick form the tests run
@@ -177,6 +188,30 @@ def flake8(root: Path, plugin: bool) -> tuple[float, list[tuple[str, int]], str]
     return dt, found, p.stdout + p.stderr
 
 
+def in_process(root: Path) -> tuple[float, float, int, int, list[str]]:
+    """Every file checked by the core in this process (no cache, no solver), once with the
+    scripts shared and once with each file running its scripts itself: the two times, the script
+    runs of the shared pass, the files, and the files whose findings differ."""
+    from shape_lint import _core
+
+    files = sorted(p for p in root.rglob("*.py") if ".shape_lint_cache" not in p.parts)
+    texts = [(str(p), p.read_text(encoding="utf-8")) for p in files]
+
+    def run(share: bool) -> tuple[float, int, list]:
+        t0 = time.perf_counter()
+        runs, out = 0, []
+        for path, text in texts:
+            findings, undecided, stats = _core.check_source_stats(text, path, {"share_scripts": share})
+            runs += stats["script_runs"]
+            out.append((findings, undecided))
+        return time.perf_counter() - t0, runs, out
+
+    shared, runs, got = run(True)
+    alone, _, want = run(False)
+    differ = [os.path.relpath(p, root) for (p, _), a, b in zip(texts, got, want) if a != b]
+    return shared, alone, runs, len(texts), differ
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--files", type=int, default=1000)
@@ -199,19 +234,36 @@ def main() -> int:
         base, _, _ = flake8(root, plugin=False)
         cold, found_cold, out_cold = flake8(root, plugin=True)
         warm, found_warm, out_warm = flake8(root, plugin=True)
+        # one model file edited (outside pkg_0, whose bug stays): every results-cache entry
+        # misses, the scripts that do not load the file come from the script results
+        edited = root / "pkg_1" / "model_1.py"
+        if not edited.exists():
+            edited = root / "pkg_0" / "model_2.py"
+        edited.write_text(edited.read_text() + "# edited\n")
+        after, found_after, out_after = flake8(root, plugin=True)
         print(f"files: {n}")
         print(f"flake8 without the plugin: {base:.2f} s (1.00x)")
         print(f"cold (no cache):          {cold:.2f} s ({cold / base:.2f}x the baseline)")
         print(f"warm (cache):             {warm:.2f} s ({warm / base:.2f}x the baseline)")
+        print(f"one model file edited:    {after:.2f} s ({after / base:.2f}x the baseline, {after / cold:.2f}x cold)")
         print(f"warm / cold: {warm / cold:.3f}")
         print(f"findings cold: {found_cold}")
         print(f"findings warm: {found_warm}")
-        ok = found_cold == bugs and found_warm == bugs
+        print(f"findings after the edit: {found_after}")
+        ok = found_cold == bugs and found_warm == bugs and found_after == bugs
         print(f"planted bugs {bugs}: {'found, the same cold and warm' if ok else 'NOT as expected'}")
         if not ok:
             print(out_cold[-3000:])
             print(out_warm[-3000:])
-        return 0 if ok else 1
+            print(out_after[-3000:])
+        shared, alone, runs, checked, differ = in_process(root)
+        scripts = sum(1 for _ in (root / "scripts").glob("*.py"))
+        print(f"core in this process, {checked} files (no cache, no solver):")
+        print(f"  scripts shared:           {shared:.2f} s, {runs} script runs ({scripts} scripts)")
+        print(f"  each file runs its own:   {alone:.2f} s ({alone / shared:.2f}x)")
+        same = not differ and runs <= scripts
+        print(f"  findings of every file: {'identical' if not differ else 'DIFFERENT in ' + ', '.join(differ[:10])}")
+        return 0 if ok and same else 1
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)

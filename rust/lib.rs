@@ -64,6 +64,14 @@ pub struct Settings {
     /// values, with a condition on each path (`when --cuda is given`). Off: their default, the
     /// run without arguments (the summary, which torch's hooks compare with that run).
     pub switches: bool,
+    /// Analyse each of the project's scripts that import the checked file once per process
+    /// for every file it loads (`engine::scripts`), rather than once per checked file (switch
+    /// off only to compare the two).
+    pub share_scripts: bool,
+    /// Keep the shared script results in the project's `.shape_lint_cache` too, for other
+    /// processes and later runs (`engine::script_cache`), keyed with this salt (the front end's
+    /// cache key of the core's build); `None`: in this process only.
+    pub script_cache: Option<String>,
 }
 
 impl Settings {
@@ -81,7 +89,7 @@ impl Settings {
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 30_000, prune: true, export_undecided: false, free_params: false, param_values: Vec::new(), memo: true, project: None, check_sites: false, switches: true }
+        Settings { may_fail: false, max_paths: 64, max_steps: 1_000_000, timeout_ms: 30_000, prune: true, export_undecided: false, free_params: false, param_values: Vec::new(), memo: true, project: None, check_sites: false, switches: true, share_scripts: true, script_cache: None }
     }
 }
 
@@ -293,7 +301,7 @@ fn guarded<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, String> {
 }
 
 /// Stack of the analysis thread (reserved, not committed, until used).
-const STACK_SIZE: usize = 512 * 1024 * 1024;
+pub(crate) const STACK_SIZE: usize = 512 * 1024 * 1024;
 
 /// What `check_source` returns when the analysis panics with `reason`: the same guard and
 /// `SHP001` finding. No program makes the core panic; the snapshot tests need the rendering.

@@ -30,6 +30,12 @@ fn settings_from(options: Option<&Bound<'_, PyDict>>) -> PyResult<Settings> {
         if let Some(v) = d.get_item("check_sites")? {
             s.check_sites = v.extract()?;
         }
+        if let Some(v) = d.get_item("share_scripts")? {
+            s.share_scripts = v.extract()?;
+        }
+        if let Some(v) = d.get_item("script_cache")? {
+            s.script_cache = v.extract()?;
+        }
     }
     Ok(s)
 }
@@ -158,6 +164,7 @@ fn check_source_stats<'py>(
     d.set_item("entries", stats.entries)?;
     d.set_item("abandoned", stats.abandoned)?;
     d.set_item("steps", stats.steps)?;
+    d.set_item("script_runs", stats.script_runs)?;
     let c = stats.checks;
     d.set_item("holds", c.holds)?;
     d.set_item("violated", c.violated)?;

@@ -135,3 +135,51 @@ def test_flake8_with_two_jobs_and_the_cli_give_the_same_findings(tmp_path):
     assert norm(flake.stdout) == ["model.py:11:SHP101", "use.py:4:SHP101"], flake.stdout + flake.stderr
     assert norm(cli.stdout) == norm(flake.stdout), cli.stdout + cli.stderr
     assert not (root / cache.CACHE_DIR).exists()
+
+
+STATS = """import json, sys
+from shape_lint import cache, solver, _core
+path = sys.argv[1]
+options = {"script_cache": cache.script_salt()} if sys.argv[2] == "cache" else {}
+findings, _, stats = _core.check_source_stats(open(path).read(), path, options)
+print(json.dumps([[f["row"], f["code"]] for f in findings] + [stats["script_runs"]]))
+"""
+
+
+def _stats_in_a_new_process(path: Path, mode: str = "cache"):
+    here = str(Path(cache.__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", STATS, str(path), mode], capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    *found, runs = json.loads(p.stdout)
+    return found, runs
+
+
+def test_a_script_importing_the_checked_file_runs_once_across_processes(tmp_path):
+    # two model files imported by one script: the first process runs the script and keeps its
+    # result in the project's cache; a second process checking the other file takes it
+    root = make_project(tmp_path / "p")
+    (root / "other.py").write_text(MODEL.replace("Net", "Other").replace("nn.Linear(128, 10)", "nn.Linear(hidden, 10)"))
+    (root / "train.py").write_text(TRAIN.replace("from model import Net", "from model import Net\nfrom other import Other"))
+    assert _stats_in_a_new_process(root / "model.py") == ([[11, "SHP101"]], 1)
+    assert (root / cache.CACHE_DIR / "scripts" / "v1").is_dir()
+    assert _stats_in_a_new_process(root / "other.py") == ([], 0)
+    assert _stats_in_a_new_process(root / "model.py") == ([[11, "SHP101"]], 0)
+    # a file the script loads changed: the kept result is stale
+    (root / "other.py").write_text((root / "other.py").read_text() + "# edited\n")
+    assert _stats_in_a_new_process(root / "model.py") == ([[11, "SHP101"]], 1)
+    assert _stats_in_a_new_process(root / "other.py") == ([], 0)
+    # without the salt (the results cache off) the core keeps nothing on disk
+    assert _stats_in_a_new_process(root / "other.py", "none") == ([], 1)
+
+
+def test_no_cache_keeps_no_script_results(tmp_path):
+    pytest.importorskip("flake8")
+    root = make_project(tmp_path / "p")
+    flake = _run(["flake8", "--select=SHP", "--shp-no-cache", "."], root)
+    assert "model.py:11:" in flake.stdout, flake.stdout + flake.stderr
+    assert not (root / cache.CACHE_DIR).exists()
+    # with the cache: the results and the script's result
+    flake = _run(["flake8", "--select=SHP", "."], root)
+    assert "model.py:11:" in flake.stdout, flake.stdout + flake.stderr
+    assert any((root / cache.CACHE_DIR / "scripts" / "v1").iterdir())

@@ -25,6 +25,9 @@ class CheckOptions(TypedDict, total=False):
     param_values: dict[str, int]
     """The concrete run of an SHP902 counterexample: each free parameter bound by its user name
     (``{"--size": 30}``, ``{"heads": 16}``, ``{"len(dataset)": 113}``)."""
+    share_scripts: bool
+    """Analyse each project script that imports the checked file once per process for all the
+    files it loads (default ``True``); ``False`` runs it again for each checked file (to compare)."""
 
 @type_check_only
 class Edit(TypedDict):
@@ -141,6 +144,9 @@ class Stats(TypedDict):
     entries: int
     abandoned: int
     steps: int
+    script_runs: int
+    """The project scripts importing the file that this call analysed (each script runs once
+    per process for all the files it loads; later files take its result)."""
     holds: int
     violated: int
     undecided: int

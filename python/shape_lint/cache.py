@@ -12,6 +12,15 @@ Python files of its project. So an entry is keyed by all of them:
   the CLI check a tree that does not change while they run; a long-lived client calls
   :func:`forget_stamps` when files change).
 
+The project's scripts that import a checked file are analysed once for all the files they load
+(``rust/engine/scripts.rs``). The core keeps those script results in the same folder, under
+``scripts/v1/`` (``rust/engine/script_cache.rs``), when it is given :func:`script_salt` (the
+core's version and build, as below): one entry per script and options, keyed too by the paths of
+the project's Python files, and holding the content hash of every file the script's run loaded.
+It is used only while all those files have the same content, so a second process (flake8's
+other workers, the next run after an edit elsewhere) takes a script's result instead of running
+it again, while an entry of this cache (keyed by the project stamp) would miss.
+
 Entries live in ``.shape_lint_cache/v1/`` under the project root, one small JSON file each,
 written atomically (a temporary file renamed into place), so concurrent workers never see a
 half-written entry. The folder holds a ``.gitignore`` of ``*``, as ruff's ``.ruff_cache``
@@ -28,7 +37,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-__all__ = ["CACHE_DIR", "cached", "forget_stamps", "project_root"]
+__all__ = ["CACHE_DIR", "cached", "forget_stamps", "project_root", "script_salt"]
 
 CACHE_DIR = ".shape_lint_cache"
 _VERSION_DIR = "v1"
@@ -102,6 +111,12 @@ def _core_version() -> str:
         except (OSError, AttributeError, TypeError):
             build += "?;"
     return f"{_core.__version__}:{build}"
+
+
+def script_salt() -> str:
+    """What the core keys the script results it keeps in the project's cache with: the core's
+    version and build (the same part of this cache's keys)."""
+    return _core_version()
 
 
 def cached(

@@ -275,7 +275,9 @@ def check_source(source: str, filename: str, options: Mapping[str, Any]) -> list
 
         def run() -> list[dict[str, Any]]:
             with z3cache.project(filename):
-                return _check_source(source, filename, opts)
+                # the core keeps the results of the project's scripts in the same cache, for
+                # the other workers and later runs (not part of this entry's key)
+                return _check_source(source, filename, {**opts, "script_cache": cache.script_salt()})
 
         return cache.cached(source, filename, opts, run)
     return _check_source(source, filename, options)

@@ -27,11 +27,27 @@ impl ModelCtx for Interp<'_> {
         self.syms.flag(name, phrase)
     }
 
-    fn entry_of(&self, t: &Rc<Tensor>) -> Option<Span> {
-        // the outermost call of the checked file that handed it on unchanged
+    fn entry_sites(&self, t: &Rc<Tensor>, at: Option<Span>) -> Vec<Span> {
+        // the outermost call of the checked file that handed it on unchanged (in a shared
+        // run, of each project file)
         let n = self.calls.len().min(self.arg_tensors.len());
         let off = self.calls.len() - n;
-        (0..n).find(|&i| self.calls[off + i].file == crate::ir::FileId::MAIN && self.arg_tensors[i].iter().any(|a| Rc::ptr_eq(a, t))).map(|i| self.calls[off + i])
+        let shared = self.shared_run.is_some();
+        let mut out: Vec<Span> = Vec::new();
+        for i in 0..n {
+            let call = self.calls[off + i];
+            let reports = if shared { call.file.0 >= crate::engine::project::FIRST_FILE } else { call.file == crate::ir::FileId::MAIN };
+            if reports && !out.iter().any(|s| s.file == call.file) && self.arg_tensors[i].iter().any(|a| Rc::ptr_eq(a, t)) {
+                out.push(call);
+            }
+        }
+        if let Some(at) = at {
+            let own = if shared { self.user_span(at).file } else { crate::ir::FileId::MAIN };
+            if !out.iter().any(|s| s.file == own) {
+                out.push(at);
+            }
+        }
+        out
     }
 
     fn fresh_shape_var(&mut self) -> u32 {

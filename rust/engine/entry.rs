@@ -47,7 +47,7 @@ pub(super) fn run_observed<'a>(m: &'a ir::Module, f: &'a ParsedFile<'a>, s: &'a 
         interp.span_log = Some(Default::default());
     }
     let mut undecided = Vec::new();
-    let (findings, mut stats) = run_entries(&mut interp, m, s, &mut undecided);
+    let (findings, mut stats) = run_entries(&mut interp, m, s, &mut undecided, !extra.is_empty());
     stats.memo_hits = interp.memo.hits;
     stats.memo_misses = interp.memo.misses;
     stats.memo_stored = interp.memo.stored;
@@ -75,12 +75,12 @@ pub(super) fn run_coverage(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec
     interp.main_module = Some(m);
     interp.coverage = Some(Default::default());
     let mut undecided = Vec::new();
-    let (findings, stats) = run_entries(&mut interp, m, s, &mut undecided);
+    let (findings, stats) = run_entries(&mut interp, m, s, &mut undecided, true);
     let report = interp.coverage.take().unwrap_or_default().report(f, stats.abandoned > 0);
     (findings, report)
 }
 
-fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mut Vec<Undecided>) -> (Vec<Finding>, Stats) {
+fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mut Vec<Undecided>, observed: bool) -> (Vec<Finding>, Stats) {
     let mut stats = Stats::default();
     let mut findings: Vec<Finding> = Vec::new();
     // the forward entries' findings go after those of the runs with the program's own values
@@ -212,11 +212,24 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     // 3. the project's scripts that import the checked file: its bugs that only their concrete
     // sizes show are reported here, where torch raises
     let scripts = s.project.as_ref().map(crate::engine::project::importer_scripts).unwrap_or_default();
+    // each analysed once per process for all the files it loads, when this file's text is on disk
+    let mut shared = if scripts.is_empty() { None } else { super::scripts::Shared::new(interp, s, observed) };
     for script in scripts {
         let entry = || format!("`{}`, which imports this file", script.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         if interp.steps > s.max_steps || std::time::Instant::now() > interp.deadline {
             stats.abandoned += 1;
             cuts.skipped.push(entry());
+            continue;
+        }
+        if let Some(taken) = shared.as_mut().and_then(|sh| sh.take(interp, &script)) {
+            stats.entries += usize::from(taken.entry);
+            stats.abandoned += usize::from(taken.abandoned);
+            if taken.abandoned {
+                cuts.cut.push((entry(), taken.spent.unwrap_or(Budget::Steps), None));
+            }
+            stats.script_runs += taken.ran;
+            findings.extend(taken.findings);
+            undecided.extend(taken.undecided);
             continue;
         }
         let Some(i) = interp.project.load(&script, "__main__") else { continue };

@@ -16,6 +16,8 @@
 //!   Unknown);
 //! - `shapes.rs`: the tensors each span evaluated to (hover, inlay hints) and the places a
 //!   trace names (related information);
+//! - `scripts.rs`: the project's scripts that import the checked file, each analysed once per
+//!   process for every file it loads (`script_cache.rs`: and kept across processes);
 //! - `report.rs`: the report rule: which recorded outcomes become findings, and which
 //!   undecided checks are exported for the Z3 bridge.
 //!
@@ -33,6 +35,8 @@ pub mod modules;
 pub mod project;
 mod entry;
 mod report;
+pub mod script_cache;
+pub mod scripts;
 pub mod shapes;
 pub mod summary;
 
@@ -60,6 +64,9 @@ pub struct Stats {
     /// With `Settings::check_sites`: each checked site of the checked file, as (row, column,
     /// its checks' counts), in source order.
     pub check_sites: Vec<(usize, usize, CheckCounts)>,
+    /// The project's scripts importing the checked file that this analysis ran as their own
+    /// analysis (`scripts`): the others were answered by a result of this process or its cache.
+    pub script_runs: usize,
 }
 
 /// Precondition checks by verdict: the core decided them (`holds`: torch does not raise,

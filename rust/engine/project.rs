@@ -217,7 +217,22 @@ pub struct Project {
     pub paths: Option<ProjectPaths>,
     pub loaded: Vec<Loaded>,
     by_path: HashMap<PathBuf, Option<usize>>,
+    /// The `read_stamped` stamp of each file asked for, when it was read.
+    stamps: HashMap<PathBuf, Option<u64>>,
     bytes: usize,
+}
+
+/// A file's bytes, unless it is too large to load (`MAX_FILE_BYTES`), and its stamp: a hash of
+/// what decides how it loads (its bytes, or only its size when too large); `None`: unreadable.
+pub fn read_stamped(path: &Path) -> (Option<u64>, Option<Vec<u8>>) {
+    let Ok(meta) = std::fs::metadata(path) else { return (None, None) };
+    if meta.len() > MAX_FILE_BYTES {
+        return (Some(super::scripts::hash_of(format!("too large: {}", meta.len()).as_bytes())), None);
+    }
+    match std::fs::read(path) {
+        Ok(b) => (Some(super::scripts::hash_of(&b)), Some(b)),
+        Err(_) => (None, None),
+    }
 }
 
 impl Project {
@@ -241,16 +256,25 @@ impl Project {
         if let Some(r) = self.by_path.get(path) {
             return *r;
         }
-        let r = self.read_and_lower(path, name);
+        let (stamp, bytes) = read_stamped(path);
+        let r = bytes.and_then(|b| self.read_and_lower(path, name, &b));
         self.by_path.insert(path.to_path_buf(), r);
+        self.stamps.insert(path.to_path_buf(), stamp);
         r
     }
 
-    fn read_and_lower(&mut self, path: &Path, name: &str) -> Option<usize> {
-        if self.loaded.len() >= MAX_MODULES || std::fs::metadata(path).ok()?.len() > MAX_FILE_BYTES {
+    /// Every file this analysis asked to load, with its index in `loaded` (`None`: not
+    /// loaded: unreadable, broken, or past the limits) and its `read_stamped` stamp when it was
+    /// read.
+    pub fn attempts(&self) -> impl Iterator<Item = (&PathBuf, Option<usize>, Option<u64>)> {
+        self.by_path.iter().map(|(p, r)| (p, *r, self.stamps.get(p).copied().flatten()))
+    }
+
+    fn read_and_lower(&mut self, path: &Path, name: &str, bytes: &[u8]) -> Option<usize> {
+        if self.loaded.len() >= MAX_MODULES {
             return None;
         }
-        let source: Rc<str> = Rc::from(super::encoding::read_python_source(path)?);
+        let source: Rc<str> = Rc::from(super::encoding::decode_python_source(bytes)?);
         if self.bytes + source.len() > MAX_LOADED_BYTES {
             return None;
         }
@@ -493,6 +517,8 @@ struct Graph {
     /// outside a package: a package's modules run code at import time, registries and logging
     /// set-up, and are no scripts).
     scripts: HashMap<PathBuf, bool>,
+    /// A hash of the sorted paths of the scanned files: which modules exist to be imported.
+    listing: u64,
 }
 
 /// The import graph of the project at `root`, made once per process (flake8 and the CLI check
@@ -523,11 +549,24 @@ fn graph_of(root: &Path, loose: bool) -> std::sync::Arc<Graph> {
         }
         scripts.insert(f.clone(), x.0.main_block || (x.0.script && package_of(f).is_none()));
     }
-    let g = Arc::new(Graph { users, scripts });
+    let listing = super::scripts::text_hash(&files.iter().map(|f| f.to_string_lossy()).collect::<Vec<_>>().join("\0"));
+    let g = Arc::new(Graph { users, scripts, listing });
     if let Ok(mut map) = graphs.lock() {
         map.insert(root.to_path_buf(), g.clone());
     }
     g
+}
+
+/// A hash of the paths of the project's Python files (as scanned once per process): a
+/// shared script result kept across processes (`engine::script_cache`) is keyed by it, since
+/// a module added or removed changes what an import finds.
+pub fn listing_hash(paths: &ProjectPaths) -> Option<u64> {
+    let (root, loose) = match (&paths.root, &paths.loose) {
+        (Some(r), _) => (r.clone(), false),
+        (None, Some(l)) => (l.clone(), true),
+        (None, None) => return None,
+    };
+    Some(graph_of(&root, loose).listing)
 }
 
 /// The project's scripts that import the checked file, directly or through other project

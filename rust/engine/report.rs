@@ -151,6 +151,10 @@ impl<'a> Interp<'a> {
     /// file of the project.
     pub fn place(&self, span: Span) -> String {
         let span = self.user_span(span);
+        if let Some(tokens) = &self.shared_run {
+            // a run shared by every file it loads: rendered for each of them later
+            return tokens.token(span);
+        }
         match self.project.module_of(span.file) {
             Some(m) => {
                 let text = format!("{}:{}", m.display, m.lines.row(span.start));
@@ -167,9 +171,35 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// The text and line index of the file `file` of this analysis (the checked file, or a
+    /// loaded file of the project).
+    pub fn source_of(&self, file: FileId) -> Option<(&str, Location<'_>)> {
+        match self.project.module_of(file) {
+            Some(m) => Some((m.lines.source(), Location::Lines(&m.lines))),
+            None if file == FileId::MAIN => Some((self.file.source, Location::Main(self.file))),
+            None => None,
+        }
+    }
+
     /// A span in the user's file: embedded library code maps to the innermost user call.
     pub fn user_span(&self, span: Span) -> Span {
         if crate::engine::modules::is_embedded(span) { self.user_site.unwrap_or_default() } else { span }
+    }
+}
+
+/// Where the byte offsets of one file are (1-based rows, code-point columns).
+#[derive(Clone, Copy)]
+pub enum Location<'f> {
+    Main(&'f crate::parse::ParsedFile<'f>),
+    Lines(&'f crate::parse::SourceLines),
+}
+
+impl Location<'_> {
+    pub fn at(&self, offset: u32) -> (usize, usize) {
+        match self {
+            Location::Main(f) => f.location(offset),
+            Location::Lines(l) => l.location(offset),
+        }
     }
 }
 
@@ -229,7 +259,13 @@ fn settle_checkpoints(interp: &mut Interp) {
             Some((_, m)) => m.clone(),
             None => {
                 let place = |s: Span| interp.place(s);
-                let m = crate::rules::training::checkpoint_key_never_saved::missing(&interp.checkpoints, interp.file.source, o.site, &place).map(|v| v.message());
+                // the read's own file is the checked one (a run shared by every file it loads
+                // judges each read as that file's analysis would)
+                let file = if interp.shared_run.is_some() { o.site.file } else { FileId::MAIN };
+                let m = match interp.source_of(file) {
+                    Some((source, _)) => crate::rules::training::checkpoint_key_never_saved::missing(&interp.checkpoints, file, source, o.site, &place).map(|v| v.message()),
+                    None => None,
+                };
                 decided.push((o.site, m.clone()));
                 m
             }
@@ -243,19 +279,26 @@ fn settle_checkpoints(interp: &mut Interp) {
 }
 
 /// The sites some path reaches inside a `try` whose handler may catch what torch raises.
-fn suppressed_sites(outcomes: &[Outcome]) -> std::collections::BTreeSet<(u32, u32)> {
-    outcomes.iter().filter(|o| o.suppressed && o.site.file == FileId::MAIN).map(|o| (o.site.start, o.site.end)).collect()
+fn suppressed_sites(outcomes: &[Outcome], file: FileId) -> std::collections::BTreeSet<(u32, u32)> {
+    outcomes.iter().filter(|o| o.suppressed && o.site.file == file).map(|o| (o.site.start, o.site.end)).collect()
 }
 
 /// Turn the outcomes of one entry point into findings (the report rule above).
 pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
+    findings_in(interp, outcomes, FileId::MAIN)
+}
+
+/// The findings of `file` among the outcomes (`findings_from`): the checked file's, or in a
+/// run shared by every file it loads (`engine::scripts`), each loaded file's in turn.
+pub fn findings_in(interp: &Interp, outcomes: &[Outcome], file: FileId) -> Vec<Finding> {
+    let Some((_, loc)) = interp.source_of(file) else { return Vec::new() };
     // a site is judged per chain of call sites that reach it (a helper right when one caller
     // calls it may be wrong for another); a `try` that catches around any of them silences it
-    let suppressed = suppressed_sites(outcomes);
+    let suppressed = suppressed_sites(outcomes, file);
     let mut index: rustc_hash::FxHashMap<((u32, u32), &[Span]), usize> = Default::default();
     let mut by_site: Vec<((u32, u32), Vec<&Outcome>)> = Vec::new();
     // only the checked file's sites: another project file reports its own when it is checked
-    for o in outcomes.iter().filter(|o| o.site.file == FileId::MAIN) {
+    for o in outcomes.iter().filter(|o| o.site.file == file) {
         let site = (o.site.start, o.site.end);
         let i = *index.entry((site, &o.calls[..])).or_insert_with(|| {
             by_site.push((site, Vec::new()));
@@ -312,8 +355,7 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
         };
         let Verdict::Violated(v) = &chosen.verdict else { continue };
         let condition = if all_fail { None } else { chosen.condition.clone() };
-        let (row, col) = interp.file.location(start);
-        let (end_row, end_col) = interp.file.location(end);
+        let ((row, col), (end_row, end_col)) = (loc.at(start), loc.at(end));
         let message = match &condition {
             Some(c) => format!("{} (when {c})", v.message),
             None => v.message.clone(),
@@ -329,7 +371,7 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
         }
         let related = super::shapes::related(interp, &trace);
         // a fix only for a line that fails on every path reaching it
-        let fix = if all_fail && condition.is_none() { v.fix.as_ref().and_then(|h| fix_of(interp, h)) } else { None };
+        let fix = if all_fail && condition.is_none() { v.fix.as_ref().and_then(|h| fix_of(interp, h, file)) } else { None };
         out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition, related, fix });
     }
     out
@@ -339,11 +381,11 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
 /// literal (or an expression of int literals, `16 * 5 * 5`) of the checked file other than the
 /// wanted value: `use nn.Linear(120, 84)` (the call as fixed, when it is one short line), else
 /// `use in_features=120`.
-fn fix_of(interp: &Interp, h: &FixHint) -> Option<crate::diagnostics::Fix> {
-    if h.at.file != FileId::MAIN {
+fn fix_of(interp: &Interp, h: &FixHint, file: FileId) -> Option<crate::diagnostics::Fix> {
+    if h.at.file != file {
         return None;
     }
-    let src = interp.file.source;
+    let (src, loc) = interp.source_of(file)?;
     let found: Vec<(&FixAlt, (u32, u32, i128))> =
         h.alts.iter().filter(|a| a.want > 0).filter_map(|a| Some((a, crate::parse::int_literal_arg(src, h.at.start, h.at.end, a.pos, a.kw)?))).filter(|(a, (_, _, old))| *old != a.want).collect();
     let [(alt, (s, e, _))] = found[..] else { return None };
@@ -354,7 +396,7 @@ fn fix_of(interp: &Interp, h: &FixHint) -> Option<crate::diagnostics::Fix> {
     } else {
         format!("use {fixed}")
     };
-    let ((row, col), (end_row, end_col)) = (interp.file.location(s), interp.file.location(e));
+    let ((row, col), (end_row, end_col)) = (loc.at(s), loc.at(e));
     let edit = crate::diagnostics::Edit { content, row, col, end_row, end_col, start: s as usize, end: e as usize };
     Some(crate::diagnostics::Fix { message, edits: vec![edit] })
 }
@@ -376,14 +418,19 @@ fn refuted(outcomes: &[Outcome], prefix: &[Branch], alt: &Branch) -> bool {
 /// The undecided checks of one entry point that the report rule would report if they were
 /// violated: a site where some path is inside a `try` with handlers never reports.
 pub fn undecided_from(interp: &Interp, outcomes: &[Outcome], pending: &[Pending]) -> Vec<crate::diagnostics::Undecided> {
-    let suppressed = suppressed_sites(outcomes);
+    undecided_in(interp, outcomes, pending, FileId::MAIN)
+}
+
+/// The undecided checks of `file` (`undecided_from`; `findings_in` says which file).
+pub fn undecided_in(interp: &Interp, outcomes: &[Outcome], pending: &[Pending], file: FileId) -> Vec<crate::diagnostics::Undecided> {
+    let Some((_, loc)) = interp.source_of(file) else { return Vec::new() };
+    let suppressed = suppressed_sites(outcomes, file);
     let mut out = Vec::new();
-    for p in pending.iter().filter(|p| p.site.file == FileId::MAIN) {
+    for p in pending.iter().filter(|p| p.site.file == file) {
         if suppressed.contains(&(p.site.start, p.site.end)) {
             continue;
         }
-        let (row, col) = interp.file.location(p.site.start);
-        let (end_row, end_col) = interp.file.location(p.site.end);
+        let ((row, col), (end_row, end_col)) = (loc.at(p.site.start), loc.at(p.site.end));
         let message = match &p.condition {
             Some(c) => format!("{} (when {c})", p.message),
             None => p.message.clone(),

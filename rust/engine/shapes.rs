@@ -76,18 +76,35 @@ pub fn spans_of(f: &ParsedFile, log: SpanLog) -> Vec<SpanShapes> {
 /// project), found in a trace line and not followed by a digit (`line 8` is not `line 80`).
 pub fn related(interp: &Interp, trace: &[String]) -> Vec<Related> {
     let places = interp.places.borrow();
+    if places.is_empty() || trace.is_empty() {
+        return Vec::new();
+    }
+    related_among(places.iter().map(|(text, span)| (text.as_str(), *span)), trace, |span| place_of(interp, *span))
+}
+
+/// Where a rendered place is: its file (`None`: the checked file) and its start and end.
+pub type PlaceAt = (Option<String>, (usize, usize), (usize, usize));
+
+/// The place a span of this analysis names (`related`).
+pub fn place_of(interp: &Interp, span: crate::ir::Span) -> PlaceAt {
+    match interp.project.module_of(span.file) {
+        Some(m) => (Some(m.path.display().to_string()), m.lines.location(span.start), m.lines.location(span.end)),
+        None => (None, interp.file.location(span.start), interp.file.location(span.end)),
+    }
+}
+
+/// `related` over rendered places: each text (in the order of the texts) with what `at` tells
+/// where it is.
+pub fn related_among<'p, T: 'p>(places: impl Iterator<Item = (&'p str, T)> + Clone, trace: &[String], at: impl Fn(&T) -> PlaceAt) -> Vec<Related> {
     let mut out = Vec::new();
     for line in trace {
-        for (text, span) in places.iter() {
-            let named = line.match_indices(text.as_str()).any(|(i, _)| {
+        for (text, place) in places.clone() {
+            let named = line.match_indices(text).any(|(i, _)| {
                 !line[i + text.len()..].starts_with(|c: char| c.is_ascii_digit())
                     && !line[..i].ends_with(|c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '\\'))
             });
             if named {
-                let (path, (row, col), (end_row, end_col)) = match interp.project.module_of(span.file) {
-                    Some(m) => (Some(m.path.display().to_string()), m.lines.location(span.start), m.lines.location(span.end)),
-                    None => (None, interp.file.location(span.start), interp.file.location(span.end)),
-                };
+                let (path, (row, col), (end_row, end_col)) = at(&place);
                 out.push(Related { message: line.clone(), path, row, col, end_row, end_col });
             }
         }

@@ -37,9 +37,12 @@ pub trait ModelCtx {
     /// The condition that the environment answers yes (`torch.cuda.is_available()`): the same
     /// condition at every ask (`Symbols::flag`).
     fn flag(&mut self, name: &str, phrase: (&'static str, &'static str)) -> Cond;
-    /// The call in the checked file through which this very tensor entered the user code
-    /// running now (`model(images)` for the `images` a layer in `forward` rejects), if any.
-    fn entry_of(&self, t: &Rc<Tensor>) -> Option<Span>;
+    /// Where a check about this very tensor reports: the call in the checked file through
+    /// which it entered the user code running now (`model(images)` for the `images` a layer
+    /// in `forward` rejects), else `at` (nothing when `at` is `None`). In a run shared by every
+    /// file a script loads (`engine::scripts`), each of those files is the checked one: the
+    /// outermost such call of each file, and `at` for its file when that file has none.
+    fn entry_sites(&self, t: &Rc<Tensor>, at: Option<Span>) -> Vec<Span>;
     /// A fresh shape variable: an unknown list of dims, refined by its first use.
     fn fresh_shape_var(&mut self) -> u32;
     /// The shape variable for the dims a first use leaves unknown when it binds `parent`
@@ -96,7 +99,7 @@ pub trait ModelCtx {
     /// folder the script runs from: later imports search it too.
     fn extend_sys_path(&mut self, _dir: &str) {}
     /// This path reached `site` and passes there, where no check of its own was made (a
-    /// device mismatch reported at the call that handed a tensor in, `entry_of`): recorded as
+    /// device mismatch reported at the call that handed a tensor in, `entry_sites`): recorded as
     /// passing, so that a failure there on another path is reported with its condition.
     fn passes(&mut self, st: &State, site: Span);
     /// Deliver an engine event on the path `st` to the rules that subscribe to it

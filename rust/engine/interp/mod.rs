@@ -165,7 +165,7 @@ pub struct Interp<'a> {
     pub undecided: Vec<Pending>,
     pub next_shape_var: u32,
     /// The tensors handed to each user call of `calls` (its arguments), innermost last: where
-    /// a tensor entered the code that misuses it (`ModelCtx::entry_of`).
+    /// a tensor entered the code that misuses it (`ModelCtx::entry_sites`).
     pub arg_tensors: Vec<Vec<Rc<Tensor>>>,
     pub call_depth: usize,
     /// Names of the variables being assigned, for labels ("fc2"); read through `label`.
@@ -204,6 +204,9 @@ pub struct Interp<'a> {
     /// The places (`line 8`, `model.py:14`) rendered for spans of the project, each with the first span
     /// it was rendered for: where a trace line points (`engine::shapes::related`).
     pub places: std::cell::RefCell<BTreeMap<String, Span>>,
+    /// A run shared by every file it loads (`engine::scripts`): each project file is the
+    /// checked one, and places are rendered as tokens, for each of them later.
+    pub shared_run: Option<crate::engine::scripts::Tokens>,
     /// The module calls `shape-lint summary` asked for (`engine::summary`), when asked.
     pub summary: Option<crate::engine::summary::SummaryLog>,
     /// Summaries of side-effect-free calls (`super::memo`).
@@ -343,6 +346,7 @@ impl<'a> Interp<'a> {
             blocks: Vec::new(),
             next_block_is_loop_body: false,
             places: Default::default(),
+            shared_run: None,
             summary: None,
             gen_frames: Vec::new(),
             memo: Default::default(),

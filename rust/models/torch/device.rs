@@ -210,30 +210,34 @@ pub fn check_operands(cx: &mut dyn ModelCtx, st: &State, op: &str, ts: &[(String
     // the tensor on the CPU is the one left behind: reported where it entered the code, if
     // it was handed in (`model(images)`), else here
     let cpu = if a.1.device == Some(Device::Cpu) { &a.1 } else { &b.1 };
-    let site = cx.entry_of(cpu).unwrap_or(span);
-    cx.check(st, site, Tri::True, |cx| {
-        (
-            DeviceMismatch::Operands {
-                op,
-                a: a.0.clone(),
-                a_shape: cx.show_shape(st, &a.1.shape),
-                a_device: a.1.device.map(Device::name).unwrap_or("?").into(),
-                b: b.0.clone(),
-                b_shape: cx.show_shape(st, &b.1.shape),
-                b_device: b.1.device.map(Device::name).unwrap_or("?").into(),
-            },
-            Vec::new(),
-        )
-    })
+    let mut passes = true;
+    for site in cx.entry_sites(cpu, Some(span)) {
+        let op = op.clone();
+        passes &= cx.check(st, site, Tri::True, |cx| {
+            (
+                DeviceMismatch::Operands {
+                    op,
+                    a: a.0.clone(),
+                    a_shape: cx.show_shape(st, &a.1.shape),
+                    a_device: a.1.device.map(Device::name).unwrap_or("?").into(),
+                    b: b.0.clone(),
+                    b_shape: cx.show_shape(st, &b.1.shape),
+                    b_device: b.1.device.map(Device::name).unwrap_or("?").into(),
+                },
+                Vec::new(),
+            )
+        });
+    }
+    passes
 }
 
-/// A mismatch is reported where the tensor entered the user's code (`entry_of`): a path on
+/// A mismatch is reported where the tensor entered the user's code (`entry_sites`): a path on
 /// which these tensors meet without one passes that site (`ModelCtx::passes`), so that a
 /// mismatch on another path (on CUDA only) is reported with its condition rather than as
 /// failing on every path.
 fn passed_entries<'t>(cx: &mut dyn ModelCtx, st: &State, ts: impl Iterator<Item = &'t Rc<Tensor>>) {
     for t in ts {
-        if let Some(site) = cx.entry_of(t) {
+        for site in cx.entry_sites(t, None) {
             cx.passes(st, site);
         }
     }
@@ -251,11 +255,14 @@ pub fn check_layer(cx: &mut dyn ModelCtx, st: &State, op: &str, params: Device, 
             continue;
         }
         let Some(d) = t.device else { continue };
-        let (op, what, t) = (op.to_string(), what.to_string(), t.clone());
-        let site = cx.entry_of(&t).unwrap_or(span);
-        if !cx.check(st, site, Tri::True, |cx| {
-            (DeviceMismatch::Layer { op, what, shape: cx.show_shape(st, &t.shape), device: d.name().into(), params: params.name().into() }, Vec::new())
-        }) {
+        let mut passes = true;
+        for site in cx.entry_sites(t, Some(span)) {
+            let (op, what, t) = (op.to_string(), what.to_string(), t.clone());
+            passes &= cx.check(st, site, Tri::True, |cx| {
+                (DeviceMismatch::Layer { op, what, shape: cx.show_shape(st, &t.shape), device: d.name().into(), params: params.name().into() }, Vec::new())
+            });
+        }
+        if !passes {
             return false;
         }
     }

@@ -90,7 +90,8 @@ pub struct Log {
     pub reads: Vec<Read>,
 }
 
-/// The violation at the subscript `site` of the checked file `source`, if every read logged
+/// The violation at the subscript `site` of the checked file `file` (text `source`; in a run
+/// shared by every file a script loads, the read's own file), if every read logged
 /// there is of a key no save wrote (`place` shows a save's site):
 /// - the program saves something, and every save writes a dict with known string keys;
 /// - every call in `source` whose name says it saves (`torch.save`, `save_checkpoint`,
@@ -104,18 +105,18 @@ pub struct Log {
 /// - the key appears in `source` only as a subscript read (`ckpt["key"]`) or a dict literal
 ///   key: a test (`"key" in ckpt`), a `.get("key")`, a store, a list of keys, all mean the
 ///   program expects it may be missing.
-pub fn missing(log: &Log, source: &str, site: Span, place: &dyn Fn(Span) -> String) -> Option<CheckpointKeyNeverSaved> {
+pub fn missing(log: &Log, file: FileId, source: &str, site: Span, place: &dyn Fn(Span) -> String) -> Option<CheckpointKeyNeverSaved> {
     let reads: Vec<&Read> = log.reads.iter().filter(|r| r.site == site).collect();
     let first = reads.first()?;
     if log.saves.is_empty() || log.saves.iter().any(|s| s.keys.is_none()) {
         return None;
     }
-    let observed: Vec<(u32, u32)> = log.saves.iter().filter(|s| s.site.file == FileId::MAIN).map(|s| (s.site.start, s.site.end)).collect();
+    let observed: Vec<(u32, u32)> = log.saves.iter().filter(|s| s.site.file == file).map(|s| (s.site.start, s.site.end)).collect();
     if unobserved_save_call(source, &observed) {
         return None;
     }
     for r in &reads {
-        if r.site.file == FileId::MAIN && !literal_at(source, r.site, &r.key) {
+        if r.site.file == file && !literal_at(source, r.site, &r.key) {
             return None;
         }
         if !log.saves.iter().any(|s| s.path.as_deref() == Some(&*r.path)) {
