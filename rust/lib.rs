@@ -141,23 +141,34 @@ fn verify_fixes(source: &str, mut findings: Vec<Finding>, analyse: impl Fn(&str)
 /// the Z3 bridge. Sites already reported are not among them. An internal failure gives the
 /// `SHP001` finding and no undecided checks.
 pub fn check_source_undecided(source: &str, path: &str, settings: &Settings) -> (Vec<Finding>, Vec<Undecided>) {
+    let (findings, undecided, _) = check_source_parsed(source, path, settings);
+    (findings, undecided)
+}
+
+/// A syntax error: `(message, row, col, end_row, end_col)`, rows and code-point columns 1-based.
+pub type SyntaxError = (String, usize, usize, usize, usize);
+
+/// [`check_source_undecided`], and the parser's syntax errors (as [`syntax_errors`] gives them)
+/// from the same parse: the CLI reports them for a file that does not parse (whose findings
+/// and undecided checks are empty) without parsing every file a second time.
+pub fn check_source_parsed(source: &str, path: &str, settings: &Settings) -> (Vec<Finding>, Vec<Undecided>, Vec<SyntaxError>) {
     let settings = Settings { export_undecided: true, ..with_project(settings, path) };
     guarded(|| {
         let parsed = parse::parse(source);
         let module = ir::lower::lower_module(&parsed);
         let out = if parsed.has_syntax_errors() {
-            (Vec::new(), Vec::new())
+            (Vec::new(), Vec::new(), syntax_error_list(&parsed))
         } else {
             let (findings, undecided, _) = engine::analyze_full(&module, &parsed, &settings);
             let plain = Settings { export_undecided: false, ..settings.clone() };
-            (verify_fixes(source, findings, |fixed| check_source_inner(fixed, path, &plain)), undecided)
+            (verify_fixes(source, findings, |fixed| check_source_inner(fixed, path, &plain)), undecided, Vec::new())
         };
         if module.max_depth > ir::lower::MAX_DEPTH {
             std::mem::forget(parsed);
         }
         out
     })
-    .unwrap_or_else(|reason| (vec![internal_error(&reason)], Vec::new()))
+    .unwrap_or_else(|reason| (vec![internal_error(&reason)], Vec::new(), Vec::new()))
 }
 
 /// [`check_source_undecided`] with the analysis statistics (`engine::Stats`), among them how
@@ -237,17 +248,10 @@ pub fn show_shapes(source: &str, path: &str, settings: &Settings) -> Vec<(usize,
 /// The parser's syntax errors of a file: `(message, row, col, end_row, end_col)` each, rows
 /// and code-point columns 1-based; empty when it parses (`check_source` gives no findings for
 /// a file with syntax errors: the CLI reports these instead, flake8 its own E999).
-pub fn syntax_errors(source: &str) -> Vec<(String, usize, usize, usize, usize)> {
+pub fn syntax_errors(source: &str) -> Vec<SyntaxError> {
     guarded(|| {
         let parsed = parse::parse(source);
-        let out = parsed
-            .syntax_errors()
-            .into_iter()
-            .map(|(m, s, e)| {
-                let ((row, col), (end_row, end_col)) = (parsed.location(s), parsed.location(e));
-                (m, row, col, end_row, end_col)
-            })
-            .collect();
+        let out = syntax_error_list(&parsed);
         let module = ir::lower::lower_module(&parsed);
         if module.max_depth > ir::lower::MAX_DEPTH {
             std::mem::forget(parsed);
@@ -272,6 +276,17 @@ pub fn model_summary(source: &str, path: &str, settings: &Settings, model: Optio
         out
     })
     .unwrap_or_default()
+}
+
+fn syntax_error_list(parsed: &parse::ParsedFile<'_>) -> Vec<SyntaxError> {
+    parsed
+        .syntax_errors()
+        .into_iter()
+        .map(|(m, s, e)| {
+            let ((row, col), (end_row, end_col)) = (parsed.location(s), parsed.location(e));
+            (m, row, col, end_row, end_col)
+        })
+        .collect()
 }
 
 /// Run `f` on its own thread with a large stack: deeply nested input cannot overflow the

@@ -124,6 +124,23 @@ fn check_source_undecided<'py>(
     Ok((findings_list(py, &findings)?, undecided_list(py, &undecided)?))
 }
 
+/// Like `check_source_undecided`, plus the parser's syntax errors from the same parse:
+/// `(findings, undecided, syntax_errors)` (see `_core.pyi`).
+#[pyfunction]
+#[pyo3(signature = (source, filename, options=None))]
+fn check_source_parsed<'py>(
+    py: Python<'py>,
+    source: &str,
+    filename: &str,
+    options: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>, Vec<crate::SyntaxError>)> {
+    let settings = settings_from(options)?;
+    let src = source.to_owned();
+    let name = filename.to_owned();
+    let (findings, undecided, errors) = py.detach(move || crate::check_source_parsed(&src, &name, &settings));
+    Ok((findings_list(py, &findings)?, undecided_list(py, &undecided)?, errors))
+}
+
 fn undecided_list<'py>(py: Python<'py>, undecided: &[crate::Undecided]) -> PyResult<Bound<'py, PyList>> {
     let und = PyList::empty(py);
     for u in undecided {
@@ -363,6 +380,7 @@ fn api_resolve(path: &str) -> Option<&'static str> {
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_source, m)?)?;
     m.add_function(wrap_pyfunction!(check_source_undecided, m)?)?;
+    m.add_function(wrap_pyfunction!(check_source_parsed, m)?)?;
     m.add_function(wrap_pyfunction!(check_source_stats, m)?)?;
     m.add_function(wrap_pyfunction!(rules, m)?)?;
     m.add_function(wrap_pyfunction!(show_shapes, m)?)?;

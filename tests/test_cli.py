@@ -471,6 +471,8 @@ def test_noqa_row_in_json_points_at_end_of_token(engine, proj, capsys):
         ("# ruff: noqa: SHP101", ["SHP102"]),
         ("# ruff: noqa: SHP101, SHP102", []),
         ("# ruff: noqa: SHP1", []),
+        ("# Ruff: NoQa", []),  # any case, as flake8's pattern
+        ("# fLaKe8: nOqA", []),
         ("x = 1  # flake8: noqa", ["SHP101", "SHP102"]),  # not on its own line: ignored
         ("", ["SHP101", "SHP102"]),
     ],
@@ -479,6 +481,12 @@ def test_file_level_noqa(engine, proj, capsys, header, expected):
     write(proj / "m.py", f"{header}\nSHP101(a)\nSHP102(b)\n")
     _, out, _ = run(capsys, "check", "m.py")
     assert [ln.split()[1] for ln in finding_lines(out)] == expected
+
+
+def test_says_noqa_agrees_with_a_case_insensitive_search():
+    for text in ["", "x = 1\n", "# noqa", "# NoQa: SHP1", "NOQA", "nOqA", "no qa", "noq\u0430",
+                 "\u212a noqa", "s = '\u00e9'  # NOQA", "\ud800 noqa", "\ud800"]:
+        assert cli._says_noqa(text) is bool(re.search("noqa", text, re.IGNORECASE)), text
 
 
 def test_ignore_noqa(engine, proj, capsys):
@@ -713,6 +721,66 @@ def test_unreadable_file_exit_2(engine, proj, capsys):
 
 
 # ---------------------------------------------------------------------------------------------
+# --jobs
+
+
+def test_jobs_one_checks_in_the_main_thread_in_order(engine, proj, capsys, monkeypatch):
+    import threading
+
+    for i in range(4):
+        write(proj / f"m{i}.py", f"SHP101(x{i})\n")
+    threads = []
+    check = cli._check_source
+
+    def spy(source, filename, options):
+        threads.append(threading.current_thread())
+        return check(source, filename, options)
+
+    monkeypatch.setattr(cli, "_check_source", spy)
+    code, sequential, _ = run(capsys, "check", "--jobs", "1", ".")
+    assert code == 1 and len(finding_lines(sequential)) == 4
+    assert threads == [threading.main_thread()] * 4
+    assert [c["filename"] for c in engine] == [str(proj / f"m{i}.py") for i in range(4)]
+    threads.clear()
+    code, parallel, _ = run(capsys, "check", "--jobs", "3", ".")
+    assert parallel == sequential  # the files' order, whichever thread finished first
+    assert threading.main_thread() not in threads and len(set(threads)) <= 3
+
+
+def test_jobs_default_is_every_core_and_largest_files_start_first(engine, proj, capsys, monkeypatch):
+    import threading
+
+    sizes = [10, 400, 50, 300, 20]
+    for i, n in enumerate(sizes):
+        write(proj / f"m{i}.py", "x = 1\n" + "#" * n + "\n")
+    monkeypatch.setattr(cli, "default_jobs", lambda: 2)
+    first_two = threading.Barrier(2, timeout=30)
+    started = []
+    check = cli._check_source
+
+    def spy(source, filename, options):
+        started.append((Path(filename).name, threading.current_thread()))
+        if len(started) <= 2:
+            first_two.wait()  # both threads hold one file: the two largest
+        return check(source, filename, options)
+
+    monkeypatch.setattr(cli, "_check_source", spy)
+    assert run(capsys, "check", ".")[0] == 0
+    assert {name for name, _ in started[:2]} == {"m1.py", "m3.py"}
+    assert len({t for _, t in started}) == 2
+
+
+def test_jobs_must_be_positive(engine, proj, capsys):
+    write(proj / "m.py", "x = 1\n")
+    code, _, err = run(capsys, "check", "--jobs", "0", "m.py")
+    assert code == 2 and "--jobs: expected a positive integer" in err
+
+
+def test_default_jobs_counts_the_usable_cores():
+    assert 1 <= cli.default_jobs() <= (os.cpu_count() or 1)
+
+
+# ---------------------------------------------------------------------------------------------
 # End to end: the real `shape-lint` executable
 
 
@@ -776,6 +844,12 @@ def test_e2e_syntax_errors_and_new_syntax_do_not_crash(tmp_path):
     assert "Traceback" not in r.stderr
     assert r.returncode in (0, 1), r.stderr
     assert "SHP001" not in r.stdout
+    # the parser's errors come from the analysis's own parse, as `_core.syntax_errors` gives them
+    from shape_lint import _core
+
+    message = _core.syntax_errors("def f(:\n    return\n")[0][0]
+    assert f"broken.py:1:7: SyntaxError: {message}" in r.stdout
+    assert "pep695.py" not in r.stdout and "fstr.py" not in r.stdout
     r = shape_lint("check", "-", cwd=tmp_path, stdin="def broken(:\n")
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert r.stdout.startswith("-:1:12: SyntaxError: ")

@@ -2,7 +2,7 @@
 
 from typing import Any, Literal, NotRequired, TypedDict, type_check_only
 
-__all__ = ["analyze_source", "api_json", "api_resolve", "check_source", "check_source_stats", "check_source_undecided", "model_summary",
+__all__ = ["analyze_source", "api_json", "api_resolve", "check_source", "check_source_parsed", "check_source_stats", "check_source_undecided", "model_summary",
            "rules", "show_shapes", "syntax_errors", "__version__"]
 
 __version__: str
@@ -185,6 +185,15 @@ def check_source_undecided(
     options: CheckOptions | dict[str, Any] | None = None,
 ) -> tuple[list[Finding], list[UndecidedCheck]]:
     """:func:`check_source`, plus the undecided checks at sites it does not report."""
+
+def check_source_parsed(
+    source: str,
+    filename: str,
+    options: CheckOptions | dict[str, Any] | None = None,
+) -> tuple[list[Finding], list[UndecidedCheck], list[tuple[str, int, int, int, int]]]:
+    """:func:`check_source_undecided`, plus the parser's syntax errors (as :func:`syntax_errors`
+    gives them) from the same parse: a file with syntax errors has no findings and no undecided
+    checks, and the CLI reports these errors without parsing each file a second time."""
 
 def check_source_stats(
     source: str,

@@ -13,6 +13,7 @@ Rule selection (:class:`RuleSelection`) is ruff's: selectors are code prefixes (
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import sys
@@ -20,10 +21,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 __all__ = [
     "CONFIG_FILENAMES",
@@ -269,7 +266,17 @@ def settings_from_table(
     return replace(base or Settings(), **changes)
 
 
+def _tomllib() -> Any:
+    """``tomllib`` (``tomli`` before 3.11), imported when a TOML text is read."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+    return tomllib
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    tomllib = _tomllib()
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
@@ -293,9 +300,15 @@ def load_config_file(path: Path) -> dict[str, Any]:
 
 def _pyproject_has_section(path: Path) -> bool:
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
+        data = path.read_bytes()
+    except OSError:
+        return False
+    if TOOL_NAME.encode() not in data and b"\\u" not in data and b"\\U" not in data:
+        return False  # not even spelled (a key may spell it with escapes: parsed below)
+    tomllib = _tomllib()
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
         # A broken pyproject.toml that does not concern us must not stop discovery; one that
         # mentions us is reported when loaded.
         try:
@@ -328,6 +341,7 @@ def find_config_file(start: Path) -> Path | None:
 
 def parse_inline_override(text: str, known_codes: Iterable[str] | None = None) -> dict[str, Any]:
     """Parse a ``--config KEY=VALUE`` override (TOML syntax, ruff's convention)."""
+    tomllib = _tomllib()
     try:
         table = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -390,16 +404,65 @@ def _absolute_pattern(pattern: str, root: Path) -> str:
     return os.path.join(str(root), expanded)
 
 
+_GLOB_CHARS = ("*", "?", "[")
+
+
+class _Matcher:
+    """A list of patterns prepared once: literal names and paths in sets (most patterns, the
+    default excludes all, have no wildcard), the globs as one regular expression each for the
+    basename and for the absolute path."""
+
+    __slots__ = ("names", "paths", "name_glob", "path_glob")
+
+    def __init__(self, patterns: Sequence[str], root: Path) -> None:
+        names: set[str] = set()
+        paths: set[str] = set()
+        name_globs: list[str] = []
+        path_globs: list[str] = []
+        for pattern in patterns:
+            absolute = _absolute_pattern(pattern, root)
+            if _is_glob(pattern):
+                name_globs.append(pattern)
+            else:
+                names.add(pattern)
+            if _is_glob(absolute):
+                path_globs.append(absolute)
+            else:
+                paths.add(absolute)
+        self.names = frozenset(names)
+        self.paths = frozenset(paths)
+        self.name_glob = _one_regex(name_globs)
+        self.path_glob = _one_regex(path_globs)
+
+    def matches(self, abspath: str) -> bool:
+        basename = os.path.basename(abspath)
+        if basename in self.names or abspath in self.paths:
+            return True
+        if self.name_glob is not None and self.name_glob.match(basename):
+            return True
+        return self.path_glob is not None and self.path_glob.match(abspath) is not None
+
+
+def _is_glob(pattern: str) -> bool:
+    return any(c in pattern for c in _GLOB_CHARS)
+
+
+def _one_regex(globs: Sequence[str]) -> re.Pattern[str] | None:
+    """One expression that matches what ``fnmatch.fnmatchcase`` matches with any of ``globs``."""
+    if not globs:
+        return None
+    return re.compile("|".join(f"(?:{fnmatch.translate(g)})" for g in globs))
+
+
+@functools.lru_cache(maxsize=256)
+def _matcher(patterns: tuple[str, ...], root: Path) -> _Matcher:
+    return _Matcher(patterns, root)
+
+
 def matches_any(path: str | os.PathLike[str], patterns: Iterable[str], root: Path) -> bool:
-    """Whether ``path`` (file or directory) matches one of the glob ``patterns``."""
-    abspath = os.path.abspath(path)
-    basename = os.path.basename(abspath)
-    for pattern in patterns:
-        if fnmatch.fnmatchcase(basename, pattern):
-            return True
-        if fnmatch.fnmatchcase(abspath, _absolute_pattern(pattern, root)):
-            return True
-    return False
+    """Whether ``path`` (file or directory) matches one of the glob ``patterns``: its basename
+    or its absolute path (``fnmatch.fnmatchcase``; relative patterns anchored at ``root``)."""
+    return _matcher(tuple(patterns), root).matches(os.path.abspath(path))
 
 
 # --------------------------------------------------------------------------------------------

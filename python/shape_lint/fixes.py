@@ -9,7 +9,6 @@ they exist, ``--fix --unsafe-fixes`` applies them, ``--diff`` shows them without
 
 from __future__ import annotations
 
-import difflib
 from typing import Any, Mapping, Sequence
 
 __all__ = ["apply_edits", "fix_edits", "unified_diff", "valid_fix"]
@@ -81,6 +80,8 @@ def apply_edits(source: str, edits: Sequence[Mapping[str, Any]]) -> str:
 
 def unified_diff(before: str, after: str, name: str) -> str:
     """The ``--diff`` view of one file (ruff prints a unified diff per file)."""
+    import difflib
+
     return "".join(difflib.unified_diff(
         before.splitlines(keepends=True), after.splitlines(keepends=True),
         fromfile=name, tofile=name,

@@ -39,6 +39,7 @@ __all__ = [
     "DEFAULT_TIMEOUT_MS",
     "FILE_BUDGET_MS",
     "FILE_MAX_QUERIES",
+    "Findings",
     "analyze",
     "check_source",
     "confirm",
@@ -58,6 +59,15 @@ CHECK_TIMEOUT_MS = 250
 #: analysis-incomplete notice (``SHP002``), as does a query the safety net cut.
 FILE_MAX_QUERIES = 64
 FILE_BUDGET_MS = 10_000
+
+class Findings(list):  # type: ignore[type-arg]
+    """A file's findings (a plain list of finding dicts) that also carries the parser's syntax
+    errors of the same core run (``_core.check_source_parsed``): ``syntax_errors`` is ``None``
+    when they are not known (the findings came from the results cache, or without the
+    solver), and then whoever needs them parses the file (``_core.syntax_errors``)."""
+
+    syntax_errors: list[tuple[str, int, int, int, int]] | None = None
+
 
 #: Keys of an undecided check that a finding does not have.
 _QUERY_KEYS = ("smt", "precondition", "params", "free")
@@ -266,10 +276,8 @@ def check_source(source: str, filename: str, options: Mapping[str, Any]) -> list
     runs the core alone, and ``cache`` (default ``True``): ``False`` skips the results cache
     (``shape_lint.cache``). Findings come sorted by position.
     """
-    from . import z3cache
-
     if options.get("cache", True):
-        from . import cache
+        from . import cache, z3cache
 
         opts = {k: v for k, v in options.items() if k != "cache"}
 
@@ -289,8 +297,9 @@ def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> lis
     opts = {k: v for k, v in options.items() if k not in ("solver", "cache")}
     if not options.get("solver", True):
         return [dict(f) for f in _core.check_source(source, filename, opts)]
-    findings, undecided = _core.check_source_undecided(source, filename, opts)
-    out = [dict(f) for f in findings]
+    findings, undecided, errors = _core.check_source_parsed(source, filename, opts)
+    out = Findings(dict(f) for f in findings)
+    out.syntax_errors = [tuple(e) for e in errors]
     if undecided:
         out.extend(confirm(undecided))
     if opts.get("may_fail"):
