@@ -2,8 +2,13 @@
 
 pub mod alike;
 pub mod gc;
+pub mod heap;
 pub mod join;
 pub mod reads;
+pub mod vars;
+
+pub use heap::Heap;
+pub use vars::Vars;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -479,7 +484,7 @@ fn forget_obj(o: &mut Obj, f: Forget) -> bool {
             list(&mut items.iter_mut().map(|(_, v)| v));
             return forget_map(attrs, f) || changed;
         }
-        Obj::Scope { vars, .. } => return forget_map(vars, f),
+        Obj::Scope { vars, .. } => return vars.update(|_, v| forget_in(v, f)),
     }
     changed
 }
@@ -600,7 +605,11 @@ impl Obj {
                 let items = items.map(|vs| a.iter().map(|p| p.0.clone()).zip(vs).collect()).unwrap_or_else(|| a.clone());
                 Some(Container { kind: *kind, items, attrs: attrs.unwrap_or_else(|| x.clone()) })
             }
-            (Scope { vars: a, parent }, Scope { vars: b, .. }) => join_map(a, b).map(|vars| Scope { vars, parent: *parent }),
+            (Scope { vars: a, parent }, Scope { vars: b, .. }) => {
+                let mut vars = a.clone();
+                let mut ys = b.values();
+                vars.update(|_, x| join_layouts(x, ys.next()?)).then(|| Scope { vars, parent: *parent })
+            }
             (Namespace { kind, attrs: a }, Namespace { attrs: b, .. }) => join_map(a, b).map(|attrs| Namespace { kind: kind.clone(), attrs }),
             _ => None,
         }
@@ -686,7 +695,7 @@ pub enum Obj {
     /// `nn.Sequential` (`seq`), `nn.ModuleList`, `nn.ModuleDict` (keys present).
     Container { kind: ContainerKind, items: Vec<(Option<Rc<str>>, Value)>, attrs: BTreeMap<Name, Value> },
     /// A function scope: its names and the enclosing scope.
-    Scope { vars: BTreeMap<Name, Value>, parent: Option<ObjId> },
+    Scope { vars: Vars, parent: Option<ObjId> },
     /// `argparse.Namespace`, `SimpleNamespace`, parser objects: plain attributes.
     Namespace { kind: Rc<str>, attrs: BTreeMap<Name, Value> },
 }
@@ -841,7 +850,7 @@ pub enum Branch {
 /// The state of one path.
 #[derive(Debug, Clone)]
 pub struct State {
-    pub heap: Rc<Vec<Rc<Obj>>>,
+    pub heap: Heap,
     pub facts: Facts,
     pub branches: Vec<Branch>,
     /// The path went through an opaque choice that is still open.
@@ -872,7 +881,7 @@ pub struct State {
 impl State {
     pub fn new() -> State {
         State {
-            heap: Rc::new(Vec::new()),
+            heap: Heap::new(),
             facts: Facts::default(),
             branches: Vec::new(),
             tainted: false,
@@ -886,16 +895,13 @@ impl State {
     }
 
     pub fn alloc(&mut self, o: Obj) -> ObjId {
-        let h = Rc::make_mut(&mut self.heap);
-        h.push(Rc::new(o));
-        h.len() - 1
+        self.heap.push(Rc::new(o));
+        self.heap.len() - 1
     }
 
     /// Objects appended in order (a call summary's new objects, `engine::memo`).
     pub fn alloc_all(&mut self, objs: Vec<Rc<Obj>>) {
-        if !objs.is_empty() {
-            Rc::make_mut(&mut self.heap).extend(objs);
-        }
+        self.heap.extend(objs);
     }
 
     /// An object (the read is logged for call summaries, `super::memo`).
@@ -920,14 +926,12 @@ impl State {
     /// is logged as read).
     pub fn get_mut_var(&mut self, id: ObjId, name: &Name) -> &mut Obj {
         reads::note_name_read(id, name);
-        let h = Rc::make_mut(&mut self.heap);
-        Rc::make_mut(&mut h[id])
+        Rc::make_mut(self.heap.slot_mut(id))
     }
 
     pub fn get_mut(&mut self, id: ObjId) -> &mut Obj {
         reads::note_read(id);
-        let h = Rc::make_mut(&mut self.heap);
-        Rc::make_mut(&mut h[id])
+        Rc::make_mut(self.heap.slot_mut(id))
     }
 
     /// The shape with bound prefix variables substituted.
@@ -1055,30 +1059,25 @@ impl State {
             && self.params_frozen == o.params_frozen
             && self.heap.len() == o.heap.len()
             && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
-            && (Rc::ptr_eq(&self.heap, &o.heap)
-                || self.heap.iter().zip(o.heap.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || a == b))
+            && (Heap::ptr_eq(&self.heap, &o.heap) || self.heap.all_changed(&o.heap, |i| self.heap[i] == o.heap[i]))
     }
 
     /// After `same_state` compared blind to layouts ([`layout_blind`]): forget the layouts
     /// this state's heap disagrees on with `o`'s.
     pub fn join_layouts(&mut self, o: &State) {
         self.join_layouts_made(o);
-        if Rc::ptr_eq(&self.heap, &o.heap) {
+        if Heap::ptr_eq(&self.heap, &o.heap) {
             return;
         }
         let mut changed: Vec<(usize, Obj)> = Vec::new();
-        for (i, (a, b)) in self.heap.iter().zip(o.heap.iter()).enumerate() {
-            if !Rc::ptr_eq(a, b)
-                && let Some(j) = a.join_layouts(b)
-            {
+        self.heap.all_changed(&o.heap, |i| {
+            if let Some(j) = self.heap[i].join_layouts(&o.heap[i]) {
                 changed.push((i, j));
             }
-        }
-        if !changed.is_empty() {
-            let heap = Rc::make_mut(&mut self.heap);
-            for (i, j) in changed {
-                heap[i] = Rc::new(j);
-            }
+            true
+        });
+        for (i, j) in changed {
+            self.heap.set(i, Rc::new(j));
         }
     }
 

@@ -766,9 +766,9 @@ impl<'a> Interp<'a> {
         let def = c.def.clone();
         let mut st = st;
         let before = st.heap.clone();
-        let scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: Some(c.scope) });
+        let scope = st.alloc(Obj::Scope { vars: Vars::new(), parent: Some(c.scope) });
         // bind parameters
-        let mut vars: BTreeMap<Name, Value> = BTreeMap::new();
+        let mut vars = Vars::new();
         let n_params = def.params.len();
         let n_defaults = c.defaults.len();
         let mut extra = Vec::new();
