@@ -4,11 +4,11 @@ pub mod alike;
 pub mod gc;
 pub mod heap;
 pub mod join;
+pub mod pmap;
 pub mod reads;
-pub mod vars;
 
 pub use heap::Heap;
-pub use vars::Vars;
+pub use pmap::{PMap, Vars};
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -163,25 +163,31 @@ pub struct Tensor {
     pub saved: Option<Rc<Saved>>,
 }
 
-/// How often a path made each graph node since it was last freed (`State::made`): sorted by
-/// node, 1 or 2. A sorted list rather than a map: a path copies it on its first change after a
-/// fork, and a copy of a list is one move.
+/// How often a path made each graph node since it was last freed (`State::made`), by node: 1
+/// or 2. A persistent map (`pmap`): the states of a long run share it, so a path's first change
+/// after a fork copies a few nodes, not every node the run made, and [`Made::grown_since`]
+/// compares only the nodes that differ.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Made(pub Vec<(Node, u8)>);
+pub struct Made(pub PMap<Node, u8>);
 
 impl Made {
     /// How often `n` was made (0, 1, or 2 for more).
     pub fn count(&self, n: &Node) -> u8 {
-        self.0.binary_search_by(|(k, _)| k.cmp(n)).map(|i| self.0[i].1).unwrap_or(0)
+        self.0.get(n).copied().unwrap_or(0)
     }
 
-    /// The nodes made more often here than in `before`, by how many more times; `None` when
-    /// some node of `before` was freed since.
+    /// The nodes made more often here than in `before`, by how many more times, in node order;
+    /// `None` when some node of `before` was freed since.
     pub fn grown_since(&self, before: &Made) -> Option<Vec<(Node, u8)>> {
-        if before.0.iter().any(|(k, n)| self.count(k) < *n) {
-            return None;
-        }
-        Some(self.0.iter().filter_map(|(k, m)| (*m > before.count(k)).then(|| (*k, m - before.count(k)))).collect())
+        let mut out = Vec::new();
+        let kept = self.0.diff(&before.0, |k, mine, theirs| {
+            let (m, t) = (mine.copied().unwrap_or(0), theirs.copied().unwrap_or(0));
+            if m > t {
+                out.push((*k, m - t));
+            }
+            m >= t
+        });
+        kept.then_some(out)
     }
 }
 
@@ -1009,7 +1015,12 @@ impl State {
                 forget_obj(self.get_mut(id), &f);
             }
         }
-        Rc::make_mut(&mut self.made).0.retain(|(k, _)| !keys.contains(k));
+        if keys.iter().any(|k| self.made.0.contains_key(k)) {
+            let made = Rc::make_mut(&mut self.made);
+            for k in keys {
+                made.0.remove(k);
+            }
+        }
     }
 
     /// The graph nodes made more often on this path than on `before`, when none was freed
@@ -1024,10 +1035,14 @@ impl State {
     /// A graph node that saves tensors was made (`State::made`).
     pub fn make_node(&mut self, node: Node) {
         // (made twice already: nothing changes, and a shared list is not copied)
-        match self.made.0.binary_search_by(|(k, _)| k.cmp(&node)) {
-            Ok(i) if self.made.0[i].1 >= 2 => {}
-            Ok(i) => Rc::make_mut(&mut self.made).0[i].1 = 2,
-            Err(i) => Rc::make_mut(&mut self.made).0.insert(i, (node, 1)),
+        match self.made.0.get(&node) {
+            Some(n) if *n >= 2 => {}
+            Some(_) => {
+                Rc::make_mut(&mut self.made).0.insert(node, 2);
+            }
+            None => {
+                Rc::make_mut(&mut self.made).0.insert(node, 1);
+            }
         }
     }
 
@@ -1084,12 +1099,20 @@ impl State {
     /// The graph nodes made on this path or `o` (`made`), joined: a span made once on each
     /// path names one node on each, so the most made on either.
     pub(super) fn join_layouts_made(&mut self, o: &State) {
-        if !Rc::ptr_eq(&self.made, &o.made) && self.made != o.made {
-            let made = Rc::make_mut(&mut self.made);
-            for (k, n) in o.made.0.iter() {
-                match made.0.binary_search_by(|(m, _)| m.cmp(k)) {
-                    Ok(i) => made.0[i].1 = made.0[i].1.max(*n),
-                    Err(i) => made.0.insert(i, (*k, *n)),
+        if !Rc::ptr_eq(&self.made, &o.made) {
+            // (only the nodes the two count differently: the rest both share)
+            let mut more = Vec::new();
+            o.made.0.diff(&self.made.0, |k, theirs, mine| {
+                let t = theirs.copied().unwrap_or(0);
+                if t > mine.copied().unwrap_or(0) {
+                    more.push((*k, t));
+                }
+                true
+            });
+            if !more.is_empty() {
+                let made = Rc::make_mut(&mut self.made);
+                for (k, t) in more {
+                    made.0.insert(k, t);
                 }
             }
         }
