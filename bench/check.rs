@@ -1,20 +1,14 @@
 //! Developer tool: analyse files and print findings with their traces, and engine statistics.
-//! `--no-memo` / `--no-merge` switch call summaries / path merging off (to measure them);
-//! `--unbounded` lifts the time and step budgets (10 minutes, 10^9 steps), to profile a big file
-//! (under valgrind, the default time budget would cut the analysis short).
+//! `--no-memo` / `--no-merge` switch call summaries / path merging off (to measure them).
 use shape_lint::{Settings, engine, ir, parse};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut settings = Settings {
+    let settings = Settings {
         memo: !args.iter().any(|a| a == "--no-memo"),
         prune: !args.iter().any(|a| a == "--no-merge"),
         ..Settings::default()
     };
-    if args.iter().any(|a| a == "--unbounded") {
-        settings.timeout_ms = 600_000;
-        settings.max_steps = 1_000_000_000;
-    }
     for path in args.iter().filter(|a| !a.starts_with("--")) {
         let src = std::fs::read_to_string(path).unwrap_or_default();
         let t = std::time::Instant::now();
