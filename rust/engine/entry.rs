@@ -93,7 +93,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     crate::rules::training::begin_program();
     // 1. the script
     let mut st = State::new();
-    let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });
+    let module_scope = st.alloc(Obj::Scope { vars: Vars::new(), parent: None });
     interp.begin_sys_modules(&mut st);
     let ctx = Ctx {
         scope: module_scope,
@@ -340,7 +340,7 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
     crate::models::torch::optim::begin_program();
     crate::rules::training::begin_program();
     let mut st = State::new();
-    let module_scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: None });
+    let module_scope = st.alloc(Obj::Scope { vars: Vars::new(), parent: None });
     interp.begin_sys_modules(&mut st);
     let ctx = Ctx { scope: module_scope, module_scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
     let Some(name) = model else {
@@ -443,10 +443,7 @@ fn forward_call(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ctx, inpu
     };
     let Some((_, Value::Func(fwd))) = interp.class_lookup(base, class, "forward") else { return calls };
     // the instance: one built by the script, else a fresh one from defaults and symbols
-    let existing = base.heap.iter().enumerate().find_map(|(i, o)| match &**o {
-        Obj::Instance { class: c, .. } if *c == class => Some(i),
-        _ => None,
-    });
+    let existing = first_instance(base, class);
     let instances: Vals = match existing {
         Some(i) => vec![(base.clone(), Value::Ref(i))],
         None => {
@@ -455,7 +452,7 @@ fn forward_call(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ctx, inpu
                 let n_required = init.def.params.len().saturating_sub(init.defaults.len());
                 let module_vars = match base.get(ctx.module_scope) {
                     Obj::Scope { vars, .. } => vars.clone(),
-                    _ => BTreeMap::new(),
+                    _ => Vars::new(),
                 };
                 for p in init.def.params.iter().take(n_required).skip(1) {
                     // an int only where `__init__` proves it; else a value of unknown type (it
@@ -488,7 +485,31 @@ fn forward_call(interp: &mut Interp, base: &State, class: ObjId, ctx: &Ctx, inpu
 
 /// Whether the state holds an instance of `class` (one `analyze_forward` runs on).
 fn instance_of(st: &State, class: ObjId) -> bool {
-    st.heap.iter().any(|o| matches!(&**o, Obj::Instance { class: c, .. } if *c == class))
+    first_instance(st, class).is_some()
+}
+
+thread_local! {
+    /// The first instance of each class on a heap (`first_instance`), and that heap.
+    static INSTANCES: std::cell::RefCell<Option<(crate::value::Heap, BTreeMap<ObjId, ObjId>)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The first object of the state's heap that is an instance of `class`. The forward entries
+/// ask it of one state for each class of the file: the heap is scanned once for all of them
+/// (a scan per class made a file of many models quadratic).
+fn first_instance(st: &State, class: ObjId) -> Option<ObjId> {
+    INSTANCES.with(|c| {
+        let mut c = c.borrow_mut();
+        if !c.as_ref().is_some_and(|(h, _)| crate::value::Heap::ptr_eq(h, &st.heap)) {
+            let mut index = BTreeMap::new();
+            for (i, o) in st.heap.iter().enumerate() {
+                if let Obj::Instance { class: k, .. } = &**o {
+                    index.entry(*k).or_insert(i);
+                }
+            }
+            *c = Some((st.heap.clone(), index));
+        }
+        c.as_ref().and_then(|(_, index)| index.get(&class).copied())
+    })
 }
 
 /// Entry point 2 on the instance the script called (`Interp::called_modules`), in the state of
@@ -570,7 +591,7 @@ const INT_ONLY: &[(&str, &[&str])] = &[
 /// (never reassigned) to `range(...)` or to an int-only parameter of a library constructor
 /// (`INT_ONLY`) in a statement that runs whenever `__init__` does (not under an `if`, a
 /// `while`, a `try` or a comprehension's element, whose code may not run).
-fn proven_int(init: &ir::FuncDef, p: &ir::Param, module_vars: &BTreeMap<ir::Name, Value>) -> bool {
+fn proven_int(init: &ir::FuncDef, p: &ir::Param, module_vars: &Vars) -> bool {
     if matches!(&p.annotation, Some(ir::Expr { kind: ir::ExprKind::Name(n), .. }) if &**n == "int") {
         return true;
     }
@@ -608,7 +629,7 @@ fn proven_int(init: &ir::FuncDef, p: &ir::Param, module_vars: &BTreeMap<ir::Name
 
 /// The library object `func` names, from the module's bindings (`nn.Linear` with `nn` bound
 /// to `torch.nn`); `range` when no binding shadows the builtin.
-fn callee_path(func: &ir::Expr, module_vars: &BTreeMap<ir::Name, Value>, local: &std::collections::BTreeSet<ir::Name>) -> Option<String> {
+fn callee_path(func: &ir::Expr, module_vars: &Vars, local: &std::collections::BTreeSet<ir::Name>) -> Option<String> {
     match &func.kind {
         ir::ExprKind::Name(n) if local.contains(n) => None,
         ir::ExprKind::Name(n) => match module_vars.get(n) {

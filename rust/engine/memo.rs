@@ -94,7 +94,7 @@ pub struct Summary {
     args: Vec<Value>,
     kwargs: Vec<(Name, Value)>,
     /// The heap at the call (objects `< heap.len()` existed before it).
-    heap: Rc<Vec<Rc<Obj>>>,
+    heap: Heap,
     /// What the call read of pre-existing objects, sorted.
     reads: Vec<Read>,
     pub entry: EntryFacts,
@@ -153,7 +153,7 @@ fn differ_outright(a: &Value, b: &Value) -> bool {
 
 impl Summary {
     /// The renaming of the last match (`LastMatch`), if this lookup is the same.
-    fn same_as_last(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], heap: &[Rc<Obj>]) -> Option<IdMap> {
+    fn same_as_last(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], heap: &Heap) -> Option<IdMap> {
         let last = self.last_match.borrow();
         let l = last.as_ref()?;
         let same = Rc::ptr_eq(&l.closure, c)
@@ -173,7 +173,7 @@ impl Summary {
     }
 
     /// Remember a match (`LastMatch`) when it can be.
-    fn remember(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], map: &IdMap, heap: &[Rc<Obj>]) {
+    fn remember(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], map: &IdMap, heap: &Heap) {
         let keeps = map.pairs.len() <= IdMap::SMALL && map.iter().all(|(a, b)| a == b && b < heap.len());
         if !(keeps && args.iter().all(plain) && kwargs.iter().all(|(_, v)| plain(v))) {
             *self.last_match.borrow_mut() = Option::None;
@@ -310,8 +310,7 @@ impl Memo {
         }
         let mut results = Vec::new();
         for (s, v) in r.results {
-            let untouched = s.heap.len() >= l0
-                && s.heap[..l0].iter().zip(r.entry_state.heap.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || a == b);
+            let untouched = s.heap.len() >= l0 && s.heap.all_changed(&r.entry_state.heap, |i| s.heap[i] == r.entry_state.heap[i]);
             let n = r.entry_state.branches.len();
             if !untouched || s.in_try != r.entry_state.in_try || s.grad_mode != r.entry_state.grad_mode || s.params_frozen != r.entry_state.params_frozen || s.branches.len() < n || s.branches[..n] != r.entry_state.branches[..] {
                 return;
@@ -320,7 +319,7 @@ impl Memo {
             let Some(made) = made_since(&r.entry_state.made, &s.made) else { return };
             results.push(CallResult {
                 value: v.clone(),
-                new_objs: s.heap[l0..].to_vec(),
+                new_objs: s.heap.iter_from(l0).cloned().collect(),
                 facts: s.facts.clone(),
                 shapes: s.shapes.clone(),
                 branches: s.branches[n..].to_vec(),
@@ -571,8 +570,8 @@ impl Drop for Iso<'_> {
 /// A partial bijection between the first call's object ids and the current ones; objects
 /// the first call read are compared by content (from a work list, so deep heaps recurse not).
 struct Iso<'a> {
-    old: &'a [Rc<Obj>],
-    new: &'a [Rc<Obj>],
+    old: &'a Heap,
+    new: &'a Heap,
     reads: &'a [Read],
     fwd: IdMap,
     /// Pairs whose contents are still to compare, with the range of `reads` of the old one.
@@ -580,7 +579,7 @@ struct Iso<'a> {
 }
 
 impl<'a> Iso<'a> {
-    fn new(old: &'a [Rc<Obj>], new: &'a [Rc<Obj>], reads: &'a [Read]) -> Iso<'a> {
+    fn new(old: &'a Heap, new: &'a Heap, reads: &'a [Read]) -> Iso<'a> {
         // room for the few objects a call or an iteration reads, as a rule (one allocation each)
         let (pairs, pending) = SPARE.with(|s| {
             let mut s = s.borrow_mut();
@@ -653,16 +652,16 @@ impl<'a> Iso<'a> {
             } else {
                 // only some variables of a scope (those, and the way to its parent) or some
                 // attributes of an instance (those, and its class)
-                let some = |me: &mut Self, v1: &BTreeMap<Name, Value>, v2: &BTreeMap<Name, Value>| {
-                    names().all(|n| match (v1.get(n), v2.get(n)) {
+                let some = |me: &mut Self, get1: &dyn Fn(&Name) -> Option<&'a Value>, get2: &dyn Fn(&Name) -> Option<&'a Value>| {
+                    names().all(|n| match (get1(n), get2(n)) {
                         (Some(x), Some(y)) => me.value(x, y),
                         (None, None) => true,
                         _ => false,
                     })
                 };
                 match (&*old[a], &*new[b]) {
-                    (Obj::Scope { vars: v1, parent: p1 }, Obj::Scope { vars: v2, parent: p2 }) => self.opt_id(*p1, *p2) && some(self, v1, v2),
-                    (Obj::Instance { class: c1, attrs: v1 }, Obj::Instance { class: c2, attrs: v2 }) => self.id(*c1, *c2) && some(self, v1, v2),
+                    (Obj::Scope { vars: v1, parent: p1 }, Obj::Scope { vars: v2, parent: p2 }) => self.opt_id(*p1, *p2) && some(self, &|n| v1.get(n), &|n| v2.get(n)),
+                    (Obj::Instance { class: c1, attrs: v1 }, Obj::Instance { class: c2, attrs: v2 }) => self.id(*c1, *c2) && some(self, &|n| v1.get(n), &|n| v2.get(n)),
                     _ => false,
                 }
             };
@@ -758,7 +757,9 @@ impl<'a> Iso<'a> {
             (Container { kind: k1, items: i1, attrs: a1 }, Container { kind: k2, items: i2, attrs: a2 }) => {
                 k1 == k2 && i1.len() == i2.len() && i1.iter().zip(i2).all(|((n1, x), (n2, y))| n1 == n2 && self.value(x, y)) && self.map(a1, a2)
             }
-            (Scope { vars: v1, parent: p1 }, Scope { vars: v2, parent: p2 }) => self.map(v1, v2) && self.opt_id(*p1, *p2),
+            (Scope { vars: v1, parent: p1 }, Scope { vars: v2, parent: p2 }) => {
+                v1.len() == v2.len() && v1.iter().zip(v2.iter()).all(|((k1, x), (k2, y))| k1 == k2 && self.value(x, y)) && self.opt_id(*p1, *p2)
+            }
             (Namespace { kind: k1, attrs: a1 }, Namespace { kind: k2, attrs: a2 }) => k1 == k2 && self.map(a1, a2),
             _ => false,
         }
@@ -802,6 +803,25 @@ fn remap_map<K: Clone + Ord>(m: &BTreeMap<K, Value>, f: &dyn Fn(ObjId) -> Option
         }
     }
     Some(out)
+}
+
+/// [`remap_map`] for the variables of a scope: only the values that change are written.
+fn remap_vars(m: &Vars, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Vars> {
+    let mut out = m.clone();
+    let mut failed = false;
+    out.update(|_, v| {
+        if failed || !refers(v) {
+            return Option::None;
+        }
+        match remap_value(v, f) {
+            Some(w) => (w != *v).then_some(w),
+            Option::None => {
+                failed = true;
+                Option::None
+            }
+        }
+    });
+    (!failed).then_some(out)
 }
 
 /// Whether a value may refer to an object (else renaming leaves it as it is).
@@ -851,7 +871,7 @@ fn remap_obj(o: &Obj, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Obj> {
             attrs: remap_map(attrs, f)?,
         },
         Scope { vars, parent } => Scope {
-            vars: remap_map(vars, f)?,
+            vars: remap_vars(vars, f)?,
             parent: match parent {
                 Some(p) => Some(f(*p)?),
                 Option::None => Option::None,

@@ -7,7 +7,7 @@
 
 use std::rc::Rc;
 
-use super::{Closure, Obj, ObjId, State, Value};
+use super::{Closure, Heap, Obj, ObjId, State, Value};
 
 /// What a dead object becomes: equal on every path, referring to nothing.
 fn tombstone() -> Rc<Obj> {
@@ -108,7 +108,7 @@ fn mark(live: &mut [bool], stack: &mut Vec<ObjId>, l0: usize, id: ObjId) {
 impl State {
     /// At a call's exit: `before` is the heap when the call started. The objects the call
     /// allocated that neither `result` nor an object the call changed can reach are dead.
-    pub fn collect_dead(&mut self, before: &Rc<Vec<Rc<Obj>>>, result: &Value) {
+    pub fn collect_dead(&mut self, before: &Heap, result: &Value) {
         let l0 = before.len();
         let n = self.heap.len();
         if n <= l0 {
@@ -120,11 +120,11 @@ impl State {
         let heap = &self.heap;
         // the roots: the result, and the objects the call changed
         value_ids(result, &mut |id| mark(&mut live, &mut stack, l0, id));
-        for (old, now) in before.iter().zip(heap.iter()) {
-            if !Rc::ptr_eq(old, now) {
-                obj_ids(now, &mut |id| mark(&mut live, &mut stack, l0, id));
-            }
-        }
+        // (only the objects not shared with `before`: the subtrees both heaps share are skipped)
+        heap.all_changed(before, |i| {
+            obj_ids(&heap[i], &mut |id| mark(&mut live, &mut stack, l0, id));
+            true
+        });
         self.sweep(l0, live, stack);
     }
 
@@ -140,7 +140,7 @@ impl State {
         let mut live = vec![false; n - l0];
         let mut stack: Vec<ObjId> = Vec::new();
         value_ids(result, &mut |id| mark(&mut live, &mut stack, l0, id));
-        for obj in self.heap[..l0].iter() {
+        for obj in self.heap.iter().take(l0) {
             obj_ids(obj, &mut |id| mark(&mut live, &mut stack, l0, id));
         }
         self.sweep(l0, live, stack);
@@ -157,12 +157,11 @@ impl State {
             return;
         }
         let end = l0 + live.iter().rposition(|l| *l).map_or(0, |i| i + 1);
-        let h = Rc::make_mut(&mut self.heap);
-        h.truncate(end);
+        self.heap.truncate(end);
         let dead = tombstone();
-        for (i, slot) in h.iter_mut().enumerate().skip(l0) {
-            if !live[i - l0] {
-                *slot = dead.clone();
+        for i in l0..end {
+            if !live[i - l0] && !Rc::ptr_eq(&self.heap[i], &dead) {
+                self.heap.set(i, dead.clone());
             }
         }
     }

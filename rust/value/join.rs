@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::{Obj, State, Value, join_layouts, layout_blind, same_def};
+use super::{Heap, Obj, State, Value, Vars, join_layouts, layout_blind, same_def};
 use crate::ir::Name;
 
 /// A value on two paths: itself where equal (or equal but for what only adds precision to a
@@ -43,13 +43,29 @@ fn join_entries(a: &BTreeMap<Name, Value>, b: &BTreeMap<Name, Value>) -> BTreeMa
     out
 }
 
+/// [`join_entries`] for the variables of a scope: only the entries that differ are written.
+fn join_vars(a: &Vars, b: &Vars) -> Vars {
+    let mut out = a.clone();
+    out.update(|k, v| match b.get(k) {
+        Some(w) if w == v => None,
+        Some(w) => Some(join_value(v, w)),
+        None => Some(Value::Unknown),
+    });
+    for (k, _) in b.iter() {
+        if !out.contains_key(k) {
+            out.insert(k.clone(), Value::Unknown);
+        }
+    }
+    out
+}
+
 /// An object on two paths: maps of names joined entry by entry; a list, dict or container of
 /// the same items (but for layouts) joined item by item; anything else they disagree on is an
 /// opaque object.
 fn join_obj(a: &Obj, b: &Obj) -> Obj {
     use Obj::*;
     match (a, b) {
-        (Scope { vars: x, parent: p }, Scope { vars: y, parent: q }) if p == q => Scope { vars: join_entries(x, y), parent: *p },
+        (Scope { vars: x, parent: p }, Scope { vars: y, parent: q }) if p == q => Scope { vars: join_vars(x, y), parent: *p },
         (Instance { class: c, attrs: x }, Instance { class: d, attrs: y }) if c == d => Instance { class: *c, attrs: join_entries(x, y) },
         (Namespace { kind: k, attrs: x }, Namespace { kind: l, attrs: y }) if k == l => Namespace { kind: k.clone(), attrs: join_entries(x, y) },
         (Class { name, def, bases, attrs: x }, Class { name: n2, def: d2, bases: b2, attrs: y }) if name == n2 && same_def(def, d2) && bases == b2 => {
@@ -82,19 +98,20 @@ impl State {
     /// the longer heap has, kept (only values the two disagree on reach them, and those are
     /// Unknown now); the path condition, their common prefix.
     pub fn join(&mut self, o: &State) {
-        if !Rc::ptr_eq(&self.heap, &o.heap) {
+        if !Heap::ptr_eq(&self.heap, &o.heap) {
             let n = self.heap.len().min(o.heap.len());
-            let changed: Vec<(usize, Obj)> = (0..n)
-                .filter(|&i| !Rc::ptr_eq(&self.heap[i], &o.heap[i]) && self.heap[i] != o.heap[i])
-                .map(|i| (i, join_obj(&self.heap[i], &o.heap[i])))
-                .collect();
-            let longer = (o.heap.len() > self.heap.len()).then(|| o.heap[n..].to_vec());
-            if !changed.is_empty() || longer.is_some() {
-                let heap = Rc::make_mut(&mut self.heap);
-                for (i, j) in changed {
-                    heap[i] = Rc::new(j);
+            let mut changed: Vec<(usize, Obj)> = Vec::new();
+            self.heap.all_changed(&o.heap, |i| {
+                if self.heap[i] != o.heap[i] {
+                    changed.push((i, join_obj(&self.heap[i], &o.heap[i])));
                 }
-                heap.extend(longer.unwrap_or_default());
+                true
+            });
+            for (i, j) in changed {
+                self.heap.set(i, Rc::new(j));
+            }
+            if o.heap.len() > self.heap.len() {
+                self.heap.extend(o.heap.iter_from(n).cloned());
             }
         }
         // the shape variables both paths bound alike stay bound; the others are unknown again

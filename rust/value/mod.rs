@@ -2,8 +2,13 @@
 
 pub mod alike;
 pub mod gc;
+pub mod heap;
 pub mod join;
+pub mod pmap;
 pub mod reads;
+
+pub use heap::Heap;
+pub use pmap::{PMap, Vars};
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -158,25 +163,31 @@ pub struct Tensor {
     pub saved: Option<Rc<Saved>>,
 }
 
-/// How often a path made each graph node since it was last freed (`State::made`): sorted by
-/// node, 1 or 2. A sorted list rather than a map: a path copies it on its first change after a
-/// fork, and a copy of a list is one move.
+/// How often a path made each graph node since it was last freed (`State::made`), by node: 1
+/// or 2. A persistent map (`pmap`): the states of a long run share it, so a path's first change
+/// after a fork copies a few nodes, not every node the run made, and [`Made::grown_since`]
+/// compares only the nodes that differ.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Made(pub Vec<(Node, u8)>);
+pub struct Made(pub PMap<Node, u8>);
 
 impl Made {
     /// How often `n` was made (0, 1, or 2 for more).
     pub fn count(&self, n: &Node) -> u8 {
-        self.0.binary_search_by(|(k, _)| k.cmp(n)).map(|i| self.0[i].1).unwrap_or(0)
+        self.0.get(n).copied().unwrap_or(0)
     }
 
-    /// The nodes made more often here than in `before`, by how many more times; `None` when
-    /// some node of `before` was freed since.
+    /// The nodes made more often here than in `before`, by how many more times, in node order;
+    /// `None` when some node of `before` was freed since.
     pub fn grown_since(&self, before: &Made) -> Option<Vec<(Node, u8)>> {
-        if before.0.iter().any(|(k, n)| self.count(k) < *n) {
-            return None;
-        }
-        Some(self.0.iter().filter_map(|(k, m)| (*m > before.count(k)).then(|| (*k, m - before.count(k)))).collect())
+        let mut out = Vec::new();
+        let kept = self.0.diff(&before.0, |k, mine, theirs| {
+            let (m, t) = (mine.copied().unwrap_or(0), theirs.copied().unwrap_or(0));
+            if m > t {
+                out.push((*k, m - t));
+            }
+            m >= t
+        });
+        kept.then_some(out)
     }
 }
 
@@ -479,7 +490,7 @@ fn forget_obj(o: &mut Obj, f: Forget) -> bool {
             list(&mut items.iter_mut().map(|(_, v)| v));
             return forget_map(attrs, f) || changed;
         }
-        Obj::Scope { vars, .. } => return forget_map(vars, f),
+        Obj::Scope { vars, .. } => return vars.update(|_, v| forget_in(v, f)),
     }
     changed
 }
@@ -600,7 +611,11 @@ impl Obj {
                 let items = items.map(|vs| a.iter().map(|p| p.0.clone()).zip(vs).collect()).unwrap_or_else(|| a.clone());
                 Some(Container { kind: *kind, items, attrs: attrs.unwrap_or_else(|| x.clone()) })
             }
-            (Scope { vars: a, parent }, Scope { vars: b, .. }) => join_map(a, b).map(|vars| Scope { vars, parent: *parent }),
+            (Scope { vars: a, parent }, Scope { vars: b, .. }) => {
+                let mut vars = a.clone();
+                let mut ys = b.values();
+                vars.update(|_, x| join_layouts(x, ys.next()?)).then(|| Scope { vars, parent: *parent })
+            }
             (Namespace { kind, attrs: a }, Namespace { attrs: b, .. }) => join_map(a, b).map(|attrs| Namespace { kind: kind.clone(), attrs }),
             _ => None,
         }
@@ -686,7 +701,7 @@ pub enum Obj {
     /// `nn.Sequential` (`seq`), `nn.ModuleList`, `nn.ModuleDict` (keys present).
     Container { kind: ContainerKind, items: Vec<(Option<Rc<str>>, Value)>, attrs: BTreeMap<Name, Value> },
     /// A function scope: its names and the enclosing scope.
-    Scope { vars: BTreeMap<Name, Value>, parent: Option<ObjId> },
+    Scope { vars: Vars, parent: Option<ObjId> },
     /// `argparse.Namespace`, `SimpleNamespace`, parser objects: plain attributes.
     Namespace { kind: Rc<str>, attrs: BTreeMap<Name, Value> },
 }
@@ -841,7 +856,7 @@ pub enum Branch {
 /// The state of one path.
 #[derive(Debug, Clone)]
 pub struct State {
-    pub heap: Rc<Vec<Rc<Obj>>>,
+    pub heap: Heap,
     pub facts: Facts,
     pub branches: Vec<Branch>,
     /// The path went through an opaque choice that is still open.
@@ -872,7 +887,7 @@ pub struct State {
 impl State {
     pub fn new() -> State {
         State {
-            heap: Rc::new(Vec::new()),
+            heap: Heap::new(),
             facts: Facts::default(),
             branches: Vec::new(),
             tainted: false,
@@ -886,16 +901,13 @@ impl State {
     }
 
     pub fn alloc(&mut self, o: Obj) -> ObjId {
-        let h = Rc::make_mut(&mut self.heap);
-        h.push(Rc::new(o));
-        h.len() - 1
+        self.heap.push(Rc::new(o));
+        self.heap.len() - 1
     }
 
     /// Objects appended in order (a call summary's new objects, `engine::memo`).
     pub fn alloc_all(&mut self, objs: Vec<Rc<Obj>>) {
-        if !objs.is_empty() {
-            Rc::make_mut(&mut self.heap).extend(objs);
-        }
+        self.heap.extend(objs);
     }
 
     /// An object (the read is logged for call summaries, `super::memo`).
@@ -920,14 +932,12 @@ impl State {
     /// is logged as read).
     pub fn get_mut_var(&mut self, id: ObjId, name: &Name) -> &mut Obj {
         reads::note_name_read(id, name);
-        let h = Rc::make_mut(&mut self.heap);
-        Rc::make_mut(&mut h[id])
+        Rc::make_mut(self.heap.slot_mut(id))
     }
 
     pub fn get_mut(&mut self, id: ObjId) -> &mut Obj {
         reads::note_read(id);
-        let h = Rc::make_mut(&mut self.heap);
-        Rc::make_mut(&mut h[id])
+        Rc::make_mut(self.heap.slot_mut(id))
     }
 
     /// The shape with bound prefix variables substituted.
@@ -1005,7 +1015,12 @@ impl State {
                 forget_obj(self.get_mut(id), &f);
             }
         }
-        Rc::make_mut(&mut self.made).0.retain(|(k, _)| !keys.contains(k));
+        if keys.iter().any(|k| self.made.0.contains_key(k)) {
+            let made = Rc::make_mut(&mut self.made);
+            for k in keys {
+                made.0.remove(k);
+            }
+        }
     }
 
     /// The graph nodes made more often on this path than on `before`, when none was freed
@@ -1020,10 +1035,14 @@ impl State {
     /// A graph node that saves tensors was made (`State::made`).
     pub fn make_node(&mut self, node: Node) {
         // (made twice already: nothing changes, and a shared list is not copied)
-        match self.made.0.binary_search_by(|(k, _)| k.cmp(&node)) {
-            Ok(i) if self.made.0[i].1 >= 2 => {}
-            Ok(i) => Rc::make_mut(&mut self.made).0[i].1 = 2,
-            Err(i) => Rc::make_mut(&mut self.made).0.insert(i, (node, 1)),
+        match self.made.0.get(&node) {
+            Some(n) if *n >= 2 => {}
+            Some(_) => {
+                Rc::make_mut(&mut self.made).0.insert(node, 2);
+            }
+            None => {
+                Rc::make_mut(&mut self.made).0.insert(node, 1);
+            }
         }
     }
 
@@ -1055,42 +1074,45 @@ impl State {
             && self.params_frozen == o.params_frozen
             && self.heap.len() == o.heap.len()
             && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
-            && (Rc::ptr_eq(&self.heap, &o.heap)
-                || self.heap.iter().zip(o.heap.iter()).all(|(a, b)| Rc::ptr_eq(a, b) || a == b))
+            && (Heap::ptr_eq(&self.heap, &o.heap) || self.heap.all_changed(&o.heap, |i| self.heap[i] == o.heap[i]))
     }
 
     /// After `same_state` compared blind to layouts ([`layout_blind`]): forget the layouts
     /// this state's heap disagrees on with `o`'s.
     pub fn join_layouts(&mut self, o: &State) {
         self.join_layouts_made(o);
-        if Rc::ptr_eq(&self.heap, &o.heap) {
+        if Heap::ptr_eq(&self.heap, &o.heap) {
             return;
         }
         let mut changed: Vec<(usize, Obj)> = Vec::new();
-        for (i, (a, b)) in self.heap.iter().zip(o.heap.iter()).enumerate() {
-            if !Rc::ptr_eq(a, b)
-                && let Some(j) = a.join_layouts(b)
-            {
+        self.heap.all_changed(&o.heap, |i| {
+            if let Some(j) = self.heap[i].join_layouts(&o.heap[i]) {
                 changed.push((i, j));
             }
-        }
-        if !changed.is_empty() {
-            let heap = Rc::make_mut(&mut self.heap);
-            for (i, j) in changed {
-                heap[i] = Rc::new(j);
-            }
+            true
+        });
+        for (i, j) in changed {
+            self.heap.set(i, Rc::new(j));
         }
     }
 
     /// The graph nodes made on this path or `o` (`made`), joined: a span made once on each
     /// path names one node on each, so the most made on either.
     pub(super) fn join_layouts_made(&mut self, o: &State) {
-        if !Rc::ptr_eq(&self.made, &o.made) && self.made != o.made {
-            let made = Rc::make_mut(&mut self.made);
-            for (k, n) in o.made.0.iter() {
-                match made.0.binary_search_by(|(m, _)| m.cmp(k)) {
-                    Ok(i) => made.0[i].1 = made.0[i].1.max(*n),
-                    Err(i) => made.0.insert(i, (*k, *n)),
+        if !Rc::ptr_eq(&self.made, &o.made) {
+            // (only the nodes the two count differently: the rest both share)
+            let mut more = Vec::new();
+            o.made.0.diff(&self.made.0, |k, theirs, mine| {
+                let t = theirs.copied().unwrap_or(0);
+                if t > mine.copied().unwrap_or(0) {
+                    more.push((*k, t));
+                }
+                true
+            });
+            if !more.is_empty() {
+                let made = Rc::make_mut(&mut self.made);
+                for (k, t) in more {
+                    made.0.insert(k, t);
                 }
             }
         }

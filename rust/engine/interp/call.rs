@@ -798,9 +798,9 @@ impl<'a> Interp<'a> {
         let def = c.def.clone();
         let mut st = st;
         let before = st.heap.clone();
-        let scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: Some(c.scope) });
+        let scope = st.alloc(Obj::Scope { vars: Vars::new(), parent: Some(c.scope) });
         // bind parameters
-        let mut vars: BTreeMap<Name, Value> = BTreeMap::new();
+        let mut vars = Vars::new();
         let n_params = def.params.len();
         let n_defaults = c.defaults.len();
         let mut extra = Vec::new();
@@ -856,21 +856,9 @@ impl<'a> Interp<'a> {
         }
         let self_val = def.params.first().and_then(|p| vars.get(&p.name).cloned());
         // (what an evaluation pass could store a graph into: its arguments, and the names of
-        // the scopes around it, the module's globals among them)
-        let mut arg_vals: Vec<Value> = Vec::new();
-        if !first_yield && crate::models::torch::device::follows_autograd() {
-            arg_vals.extend(vars.values().cloned());
-            let mut scope = Some(c.scope);
-            while let Some(id) = scope.filter(|_| arg_vals.len() < 4096) {
-                scope = match st.get(id) {
-                    Obj::Scope { vars, parent } => {
-                        arg_vals.extend(vars.values().cloned());
-                        *parent
-                    }
-                    _ => None,
-                };
-            }
-        }
+        // the scopes around it, the module's globals among them; gathered only if its check
+        // gets that far, `arg_values`)
+        let entry_vars = (!first_yield && crate::models::torch::device::follows_autograd()).then(|| vars.clone());
         let handed: Vec<Rc<Tensor>> = vars.values().filter_map(|v| if let Value::Tensor(t) = v { Some(t.clone()) } else { None }).collect();
         if let Obj::Scope { vars: v, .. } = st.get_mut(scope) {
             *v = vars;
@@ -928,7 +916,8 @@ impl<'a> Interp<'a> {
                 (false, _) => Value::None,
             };
             if let Some(fr) = &frame {
-                self.check_eval_pass(fr, &def.name, &st, &v, &arg_vals);
+                let (heap0, vars0, scope0) = (&before, entry_vars.as_ref(), c.scope);
+                self.check_eval_pass(fr, &def.name, &st, &v, &|| arg_values(heap0, vars0, scope0));
             }
             if !first_yield && self.wants(EventKind::FunctionExit) {
                 self.emit(&Event::FunctionExit { function: &def.name, returned: &v, span: def.span }, &st, def.span);
@@ -1133,7 +1122,7 @@ impl<'a> Interp<'a> {
     }
 
     /// At the return of a function on one path: its model calls, if it is an evaluation pass.
-    fn check_eval_pass(&mut self, fr: &EvalFrame, function: &str, st: &State, returned: &Value, args: &[Value]) {
+    fn check_eval_pass(&mut self, fr: &EvalFrame, function: &str, st: &State, returned: &Value, args: &dyn Fn() -> Vec<Value>) {
         if debug_enabled() {
             eprintln!("[shape-lint debug] eval pass {function}: {fr:?} returned {returned:?}");
         }
@@ -1144,7 +1133,7 @@ impl<'a> Interp<'a> {
         // its results are metrics: it returns no tensor (a module's forward returns its
         // outputs), and stores none with a graph where its caller can reach it
         let returns_tensor = torch::mode::holds(st, returned, &|_| true);
-        if fr.in_model || returns_tensor || args.iter().any(|a| torch::mode::holds(st, a, &|t: &Tensor| matches!(t.grad, Grad::Tracked))) {
+        if fr.in_model || returns_tensor || args().iter().any(|a| torch::mode::holds(st, a, &|t: &Tensor| matches!(t.grad, Grad::Tracked))) {
             return;
         }
         use crate::rules::violation::Violation;
@@ -1164,4 +1153,26 @@ impl<'a> Interp<'a> {
             }
         }
     }
+}
+
+/// What an evaluation pass could store a graph into (`check_eval_pass`): the values of its
+/// parameters `vars` and of the scopes around it from `scope` (at most about 4096), as they
+/// were when it was called (`heap`). The scopes are read (for call summaries) only here, when
+/// the check needs them: every call of a file that trains read the module's whole scope
+/// before.
+fn arg_values(heap: &Heap, vars: Option<&Vars>, scope: ObjId) -> Vec<Value> {
+    let Some(vars) = vars else { return Vec::new() };
+    let mut out: Vec<Value> = vars.values().cloned().collect();
+    let mut scope = Some(scope);
+    while let Some(id) = scope.filter(|_| out.len() < 4096) {
+        crate::value::reads::note_read(id);
+        scope = match heap.get(id).map(|o| &**o) {
+            Some(Obj::Scope { vars, parent }) => {
+                out.extend(vars.values().cloned());
+                *parent
+            }
+            _ => None,
+        };
+    }
+    out
 }

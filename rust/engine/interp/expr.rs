@@ -2,7 +2,6 @@
 //! conditions (`truth`, `split`: a symbolic condition forks into branches, an opaque one into
 //! tainted paths); comprehensions; and the values of constants, builtins and imports.
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::{Ctx, Interp, UNROLL, Vals, merge_vals};
@@ -587,7 +586,7 @@ impl<'a> Interp<'a> {
     fn comprehension(&mut self, kind: CompKind, elt: &Expr, value: Option<&Expr>, gens: &[Comprehension], st: State, ctx: &Ctx) -> Vals {
         // comprehensions run in their own scope
         let mut st = st;
-        let scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: Some(ctx.scope) });
+        let scope = st.alloc(Obj::Scope { vars: Vars::new(), parent: Some(ctx.scope) });
         let cctx = Ctx { scope, class_body: None, ..ctx.clone() };
         let results = self.comp_level(kind, elt, value, gens, st, &cctx);
         let mut out = Vec::new();

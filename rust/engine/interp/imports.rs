@@ -349,7 +349,7 @@ impl<'a> Interp<'a> {
 /// answers), `__package__` and `__file__`, which its relative imports start from (`importer`).
 pub fn module_scope(st: &mut State, name: Option<&str>, package: &str, file: Option<&std::path::Path>) -> ObjId {
     let text = |s: &str| Value::Str(Some(Rc::from(s)));
-    let mut vars = BTreeMap::new();
+    let mut vars = Vars::new();
     if let Some(n) = name {
         vars.insert(Name::from("__name__"), text(n));
     }

@@ -716,12 +716,10 @@ fn carries_freed(before: &State, after: &State, changed: &[ObjId]) -> bool {
         Value::Tuple(items) => items.iter().any(|i| matches!(i, Value::Tensor(t) if t.saved.as_ref().is_some_and(|s| s.freed.is_some()))),
         _ => false,
     };
-    let in_maps = |old: &std::collections::BTreeMap<Name, Value>, new: &std::collections::BTreeMap<Name, Value>| {
-        new.iter().any(|(k, v)| freed(v) && old.get(k).is_some_and(|o| was_tensor(o) && !freed(o)))
-    };
+    let hit = |v: &Value, old: Option<&Value>| freed(v) && old.is_some_and(|o| was_tensor(o) && !freed(o));
     changed.iter().any(|&i| match (&*before.heap[i], &*after.heap[i]) {
-        (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => in_maps(o, vars),
-        (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. }) => in_maps(o, attrs),
+        (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => vars.iter().any(|(k, v)| hit(v, o.get(k))),
+        (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. }) => attrs.iter().any(|(k, v)| hit(v, o.get(k))),
         _ => false,
     })
 }
@@ -766,7 +764,9 @@ fn forget_changes(before: &State, after: &mut State, changed: &[ObjId]) -> bool 
         match (&*old, obj) {
             // (a list the iteration only appended to: `appended_lists`)
             (_, obj) if crate::value::alike::item_of(obj).is_some() => {}
-            (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => forget(o, vars),
+            (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => {
+                vars.update(|k, v| (o.get(k) != Some(v) && !history(k) && *v != Value::Unknown).then_some(Value::Unknown));
+            }
             (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. })
             | (Obj::Namespace { attrs: o, .. }, Obj::Namespace { attrs, .. })
             | (Obj::Class { attrs: o, .. }, Obj::Class { attrs, .. }) => forget(o, attrs),

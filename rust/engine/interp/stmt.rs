@@ -389,7 +389,7 @@ impl<'a> Interp<'a> {
         let mut out = Vec::new();
         for (mut st, bases) in self.eval_list(&def.bases, st, ctx) {
             let class = st.alloc(Obj::Class { name: def.name.clone(), def: Some(def.clone()), bases, attrs: BTreeMap::new() });
-            let scope = st.alloc(Obj::Scope { vars: BTreeMap::new(), parent: Some(ctx.scope) });
+            let scope = st.alloc(Obj::Scope { vars: Vars::new(), parent: Some(ctx.scope) });
             let cctx = Ctx {
                 scope,
                 module_scope: ctx.module_scope,
@@ -400,7 +400,7 @@ impl<'a> Interp<'a> {
             };
             for (mut s2, _) in self.block(&def.body, st, &cctx) {
                 let vars = match s2.get(scope) {
-                    Obj::Scope { vars, .. } => vars.clone(),
+                    Obj::Scope { vars, .. } => vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
                     _ => BTreeMap::new(),
                 };
                 if let Obj::Class { attrs, .. } = s2.get_mut(class) {
