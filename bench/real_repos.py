@@ -7,9 +7,10 @@ default: ``$SHAPE_LINT_REPOS``, directories separated by ``os.pathsep``), it run
 file is analysed) and prints, with the load average first:
 
 * per repository: the files checked, the findings, the wall time, files/s and its ratio to the
-  target (100 files/s), the CPU time of the run over its wall time (how many cores it kept
-  busy), and the files whose analysis a budget cut short (the CLI's ``warning: PATH: analysis
-  incomplete: REASON`` lines on stderr);
+  target (100 files/s), the CPU time of the run (user + system, every thread) and its ratio to
+  the wall time (how many cores it kept busy: on a shared machine, the share it got), and the
+  files whose analysis a budget cut short (the CLI's ``warning: PATH: analysis incomplete:
+  REASON`` lines on stderr);
 * the total: files, seconds, files/s and the ratio to the target.
 
 Then it lists every finding, each prefixed with its repository, so that they can be read (on
@@ -170,15 +171,17 @@ def fmt_ratio(files_per_s: float) -> str:
 def report(runs: list[RepoRun], args: argparse.Namespace) -> None:
     width = max([len("repository")] + [len(r.name) for r in runs])
     med = "median s" if args.rounds > 1 else "s"
-    head = f"{'repository':<{width}} {'files':>5} {'found':>5} {med:>8} {'min s':>6} {'files/s':>8} {'x target':>8} {'cpu/wall':>8} {'cut':>4}"
+    head = (f"{'repository':<{width}} {'files':>5} {'found':>5} {med:>8} {'min s':>6} {'files/s':>8} {'x target':>8} "
+            f"{'cpu s':>7} {'cpu/wall':>8} {'cut':>4}")
     print(head)
     print("-" * len(head))
     for r in runs:
         fps = r.files / r.wall if r.wall > 0 else 0.0
-        cpu = statistics.median(r.cpu) / r.wall if r.wall > 0 else 0.0
+        cpu = statistics.median(r.cpu)
         err = "  ERROR" if r.errors else ""
         print(f"{r.name:<{width}} {r.files:>5} {len(r.findings):>5} {r.wall:>8.2f} {min(r.times):>6.2f} "
-              f"{fps:>8.1f} {fmt_ratio(fps):>8} {cpu:>8.2f} {len(r.cut):>4}{err}")
+              f"{fps:>8.1f} {fmt_ratio(fps):>8} {cpu:>7.2f} {(cpu / r.wall if r.wall > 0 else 0):>8.2f} "
+              f"{len(r.cut):>4}{err}")
     files = sum(r.files for r in runs)
     wall = sum(r.wall for r in runs)
     cpu = sum(statistics.median(r.cpu) for r in runs)
@@ -186,7 +189,7 @@ def report(runs: list[RepoRun], args: argparse.Namespace) -> None:
     cut = sum(len(r.cut) for r in runs)
     print("-" * len(head))
     print(f"{'TOTAL':<{width}} {files:>5} {sum(len(r.findings) for r in runs):>5} {wall:>8.2f} "
-          f"{sum(min(r.times) for r in runs):>6.2f} {fps:>8.1f} {fmt_ratio(fps):>8} "
+          f"{sum(min(r.times) for r in runs):>6.2f} {fps:>8.1f} {fmt_ratio(fps):>8} {cpu:>7.2f} "
           f"{(cpu / wall if wall else 0):>8.2f} {cut:>4}")
     print(f"\ntotal: {files} files in {wall:.2f} s = {fps:.1f} files/s, {fmt_ratio(fps)} the target of "
           f"{TARGET_FILES_PER_S:.0f} files/s; {cut} file(s) cut by a budget")
