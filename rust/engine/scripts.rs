@@ -19,8 +19,9 @@
 //!   relative to the file's folder (else the project's), and the related places of a trace
 //!   found among them (`shapes::related_among`).
 //!
-//! A result (`ScriptResult`) holds each loaded file's findings and undecided checks, and the
-//! content hash of every file the run asked to load (the script first). It is kept per process
+//! A result (`ScriptResult`) holds each loaded file's findings and undecided checks, and a
+//! hash of the bytes of every file the run asked to load, as it read them (the script first;
+//! `project::read_stamped`). It is kept per process
 //! (`RESULTS`), keyed by the analysis settings, the script and the project's top folder, and
 //! used while every one of those files has the same content on disk: a changed file makes the
 //! next user run the script again. A file checked with a text other than its content on disk
@@ -36,9 +37,12 @@
 //! threads that need the same script meanwhile wait for it (one lock per script).
 //!
 //! What differs from running the script inside each file's analysis: it has its own budgets
-//! (steps, time, loaded files) rather than what the file's own entries left, and its imports
-//! search its own folder and the project's top folder (not also the checked file's folder,
-//! which Python would not search either).
+//! (steps, time, loaded files, import steps, loops cut short) rather than what the file's own
+//! entries left; its imports search its own folder and the project's top folder (not also the
+//! checked file's folder, which Python would not search either); the defaults that sources
+//! change (`device::note_source`: autocast, a default device) are those of the files it loads,
+//! not also of the ones only the checked file's own entries loaded; and the symbols of its SMT
+//! queries are numbered from its own start (the same queries up to a renaming).
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
