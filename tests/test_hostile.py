@@ -777,7 +777,11 @@ def test_core_respects_its_time_budget_on_stdlib_modules(name, tmp_path):
     assert result["seconds"] < BUDGET_LIMIT, (
         f"check_source(timeout_ms={BUDGET_MS}) took {result['seconds']:.2f} s on {path} "
         f"(allowed: {BUDGET_LIMIT:.2f} s)")
-    assert not result["findings"], result["findings"][:5]  # working code: findings are false alarms
+    # working code: findings are false alarms; the safety net's cut is said (SHP002), not hidden
+    real = [f for f in result["findings"] if f["code"] != "SHP002"]
+    assert not real, real[:5]
+    for f in result["findings"]:
+        assert f["message"].startswith("analysis incomplete:"), f
 
 
 # --------------------------------------------------------------------------------------------

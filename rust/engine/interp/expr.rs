@@ -158,11 +158,13 @@ impl<'a> Interp<'a> {
         let mut acc: Vec<(State, Vec<Value>)> = vec![(st, Vec::with_capacity(es.len()))];
         for e in es {
             let mut next = Vec::new();
-            for (st, vs) in acc {
+            for (st, mut vs) in acc {
                 let results = self.eval(e, st, ctx);
                 let n = results.len();
                 for (i, (st, v)) in results.into_iter().enumerate() {
-                    let mut vs2 = if i + 1 == n { vs.clone() } else { vs.clone() };
+                    // the items so far: moved into the last outcome (as a rule the only one),
+                    // copied for the others (a copy per item made a long literal quadratic)
+                    let mut vs2 = if i + 1 == n { std::mem::take(&mut vs) } else { vs.clone() };
                     if let ExprKind::Starred(_) = e.kind {
                         // splice *iterable
                         let mut st = st;
