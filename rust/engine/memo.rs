@@ -312,7 +312,7 @@ impl Memo {
         for (s, v) in r.results {
             let untouched = s.heap.len() >= l0 && s.heap.all_changed(&r.entry_state.heap, |i| s.heap[i] == r.entry_state.heap[i]);
             let n = r.entry_state.branches.len();
-            if !untouched || s.in_try != r.entry_state.in_try || s.grad_mode != r.entry_state.grad_mode || s.params_frozen != r.entry_state.params_frozen || s.branches.len() < n || s.branches[..n] != r.entry_state.branches[..] {
+            if !untouched || s.in_try != r.entry_state.in_try || s.grad_mode != r.entry_state.grad_mode || s.params_frozen != r.entry_state.params_frozen || s.branches.len() < n || s.branches.prefix(n) != r.entry_state.branches {
                 return;
             }
             // the graph nodes it made; one it freed (a `backward()` inside) is not replayed
@@ -322,7 +322,7 @@ impl Memo {
                 new_objs: s.heap.iter_from(l0).cloned().collect(),
                 facts: s.facts.clone(),
                 shapes: s.shapes.clone(),
-                branches: s.branches[n..].to_vec(),
+                branches: s.branches.suffix(n),
                 tainted: s.tainted,
                 made,
             });

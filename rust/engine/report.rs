@@ -122,7 +122,7 @@ impl<'a> Interp<'a> {
     /// fails" counts this path: a violation on an opaque branch is not reported when the
     /// other branch reaches the same site and its model cannot tell. Sites in embedded code
     /// map to the user's call, where other checks decide: they are left out.
-    pub fn reach_mark(&self, st: &State, span: Span) -> Option<(u64, Vec<Branch>, bool, bool)> {
+    pub fn reach_mark(&self, st: &State, span: Span) -> Option<(u64, Branches, bool, bool)> {
         // (nor a probing second iteration, which records only its rule's violations)
         if crate::engine::modules::is_embedded(span) || self.probe_only.is_some() {
             return None;
@@ -130,7 +130,7 @@ impl<'a> Interp<'a> {
         Some((self.records, st.branches.clone(), st.tainted, st.in_try > 0))
     }
 
-    pub fn reached(&mut self, mark: Option<(u64, Vec<Branch>, bool, bool)>, span: Span) {
+    pub fn reached(&mut self, mark: Option<(u64, Branches, bool, bool)>, span: Span) {
         let Some((records, branches, tainted, suppressed)) = mark else { return };
         if self.records != records {
             return;
@@ -222,7 +222,7 @@ pub fn settle(interp: &mut Interp) {
     // fails at that site (the step after it uses no gradients): then it is dropped, as a pass
     // recorded before a violation of the same call is (`record`)
     let outcomes = std::mem::take(&mut interp.outcomes);
-    let failing: Vec<(Span, Vec<Branch>)> = outcomes.iter().zip(&settled).filter(|(o, s)| !**s && matches!(o.verdict, Verdict::Violated(_))).map(|(o, _)| (o.site, o.branches.clone())).collect();
+    let failing: Vec<(Span, Branches)> = outcomes.iter().zip(&settled).filter(|(o, s)| !**s && matches!(o.verdict, Verdict::Violated(_))).map(|(o, _)| (o.site, o.branches.clone())).collect();
     interp.outcomes = outcomes
         .into_iter()
         .zip(settled)
@@ -337,10 +337,11 @@ pub fn findings_in(interp: &Interp, outcomes: &[Outcome], file: FileId) -> Vec<F
         // reading (the batched rank, `require_rank`): when it dies early, that early error is
         // the report, and a fallback's later error is not a second one.
         let covered = |o: &Outcome| {
-            o.branches.iter().enumerate().all(|(i, b)| match b {
+            let branches = o.branches.to_vec();
+            branches.iter().enumerate().all(|(i, b)| match b {
                 Branch::Assume(span, _, n) => (0..*n).all(|side| {
                     let alt = Branch::Assume(*span, side, *n);
-                    fails.iter().any(|f| f.branches.contains(&alt)) || (side > 0 && refuted(outcomes, &o.branches[..i], &alt))
+                    fails.iter().any(|f| f.branches.contains(&alt)) || (side > 0 && refuted(outcomes, &branches[..i], &alt))
                 }),
                 Branch::Opaque(..) | Branch::Sym(_) => true,
             })
@@ -410,8 +411,8 @@ fn refuted(outcomes: &[Outcome], prefix: &[Branch], alt: &Branch) -> bool {
         matches!(&o.verdict, Verdict::Violated(v) if v.rule.raises && !v.rule.code.starts_with("SHP9"))
             && !o.suppressed
             && o.branches.len() == prefix.len() + 1
-            && o.branches[..prefix.len()] == *prefix
-            && o.branches[prefix.len()] == *alt
+            && o.branches.prefix(prefix.len()) == *prefix
+            && o.branches.suffix(prefix.len()).first() == Some(alt)
     })
 }
 

@@ -142,10 +142,9 @@ pub fn join_covering(paths: Vec<State>) -> Vec<State> {
     use super::Branch;
     let choice = |b: &Branch| matches!(b, Branch::Opaque(..) | Branch::Assume(..));
     let explained = paths.iter().all(|p| p.tainted == p.branches.iter().any(choice));
-    let n = paths.iter().map(|p| p.branches.len()).min().unwrap_or(0);
-    let prefix = (0..n).take_while(|&i| paths.iter().all(|p| p.branches[i] == paths[0].branches[i])).count();
-    let assumed = paths.iter().any(|p| p.branches[prefix..].iter().any(|b| matches!(b, Branch::Assume(..))));
-    let prefix_tainted = paths.first().is_some_and(|p| p.branches[..prefix].iter().any(choice));
+    let prefix = paths.iter().map(|p| p.branches.common_prefix_len(&paths[0].branches)).min().unwrap_or(0);
+    let assumed = paths.iter().any(|p| p.branches.suffix(prefix).iter().any(|b| matches!(b, Branch::Assume(..))));
+    let prefix_tainted = paths.first().is_some_and(|p| p.branches.prefix(prefix).iter().any(choice));
     let mut out = join_all(paths);
     if let [one] = out.as_mut_slice()
         && explained

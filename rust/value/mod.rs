@@ -1,12 +1,14 @@
 //! Abstract values, the heap, and the per-path state.
 
 pub mod alike;
+pub mod branches;
 pub mod gc;
 pub mod heap;
 pub mod join;
 pub mod pmap;
 pub mod reads;
 
+pub use branches::Branches;
 pub use heap::Heap;
 pub use pmap::{PMap, Vars};
 
@@ -858,7 +860,7 @@ pub enum Branch {
 pub struct State {
     pub heap: Heap,
     pub facts: Facts,
-    pub branches: Vec<Branch>,
+    pub branches: Branches,
     /// The path went through an opaque choice that is still open.
     pub tainted: bool,
     /// Bindings of shape variables (refinement of unknown shapes by first use).
@@ -889,7 +891,7 @@ impl State {
         State {
             heap: Heap::new(),
             facts: Facts::default(),
-            branches: Vec::new(),
+            branches: Branches::new(),
             tainted: false,
             shapes: Rc::new(BTreeMap::new()),
             in_try: 0,
@@ -1145,9 +1147,9 @@ impl State {
     /// Merge a path with the same program state into this one: the path condition becomes
     /// the common prefix of both (the union of both paths' executions, over-approximated).
     pub fn absorb(&mut self, o: &State) {
-        let n = self.branches.iter().zip(o.branches.iter()).take_while(|(a, b)| a == b).count();
-        let a_rest = &self.branches[n..];
-        let b_rest = &o.branches[n..];
+        let n = self.branches.common_prefix_len(&o.branches);
+        let a_rest = &self.branches.suffix(n)[..];
+        let b_rest = &o.branches.suffix(n)[..];
         let complementary = a_rest.len() == 1
             && b_rest.len() == 1
             && match (&a_rest[0], &b_rest[0]) {
@@ -1156,7 +1158,7 @@ impl State {
                 _ => false,
             };
         let opaque_rest = a_rest.iter().chain(b_rest).any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
-        let prefix_tainted = self.branches[..n].iter().any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
+        let prefix_tainted = self.branches.prefix(n).iter().any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
         self.tainted = if complementary {
             prefix_tainted || (self.tainted && o.tainted && !opaque_rest)
         } else {

@@ -708,7 +708,7 @@ impl<'a> Interp<'a> {
         }
         if let Some(hit) = hit {
             // the caller's branches, which the outcomes extend
-            let branches0 = if hit.outcomes().is_empty() { Vec::new() } else { st.branches.clone() };
+            let branches0 = if hit.outcomes().is_empty() { Branches::new() } else { st.branches.clone() };
             match hit.replay(st) {
                 Ok(out) => {
                     // outcomes of the same frame have the same call sites: built once
@@ -716,8 +716,7 @@ impl<'a> Interp<'a> {
                     // (a summary holds no violation: a probing second iteration records none of it)
                     let outcomes = if self.probe_only.is_some() { &[][..] } else { hit.outcomes() };
                     for (site, suffix, tainted, suppressed, undecided, below) in outcomes {
-                        let mut branches = Vec::with_capacity(branches0.len() + suffix.len());
-                        branches.extend(branches0.iter().cloned());
+                        let mut branches = branches0.clone();
                         branches.extend(suffix.iter().cloned());
                         let verdict = if *undecided { Verdict::Undecided } else { Verdict::Holds };
                         let calls = match &last {
@@ -768,14 +767,14 @@ impl<'a> Interp<'a> {
         let mut last: Option<(&Rc<[Span]>, memo::CallsBelow)> = None;
         let outcomes = self.outcomes[counters.4..]
             .iter()
-            .filter(|o| o.branches.len() >= n && o.branches[..n] == entry_state.branches[..])
+            .filter(|o| o.branches.len() >= n && o.branches.prefix(n) == entry_state.branches)
             .map(|o| {
                 let below = match &last {
                     Some((calls, below)) if Rc::ptr_eq(calls, &o.calls) => below.clone(),
                     _ => memo::CallsBelow::of(&o.calls, self.calls.len(), span),
                 };
                 last = Some((&o.calls, below.clone()));
-                (o.site, o.branches[n..].to_vec(), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided), below)
+                (o.site, o.branches.suffix(n), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided), below)
             })
             .collect::<Vec<_>>();
         if outcomes.len() == self.outcomes.len() - counters.4 {
