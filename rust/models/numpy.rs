@@ -73,7 +73,7 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
                 "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" | "clip" | "stack" | "concatenate" | "vstack" | "hstack" | "loadtxt" | "genfromtxt" | "where" => {
                     Value::Lib(Rc::from(format!("numpy.{name}")))
                 }
-                _ if ufunc_kind(name).is_some() => Value::Lib(Rc::from(format!("numpy.{name}"))),
+                _ if ufunc_kind(name).is_some() || matches!(name, "power" | "float_power") => Value::Lib(Rc::from(format!("numpy.{name}"))),
                 _ => Value::Unknown,
             }
         }
@@ -100,6 +100,22 @@ fn ufunc_kind(name: &str) -> Option<Ufunc> {
         "abs" | "absolute" | "negative" | "square" | "sign" | "floor" | "ceil" | "trunc" => Ufunc::Same,
         _ => return None,
     })
+}
+
+/// A Python number (an int, a float, a bool).
+fn is_number(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Float(_) | Value::Bool(_))
+}
+
+/// An elementwise function `f` of one Python number: a float64 scalar (a Python float) from a
+/// function that gives a floating result whatever the input (`np.sin(3)`), or `np.abs`-like of
+/// a float. `None` otherwise (an array, an int given to `np.abs`: an int64, not modelled).
+fn scalar_ufunc(f: &str, v: &Value) -> Option<Value> {
+    match (ufunc_kind(f)?, v) {
+        (Ufunc::Float, v) if is_number(v) => Some(Value::Float(None)),
+        (Ufunc::Same, Value::Float(_)) => Some(Value::Float(None)),
+        _ => None,
+    }
 }
 
 /// A new array of this shape and dtype.
@@ -426,6 +442,17 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwar
                 _ => None,
             };
             let v = new_array(&mut st, a.shape.clone(), dtype);
+            vec![(st, v)]
+        }
+        // of Python numbers: a NumPy float64 scalar, which is a Python float (a subclass)
+        _ if args.len() == 1 && kwargs.is_empty() && let Some(v) = scalar_ufunc(f, &args[0]) => vec![(st, v)],
+        "power" | "float_power" => {
+            // of two Python numbers: a float64 when either is a float (`float_power`: always);
+            // of ints, an int64 (not modelled)
+            let v = match &args[..] {
+                [a, b] if kwargs.is_empty() && is_number(a) && is_number(b) && (f == "float_power" || matches!(a, Value::Float(_)) || matches!(b, Value::Float(_))) => Value::Float(None),
+                _ => Value::Unknown,
+            };
             vec![(st, v)]
         }
         _ if let Some(kind) = ufunc_kind(f) => {

@@ -188,18 +188,11 @@ impl<'a> Interp<'a> {
                 }
             }
             // the outcomes of the items multiply (`f"{g.a} {g.b} ..."` with properties of a
-            // few outcomes each): past half the path budget they are joined, as a block's are
-            acc = if next.len() > self.settings.max_paths / 2 && self.settings.prune {
-                self.note_joined(next.len(), e.span);
-                let joined = crate::value::join::join_with_items(next.into_iter().map(|(st, vs)| (st, Some(vs))).collect());
-                joined.into_iter().map(|(st, vs)| (st, vs.unwrap_or_else(|| vec![Value::Str(Some(Rc::from("<unknown splice>"))), Value::Unknown]))).collect()
-            } else {
-                next
-            };
-            if acc.len() > self.settings.max_paths {
-                self.abandon(super::Budget::Paths);
+            // few outcomes each): past half the path budget they are joined
+            let Some(joined) = self.bound_items(next.into_iter().map(|(st, vs)| (st, Some(vs))).collect(), e.span) else {
                 return Vec::new();
-            }
+            };
+            acc = joined.into_iter().map(|(st, vs)| (st, vs.unwrap_or_else(|| vec![Value::Str(Some(Rc::from("<unknown splice>"))), Value::Unknown]))).collect();
         }
         acc
     }
@@ -410,7 +403,10 @@ impl<'a> Interp<'a> {
                     .collect()
             }
             ExprKind::Dict(items) => {
-                let mut acc: Vec<(State, Vec<(Value, Value)>)> = vec![(st, Vec::new())];
+                // the pairs so far, flat (`k1, v1, k2, v2, ...`) so that paths past half the
+                // budget join item by item; `None`: not known pair by pair (an unknown `**d`,
+                // or joined paths that disagreed on the keys)
+                let mut acc: Vec<(State, Option<Vec<Value>>)> = vec![(st, Some(Vec::new()))];
                 for (k, v) in items {
                     let mut next = Vec::new();
                     for (st, kv) in acc {
@@ -418,39 +414,46 @@ impl<'a> Interp<'a> {
                             Some(k) => {
                                 for (st, kk) in self.eval(k, st, ctx) {
                                     for (st, vv) in self.eval(v, st, ctx) {
-                                        let mut kv = kv.clone();
-                                        kv.retain(|(x, _)| *x != kk);
-                                        kv.push((kk.clone(), vv));
+                                        let kv = kv.clone().map(|mut kv| {
+                                            put_pair(&mut kv, kk.clone(), vv);
+                                            kv
+                                        });
                                         next.push((st, kv));
                                     }
                                 }
                             }
                             None => {
                                 for (st, d) in self.eval(v, st, ctx) {
-                                    let mut kv = kv.clone();
-                                    match &d {
-                                        Value::Ref(id) => match st.get(*id) {
+                                    let kv = match (kv.clone(), &d) {
+                                        (Some(mut kv), Value::Ref(id)) => match st.get(*id) {
                                             Obj::Dict(items) => {
                                                 for (k2, v2) in items {
-                                                    kv.retain(|(x, _)| x != k2);
-                                                    kv.push((k2.clone(), v2.clone()));
+                                                    put_pair(&mut kv, k2.clone(), v2.clone());
                                                 }
+                                                Some(kv)
                                             }
-                                            _ => kv.push((Value::Unknown, Value::Unknown)),
+                                            _ => None,
                                         },
-                                        _ => kv.push((Value::Unknown, Value::Unknown)),
-                                    }
+                                        _ => None,
+                                    };
                                     next.push((st, kv));
                                 }
                             }
                         }
                     }
-                    acc = next;
+                    let Some(joined) = self.bound_items(next, v.span) else {
+                        return Vec::new();
+                    };
+                    acc = joined;
                 }
                 acc.into_iter()
-                    .map(|(mut s, kv)| {
-                        let id = s.alloc(Obj::Dict(kv));
-                        (s, Value::Ref(id))
+                    .map(|(mut s, kv)| match kv {
+                        Some(kv) => {
+                            let pairs = kv.chunks(2).map(|p| (p[0].clone(), p[1].clone())).collect();
+                            let id = s.alloc(Obj::Dict(pairs));
+                            (s, Value::Ref(id))
+                        }
+                        None => (s, Value::Unknown),
                     })
                     .collect()
             }
@@ -652,7 +655,21 @@ impl<'a> Interp<'a> {
                         Target::Name(n, span) if g.ifs.is_empty() && rest.is_empty() && value.is_none() => Some((n, *span)),
                         _ => None,
                     };
-                    for item in items {
+                    let (start, total) = (self.steps, items.len());
+                    let mut tried = false;
+                    for (done, item) in items.into_iter().enumerate() {
+                        // a long comprehension of plain data: the remaining items generalised
+                        // (`long_comprehension`)
+                        if let (Some((n, span)), [(st, Some(got))]) = (simple, acc.as_slice())
+                            && !tried
+                            && self.steps - start > super::long_comprehension::COMP_STEPS
+                        {
+                            tried = true;
+                            if let Some((st, all)) = self.generalise_comprehension(n, span, elt, &it, st, got, total - done, ctx) {
+                                acc = vec![(st, Some(all))];
+                                break;
+                            }
+                        }
                         let mut next = Vec::new();
                         for (st, mut got) in acc {
                             if let Some((n, span)) = simple {
@@ -870,5 +887,17 @@ fn yields_bool(e: &Expr) -> bool {
             _ => false,
         },
         _ => false,
+    }
+}
+
+/// `k: v` put into the flat pairs of a dict display: an equal key already there keeps its
+/// place and takes the new value, as in Python.
+fn put_pair(kv: &mut Vec<Value>, k: Value, v: Value) {
+    match kv.chunks(2).position(|p| p[0] == k) {
+        Some(i) => kv[2 * i + 1] = v,
+        None => {
+            kv.push(k);
+            kv.push(v);
+        }
     }
 }

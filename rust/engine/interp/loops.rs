@@ -26,7 +26,7 @@ pub const TENSOR_ROWS: usize = 64;
 /// all its items on its later visits
 /// (`Interp::loops_cut`). A count of work, never of time (the same findings on every
 /// machine): a fortieth of the file's step budget.
-const LOOP_STEPS: u64 = 25_000;
+pub(super) const LOOP_STEPS: u64 = 25_000;
 
 /// At most this many distinct items are tried against each other at a fixpoint of a loop.
 const MAX_NO_OPS: usize = 4;
@@ -70,7 +70,7 @@ fn no_op_suffixes(before: &[State], after: &[State]) -> Option<(Vec<Vec<Branch>>
                 made.push(n);
             }
         }
-        suffixes.push(a.branches[b.branches.len()..].to_vec());
+        suffixes.push(a.branches.suffix(b.branches.len()));
     }
     let extended: Vec<&State> = before.iter().zip(&suffixes).filter(|(_, s)| !s.is_empty()).map(|(b, _)| b).collect();
     if !extended.is_empty() {

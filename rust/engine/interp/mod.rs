@@ -49,6 +49,7 @@ pub mod eval_loops;
 pub use call::EvalFrame;
 mod expr;
 mod imports;
+mod long_comprehension;
 mod loops;
 mod ops;
 mod stmt;
@@ -104,7 +105,7 @@ pub struct Outcome {
     /// judged per chain of call sites, so a helper called wrongly in one place is reported
     /// though another call of it is right.
     pub calls: Rc<[Span]>,
-    pub branches: Vec<Branch>,
+    pub branches: Branches,
     pub verdict: Verdict,
     pub tainted: bool,
     pub suppressed: bool,
@@ -482,6 +483,25 @@ impl<'a> Interp<'a> {
         }
         self.note_joined(live.len(), span);
         crate::value::join::join_all(live)
+    }
+
+    /// The outcomes of a display or an argument list evaluated so far, each a path and the
+    /// items it gave (`None`: not known item by item). Past half the path budget they are joined
+    /// item by item (`value::join::join_with_items`), as a block's paths are: the outcomes of
+    /// the items multiply otherwise (`{k: f(a) for ...}` with two outcomes per call doubles the
+    /// paths per item). `None` when the path budget is spent even so (the entry is abandoned).
+    pub(super) fn bound_items(&mut self, next: Vec<(State, Option<Vec<Value>>)>, span: Span) -> Option<Vec<(State, Option<Vec<Value>>)>> {
+        let out = if next.len() > self.settings.max_paths / 2 && self.settings.prune {
+            self.note_joined(next.len(), span);
+            crate::value::join::join_with_items(next)
+        } else {
+            next
+        };
+        if out.len() > self.settings.max_paths {
+            self.abandon(Budget::Paths);
+            return None;
+        }
+        Some(out)
     }
 
     /// (debugging and coverage) `n` paths joined at `span`.
