@@ -85,11 +85,10 @@ impl<'a> Interp<'a> {
                 }
                 // the outcomes of the arguments multiply: past half the path budget they are
                 // joined, and past the budget the entry is abandoned, as a block's are
-                acc = self.join_args(next, a.value.span);
-                if acc.len() > self.settings.max_paths {
-                    self.abandon(super::Budget::Paths);
+                let Some(joined) = self.bound_args(next, a.value.span) else {
                     return Vec::new();
-                }
+                };
+                acc = joined;
             }
             for k in kwargs {
                 let mut next = Gather::new();
@@ -119,11 +118,10 @@ impl<'a> Interp<'a> {
                         next.push((st, pos, kw, unk));
                     }
                 }
-                acc = self.join_args(next, k.value.span);
-                if acc.len() > self.settings.max_paths {
-                    self.abandon(super::Budget::Paths);
+                let Some(joined) = self.bound_args(next, k.value.span) else {
                     return Vec::new();
-                }
+                };
+                acc = joined;
             }
             let calls = acc.into_items();
             let one_call = one_callee && calls.len() == 1;
@@ -148,27 +146,28 @@ impl<'a> Interp<'a> {
         out
     }
 
-    /// The argument lists evaluated so far, joined (`value::join::join_with_items`) past half
-    /// the path budget when every path has the same positional count and keyword names (else
-    /// left as they are).
-    fn join_args(&mut self, acc: Gather<ArgsSoFar>, span: Span) -> Gather<ArgsSoFar> {
-        if acc.len() <= self.settings.max_paths / 2 || !self.settings.prune {
-            return acc;
+    /// The argument lists evaluated so far, bounded as a display's items are (`bound_items`):
+    /// past half the path budget they are joined when every path has the same positional count
+    /// and keyword names (else left as they are); `None` past the path budget (the entry is
+    /// abandoned).
+    fn bound_args(&mut self, acc: Gather<ArgsSoFar>, span: Span) -> Option<Gather<ArgsSoFar>> {
+        if !self.past_half_paths(acc.len()) {
+            return self.within_paths(acc.len()).then_some(acc);
         }
         let items: Vec<ArgsSoFar> = acc.into_items().collect();
         let form = |a: &ArgsSoFar| (a.1.len(), a.2.iter().map(|(n, _)| n.clone()).collect::<Vec<Name>>());
         let first = form(&items[0]);
         let mut out = Gather::new();
         if items.iter().any(|a| a.3 || form(a) != first) {
+            let n = items.len();
             for a in items {
                 out.push(a);
             }
-            return out;
+            return self.within_paths(n).then_some(out);
         }
-        self.note_joined(items.len(), span);
         let (n_pos, names) = first;
         let paths = items.into_iter().map(|(st, pos, kw, _)| (st, Some(pos.into_iter().chain(kw.into_iter().map(|(_, v)| v)).collect::<Vec<Value>>())));
-        for (st, vals) in crate::value::join::join_with_items(paths.collect()) {
+        for (st, vals) in self.bound_items(paths.collect(), span)? {
             match vals {
                 Some(mut vals) => {
                     let kw: Vec<(Name, Value)> = names.iter().cloned().zip(vals.split_off(n_pos)).collect();
@@ -177,7 +176,7 @@ impl<'a> Interp<'a> {
                 None => out.push((st, Vec::new(), Vec::new(), true)),
             }
         }
-        out
+        Some(out)
     }
 
     pub fn call(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {

@@ -727,16 +727,10 @@ impl<'a> Interp<'a> {
                         }
                         // an item's outcomes multiply the paths (each `Block(...)` forking on
                         // its arguments): past half the path budget they are joined
-                        acc = if next.len() > self.settings.max_paths / 2 && self.settings.prune {
-                            self.note_joined(next.len(), elt.span);
-                            crate::value::join::join_with_items(next)
-                        } else {
-                            next
-                        };
-                        if acc.len() > self.settings.max_paths {
-                            self.abandon(super::Budget::Paths);
+                        let Some(joined) = self.bound_items(next, elt.span) else {
                             return Vec::new();
-                        }
+                        };
+                        acc = joined;
                     }
                     out.extend(acc);
                 }

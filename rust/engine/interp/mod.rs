@@ -491,17 +491,28 @@ impl<'a> Interp<'a> {
     /// the items multiply otherwise (`{k: f(a) for ...}` with two outcomes per call doubles the
     /// paths per item). `None` when the path budget is spent even so (the entry is abandoned).
     pub(super) fn bound_items(&mut self, next: Vec<(State, Option<Vec<Value>>)>, span: Span) -> Option<Vec<(State, Option<Vec<Value>>)>> {
-        let out = if next.len() > self.settings.max_paths / 2 && self.settings.prune {
+        let out = if self.past_half_paths(next.len()) {
             self.note_joined(next.len(), span);
             crate::value::join::join_with_items(next)
         } else {
             next
         };
-        if out.len() > self.settings.max_paths {
+        self.within_paths(out.len()).then_some(out)
+    }
+
+    /// Whether `n` outcomes of one statement's parts are past half the path budget, where
+    /// they are joined (`bound_items`, `bound_args`).
+    pub(super) fn past_half_paths(&self, n: usize) -> bool {
+        n > self.settings.max_paths / 2 && self.settings.prune
+    }
+
+    /// Whether `n` outcomes are within the path budget; past it the entry is abandoned.
+    pub(super) fn within_paths(&mut self, n: usize) -> bool {
+        if n > self.settings.max_paths {
             self.abandon(Budget::Paths);
-            return None;
+            return false;
         }
-        Some(out)
+        true
     }
 
     /// (debugging and coverage) `n` paths joined at `span`.
