@@ -210,7 +210,7 @@ impl EntryFacts {
             in_try: st.in_try,
             grad_mode: st.grad_mode,
             params_frozen: st.params_frozen,
-            opaque_prefix: st.branches.iter().any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..))),
+            opaque_prefix: st.branches.any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..))),
             values_tracked: crate::value::values_tracked(),
         }
     }

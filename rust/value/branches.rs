@@ -58,7 +58,12 @@ impl Branches {
         std::iter::successors(self.0.as_deref(), |n| n.before.as_deref()).map(|n| &n.branch)
     }
 
-    /// The decisions in order.
+    /// Whether some decision is one `f` accepts (in no particular order: no list is built).
+    pub fn any(&self, f: impl FnMut(&Branch) -> bool) -> bool {
+        self.rev().any(f)
+    }
+
+    /// The decisions in order (a list of them is built: `any` and `contains` need none).
     pub fn iter(&self) -> std::iter::Rev<std::vec::IntoIter<&Branch>> {
         let v: Vec<&Branch> = self.rev().collect();
         v.into_iter().rev()
@@ -98,7 +103,13 @@ impl Branches {
     }
 
     pub fn contains(&self, b: &Branch) -> bool {
-        self.rev().any(|x| x == b)
+        self.any(|x| x == b)
+    }
+
+    /// The first decision, in order, that `f` maps to a value.
+    pub fn find_first<T>(&self, mut f: impl FnMut(&Branch) -> Option<T>) -> Option<T> {
+        // walked from the end, the last one found is the first in order
+        self.rev().filter_map(&mut f).last()
     }
 
     /// The number of leading decisions both lists share.
@@ -209,6 +220,18 @@ mod tests {
         assert_eq!(a.common_prefix_len(&c), 0);
         assert_eq!(Branches::from(vec![op(1), op(2)]), a.prefix(2));
         assert!(a == *vec![op(1), op(2), op(3), op(4)].as_slice());
+    }
+
+    #[test]
+    fn queries_without_a_list_built() {
+        let a = Branches::from(vec![op(1), op(2), op(3)]);
+        let at = |b: &Branch| match b {
+            Branch::Opaque(s, ..) if s.start >= 2 => Some(s.start),
+            _ => None,
+        };
+        assert_eq!(a.find_first(at), Some(2), "the first in order, not the last");
+        assert!(a.any(|b| *b == op(3)) && !a.any(|b| *b == op(4)));
+        assert_eq!(Branches::new().find_first(at), None);
     }
 
     #[test]

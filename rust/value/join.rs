@@ -141,10 +141,10 @@ pub fn join_all(paths: Vec<State>) -> Vec<State> {
 pub fn join_covering(paths: Vec<State>) -> Vec<State> {
     use super::Branch;
     let choice = |b: &Branch| matches!(b, Branch::Opaque(..) | Branch::Assume(..));
-    let explained = paths.iter().all(|p| p.tainted == p.branches.iter().any(choice));
+    let explained = paths.iter().all(|p| p.tainted == p.branches.any(choice));
     let prefix = paths.iter().map(|p| p.branches.common_prefix_len(&paths[0].branches)).min().unwrap_or(0);
     let assumed = paths.iter().any(|p| p.branches.suffix(prefix).iter().any(|b| matches!(b, Branch::Assume(..))));
-    let prefix_tainted = paths.first().is_some_and(|p| p.branches.prefix(prefix).iter().any(choice));
+    let prefix_tainted = paths.first().is_some_and(|p| p.branches.prefix(prefix).any(choice));
     let mut out = join_all(paths);
     if let [one] = out.as_mut_slice()
         && explained

@@ -1125,17 +1125,13 @@ impl State {
     /// range, an inequality).
     pub fn branch_decides(&self, c: &Cond) -> crate::shape::Tri {
         let neg = c.negate();
-        for b in &self.branches {
-            if let Branch::Sym(x) = b {
-                if x == c {
-                    return crate::shape::Tri::True;
-                }
-                if Some(x) == neg.as_ref() {
-                    return crate::shape::Tri::False;
-                }
-            }
-        }
-        crate::shape::Tri::Unknown
+        self.branches
+            .find_first(|b| match b {
+                Branch::Sym(x) if x == c => Some(crate::shape::Tri::True),
+                Branch::Sym(x) if Some(x) == neg.as_ref() => Some(crate::shape::Tri::False),
+                _ => None,
+            })
+            .unwrap_or(crate::shape::Tri::Unknown)
     }
 
     /// The same path facts, taint and assumed preconditions (what, besides the heap and the
@@ -1158,7 +1154,7 @@ impl State {
                 _ => false,
             };
         let opaque_rest = a_rest.iter().chain(b_rest).any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
-        let prefix_tainted = self.branches.prefix(n).iter().any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
+        let prefix_tainted = self.branches.prefix(n).any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
         self.tainted = if complementary {
             prefix_tainted || (self.tainted && o.tainted && !opaque_rest)
         } else {
