@@ -223,9 +223,9 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         }
         if let Some(taken) = shared.as_mut().and_then(|sh| sh.take(interp, &script)) {
             stats.entries += usize::from(taken.entry);
-            stats.abandoned += usize::from(taken.abandoned);
-            if taken.abandoned {
-                cuts.cut.push((entry(), taken.spent.unwrap_or(Budget::Steps), None));
+            if let Some(spent) = taken.spent {
+                stats.abandoned += 1;
+                cuts.cut.push((entry(), spent, None));
             }
             stats.script_runs += taken.ran;
             findings.extend(taken.findings);

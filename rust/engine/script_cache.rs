@@ -98,7 +98,7 @@ impl Writer {
     fn result(&mut self, r: &ScriptResult) -> Option<()> {
         self.n(u8::from(r.entry));
         // (the budget that abandoned it: 0 none, 1 steps, 2 paths, 3 the clock)
-        self.n(if r.abandoned { r.spent.map_or(1, |b| b as u8 + 1) } else { 0 });
+        self.n(r.spent.map_or(0, |b| b as u8 + 1));
         self.n(r.steps);
         self.n(r.files.len());
         for f in &r.files {
@@ -195,7 +195,7 @@ impl Reader<'_> {
             3 => Some(Budget::Clock),
             _ => Some(Budget::Steps),
         };
-        let mut r = ScriptResult { entry, abandoned: spent.is_some(), spent, steps: self.n()?, ..ScriptResult::default() };
+        let mut r = ScriptResult { entry, spent, steps: self.n()?, ..ScriptResult::default() };
         for _ in 0..self.count()? {
             let path = PathBuf::from(self.s()?);
             let hash = self.opt_n()?;
@@ -280,7 +280,6 @@ mod tests {
             ],
             places: vec![PlaceOut { file: Some(0), offsets: (1, 2), start: (1, 2), end: (1, 3) }, PlaceOut { file: None, offsets: (0, 0), start: (0, 0), end: (0, 0) }],
             entry: true,
-            abandoned: false,
             spent: None,
             steps: 1234,
             timed_out: false,

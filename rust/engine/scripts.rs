@@ -118,14 +118,20 @@ pub struct ScriptResult {
     pub places: Vec<PlaceOut>,
     /// The script was loaded and run.
     pub entry: bool,
-    /// It spent a budget: it reports nothing.
-    pub abandoned: bool,
-    /// Which budget (the checked file's analysis-incomplete notice names it).
+    /// The budget it spent, if it did (`abandoned`); the checked file's analysis-incomplete
+    /// notice names it.
     pub spent: Option<super::interp::Budget>,
     pub steps: u64,
     /// It ran past its wall-clock deadline: a loaded machine says nothing about the script, so
     /// such a result is not kept across processes (`script_cache`).
     pub timed_out: bool,
+}
+
+impl ScriptResult {
+    /// It spent a budget: it reports nothing.
+    pub fn abandoned(&self) -> bool {
+        self.spent.is_some()
+    }
 }
 
 impl ScriptResult {
@@ -261,15 +267,15 @@ pub fn analyse(script: &Path, top: &Path, paths: &ProjectPaths, s: &Settings) ->
         interp.begin_sys_modules(&mut st);
         let ctx = Ctx { scope, module_scope: scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
         let _ = interp.block(&module.body, st, &ctx);
-        out.abandoned = interp.abandoned;
+        // (`abandon` records the budget whenever it abandons)
         out.spent = interp.spent.filter(|_| interp.abandoned).map(|(b, _)| b);
-        if !out.abandoned {
+        if !out.abandoned() {
             report::settle(&mut interp);
         }
     }
     out.steps = interp.steps;
     out.timed_out = std::time::Instant::now() > interp.deadline;
-    let reports = out.entry && !out.abandoned;
+    let reports = out.entry && !out.abandoned();
     let stamps: HashMap<PathBuf, Option<u64>> = interp.project.attempts().map(|(p, _, stamp)| (p.clone(), stamp)).collect();
     for (k, l) in interp.project.loaded.iter().enumerate() {
         let file = FileId(FIRST_FILE + k as u32);
@@ -375,8 +381,7 @@ pub(super) struct Taken {
     pub undecided: Vec<Undecided>,
     /// The script ran (an entry of the file).
     pub entry: bool,
-    pub abandoned: bool,
-    /// The budget that abandoned it.
+    /// The budget that abandoned it, if one did.
     pub spent: Option<super::interp::Budget>,
     /// Shared runs made for it (0: the result was there).
     pub ran: usize,
@@ -417,7 +422,7 @@ impl Shared {
     pub(super) fn take(&mut self, interp: &Interp, script: &Path) -> Option<Taken> {
         let mut ran = 0;
         let r = result_for(script, &self.top, &self.paths, &self.settings, &mut ran)?;
-        let base = Taken { entry: r.entry, abandoned: r.abandoned, spent: r.spent, ran, ..Taken::default() };
+        let base = Taken { entry: r.entry, spent: r.spent, ran, ..Taken::default() };
         let Some(me) = r.files.iter().position(|f| f.path == self.paths.file) else {
             // the script's run never imports the file: nothing of it to report
             return Some(base);
@@ -427,7 +432,7 @@ impl Shared {
         if !seen.loaded {
             return None;
         }
-        if !r.entry || r.abandoned {
+        if !r.entry || r.abandoned() {
             return Some(base);
         }
         let view = View { result: &r, me, dirs: &self.paths.dirs, main: interp.file };
