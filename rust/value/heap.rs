@@ -156,17 +156,7 @@ impl Heap {
         if i >= self.len {
             return None;
         }
-        let mut node = &*self.root;
-        let mut shift = BITS * (self.height - 1);
-        loop {
-            match node {
-                Node::Branch(c) => {
-                    node = &c[(i >> shift) & MASK];
-                    shift -= BITS;
-                }
-                Node::Leaf(v) => return Some(&v[i & MASK]),
-            }
-        }
+        self.leaf_at(i).first()
     }
 
     /// The slots from `start` on, as the leaves hold them (each slice within one leaf).
