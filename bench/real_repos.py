@@ -109,18 +109,23 @@ def repositories(roots: list[str]) -> list[Path]:
     return out
 
 
+def timed(argv: list[str], cwd: Path) -> tuple[float, float, int, str, str]:
+    """Wall time, CPU time (user + system, of every thread), exit status, stdout, stderr."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace")
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, proc.returncode, proc.stdout, proc.stderr
+
+
 def run_once(cmd: list[str], repo: Path, jobs: int | None) -> tuple[float, float, int, str, str]:
     argv = [*cmd, "check", "-n", "--output-format", "concise"]
     if jobs is not None:
         argv += ["--jobs", str(jobs)]
     argv.append(".")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run(argv, cwd=repo, capture_output=True, text=True, errors="replace")
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc.returncode, proc.stdout, proc.stderr
+    return timed(argv, repo)
 
 
 def profile_repo(repo: Path) -> dict[str, float] | None:
@@ -212,8 +217,8 @@ def report(runs: list[RepoRun], args: argparse.Namespace) -> None:
 
 def report_profile(runs: list[RepoRun], width: int) -> None:
     """Where a ``--jobs 1`` run's time goes, per repository and in total."""
-    print(f"\nprofile (in-process, --jobs 1): start-up = interpreter + imports + settings, core = the "
-          f"_core calls (GIL released), python = the rest of each file's work (holds the GIL)")
+    print("\nprofile (in-process, --jobs 1): start-up = interpreter + imports + settings, core = the "
+          "_core calls (GIL released), python = the rest of each file's work (holds the GIL)")
     head = (f"{'repository':<{width}} {'wall s':>7} {'start-up':>8} {'discover':>8} {'core s':>7} "
             f"{'python s':>8} {'py ms/file':>10} {'python/core':>11} {'output':>7}")
     print(head)

@@ -38,7 +38,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -50,7 +49,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from real_repos import CUT_RE, FINDING_RE, shape_lint_cmd  # noqa: E402
+from real_repos import CUT_RE, FINDING_RE, shape_lint_cmd, timed  # noqa: E402
 from robustness import fetch_lib, libs_cache  # noqa: E402
 
 TARGET_RATIO = 4.0
@@ -107,17 +106,6 @@ def ruff_cmd() -> list[str] | None:
         return [str(find_ruff_bin())]
     except (ImportError, FileNotFoundError):
         return None
-
-
-def timed(argv: list[str], cwd: Path) -> tuple[float, float, int, str, str]:
-    """Wall time, CPU time (user + system, of every thread), exit status, stdout, stderr."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t0 = time.perf_counter()
-    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace")
-    wall = time.perf_counter() - t0
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, proc.returncode, proc.stdout, proc.stderr
 
 
 def main(argv: list[str] | None = None) -> int:
