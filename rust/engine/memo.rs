@@ -199,6 +199,9 @@ pub struct EntryFacts {
     /// before any did skipped forgetting them (an in-place write), so it must not be
     /// replayed once some do.
     pub values_tracked: bool,
+    /// Whether an optimizer exists (`optim::any_made`): a call recorded before any did
+    /// skipped forgetting their gradients, so it must not be replayed once some do.
+    pub optimizers_made: bool,
 }
 
 impl EntryFacts {
@@ -212,6 +215,7 @@ impl EntryFacts {
             params_frozen: st.params_frozen,
             opaque_prefix: st.branches.any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..))),
             values_tracked: crate::value::values_tracked(),
+            optimizers_made: crate::models::torch::optim::any_made(),
         }
     }
 }

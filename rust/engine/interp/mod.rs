@@ -317,6 +317,7 @@ impl<'a> Interp<'a> {
     pub fn new(file: &'a ParsedFile<'a>, settings: &'a Settings) -> Interp<'a> {
         super::memo::reset_reads();
         crate::value::reset_values_tracking();
+        crate::models::torch::optim::reset_made();
         Interp {
             subscribers: crate::engine::events::Subscribers::enabled(settings, &[]),
             file,

@@ -221,7 +221,25 @@ pub fn construct(st: &mut State, path: &str, args: &[Value], kwargs: &[(Name, Va
     if name == "LBFGS" {
         attrs.push((NEEDS_CLOSURE, Value::Bool(true)));
     }
+    MADE.with(|m| m.set(true));
     Some(super::data::ns(st, OPTIMIZER, attrs))
+}
+
+thread_local! {
+    /// Whether an optimizer was built in this analysis (`any_made`).
+    static MADE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether an optimizer was built in this analysis: until then `forget(st, None)` is a no-op
+/// that reads nothing, so call summaries recorded before must not be replayed after
+/// (`engine::memo::EntryFacts`).
+pub fn any_made() -> bool {
+    MADE.with(|m| m.get())
+}
+
+/// A new analysis: no optimizer yet.
+pub fn reset_made() {
+    MADE.with(|m| m.set(false));
 }
 
 fn grads(attrs: &std::collections::BTreeMap<Name, Value>) -> Option<&str> {
@@ -261,7 +279,10 @@ fn notify(cx: &mut dyn ModelCtx, st: &State, attrs: &BTreeMap<Name, Value>, op: 
 
 /// The optimizers on the path.
 fn optimizers(st: &State) -> Vec<ObjId> {
-    (0..st.heap.len()).filter(|id| matches!(st.get(*id), Obj::Namespace { kind, .. } if &**kind == OPTIMIZER)).collect()
+    if !any_made() {
+        return Vec::new();
+    }
+    (0..st.heap.len()).filter(|&id| is_optimizer(st, id)).collect()
 }
 
 /// Whether the optimizer updates one of `layers` (`Some(false)`: certainly none; `None`: not
@@ -443,16 +464,29 @@ pub fn zero_module(cx: &mut dyn ModelCtx, st: &mut State, module: ObjId, span: S
 /// Anything the core does not follow may have changed the gradients of these optimizers (all of
 /// them with `None`): a library call they were handed to, a `.grad` store.
 pub fn forget(st: &mut State, ids: Option<&[ObjId]>) {
-    let all = optimizers(st);
-    for id in all {
-        if ids.is_none_or(|ids| ids.contains(&id)) {
-            // (handed to a library call, which may step it: SHP302 keeps silent about it)
-            if ids.is_some() {
-                PROGRAM.with(|p| p.borrow_mut().handed = true);
-            }
-            set(st, id, &[(GRADS, Value::Unknown)]);
+    let handed = ids.is_some();
+    let all = match ids {
+        // (only those objects: no walk over the heap, no read of the others)
+        Some(ids) => {
+            let mut own: Vec<ObjId> = ids.iter().copied().filter(|&id| is_optimizer(st, id)).collect();
+            own.sort_unstable();
+            own.dedup();
+            own
         }
+        None if !any_made() => return,
+        None => optimizers(st),
+    };
+    for id in all {
+        // (handed to a library call, which may step it: SHP302 keeps silent about it)
+        if handed {
+            PROGRAM.with(|p| p.borrow_mut().handed = true);
+        }
+        set(st, id, &[(GRADS, Value::Unknown)]);
     }
+}
+
+fn is_optimizer(st: &State, id: ObjId) -> bool {
+    id < st.heap.len() && matches!(st.get(id), Obj::Namespace { kind, .. } if &**kind == OPTIMIZER)
 }
 
 /// `torch.nn.utils.clip_grad_norm_(params, ...)`/`clip_grad_value_` at a finite limit: the rules
