@@ -79,10 +79,15 @@ impl<'a> Interp<'a> {
         let condition = if violated { self.path_condition(st) } else { None };
         let branches = st.branches.clone();
         // One verdict per path and site: a violation overrides what earlier checks of the same
-        // call on this path found (e.g. the first dim of `transpose` fine, the second not).
+        // call on this path found (e.g. the first dim of `transpose` fine, the second not),
+        // among the outcomes of the operation being run: another path that reached the site
+        // before (one merged with this path's twin, with the same branches) keeps its own.
         if violated {
             let calls = &self.calls;
-            self.outcomes.retain(|o| !(o.site == site && o.branches == branches && o.calls == *calls && !matches!(o.verdict, Verdict::Violated(_))));
+            let from = self.op_floor.0.min(self.outcomes.len());
+            let mut own = self.outcomes.split_off(from);
+            own.retain(|o| !(o.site == site && o.branches == branches && o.calls == *calls && !matches!(o.verdict, Verdict::Violated(_))));
+            self.outcomes.extend(own);
         }
         self.push_outcome(Outcome { site, calls: self.calls.clone(), branches, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
         self.records += 1;
@@ -113,6 +118,21 @@ impl<'a> Interp<'a> {
             }
         }
         self.outcomes.push(o);
+    }
+
+    /// Run one operation at `span` (a subscript, an operator, a call) with its own outcome
+    /// floor (`op_floor`), restored after it. The operations it runs at the same site (the
+    /// layers of a container called at its call, library code reported at the user's call)
+    /// are part of it: they keep its floor.
+    pub fn in_op<R>(&mut self, span: Span, f: impl FnOnce(&mut Self) -> R) -> R {
+        let site = self.user_span(span);
+        if self.op_floor.1 == Some(site) {
+            return f(self);
+        }
+        let outer = std::mem::replace(&mut self.op_floor, (self.outcomes.len(), Some(site)));
+        let r = f(self);
+        self.op_floor = outer;
+        r
     }
 
     /// Before an operation at `span` (a subscript, an operator, a library call) whose model

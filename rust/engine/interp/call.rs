@@ -181,10 +181,10 @@ impl<'a> Interp<'a> {
 
     pub fn call(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         if crate::engine::modules::is_embedded(span) {
-            return self.call_inner(f, args, kwargs, st, span);
+            return self.in_op(span, |me| me.call_inner(f, args, kwargs, st, span));
         }
         let outer = self.user_site.replace(span);
-        let out = self.call_inner(f, args, kwargs, st, span);
+        let out = self.in_op(span, |me| me.call_inner(f, args, kwargs, st, span));
         self.user_site = outer;
         out
     }
