@@ -42,6 +42,19 @@ z = torch.randn(3, 4) @ torch.randn(5, 6)
 """
 BUG_ROW = BUDGETED.splitlines().index("z = torch.randn(3, 4) @ torch.randn(5, 6)") + 1
 
+#: Two paths that cannot be joined into one (one of them runs with autograd off): a path budget
+#: of 1 is exceeded at the `if`, whatever the joins past half the budget do.
+FORKED = """\
+import sys
+
+import torch
+
+if len(sys.argv) > 1:
+    torch.set_grad_enabled(False)
+z = torch.randn(3, 4) @ torch.randn(5, 6)
+"""
+PATHS_NOTICE = "analysis incomplete: more than 1 path was live at once (the path budget) at line 5"
+
 
 def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -76,6 +89,15 @@ def test_the_step_budget_cuts_at_the_same_place_every_time():
     # the bug past the cut is not reported, and the notice is what says so
     assert all(f["code"] != "SHP101" for f in runs[0])
     assert "wall-clock" not in n["message"]
+
+
+def test_the_path_budget_cuts_at_the_same_place_every_time():
+    runs = [_core.check_source(FORKED, "m.py", {"max_paths": 1}) for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+    assert [(f["code"], f["row"]) for f in runs[0]] == [("SHP002", 1)]
+    assert runs[0][0]["message"].startswith(PATHS_NOTICE)
+    # within the default budget the two paths reach the bug
+    assert [f["code"] for f in _core.check_source(FORKED, "m.py")] == ["SHP101"]
 
 
 def test_the_clock_is_a_safety_net_that_says_it_cut():
@@ -120,6 +142,18 @@ def test_machine_formats_and_statistics_carry_the_notice(project: Path):
     assert "SHP002" in stats and "analysis-incomplete" in stats
 
 
+def test_every_cli_format_carries_the_path_budget_notice(project: Path):
+    (project / "m.py").write_text(FORKED)
+    r = cli(project, "--max-paths", "1")
+    assert r.returncode == 0 and "All checks passed!" not in r.stdout
+    assert r.stderr.splitlines() == [f"warning: m.py: {PATHS_NOTICE}, in the module's top level [SHP002]"]
+    data = json.loads(cli(project, "--max-paths", "1", "--output-format", "json").stdout)
+    assert [(d["code"], d["message"].startswith(PATHS_NOTICE)) for d in data] == [("SHP002", True)]
+    sarif = json.loads(cli(project, "--max-paths", "1", "--output-format", "sarif").stdout)
+    assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["SHP002"]
+    assert "SHP002" in cli(project, "--max-paths", "1", "--statistics").stdout
+
+
 def test_max_steps_from_the_config_file(project: Path):
     (project / "pyproject.toml").write_text("[project]\nname = 'p'\n\n[tool.shape-lint]\nmax-steps = 40\n")
     r = cli(project)
@@ -141,3 +175,12 @@ def test_flake8_reports_the_notice_only_when_selected(project: Path):
     assert "SHP002" not in flake8()
     out = flake8("--extend-select", "SHP002")
     assert "m.py:1:1: SHP002 analysis incomplete: the step budget (40 interpreter steps per file)" in out
+
+
+def test_flake8_reports_the_path_budget_notice_when_selected(project: Path):
+    (project / "m.py").write_text(FORKED)
+    r = subprocess.run(
+        [sys.executable, "-m", "flake8", "--shp-no-cache", "--shp-max-paths", "1", "--extend-select", "SHP002", "m.py"],
+        cwd=project, capture_output=True, text=True, timeout=120,
+    )
+    assert r.stdout.splitlines() == [f"m.py:1:1: SHP002 {PATHS_NOTICE}, in the module's top level"]

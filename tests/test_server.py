@@ -172,6 +172,22 @@ async def test_a_budget_cut_is_published_as_information(client: LanguageClient):
 
 
 @pytest.mark.asyncio
+async def test_a_path_budget_cut_is_published_as_information(client: LanguageClient):
+    # two paths that cannot be joined (one runs with autograd off) exceed a path budget of 1
+    root: Path = client.root  # type: ignore[attr-defined]
+    (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n\n[tool.shape-lint]\nmax-paths = 1\n")
+    forked = "import sys\n\nimport torch\n\nif len(sys.argv) > 1:\n    torch.set_grad_enabled(False)\nz = torch.randn(3, 4) @ torch.randn(5, 6)\n"
+    try:
+        uri = await open_doc(client, "forked.py", forked)
+        diags = list(client.diagnostics[uri])
+        assert [d.code for d in diags] == ["SHP002"]
+        assert diags[0].severity == types.DiagnosticSeverity.Information
+        assert diags[0].message.startswith("analysis incomplete: more than 1 path was live at once (the path budget) at line 5")
+    finally:
+        (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
+
+
+@pytest.mark.asyncio
 async def test_hover_shows_shape_dtype_device_and_origin(client: LanguageClient):
     uri = await open_doc(client, "net.py", BUGGY)
     # on `h` of `h = self.fc1(x)` (line 12)

@@ -297,7 +297,7 @@ impl Cuts {
         let s = interp.settings;
         let budget = |b: Budget| match b {
             Budget::Steps => format!("the step budget ({} interpreter steps per file) ran out", s.max_steps),
-            Budget::Paths => format!("more than {} paths were live at once (the path budget)", s.max_paths),
+            Budget::Paths => format!("more than {} {} live at once (the path budget)", s.max_paths, if s.max_paths == 1 { "path was" } else { "paths were" }),
             Budget::Clock => format!("the safety time limit ({} ms per file) was reached", s.timeout_ms),
         };
         let also = if self.cut.is_empty() { "" } else { "also " };
