@@ -80,16 +80,14 @@ impl<'a> Interp<'a> {
         let branches = st.branches.clone();
         // One verdict per path and site: a violation overrides what earlier checks of the same
         // call on this path found (e.g. the first dim of `transpose` fine, the second not),
-        // among the outcomes of the operation being run: another path that reached the site
-        // before (one merged with this path's twin, with the same branches) keeps its own.
+        // not another path's that reached the site before with the same branches (two paths
+        // merged from different ones: `State::lineage`).
         if violated {
             let calls = &self.calls;
-            let from = self.op_floor.0.min(self.outcomes.len());
-            let mut own = self.outcomes.split_off(from);
-            own.retain(|o| !(o.site == site && o.branches == branches && o.calls == *calls && !matches!(o.verdict, Verdict::Violated(_))));
-            self.outcomes.extend(own);
+            let lineage = st.lineage;
+            self.outcomes.retain(|o| !(o.site == site && o.lineage == lineage && o.branches == branches && o.calls == *calls && !matches!(o.verdict, Verdict::Violated(_))));
         }
-        self.push_outcome(Outcome { site, calls: self.calls.clone(), branches, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
+        self.push_outcome(Outcome { site, calls: self.calls.clone(), branches, lineage: st.lineage, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
         self.records += 1;
     }
 
@@ -120,21 +118,6 @@ impl<'a> Interp<'a> {
         self.outcomes.push(o);
     }
 
-    /// Run one operation at `span` (a subscript, an operator, a call) with its own outcome
-    /// floor (`op_floor`), restored after it. The operations it runs at the same site (the
-    /// layers of a container called at its call, library code reported at the user's call)
-    /// are part of it: they keep its floor.
-    pub fn in_op<R>(&mut self, span: Span, f: impl FnOnce(&mut Self) -> R) -> R {
-        let site = self.user_span(span);
-        if self.op_floor.1 == Some(site) {
-            return f(self);
-        }
-        let outer = std::mem::replace(&mut self.op_floor, (self.outcomes.len(), Some(site)));
-        let r = f(self);
-        self.op_floor = outer;
-        r
-    }
-
     /// Before an operation at `span` (a subscript, an operator, a library call) whose model
     /// may check preconditions there: the path and the number of outcomes recorded so far.
     /// `reached` then records that the path reached the site when the model recorded
@@ -142,20 +125,20 @@ impl<'a> Interp<'a> {
     /// fails" counts this path: a violation on an opaque branch is not reported when the
     /// other branch reaches the same site and its model cannot tell. Sites in embedded code
     /// map to the user's call, where other checks decide: they are left out.
-    pub fn reach_mark(&self, st: &State, span: Span) -> Option<(u64, Branches, bool, bool)> {
+    pub fn reach_mark(&self, st: &State, span: Span) -> Option<(u64, Branches, bool, bool, u32)> {
         // (nor a probing second iteration, which records only its rule's violations)
         if crate::engine::modules::is_embedded(span) || self.probe_only.is_some() {
             return None;
         }
-        Some((self.records, st.branches.clone(), st.tainted, st.in_try > 0))
+        Some((self.records, st.branches.clone(), st.tainted, st.in_try > 0, st.lineage))
     }
 
-    pub fn reached(&mut self, mark: Option<(u64, Branches, bool, bool)>, span: Span) {
-        let Some((records, branches, tainted, suppressed)) = mark else { return };
+    pub fn reached(&mut self, mark: Option<(u64, Branches, bool, bool, u32)>, span: Span) {
+        let Some((records, branches, tainted, suppressed, lineage)) = mark else { return };
         if self.records != records {
             return;
         }
-        self.push_outcome(Outcome { site: span, calls: self.calls.clone(), branches, verdict: Verdict::Holds, tainted, suppressed, condition: None });
+        self.push_outcome(Outcome { site: span, calls: self.calls.clone(), branches, lineage, verdict: Verdict::Holds, tainted, suppressed, condition: None });
     }
 
     /// The row of a span in its own file (embedded library code: the user's call).

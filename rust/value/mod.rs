@@ -884,6 +884,28 @@ pub struct State {
     /// each was last freed, by the op's span: 1 when made once (the span names that one node),
     /// 2 when made again (it names none: never freed by it). `models/torch/autograd.rs`.
     pub made: Rc<Made>,
+    /// Which path this is, as far as branches cannot tell: 0 until a merge, then a number of
+    /// its own (`absorb`). Two paths merged from different ones can end with the same branches
+    /// (the batch and single-map readings of an input, each merged across the two sides of an
+    /// `if`); the report rule keeps their verdicts apart (`Interp::record`). Not part of the
+    /// state's meaning: `same_state` ignores it.
+    pub lineage: u32,
+}
+
+thread_local! {
+    static LINEAGES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// A new analysis: lineages count from 1 again (the same numbers on every run).
+pub fn reset_lineages() {
+    LINEAGES.with(|l| l.set(0));
+}
+
+fn fresh_lineage() -> u32 {
+    LINEAGES.with(|l| {
+        l.set(l.get().wrapping_add(1));
+        l.get()
+    })
 }
 
 impl State {
@@ -899,6 +921,7 @@ impl State {
             params_frozen: false,
             assumed: RefCell::new(Rc::new(Vec::new())),
             made: Rc::new(Made::default()),
+            lineage: 0,
         }
     }
 
@@ -1161,6 +1184,8 @@ impl State {
             self.tainted || o.tainted || opaque_rest
         };
         self.branches.truncate(n);
+        // (a merged path is a path of its own: `lineage`)
+        self.lineage = fresh_lineage();
         // the preconditions both sides assumed: their common prefix
         {
             let mut mine = self.assumed.borrow_mut();

@@ -181,10 +181,10 @@ impl<'a> Interp<'a> {
 
     pub fn call(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         if crate::engine::modules::is_embedded(span) {
-            return self.in_op(span, |me| me.call_inner(f, args, kwargs, st, span));
+            return self.call_inner(f, args, kwargs, st, span);
         }
         let outer = self.user_site.replace(span);
-        let out = self.in_op(span, |me| me.call_inner(f, args, kwargs, st, span));
+        let out = self.call_inner(f, args, kwargs, st, span);
         self.user_site = outer;
         out
     }
@@ -708,6 +708,7 @@ impl<'a> Interp<'a> {
         if let Some(hit) = hit {
             // the caller's branches, which the outcomes extend
             let branches0 = if hit.outcomes().is_empty() { Branches::new() } else { st.branches.clone() };
+            let lineage = st.lineage;
             match hit.replay(st) {
                 Ok(out) => {
                     // outcomes of the same frame have the same call sites: built once
@@ -723,7 +724,7 @@ impl<'a> Interp<'a> {
                             _ => below.under(&self.calls, span),
                         };
                         last = Some((below, calls.clone()));
-                        self.push_outcome(Outcome { site: *site, calls, branches, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
+                        self.push_outcome(Outcome { site: *site, calls, branches, lineage, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
                     }
                     return out;
                 }

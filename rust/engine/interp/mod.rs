@@ -106,6 +106,9 @@ pub struct Outcome {
     /// though another call of it is right.
     pub calls: Rc<[Span]>,
     pub branches: Branches,
+    /// The path's `State::lineage`: two paths merged from different ones can carry the same
+    /// branches, and a violation overrides only its own path's earlier verdicts (`record`).
+    pub lineage: u32,
     pub verdict: Verdict,
     pub tainted: bool,
     pub suppressed: bool,
@@ -250,11 +253,6 @@ pub struct Interp<'a> {
     /// Where the innermost summarised call's outcomes start in `outcomes`: an outcome equal to
     /// one of its own recent ones is not recorded again (`push_outcome`).
     pub outcome_floor: usize,
-    /// Where the outcomes of the operation being run start, and its site (a subscript, an
-    /// operator, a call: `Interp::in_op`): a violation overrides only its own path's earlier
-    /// verdicts at the site among them (`record`). Two paths that merged can carry the same
-    /// branches, so the branches alone do not tell one path's verdicts from another's.
-    pub op_floor: (usize, Option<Span>),
     /// The innermost call in the user's file: checks inside embedded library code (the
     /// torchvision zoo) report there.
     pub user_site: Option<Span>,
@@ -323,6 +321,7 @@ impl<'a> Interp<'a> {
         super::memo::reset_reads();
         crate::value::reset_values_tracking();
         crate::models::torch::optim::reset_made();
+        crate::value::reset_lineages();
         Interp {
             subscribers: crate::engine::events::Subscribers::enabled(settings, &[]),
             file,
@@ -372,7 +371,6 @@ impl<'a> Interp<'a> {
             train_defs: Default::default(),
             records: 0,
             outcome_floor: 0,
-            op_floor: (0, None),
             user_site: None,
             project: crate::engine::project::Project::new(settings.project.clone()),
             checkpoints: Default::default(),

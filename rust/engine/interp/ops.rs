@@ -12,7 +12,7 @@ use crate::value::*;
 impl<'a> Interp<'a> {
     pub fn binop(&mut self, op: BinOp, a: Value, b: Value, st: State, span: Span, inplace: bool) -> Vals {
         let before = self.reach_mark(&st, span);
-        let out = self.in_op(span, |me| me.binop_inner(op, a, b, st, span, inplace));
+        let out = self.binop_inner(op, a, b, st, span, inplace);
         self.reached(before, span);
         out
     }
@@ -353,7 +353,7 @@ impl<'a> Interp<'a> {
 
     pub fn subscript(&mut self, st: State, o: Value, i: Value, span: Span) -> Vals {
         let before = self.reach_mark(&st, span);
-        let out = self.in_op(span, |me| me.subscript_inner(st, o, i, span));
+        let out = self.subscript_inner(st, o, i, span);
         self.reached(before, span);
         out
     }
