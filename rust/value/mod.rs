@@ -884,8 +884,8 @@ pub struct State {
     /// each was last freed, by the op's span: 1 when made once (the span names that one node),
     /// 2 when made again (it names none: never freed by it). `models/torch/autograd.rs`.
     pub made: Rc<Made>,
-    /// Which path this is, as far as branches cannot tell: 0 until a merge, then a number of
-    /// its own (`absorb`). Two paths merged from different ones can end with the same branches
+    /// Which path this is, as far as branches cannot tell: 0 until a merge other than of the
+    /// two sides of one choice, then a number of its own (`absorb`). Two paths merged from different ones can end with the same branches
     /// (the batch and single-map readings of an input, each merged across the two sides of an
     /// `if`); the report rule keeps their verdicts apart (`Interp::record`). Not part of the
     /// state's meaning: `same_state` ignores it.
@@ -1184,8 +1184,12 @@ impl State {
             self.tainted || o.tainted || opaque_rest
         };
         self.branches.truncate(n);
-        // (a merged path is a path of its own: `lineage`)
-        self.lineage = fresh_lineage();
+        // (a merge of the two sides of one choice is the path before it; any other merge is a
+        // path of its own: `lineage`)
+        let same_path = (complementary || (a_rest.is_empty() && b_rest.is_empty())) && self.lineage == o.lineage;
+        if !same_path {
+            self.lineage = fresh_lineage();
+        }
         // the preconditions both sides assumed: their common prefix
         {
             let mut mine = self.assumed.borrow_mut();
