@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::{Heap, Obj, State, Value, Vars, join_layouts, layout_blind, same_def};
+use super::{Branch, Heap, Obj, State, Value, Vars, join_layouts, layout_blind, same_def};
 use crate::ir::Name;
 
 /// A value on two paths: itself where equal (or equal but for what only adds precision to a
@@ -203,6 +203,68 @@ pub fn join_with_items(paths: Vec<(State, Option<Vec<Value>>)>) -> Vec<(State, O
         s.collect_dead_past(l0, &keep);
     }
     out
+}
+
+thread_local! {
+    static LINEAGES: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// A new analysis: lineages count from 1 again (the same numbers on every run).
+pub fn reset_lineages() {
+    LINEAGES.with(|l| l.set(0));
+}
+
+fn fresh_lineage() -> u32 {
+    LINEAGES.with(|l| {
+        l.set(l.get().wrapping_add(1));
+        l.get()
+    })
+}
+
+impl State {
+    /// Merge a path with the same program state into this one: the path condition becomes
+    /// the common prefix of both (the union of both paths' executions, over-approximated).
+    pub fn absorb(&mut self, o: &State) {
+        let n = self.branches.common_prefix_len(&o.branches);
+        let a_rest = &self.branches.suffix(n)[..];
+        let b_rest = &o.branches.suffix(n)[..];
+        let complementary = a_rest.len() == 1
+            && b_rest.len() == 1
+            && match (&a_rest[0], &b_rest[0]) {
+                (Branch::Opaque(s1, x, 2), Branch::Opaque(s2, y, 2)) => s1 == s2 && x != y,
+                (Branch::Sym(c1), Branch::Sym(c2)) => c1.negate().as_ref() == Some(c2),
+                _ => false,
+            };
+        let opaque_rest = a_rest.iter().chain(b_rest).any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
+        let prefix_tainted = self.branches.prefix(n).any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
+        self.tainted = if complementary {
+            prefix_tainted || (self.tainted && o.tainted && !opaque_rest)
+        } else {
+            self.tainted || o.tainted || opaque_rest
+        };
+        self.branches.truncate(n);
+        // (a merge of the two sides of one choice is the path before it; any other merge is a
+        // path of its own: `lineage`)
+        let same_path = (complementary || (a_rest.is_empty() && b_rest.is_empty())) && self.lineage == o.lineage;
+        if !same_path {
+            self.lineage = fresh_lineage();
+        }
+        // the preconditions both sides assumed: their common prefix
+        {
+            let mut mine = self.assumed.borrow_mut();
+            let theirs = o.assumed.borrow();
+            if !Rc::ptr_eq(&mine, &theirs) {
+                let k = mine.iter().zip(theirs.iter()).take_while(|(a, b)| a == b).count();
+                if k < mine.len() {
+                    Rc::make_mut(&mut mine).truncate(k);
+                }
+            }
+        }
+        // keep only the facts both sides share
+        if self.facts != o.facts {
+            self.facts = self.facts.common(&o.facts);
+        }
+    }
 }
 
 #[cfg(test)]
