@@ -169,10 +169,25 @@ impl Interval {
 
 /// The facts one path knows: equalities solved for a symbol, and symbol ranges. (The branch
 /// conditions themselves are the path's `Branch::Sym` entries, in `value::State`.)
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// Shared until written (copy on write): a state is cloned at every fork, loop and call
+/// summary, and the facts of most clones never change, so a clone is one pointer and equal
+/// facts of two clones compare by it.
+#[derive(Debug, Clone, Default)]
 pub struct Facts {
+    inner: std::rc::Rc<FactsInner>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+struct FactsInner {
     subst: BTreeMap<SymId, Poly>,
     ranges: BTreeMap<SymId, (i128, Option<i128>)>,
+}
+
+impl PartialEq for Facts {
+    fn eq(&self, o: &Facts) -> bool {
+        std::rc::Rc::ptr_eq(&self.inner, &o.inner) || *self.inner == *o.inner
+    }
 }
 
 /// The lower bound of a symbol that has none (an int of unknown value and sign).
@@ -245,15 +260,15 @@ impl Symbols {
 impl Facts {
     /// Apply the known equalities.
     pub fn normalize(&self, p: &Poly) -> Poly {
-        if self.subst.is_empty() {
+        if self.inner.subst.is_empty() {
             return p.clone();
         }
-        p.substitute(&self.subst).unwrap_or_else(|| p.clone())
+        p.substitute(&self.inner.subst).unwrap_or_else(|| p.clone())
     }
 
     fn range(&self, syms: &Symbols, id: SymId) -> Interval {
         let base = syms.infos.get(id as usize).map(|i| i.lo).unwrap_or(i128::MIN);
-        let (lo, hi) = self.ranges.get(&id).copied().unwrap_or((base, None));
+        let (lo, hi) = self.inner.ranges.get(&id).copied().unwrap_or((base, None));
         Interval { lo: Ext::Fin(lo.max(base)), hi: hi.map(Ext::Fin).unwrap_or(Ext::PosInf) }
     }
 
@@ -432,7 +447,8 @@ impl Facts {
                 if let Some((id, value)) = p.solve_unit() {
                     // keep the substitution idempotent
                     let one = BTreeMap::from([(id, value.clone())]);
-                    for v in self.subst.values_mut() {
+                    let inner = std::rc::Rc::make_mut(&mut self.inner);
+                    for v in inner.subst.values_mut() {
                         if let Some(nv) = v.substitute(&one) {
                             *v = nv;
                         }
@@ -442,7 +458,7 @@ impl Facts {
                     if iv.hi < r.lo || iv.lo > r.hi {
                         return false;
                     }
-                    self.subst.insert(id, value);
+                    std::rc::Rc::make_mut(&mut self.inner).subst.insert(id, value);
                 }
                 true
             }
@@ -456,7 +472,7 @@ impl Facts {
     fn bound(&mut self, syms: &Symbols, p: &Poly) -> bool {
         let Some((id, c, k)) = p.linear_single() else { return true };
         let base = syms.infos.get(id as usize).map(|i| i.lo).unwrap_or(i128::MIN);
-        let (mut lo, mut hi) = self.ranges.get(&id).copied().unwrap_or((base, None));
+        let (mut lo, mut hi) = self.inner.ranges.get(&id).copied().unwrap_or((base, None));
         if c > 0 {
             // s <= floor(-k / c)
             let b = (-k).div_euclid(c);
@@ -472,18 +488,24 @@ impl Facts {
                 return false;
             }
         }
-        self.ranges.insert(id, (lo, hi));
+        if self.inner.ranges.get(&id) != Some(&(lo, hi)) {
+            std::rc::Rc::make_mut(&mut self.inner).ranges.insert(id, (lo, hi));
+        }
         true
     }
 
     /// The facts both `self` and `o` imply (for merging paths).
     pub fn common(&self, o: &Facts) -> Facts {
-        let subst = self.subst.iter().filter(|(k, v)| o.subst.get(k) == Some(v)).map(|(k, v)| (*k, v.clone())).collect();
+        if self == o {
+            return self.clone();
+        }
+        let subst = self.inner.subst.iter().filter(|(k, v)| o.inner.subst.get(k) == Some(v)).map(|(k, v)| (*k, v.clone())).collect();
         let ranges = self
+            .inner
             .ranges
             .iter()
             .filter_map(|(k, (lo, hi))| {
-                let (lo2, hi2) = o.ranges.get(k)?;
+                let (lo2, hi2) = o.inner.ranges.get(k)?;
                 let hi = match (hi, hi2) {
                     (Some(a), Some(b)) => Some(*a.max(b)),
                     _ => None,
@@ -491,7 +513,7 @@ impl Facts {
                 Some((*k, (*lo.min(lo2), hi)))
             })
             .collect();
-        Facts { subst, ranges }
+        Facts { inner: std::rc::Rc::new(FactsInner { subst, ranges }) }
     }
 }
 

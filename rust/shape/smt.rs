@@ -163,7 +163,7 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
     }
     // candidate constraints: (symbols, text); un-encodable ones are left out (a weaker context)
     let mut cands: Vec<(BTreeSet<SymId>, String, &'static str)> = Vec::new();
-    for (id, value) in &facts.subst {
+    for (id, value) in &facts.inner.subst {
         let eq = Formula::cmp(&Poly::sym(*id), Rel::Eq, value);
         if let (Formula::Cond(c), Some(text)) = (&eq, enc.formula(&eq)) {
             let mut s = BTreeSet::new();
