@@ -65,6 +65,10 @@ RAISES = [
     "~f", "~(b.float())", "~h", "b & f", "f | b", "d ^ l", "(f > 0) & (f < 1).float()",
     # sums of bools and integers are int64
     "b.sum(1).mean()", "nn.Linear(4, 2)(u.sum(0, keepdim=True))",
+    # a bool tensor is neither subtracted nor negated (masks invert with `~`)
+    "1 - b", "b - 1", "b - b", "f - b", "b - f", "1.0 - b", "b - True", "l - b", "torch.sub(b, 1)", "b.sub(1)",
+    "torch.rsub(b, 1)", "torch.subtract(f, b)", "f.clone().sub_(b)", "-b", "b.neg()", "torch.neg(b)", "(f > 0).neg()",
+    "f - True", "True - f", "l - False", "f.sub(True)", "torch.rsub(f, True)",
 ]
 
 RUNS = [
@@ -92,6 +96,7 @@ RUNS = [
     "nn.CrossEntropyLoss(weight=torch.tensor(1.0 / np.array([5, 2, 3, 6]), dtype=torch.float32))(f, torch.zeros(4, dtype=torch.long))",
     "nn.Linear(4, 2)(torch.LongTensor([[1, 2, 3, 4]]).float())",
     "~b", "~l", "~u", "b & (f < 1)", "l | i32", "b ^ b",
+    "b.logical_not()", "1 - b.long()", "1 - l", "f - b.float()", "-l", "-f", "b + b", "b * 2", "f + True", "f - 1",
     # sums of bools and integers are int64: indices
     "nn.Embedding(16, 3)(b.sum(0))", "F.one_hot(b.sum(1) % 4, 4)", "F.one_hot(u.sum(1) % 4, 4)", "f[b.sum(1) % 4]",
     # a cast to a dtype the core does not know: the dtype is unknown, not kept

@@ -357,7 +357,13 @@ impl<'a> Interp<'a> {
                             Value::Int(p) => p.neg().map(Value::Int).unwrap_or(Value::Unknown),
                             Value::Bool(b) => Value::int(-(*b as i128)),
                             Value::Float(f) => Value::Float(f.map(|f| -f)),
-                            Value::Tensor(_) => x.clone(),
+                            // torch does not negate bool tensors (SHP202)
+                            Value::Tensor(_) => {
+                                if !crate::models::torch::dtype::check_not_bool_subtraction(self, &st, "unary `-`", &[&x], e.span) {
+                                    continue;
+                                }
+                                x.clone()
+                            }
                             _ => Value::Unknown,
                         },
                         UnaryOp::Pos => x.clone(),

@@ -170,6 +170,27 @@ pub fn check_integral(cx: &mut dyn ModelCtx, st: &State, op: &str, t: &Tensor, s
     cx.check(st, span, Tri::True, |cx| (DtypeMismatch::NotIntegral { op, shape: cx.show_shape(st, &t.shape), dtype: name(d).into() }, Vec::new()))
 }
 
+/// SHP202 for a subtraction or a negation with a bool operand (`1 - mask`: "Subtraction, the
+/// `-` operator, with a bool tensor is not supported"; `-mask`: "Negation, the `-` operator, on
+/// a bool tensor is not supported"; `x - True` too, the bool taken as a bool tensor): any of
+/// `operands` a tensor known to be bool or a Python bool (the caller passes the operands of an
+/// op on tensors). False when the path ends.
+pub fn check_not_bool_subtraction(cx: &mut dyn ModelCtx, st: &State, op: &str, operands: &[&Value], span: Span) -> bool {
+    let Some(v) = operands.iter().find(|v| matches!(v, Value::Bool(_)) || matches!(v, Value::Tensor(t) if t.dtype == Some(DType::Bool))) else {
+        return true;
+    };
+    let v = (*v).clone();
+    let op = op.to_string();
+    cx.check(st, span, Tri::True, |cx| {
+        let operand = match &v {
+            Value::Tensor(t) => format!("the tensor {}", cx.show_shape(st, &t.shape)),
+            Value::Bool(b) => format!("`{}`", if *b { "True" } else { "False" }),
+            _ => "an operand".to_string(),
+        };
+        (DtypeMismatch::BoolArithmetic { op, operand }, Vec::new())
+    })
+}
+
 /// SHP202 for an op torch implements on the CPU only for float32 and float64 (`torch.fft.*`:
 /// `Unsupported dtype Half`; `torch.stft`: `MKL FFT doesn't support tensors of type: Half`): a
 /// float16 or bfloat16 input known to be on the CPU. False when the path ends.

@@ -462,7 +462,11 @@ pub fn operator(cx: &mut dyn ModelCtx, st: State, op: BinOp, a: Value, b: Value,
         (BinOp::Add, Value::Int(k), Value::Tensor(t)) => t.values.clone().zip(k.as_const()),
         _ => None,
     };
-    let out = apply_binary(cx, st, kind, &a, &b, span, &format!("operator {}{}", op.symbol(), if in_place { "=" } else { "" }), if in_place { Write::InPlace } else { Write::New });
+    let what = format!("operator {}{}", op.symbol(), if in_place { "=" } else { "" });
+    if op == BinOp::Sub && !super::dtype::check_not_bool_subtraction(cx, &st, &what, &[&a, &b], span) {
+        return Vec::new();
+    }
+    let out = apply_binary(cx, st, kind, &a, &b, span, &what, if in_place { Write::InPlace } else { Write::New });
     let Some((bounds, k)) = shift else { return out };
     out.into_iter()
         .map(|(st, v)| match v {
@@ -496,6 +500,9 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs
     }
     if let Some(kind) = unary(op) {
         let Value::Tensor(t) = first else { return vec![(st, Value::Unknown)] };
+        if matches!(op, "neg" | "negative") && !super::dtype::check_not_bool_subtraction(cx, &st, &what, &[first], span) {
+            return Vec::new();
+        }
         // tensor-valued extra arguments (`clamp(x, min=t)`) broadcast: not modelled
         if args[1..].iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| matches!(v, Value::Tensor(_))) {
             return vec![(st, Value::Unknown)];
@@ -525,6 +532,9 @@ pub fn call(cx: &mut dyn ModelCtx, st: State, name: &str, args: &[Value], kwargs
     if let Some(kind) = binary(op) {
         let other = args.get(1).or_else(|| kwargs.iter().find(|(k, _)| &**k == "other" || &**k == "exponent").map(|(_, v)| v));
         let Some(other) = other else { return vec![(st, Value::Unknown)] };
+        if matches!(op, "sub" | "subtract" | "rsub") && !super::dtype::check_not_bool_subtraction(cx, &st, &what, &[first, other], span) {
+            return Vec::new();
+        }
         // `div(..., rounding_mode=...)` keeps integer dtypes
         let kind = if kind == Binary::TrueDiv && kwargs.iter().any(|(k, v)| &**k == "rounding_mode" && !matches!(v, Value::None)) { Binary::Arith } else { kind };
         return apply_binary(cx, st, kind, first, other, span, &what, if in_place { Write::InPlace } else { Write::New });

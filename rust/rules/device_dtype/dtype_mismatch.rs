@@ -29,6 +29,9 @@ promotion rules) and reports the dtypes torch rejects:
   `one_hot` (which takes int64 only); a mask that is not bool in `masked_fill`;
 - a floating operand of `~`, `&`, `|` or `^` (a padding mask built with `.float()`, then
   inverted with `~mask`);
+- a bool tensor subtracted (`1 - mask`, `mask - 1`, `torch.sub`, `rsub`) or negated (`-mask`,
+  `mask.neg()`), and a Python bool subtracted from a tensor or a tensor from it (`x - True`):
+  torch inverts masks with `~mask` only;
 - `mean`, `var`, `std`, `norm`, `softmax` and `log_softmax` of an integer or bool tensor
   (`(pred == y).mean()`), and a loss of integer scores;
 - a float16 or bfloat16 CPU tensor into `torch.fft.*` or `torch.stft`;
@@ -78,6 +81,9 @@ crate::violation! {
         /// A floating input to a bitwise op (`~`, `&`, `|`, `^`), which torch implements only
         /// for integer and bool tensors.
         NotIntegral { op, shape, dtype } => "{op}: operand {shape} is {dtype}, torch implements it only for integer and bool tensors (use a bool mask: `x > 0`, `.bool()`)",
+        /// A bool subtracted or negated (`1 - mask`, `-mask`, `x - True`), which torch does not
+        /// do with tensors.
+        BoolArithmetic { op, operand } => "{op}: {operand} is a bool, and torch does not subtract or negate bools (invert a mask with `~mask` or `mask.logical_not()`)",
         /// A low-precision input to an op torch implements only for wider floats on the CPU.
         LowPrecisionOnCpu { op, shape, dtype } => "{op}: input {shape} is {dtype}, which torch does not implement on the CPU (cast it with `.float()` first)",
         /// An in-place op whose result torch cannot cast into the tensor written to.
