@@ -100,6 +100,15 @@ impl Cond {
         Some(Cond { poly: a.sub(b)?, rel })
     }
 
+    /// Whether `self` is `c.negate()`, without building it.
+    pub fn is_negation_of(&self, c: &Cond) -> bool {
+        match (c.rel, self.rel) {
+            (Rel::Eq, Rel::Ne) | (Rel::Ne, Rel::Eq) => self.poly == c.poly,
+            (Rel::Lt, Rel::Le) | (Rel::Le, Rel::Lt) => self.poly.is_neg_of(&c.poly),
+            _ => false,
+        }
+    }
+
     pub fn negate(&self) -> Option<Cond> {
         Some(match self.rel {
             Rel::Eq => Cond { poly: self.poly.clone(), rel: Rel::Ne },
@@ -558,6 +567,22 @@ fn gcd_divides(terms: &[(Vec<poly::Atom>, i128)]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_negation_is_recognised_without_building_it() {
+        let mut syms = Symbols::default();
+        let h = syms.fresh("H", 1);
+        let w = syms.fresh("W", 1);
+        for rel in [Rel::Eq, Rel::Ne, Rel::Lt, Rel::Le] {
+            let c = Cond::cmp(&h, rel, &w.add_const(3).unwrap()).unwrap();
+            let neg = c.negate().unwrap();
+            assert!(neg.is_negation_of(&c) && c.is_negation_of(&neg), "{rel:?}");
+            assert!(!c.is_negation_of(&c), "{rel:?}");
+            // the same relation over another polynomial is not its negation
+            let other = Cond::cmp(&h, rel, &w.add_const(4).unwrap()).unwrap().negate().unwrap();
+            assert!(!other.is_negation_of(&c), "{rel:?}");
+        }
+    }
 
     #[test]
     fn an_equation_without_integer_solutions_is_false() {

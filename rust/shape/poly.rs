@@ -141,6 +141,12 @@ impl Poly {
         Some(Poly::of(self.terms.iter().map(|(m, c)| (m.clone(), -c)).collect()))
     }
 
+    /// Whether `self` is `-o`, without building `-o` (a branch test asks this of every
+    /// branch of a path).
+    pub fn is_neg_of(&self, o: &Poly) -> bool {
+        self.terms.len() == o.terms.len() && self.terms.iter().zip(o.terms.iter()).all(|((m1, c1), (m2, c2))| m1 == m2 && c2.checked_neg() == Some(*c1))
+    }
+
     pub fn sub(&self, o: &Poly) -> Option<Poly> {
         self.add(&o.neg()?)
     }

@@ -1132,11 +1132,10 @@ impl State {
     /// (False): a test taken earlier on the path, which the facts may not hold (a product's
     /// range, an inequality).
     pub fn branch_decides(&self, c: &Cond) -> crate::shape::Tri {
-        let neg = c.negate();
         self.branches
             .find_first(|b| match b {
                 Branch::Sym(x) if x == c => Some(crate::shape::Tri::True),
-                Branch::Sym(x) if Some(x) == neg.as_ref() => Some(crate::shape::Tri::False),
+                Branch::Sym(x) if x.is_negation_of(c) => Some(crate::shape::Tri::False),
                 _ => None,
             })
             .unwrap_or(crate::shape::Tri::Unknown)
