@@ -232,7 +232,7 @@ impl State {
             && b_rest.len() == 1
             && match (&a_rest[0], &b_rest[0]) {
                 (Branch::Opaque(s1, x, 2), Branch::Opaque(s2, y, 2)) => s1 == s2 && x != y,
-                (Branch::Sym(c1), Branch::Sym(c2)) => c1.negate().as_ref() == Some(c2),
+                (Branch::Sym(c1), Branch::Sym(c2)) => c2.is_negation_of(c1),
                 _ => false,
             };
         let opaque_rest = a_rest.iter().chain(b_rest).any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));

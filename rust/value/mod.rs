@@ -886,10 +886,11 @@ pub struct State {
     /// 2 when made again (it names none: never freed by it). `models/torch/autograd.rs`.
     pub made: Rc<Made>,
     /// Which path this is, as far as branches cannot tell: 0 until a merge other than of the
-    /// two sides of one choice, then a number of its own (`absorb`). Two paths merged from different ones can end with the same branches
-    /// (the batch and single-map readings of an input, each merged across the two sides of an
-    /// `if`); the report rule keeps their verdicts apart (`Interp::record`). Not part of the
-    /// state's meaning: `same_state` ignores it.
+    /// two sides of one choice, then a number of its own (`absorb`). Two paths merged from
+    /// different ones can end with the same branches (the batch and single-map readings of an
+    /// input, each merged across the two sides of an `if`); the report rule keeps their
+    /// verdicts apart (`Interp::record`). Not part of the state's meaning: `same_state`
+    /// ignores it.
     pub lineage: u32,
 }
 

@@ -473,7 +473,7 @@ pub fn forget(st: &mut State, ids: Option<&[ObjId]>) {
             own.dedup();
             own
         }
-        None if !any_made() => return,
+        // (none until an optimizer is built: `optimizers`)
         None => optimizers(st),
     };
     for id in all {
