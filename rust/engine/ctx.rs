@@ -170,6 +170,10 @@ impl ModelCtx for Interp<'_> {
         Interp::call(self, f, args, kwargs, st, span)
     }
 
+    fn bound_vals(&mut self, vals: Vals, span: Span) -> Vals {
+        Interp::bound_vals(self, vals, span)
+    }
+
     fn call_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {
         Interp::call_closure(self, c, args, kwargs, st, span)
     }

@@ -20,17 +20,35 @@
 //! through objects it read, so the second execution would read isomorphic objects and take
 //! the same steps: its result is the stored one, renamed.
 //!
+//! What a replay redoes:
+//! - **writes** into objects that existed before the call (a cache a module fills, an
+//!   attribute a helper stores): the object's new contents when the call read it whole (so the
+//!   match compared all of it), else the names it changed (an attribute store reads only its
+//!   name), each written into the matching object (`Write`);
+//! - **fresh shape variables and symbols**: a second run would make as many, in the same
+//!   order, from the interpreter's counters, so the replay makes new ones and renames the
+//!   stored ones (`VarShift`, `SymShift`; symbols keep their order, so renamed polynomials
+//!   stay sorted);
+//! - **depth and recursion cuts** inside: they depend on the functions on the call stack, so
+//!   such a summary is replayed only under the same stack.
+//!
 //! A call is summarised only when that replay loses nothing:
-//! - it wrote no object that existed before it (globals live in the module scope object),
-//!   so its effect is: new objects, facts, shape bindings, branches and taint (all stored);
-//! - it created no fresh symbol or shape variable (a replay would alias two unknowns);
-//! - no budget, depth or recursion cut happened inside (the result is the full one);
+//! - no budget cut happened inside (the result is the full one);
+//! - it walked no heap (`reads::note_walk`: an in-place op that forgets what every tensor was
+//!   depends on which objects exist, not only on those it read);
+//! - it added nothing to the caches of refined variables and dimensions or of constructor
+//!   parameters, and asked the environment nothing new (`Symbols::flag`): a second run would
+//!   find those, not make them again;
 //! - it did not read the caller's assignment label (`Interp::label`);
 //! - its checks recorded no violation, and no undecided verdict that left a trace besides its
 //!   outcome (a check exported to the solver, a precondition assumed for later checks), so a
-//!   replay never hides a report; its `Holds` and undecided outcomes are replayed under the
-//!   caller's branches, so a site's "every path fails" test sees the same paths as without
-//!   the cache.
+//!   replay never hides a report; its `Holds` and undecided outcomes (at most
+//!   `MAX_OUTCOMES`) are replayed under the caller's branches, so a site's "every path fails"
+//!   test sees the same paths as without the cache.
+//!
+//! A replay counts as work the outcomes it records (`Interp::charge`), and, for the unrolling
+//! budgets of loops, the work of the first run (`Interp::work`): a loop is generalised where
+//! it would be without the cache.
 //!
 //! The result is the set of (return value, new objects, facts, branch suffix, taint)
 //! outcomes, merged like equal states (`State::absorb`): when every internal path produces
@@ -43,15 +61,22 @@ use std::rc::Rc;
 
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::shape::Facts;
+use crate::shape::{Cond, Facts, Poly, SymId};
 
 /// At most this many summaries per function (oldest dropped first).
 const PER_FUNCTION: usize = 16;
 /// Calls whose read set is larger than this are not summarised (matching would cost more
 /// than running them).
 const MAX_READS: usize = 4096;
+/// Calls that recorded more outcomes than this are not summarised (a replay would push them
+/// all again, each with its branches: a model built on a hundred paths).
+pub const MAX_OUTCOMES: usize = 4096;
+/// Calls that wrote objects from before them are summarised only with at most this many reads:
+/// such a call that read the whole heap (an in-place op forgets what every tensor was) rarely
+/// matches again, and trying costs a walk of the heap at every call.
+const MAX_READS_WRITING: usize = 512;
 
-pub use crate::value::reads::{Read, begin_reads, drop_reads, end_reads, note, note_read, note_renamed, note_renamed_later, note_var_read, reset_reads};
+pub use crate::value::reads::{Read, walks, begin_reads, drop_reads, end_reads, note, note_read, note_renamed, note_renamed_later, note_var_read, reset_reads};
 
 // ----- summaries ----------------------------------------------------------------------------
 
@@ -107,6 +132,15 @@ pub struct Summary {
     noted_in: std::cell::Cell<u64>,
     /// The last lookup that matched this summary, when it could be remembered (`LastMatch`).
     last_match: std::cell::RefCell<Option<LastMatch>>,
+    /// The work the call took (`Interp::work`): a replay counts it.
+    work: u64,
+    /// The shape variables the call created: the counter before it, and how many.
+    fresh_vars: (u32, u32),
+    /// The symbols the call created: the first one's id, and what the engine knows of each.
+    fresh_syms: (u32, Vec<crate::shape::SymInfo>),
+    /// When a call inside was cut for depth or recursion: the functions on the call stack at
+    /// the call, which decide those cuts (a replay must be made under the same ones).
+    stack: Option<Rc<[u32]>>,
 }
 
 /// A lookup that matched a summary with a renaming that kept every object in place, for
@@ -220,8 +254,77 @@ impl EntryFacts {
     }
 }
 
+/// What a summarised call wrote into an object that existed before it, in the first call's
+/// ids: a replay writes the same into the matching object.
+enum Write {
+    /// The whole object, which the call read whole (so the match compared all of it).
+    Whole(Rc<Obj>),
+    /// Some attributes or variables of an object the call read name by name (an attribute
+    /// store reads only its name): each name's new value, `None` when it was deleted.
+    Names(Vec<(Name, Option<Value>)>),
+}
+
+/// The names whose values differ between two maps: each with its value in `new`.
+fn changed_names(old: &BTreeMap<Name, Value>, new: &BTreeMap<Name, Value>) -> Vec<(Name, Option<Value>)> {
+    let mut out: Vec<(Name, Option<Value>)> = new.iter().filter(|(k, v)| old.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+    out.extend(old.keys().filter(|k| !new.contains_key(*k)).map(|k| (k.clone(), Option::None)));
+    out
+}
+
+/// What replaying a change from `old` to `new` must write, when it can be replayed: the whole
+/// object when the call read it whole, else the names of an object that only they changed.
+fn write_of(old: &Obj, new: &Rc<Obj>, read_whole: bool) -> Option<Write> {
+    use Obj::*;
+    if read_whole {
+        return Some(Write::Whole(new.clone()));
+    }
+    Some(Write::Names(match (old, &**new) {
+        (Instance { class: c1, attrs: a1 }, Instance { class: c2, attrs: a2 }) if c1 == c2 => changed_names(a1, a2),
+        (Namespace { kind: k1, attrs: a1 }, Namespace { kind: k2, attrs: a2 }) if k1 == k2 => changed_names(a1, a2),
+        (Container { kind: k1, items: i1, attrs: a1 }, Container { kind: k2, items: i2, attrs: a2 }) if k1 == k2 && i1 == i2 => changed_names(a1, a2),
+        (Layer(l1), Layer(l2)) if l1.kind == l2.kind && l1.args == l2.args && l1.label == l2.label && l1.span == l2.span => changed_names(&l1.attrs, &l2.attrs),
+        (Scope { vars: v1, parent: p1 }, Scope { vars: v2, parent: p2 }) if p1 == p2 => {
+            let mut out = Vec::new();
+            v2.diff(v1, |k, new, _| {
+                out.push((k.clone(), new.cloned()));
+                true
+            });
+            out
+        }
+        _ => return Option::None,
+    }))
+}
+
+/// Write the names of a `Write::Names` into `o` (the object's kind was checked at the store).
+fn write_names(o: &mut Obj, names: &[(Name, Option<Value>)]) {
+    use Obj::*;
+    for (k, v) in names {
+        match o {
+            Instance { attrs, .. } | Namespace { attrs, .. } | Container { attrs, .. } | Layer(crate::value::Layer { attrs, .. }) => match v {
+                Some(v) => {
+                    attrs.insert(k.clone(), v.clone());
+                }
+                Option::None => {
+                    attrs.remove(k);
+                }
+            },
+            Scope { vars, .. } => match v {
+                Some(v) => {
+                    vars.insert(k.clone(), v.clone());
+                }
+                Option::None => {
+                    vars.remove(k);
+                }
+            },
+            List(_) | Dict(_) | Class { .. } => {}
+        }
+    }
+}
+
 /// One outcome of a summarised call, in the first call's object ids.
 struct CallResult {
+    /// The objects that existed before the call and that it changed.
+    writes: Vec<(ObjId, Write)>,
     value: Value,
     /// Shared with the first call's heap: a replay that renames nothing in one shares it too.
     new_objs: Vec<Rc<Obj>>,
@@ -267,15 +370,23 @@ pub struct Recorded<'a> {
     pub reads: Vec<Read>,
     pub results: &'a [(State, Value)],
     pub outcomes: Vec<Replayed>,
+    /// The work the call took (`Interp::work`).
+    pub work: u64,
+    /// The shape-variable counter before the call, and how many variables it created.
+    pub fresh_vars: (u32, u32),
+    /// The symbols it created (`Summary::fresh_syms`).
+    pub fresh_syms: (u32, Vec<crate::shape::SymInfo>),
+    /// The call stack at the call, when a depth or recursion cut happened inside it.
+    pub stack: Option<Rc<[u32]>>,
 }
 
 impl Memo {
     /// A stored summary for calling `c` with these arguments on this path, if one matches.
-    pub fn lookup(&mut self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], st: &State, entry: &EntryFacts) -> Option<Hit> {
+    pub fn lookup(&mut self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], st: &State, entry: &EntryFacts, stack: &[u32]) -> Option<Hit> {
         let key = Rc::as_ptr(&c.def) as usize;
         let found = self.by_def.get(&key).and_then(|list| {
             list.iter().rev().find_map(|s| {
-                if s.entry != *entry || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() {
+                if s.entry != *entry || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) {
                     return None;
                 }
                 if let Some(map) = s.same_as_last(c, args, kwargs, &st.heap) {
@@ -314,14 +425,32 @@ impl Memo {
         }
         let mut results = Vec::new();
         for (s, v) in r.results {
-            let untouched = s.heap.len() >= l0 && s.heap.all_changed(&r.entry_state.heap, |i| s.heap[i] == r.entry_state.heap[i]);
+            let mut writes = Vec::new();
+            let read_whole = |i: ObjId| r.reads.binary_search(&(i, Option::None)).is_ok();
+            let untouched = s.heap.len() >= l0
+                && s.heap.all_changed(&r.entry_state.heap, |i| {
+                    if s.heap[i] == r.entry_state.heap[i] {
+                        return true;
+                    }
+                    match write_of(&r.entry_state.heap[i], &s.heap[i], read_whole(i)) {
+                        Some(w) => {
+                            writes.push((i, w));
+                            true
+                        }
+                        Option::None => false,
+                    }
+                });
             let n = r.entry_state.branches.len();
             if !untouched || s.in_try != r.entry_state.in_try || s.grad_mode != r.entry_state.grad_mode || s.params_frozen != r.entry_state.params_frozen || s.branches.len() < n || s.branches.prefix(n) != r.entry_state.branches {
+                return;
+            }
+            if !writes.is_empty() && r.reads.len() > MAX_READS_WRITING {
                 return;
             }
             // the graph nodes it made; one it freed (a `backward()` inside) is not replayed
             let Some(made) = made_since(&r.entry_state.made, &s.made) else { return };
             results.push(CallResult {
+                writes,
                 value: v.clone(),
                 new_objs: s.heap.iter_from(l0).cloned().collect(),
                 facts: s.facts.clone(),
@@ -342,6 +471,10 @@ impl Memo {
             outcomes: r.outcomes,
             noted_in: std::cell::Cell::new(0),
             last_match: std::cell::RefCell::new(Option::None),
+            work: r.work,
+            fresh_vars: r.fresh_vars,
+            fresh_syms: r.fresh_syms,
+            stack: r.stack,
         };
         let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
         if list.len() >= PER_FUNCTION {
@@ -353,34 +486,67 @@ impl Memo {
 }
 
 impl Hit {
+    /// The work the call's first run took (`Interp::work`).
+    pub fn work(&self) -> u64 {
+        self.summary.work
+    }
+
+    /// How many shape variables the call created (a replay takes as many from the counter).
+    pub fn fresh_vars(&self) -> u32 {
+        self.summary.fresh_vars.1
+    }
+
+    /// The symbols the call created (a replay makes as many, with the same infos).
+    pub fn fresh_syms(&self) -> &[crate::shape::SymInfo] {
+        &self.summary.fresh_syms.1
+    }
+
     /// The call's outcomes on the current path `st`, or `None` when a result refers to an
-    /// object the renaming does not cover (then the call is run).
-    pub fn replay(&self, st: State) -> Result<Vec<(State, Value)>, State> {
+    /// object the renaming does not cover (then the call is run). The call's fresh shape
+    /// variables become `next_var + 1 ..` (see `fresh_vars`), its fresh symbols `next_sym ..`
+    /// (`fresh_syms`).
+    pub fn replay(&self, st: State, next_var: u32, next_sym: u32) -> Result<Vec<(State, Value)>, State> {
         let s = &self.summary;
         let old_len = s.heap.len();
         let new_len = st.heap.len();
         let map = |id: ObjId| -> Option<ObjId> {
             if id >= old_len { Some(new_len + (id - old_len)) } else { self.map.get(id) }
         };
+        let ren = Ren {
+            ids: &map,
+            vars: VarShift { base: s.fresh_vars.0, count: s.fresh_vars.1, to: next_var },
+            syms: SymShift { base: s.fresh_syms.0, count: s.fresh_syms.1.len() as u32, to: next_sym },
+        };
         // renamed up front, so that a result that cannot be renamed leaves `st` untouched
         let mut renamed = Vec::with_capacity(s.results.len());
         for r in &s.results {
-            let objs = r.new_objs.iter().map(|o| remap_shared(o, &map)).collect::<Option<Vec<_>>>();
-            match (objs, remap_value(&r.value, &map)) {
-                (Some(objs), Some(v)) => renamed.push((objs, v)),
+            let objs = r.new_objs.iter().map(|o| remap_shared(o, &ren)).collect::<Option<Vec<_>>>();
+            let writes = r.writes.iter().map(|(id, w)| Some((self.map.get(*id)?, remap_write(w, &ren)?))).collect::<Option<Vec<_>>>();
+            match (objs, remap_value(&r.value, &ren), writes) {
+                (Some(objs), Some(v), Some(writes)) => renamed.push((objs, v, writes)),
                 _ => return Err(st),
             }
         }
         let mut out = Vec::with_capacity(s.results.len());
         let mut st = Some(st);
         let last = s.results.len().saturating_sub(1);
-        for (i, (r, (objs, v))) in s.results.iter().zip(renamed).enumerate() {
+        for (i, (r, (objs, v, writes))) in s.results.iter().zip(renamed).enumerate() {
             // the last result takes the caller's state itself: no copy of its heap
             let mut st2 = if i == last { st.take().unwrap() } else { st.clone().unwrap() };
+            for (id, w) in writes {
+                match w {
+                    Write::Whole(o) => st2.heap.set(id, o),
+                    Write::Names(names) => write_names(Rc::make_mut(st2.heap.slot_mut(id)), &names),
+                }
+            }
             st2.alloc_all(objs);
-            st2.facts = r.facts.clone();
-            st2.shapes = r.shapes.clone();
-            st2.branches.extend(r.branches.iter().cloned());
+            st2.facts = ren.facts(&r.facts);
+            st2.shapes = if ren.ids_only() {
+                r.shapes.clone()
+            } else {
+                Rc::new(r.shapes.iter().map(|(k, v)| (ren.vars.var(*k), ren.shape(v))).collect())
+            };
+            st2.branches.extend(r.branches.iter().map(|b| ren.branch(b)));
             st2.tainted = r.tainted;
             for (k, n) in &r.made {
                 for _ in 0..*n {
@@ -398,6 +564,14 @@ impl Hit {
             s.noted_in.set(if unrenamed { frame } else { 0 });
         }
         Ok(out)
+    }
+
+    /// A branch of a replayed outcome, with the call's fresh symbols renamed as `replay` did
+    /// (`next_sym`: the same as given there).
+    pub fn branch(&self, b: &Branch, next_sym: u32) -> Branch {
+        let s = &self.summary;
+        let ren = Ren { ids: &|id| Some(id), vars: VarShift::default(), syms: SymShift { base: s.fresh_syms.0, count: s.fresh_syms.1.len() as u32, to: next_sym } };
+        ren.branch(b)
     }
 
     /// The outcomes to record for the call on a path with these branches.
@@ -772,10 +946,99 @@ impl<'a> Iso<'a> {
 
 // ----- renaming results ---------------------------------------------------------------------
 
-fn remap_closure(c: &Closure, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Closure> {
+/// The shape variables a summarised call created (`base + 1 ..= base + count`, in the first
+/// call's numbering) and where a replay puts them (`to + 1 ..`): a second run of the call
+/// would have created as many, in the same order, from the interpreter's counter.
+#[derive(Clone, Copy, Default)]
+pub struct VarShift {
+    base: u32,
+    count: u32,
+    to: u32,
+}
+
+impl VarShift {
+    fn is_identity(&self) -> bool {
+        self.count == 0 || self.base == self.to
+    }
+    /// Whether `v` is one of the call's fresh variables, which a replay renames.
+    fn moves(&self, v: u32) -> bool {
+        !self.is_identity() && v > self.base && v <= self.base + self.count
+    }
+    fn var(&self, v: u32) -> u32 {
+        if self.moves(v) { v - self.base + self.to } else { v }
+    }
+}
+
+/// The symbols a summarised call created (ids `base .. base + count`) and where a replay puts
+/// them (`to ..`, past every symbol made since): the order of symbols is kept, so renamed
+/// polynomials stay sorted (`Poly::rename_syms`).
+#[derive(Clone, Copy, Default)]
+pub struct SymShift {
+    base: u32,
+    count: u32,
+    to: u32,
+}
+
+impl SymShift {
+    fn is_identity(&self) -> bool {
+        self.count == 0 || self.base == self.to
+    }
+    fn sym(&self, s: SymId) -> SymId {
+        if !self.is_identity() && s >= self.base && s < self.base + self.count { s - self.base + self.to } else { s }
+    }
+}
+
+/// A replay's renaming: of the first call's object ids, and of its fresh shape variables and
+/// symbols.
+struct Ren<'a> {
+    ids: &'a dyn Fn(ObjId) -> Option<ObjId>,
+    vars: VarShift,
+    syms: SymShift,
+}
+
+impl Ren<'_> {
+    fn id(&self, id: ObjId) -> Option<ObjId> {
+        (self.ids)(id)
+    }
+    /// Whether neither variables nor symbols are renamed.
+    fn ids_only(&self) -> bool {
+        self.vars.is_identity() && self.syms.is_identity()
+    }
+    /// Whether renaming may change `v` (else it is kept as it is).
+    fn touches(&self, v: &Value) -> bool {
+        refers(v) || (!self.ids_only() && matches!(v, Value::Tensor(_) | Value::Int(_) | Value::Cond(_) | Value::Range(..)))
+    }
+    fn poly(&self, p: &Poly) -> Poly {
+        if self.syms.is_identity() { p.clone() } else { p.rename_syms(&|s| self.syms.sym(s)) }
+    }
+    fn cond(&self, c: &Cond) -> Cond {
+        Cond { poly: self.poly(&c.poly), rel: c.rel }
+    }
+    fn dim(&self, d: &Dim) -> Dim {
+        match &d.v {
+            Some(p) if !self.syms.is_identity() => Dim { v: Some(self.poly(p)), why: d.why.clone() },
+            _ => d.clone(),
+        }
+    }
+    /// A shape with the fresh variables and symbols renamed.
+    fn shape(&self, s: &Shape) -> Shape {
+        Shape { prefix: s.prefix.map(|p| self.vars.var(p)), dims: s.dims.iter().map(|d| self.dim(d)).collect() }
+    }
+    fn facts(&self, f: &Facts) -> Facts {
+        if self.syms.is_identity() { f.clone() } else { f.rename_syms(&|s| self.syms.sym(s)) }
+    }
+    fn branch(&self, b: &Branch) -> Branch {
+        match b {
+            Branch::Sym(c) if !self.syms.is_identity() => Branch::Sym(self.cond(c)),
+            b => b.clone(),
+        }
+    }
+}
+
+fn remap_closure(c: &Closure, f: &Ren) -> Option<Closure> {
     Some(Closure {
         def: c.def.clone(),
-        scope: f(c.scope)?,
+        scope: f.id(c.scope)?,
         defaults: c.defaults.iter().map(|v| remap_value(v, f)).collect::<Option<_>>()?,
         kw_defaults: c
             .kw_defaults
@@ -786,23 +1049,23 @@ fn remap_closure(c: &Closure, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Clos
             })
             .collect::<Option<_>>()?,
         class: match c.class {
-            Some(k) => Some(f(k)?),
+            Some(k) => Some(f.id(k)?),
             None => None,
         },
         kind: c.kind,
     })
 }
 
-fn remap_values(vs: &[Value], f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Vec<Value>> {
+fn remap_values(vs: &[Value], f: &Ren) -> Option<Vec<Value>> {
     vs.iter().map(|v| remap_value(v, f)).collect()
 }
 
 /// The map with its values renamed: a copy updated in place (collecting into a new map
 /// would sort keys that are sorted already).
-fn remap_map<K: Clone + Ord>(m: &BTreeMap<K, Value>, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<BTreeMap<K, Value>> {
+fn remap_map<K: Clone + Ord>(m: &BTreeMap<K, Value>, f: &Ren) -> Option<BTreeMap<K, Value>> {
     let mut out = m.clone();
     for v in out.values_mut() {
-        if refers(v) {
+        if f.touches(v) {
             *v = remap_value(v, f)?;
         }
     }
@@ -810,11 +1073,11 @@ fn remap_map<K: Clone + Ord>(m: &BTreeMap<K, Value>, f: &dyn Fn(ObjId) -> Option
 }
 
 /// [`remap_map`] for the variables of a scope: only the values that change are written.
-fn remap_vars(m: &Vars, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Vars> {
+fn remap_vars(m: &Vars, f: &Ren) -> Option<Vars> {
     let mut out = m.clone();
     let mut failed = false;
     out.update(|_, v| {
-        if failed || !refers(v) {
+        if failed || !f.touches(v) {
             return Option::None;
         }
         match remap_value(v, f) {
@@ -836,37 +1099,68 @@ fn refers(v: &Value) -> bool {
     !matches!(v, None | Bool(_) | Int(_) | Float(_) | Str(_) | Tensor(_) | Lib(_) | Builtin(_) | Cond(_) | Range(..) | DType(_) | Unknown)
 }
 
-fn remap_value(v: &Value, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Value> {
+fn remap_value(v: &Value, f: &Ren) -> Option<Value> {
     use Value::*;
     Some(match v {
-        Ref(id) => Ref(f(*id)?),
+        Ref(id) => Ref(f.id(*id)?),
         Tuple(xs) => Tuple(Rc::new(remap_values(xs, f)?)),
         Func(c) => Func(Rc::new(remap_closure(c, f)?)),
         Bound(r, c) => Bound(Box::new(remap_value(r, f)?), Rc::new(remap_closure(c, f)?)),
         LibMethod(r, n) => LibMethod(Box::new(remap_value(r, f)?), n.clone()),
-        Super(c, r) => Super(f(*c)?, Box::new(remap_value(r, f)?)),
+        Super(c, r) => Super(f.id(*c)?, Box::new(remap_value(r, f)?)),
         Gen(c, a, k) => Gen(
             Rc::new(remap_closure(c, f)?),
             Rc::new(remap_values(a, f)?),
             Rc::new(k.iter().map(|(n, v)| Some((n.clone(), remap_value(v, f)?))).collect::<Option<_>>()?),
         ),
+        Tensor(t) if !f.ids_only() => {
+            let shape = f.shape(&t.shape);
+            if shape.prefix == t.shape.prefix && shape.dims == t.shape.dims {
+                v.clone()
+            } else {
+                Tensor(Rc::new(crate::value::Tensor { shape, ..(**t).clone() }))
+            }
+        }
+        Int(p) if !f.syms.is_identity() => Int(f.poly(p)),
+        Cond(c) if !f.syms.is_identity() => Cond(f.cond(c)),
+        Range(a, b, c) if !f.syms.is_identity() => Range(f.poly(a), f.poly(b), f.poly(c)),
         None | Bool(_) | Int(_) | Float(_) | Str(_) | Tensor(_) | Lib(_) | Builtin(_) | Cond(_) | Range(..) | DType(_) | Unknown => v.clone(),
     })
 }
 
 /// An object renamed, sharing `o` itself when the renaming changes none of its ids.
-fn remap_shared(o: &Rc<Obj>, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Rc<Obj>> {
-    let mut same = true;
-    crate::value::gc::obj_ids(o, &mut |id| same &= f(id) == Some(id));
+fn remap_shared(o: &Rc<Obj>, f: &Ren) -> Option<Rc<Obj>> {
+    let mut same = f.ids_only();
+    crate::value::gc::obj_ids(o, &mut |id| same &= f.id(id) == Some(id));
     if same { Some(o.clone()) } else { remap_obj(o, f).map(Rc::new) }
 }
 
-fn remap_obj(o: &Obj, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Obj> {
+fn remap_write(w: &Write, f: &Ren) -> Option<Write> {
+    Some(match w {
+        Write::Whole(o) => Write::Whole(remap_shared(o, f)?),
+        Write::Names(names) => Write::Names(
+            names
+                .iter()
+                .map(|(k, v)| {
+                    Some((
+                        k.clone(),
+                        match v {
+                            Some(v) => Some(remap_value(v, f)?),
+                            Option::None => Option::None,
+                        },
+                    ))
+                })
+                .collect::<Option<_>>()?,
+        ),
+    })
+}
+
+fn remap_obj(o: &Obj, f: &Ren) -> Option<Obj> {
     use Obj::*;
     Some(match o {
         List(xs) => List(remap_values(xs, f)?),
         Dict(xs) => Dict(xs.iter().map(|(k, v)| Some((remap_value(k, f)?, remap_value(v, f)?))).collect::<Option<_>>()?),
-        Instance { class, attrs } => Instance { class: f(*class)?, attrs: remap_map(attrs, f)? },
+        Instance { class, attrs } => Instance { class: f.id(*class)?, attrs: remap_map(attrs, f)? },
         Class { name, def, bases, attrs } => Class { name: name.clone(), def: def.clone(), bases: remap_values(bases, f)?, attrs: remap_map(attrs, f)? },
         Layer(l) => Layer(crate::value::Layer { kind: l.kind.clone(), args: remap_map(&l.args, f)?, attrs: remap_map(&l.attrs, f)?, label: l.label.clone(), span: l.span }),
         Container { kind, items, attrs } => Container {
@@ -877,7 +1171,7 @@ fn remap_obj(o: &Obj, f: &dyn Fn(ObjId) -> Option<ObjId>) -> Option<Obj> {
         Scope { vars, parent } => Scope {
             vars: remap_vars(vars, f)?,
             parent: match parent {
-                Some(p) => Some(f(*p)?),
+                Some(p) => Some(f.id(*p)?),
                 Option::None => Option::None,
             },
         },

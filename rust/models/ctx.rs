@@ -117,6 +117,10 @@ pub trait ModelCtx {
     /// Take the branch where `cond` holds: record it in the path condition and the facts.
     /// Returns false when the facts refute it (the path is infeasible).
     fn branch(&mut self, st: &mut State, cond: Cond) -> bool;
+    /// The outcomes of one step of a chain the model runs (a layer of `nn.Sequential`) bounded
+    /// as a statement's are: equal paths merged, joined past half the path budget; past the
+    /// budget the entry is abandoned (none returned).
+    fn bound_vals(&mut self, vals: Vals, span: Span) -> Vals;
 
     // ----- user code ----------------------------------------------------------------------
 

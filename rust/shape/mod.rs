@@ -267,6 +267,17 @@ impl Symbols {
 }
 
 impl Facts {
+    /// The facts with their symbols renamed by `f`, which keeps their order (`Poly::rename_syms`).
+    pub fn rename_syms(&self, f: &dyn Fn(SymId) -> SymId) -> Facts {
+        let moves = self.inner.subst.iter().any(|(k, v)| f(*k) != *k || v.any_sym(&|s| f(s) != s)) || self.inner.ranges.keys().any(|k| f(*k) != *k);
+        if !moves {
+            return self.clone();
+        }
+        let subst = self.inner.subst.iter().map(|(k, v)| (f(*k), v.rename_syms(f))).collect();
+        let ranges = self.inner.ranges.iter().map(|(k, v)| (f(*k), *v)).collect();
+        Facts { inner: std::rc::Rc::new(FactsInner { subst, ranges }) }
+    }
+
     /// Apply the known equalities.
     pub fn normalize(&self, p: &Poly) -> Poly {
         if self.inner.subst.is_empty() {

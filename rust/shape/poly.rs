@@ -445,6 +445,20 @@ impl Poly {
 
 
 impl Atom {
+    fn any_sym(&self, f: &dyn Fn(SymId) -> bool) -> bool {
+        match self {
+            Atom::Sym(s) => f(*s),
+            Atom::FloorDiv(a, b) | Atom::Mod(a, b) => a.any_sym(f) || b.any_sym(f),
+        }
+    }
+
+    fn rename_syms(&self, f: &dyn Fn(SymId) -> SymId) -> Atom {
+        match self {
+            Atom::Sym(s) => Atom::Sym(f(*s)),
+            Atom::FloorDiv(a, b) => Atom::FloorDiv(Rc::new(a.rename_syms(f)), Rc::new(b.rename_syms(f))),
+            Atom::Mod(a, b) => Atom::Mod(Rc::new(a.rename_syms(f)), Rc::new(b.rename_syms(f))),
+        }
+    }
     fn mentions(&self, id: SymId) -> bool {
         match self {
             Atom::Sym(s) => *s == id,
@@ -486,5 +500,20 @@ impl Poly {
 
     fn mentions(&self, id: SymId) -> bool {
         self.terms.keys().any(|m| m.iter().any(|a| a.mentions(id)))
+    }
+
+    /// Whether some symbol of the polynomial satisfies `f`.
+    pub fn any_sym(&self, f: &dyn Fn(SymId) -> bool) -> bool {
+        self.terms.keys().any(|m| m.iter().any(|a| a.any_sym(f)))
+    }
+
+    /// The polynomial with its symbols renamed by `f`, which must keep their order (a call
+    /// summary's fresh symbols moved past the ones made since, `engine::memo`): the terms stay
+    /// sorted, so no product or sum is rebuilt.
+    pub fn rename_syms(&self, f: &dyn Fn(SymId) -> SymId) -> Poly {
+        if !self.any_sym(&|s| f(s) != s) {
+            return self.clone();
+        }
+        Poly::of(self.terms.iter().map(|(m, c)| (m.iter().map(|a| a.rename_syms(f)).collect(), *c)).collect())
     }
 }

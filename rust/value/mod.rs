@@ -975,6 +975,7 @@ impl State {
         if !BOUNDED.with(|b| b.get()) {
             return;
         }
+        reads::note_walk();
         for id in 0..self.heap.len() {
             if obj_has(self.get(id), &|t| t.values.is_some()) {
                 forget_obj(self.get_mut(id), &no_values);
@@ -986,6 +987,7 @@ impl State {
     /// tensor's `requires_grad` changed in place (`x.requires_grad_()`, `x.requires_grad =
     /// True`), and any alias of it may be the one.
     pub fn forget_grads(&mut self) {
+        reads::note_walk();
         for id in 0..self.heap.len() {
             if obj_has(self.get(id), &may_track) {
                 forget_obj(self.get_mut(id), &no_untracked);
@@ -996,6 +998,7 @@ impl State {
     /// An in-place op at `at` changed the storage autograd saved at `saved`: every tensor of
     /// this path whose graph needs it is broken (`Saved::broken`).
     pub fn break_saved(&mut self, saved: Span, at: Span) {
+        reads::note_walk();
         let f = |t: &Rc<Tensor>| {
             let s = t.saved.as_ref()?;
             (s.broken.is_none() && s.needs.contains(&saved)).then(|| Value::Tensor(Rc::new(Tensor { saved: Some(Rc::new(Saved { broken: Some((at, saved)), ..(**s).clone() })), ..(**t).clone() })))
@@ -1060,6 +1063,7 @@ impl State {
     /// Replace a tensor, in every alias of it on this path, by `new` (`x.data = y`,
     /// `x.set_(y)`: the tensor object changed in place).
     pub fn replace_tensor(&mut self, old: &Rc<Tensor>, new: &Value) {
+        reads::note_walk();
         let f = |t: &Rc<Tensor>| Rc::ptr_eq(t, old).then(|| new.clone());
         for id in 0..self.heap.len() {
             if forget_obj(&mut self.get(id).clone(), &f) {

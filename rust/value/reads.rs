@@ -201,5 +201,22 @@ pub fn drop_reads() {
 /// Forget every frame (a new analysis on this thread).
 pub fn reset_reads() {
     TRACKER.with(|t| *t.borrow_mut() = Tracker::default());
+    WALKS.with(|w| w.set(0));
+}
+
+thread_local! {
+    static WALKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Note a walk over every object of the heap (`State::forget_values` and the like): what it
+/// does depends on which objects exist, not only on those it read, so a call that walked is
+/// not summarised (a replay would miss the objects the caller has and the first run had not).
+pub fn note_walk() {
+    WALKS.with(|w| w.set(w.get() + 1));
+}
+
+/// The walks over the whole heap so far (`note_walk`).
+pub fn walks() -> u64 {
+    WALKS.with(|w| w.get())
 }
 

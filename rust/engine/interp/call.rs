@@ -692,7 +692,7 @@ impl<'a> Interp<'a> {
     fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, body: impl FnOnce(&mut Self, State, &[Value], &[(Name, Value)]) -> Vals) -> Vals {
         // a summarised call: replay it
         let entry = memo::EntryFacts::of(&st);
-        let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry);
+        let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry, &self.stack);
         if debug_enabled() {
             eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else { "missing" });
         }
@@ -709,15 +709,21 @@ impl<'a> Interp<'a> {
             // the caller's branches, which the outcomes extend
             let branches0 = if hit.outcomes().is_empty() { Branches::new() } else { st.branches.clone() };
             let lineage = st.lineage;
-            match hit.replay(st) {
+            let next_sym = self.syms.infos.len() as u32;
+            match hit.replay(st, self.next_shape_var, next_sym) {
                 Ok(out) => {
+                    self.next_shape_var += hit.fresh_vars();
+                    self.syms.infos.extend(hit.fresh_syms().iter().cloned());
                     // outcomes of the same frame have the same call sites: built once
                     let mut last: Option<(&memo::CallsBelow, Rc<[Span]>)> = None;
                     // (a summary holds no violation: a probing second iteration records none of it)
                     let outcomes = if self.probe_only.is_some() { &[][..] } else { hit.outcomes() };
+                    // (recording them is the replay's work: a loop's budget sees it)
+                    self.charge(outcomes.len() as u64);
+                    self.work += hit.work();
                     for (site, suffix, tainted, suppressed, undecided, below) in outcomes {
                         let mut branches = branches0.clone();
-                        branches.extend(suffix.iter().cloned());
+                        branches.extend(suffix.iter().map(|b| hit.branch(b, next_sym)));
                         let verdict = if *undecided { Verdict::Undecided } else { Verdict::Holds };
                         let calls = match &last {
                             Some((b, calls)) if b.own == below.own && b.rest == below.rest => calls.clone(),
@@ -733,6 +739,10 @@ impl<'a> Interp<'a> {
         }
         // run it, and summarise it if it qualifies (see `engine::memo`)
         let counters = (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged, self.outcomes.len(), self.label_serial);
+        let (work0, walks0) = (self.work, memo::walks());
+        // (the caches of refined variables and dimensions, and of constructor parameters: a
+        // call that adds to them made what a second run would find there, not make again)
+        let caches = (self.refined_vars.len(), self.refined_dims.len(), self.ctor_syms.len());
         let outer_reads = std::mem::replace(&mut self.oldest_label_read, u64::MAX);
         let entry_state = st.clone();
         let (saved_args, saved_kwargs) = (args, kwargs);
@@ -748,13 +758,19 @@ impl<'a> Interp<'a> {
         // summary of the call, `loops::second_iteration`)
         let qualifies = !self.abandoned
             && self.probe_only.is_none()
-            && counters.0 == self.syms.infos.len()
-            && counters.1 == self.next_shape_var
-            && counters.2 == self.cuts
+            && caches == (self.refined_vars.len(), self.refined_dims.len(), self.ctor_syms.len())
+            // (a question asked of the environment is one symbol at every ask, a free
+            // parameter one per name: a replay would make another)
+            && self.syms.infos[counters.0..].iter().all(|i| i.phrase.is_none() && i.param.is_none())
             && counters.3 == self.flagged
             && self.outcomes.len() >= counters.4
+            && self.outcomes.len() - counters.4 <= memo::MAX_OUTCOMES
+            && walks0 == memo::walks()
             && !read_callers_label;
         if !qualifies {
+            if debug_enabled() {
+                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4));
+            }
             // its reads stay the caller's, unsorted: only a summary needs them sorted
             memo::drop_reads();
             return out;
@@ -787,6 +803,10 @@ impl<'a> Interp<'a> {
                 reads: reads.into_iter().filter(|r| r.0 < l0).collect(),
                 results: &out,
                 outcomes,
+                work: self.work - work0,
+                fresh_vars: (counters.1, self.next_shape_var - counters.1),
+                fresh_syms: (counters.0 as u32, self.syms.infos[counters.0..].to_vec()),
+                stack: (counters.2 != self.cuts).then(|| self.stack.as_slice().into()),
             });
         }
         out

@@ -261,6 +261,7 @@ impl Interp<'_> {
     /// The names of the innermost scope and the module scope on `st` with their values.
     fn visible_vars(&self, st: &State) -> Vec<(Name, Value)> {
         let mut out = Vec::new();
+        crate::value::reads::note_walk();
         for id in 0..st.heap.len() {
             if let Obj::Scope { vars, .. } = st.get(id) {
                 out.extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));

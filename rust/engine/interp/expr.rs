@@ -661,14 +661,14 @@ impl<'a> Interp<'a> {
                         Target::Name(n, span) if g.ifs.is_empty() && rest.is_empty() && value.is_none() => Some((n, *span)),
                         _ => None,
                     };
-                    let (start, total) = (self.steps, items.len());
+                    let (start, total) = (self.work, items.len());
                     let mut tried = false;
                     for (done, item) in items.into_iter().enumerate() {
                         // a long comprehension of plain data: the remaining items generalised
                         // (`long_comprehension`)
                         if let (Some((n, span)), [(st, Some(got))]) = (simple, acc.as_slice())
                             && !tried
-                            && self.steps - start > super::long_comprehension::COMP_STEPS
+                            && self.work - start > super::long_comprehension::COMP_STEPS
                         {
                             tried = true;
                             if let Some((st, all)) = self.generalise_comprehension(n, span, elt, &it, st, got, total - done, ctx) {

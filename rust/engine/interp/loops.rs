@@ -90,9 +90,9 @@ impl<'a> Interp<'a> {
         let mut live = vec![st];
         // (the loop's work budget, as a `for`'s, keyed by its first statement)
         let span = body.first().map(|s| s.span).unwrap_or_default();
-        let (start, cut_before) = (self.steps, self.loops_cut.contains(&span));
+        let (start, cut_before) = (self.work, self.loops_cut.contains(&span));
         for _ in 0..UNROLL {
-            if cut_before || self.steps - start > LOOP_STEPS {
+            if cut_before || self.work - start > LOOP_STEPS {
                 self.loops_cut.insert(span);
                 break;
             }
@@ -314,11 +314,11 @@ impl<'a> Interp<'a> {
                 // iterations that changed nothing, since the state last changed (`skip_item`)
                 let mut no_ops: Vec<NoOp> = Vec::new();
                 let roots = Self::loop_roots(ctx);
-                let start = self.steps;
+                let start = self.work;
                 let cut_before = self.loops_cut.contains(&span);
                 let mut items = items.into_iter();
                 while let Some(item) = items.next() {
-                    if (cut_before || self.steps - start > LOOP_STEPS) && items.len() > 0 {
+                    if (cut_before || self.work - start > LOOP_STEPS) && items.len() > 0 {
                         // past the loop's work budget (on this visit or an earlier one): this
                         // item and the rest run as one generalised iteration
                         if super::debug_enabled() {

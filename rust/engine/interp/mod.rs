@@ -158,6 +158,11 @@ pub struct Interp<'a> {
     pub settings: &'a Settings,
     pub syms: Symbols,
     pub steps: u64,
+    /// The steps the program's run would have taken without call summaries: `steps`, plus for
+    /// each replayed summary the work its first run took. Loops and comprehensions spend their
+    /// unrolling budget in it, so that a cheap replay does not unroll a loop further than a
+    /// run would (the same generalisation with and without the cache).
+    pub work: u64,
     /// The wall-clock safety net (`Settings::timeout_ms`): far above any normal file, it
     /// only bounds hostile input; when it fires the analysis says so (`Budget::Clock`).
     pub deadline: Instant,
@@ -328,6 +333,7 @@ impl<'a> Interp<'a> {
             settings,
             syms: Symbols::default(),
             steps: 0,
+            work: 0,
             deadline: Instant::now() + std::time::Duration::from_millis(settings.timeout_ms),
             abandoned: false,
             spent: None,
@@ -400,8 +406,18 @@ impl<'a> Interp<'a> {
         self.next_shape_var
     }
 
+    /// Count `n` steps of work done at once (a summary replayed: its outcomes recorded again),
+    /// so that budgets see it.
+    pub(super) fn charge(&mut self, n: u64) {
+        self.steps += n;
+        if self.steps > self.settings.max_steps {
+            self.abandon(Budget::Steps);
+        }
+    }
+
     fn tick(&mut self) -> bool {
         self.steps += 1;
+        self.work += 1;
         if self.steps > self.settings.max_steps {
             self.abandon(Budget::Steps);
         }
@@ -488,6 +504,18 @@ impl<'a> Interp<'a> {
         }
         self.note_joined(live.len(), span);
         crate::value::join::join_all(live)
+    }
+
+    /// [`Interp::bound_paths`] for paths that each carry a value (`ModelCtx::bound_vals`).
+    pub(crate) fn bound_vals(&mut self, vals: Vals, span: Span) -> Vals {
+        let vals = merge_vals(vals, self.settings.prune);
+        let vals = if self.past_half_paths(vals.len()) {
+            self.note_joined(vals.len(), span);
+            crate::value::join::join_with_values(vals)
+        } else {
+            vals
+        };
+        if self.within_paths(vals.len()) { vals } else { Vec::new() }
     }
 
     /// The outcomes of a display or an argument list evaluated so far, each a path and the

@@ -120,7 +120,8 @@ pub fn call_module_value(cx: &mut dyn ModelCtx, st: State, m: Value, args: Vec<V
                 for (st, x) in live {
                     next.extend(cx.call(sub.clone(), vec![x], Vec::new(), st, span));
                 }
-                live = next;
+                // (bounded as a chain of statements: two outcomes per layer double them)
+                live = cx.bound_vals(next, span);
             }
             live
         }

@@ -147,6 +147,7 @@ pub fn backward(cx: &mut dyn ModelCtx, st: &mut State, loss: &Tensor, span: Span
         return;
     }
     let mut trained = Vec::new();
+    crate::value::reads::note_walk();
     for id in 0..st.heap.len() {
         let attrs = match st.get(id) {
             Obj::Instance { attrs, .. } | Obj::Container { attrs, .. } => attrs,

@@ -282,6 +282,7 @@ fn optimizers(st: &State) -> Vec<ObjId> {
     if !any_made() {
         return Vec::new();
     }
+    crate::value::reads::note_walk();
     (0..st.heap.len()).filter(|&id| is_optimizer(st, id)).collect()
 }
 

@@ -1,0 +1,59 @@
+//! Call summaries (`engine::memo`) of calls that write objects from before them, create fresh
+//! symbols, or run under a recursion cut: each replay does what a second run would.
+
+use shape_lint::Settings;
+
+fn analyze(src: &str, settings: &Settings) -> (Vec<shape_lint::Finding>, shape_lint::engine::Stats) {
+    let parsed = shape_lint::parse::parse(src);
+    let module = shape_lint::ir::lower::lower_module(&parsed);
+    shape_lint::engine::analyze_with_stats(&module, &parsed, settings)
+}
+
+/// A helper that stores an attribute on an object handed to it: the second call is replayed,
+/// and the replay stores the attribute on the second object (read back as a size, which the
+/// bug on the last line needs).
+#[test]
+fn a_replayed_call_makes_its_writes() {
+    let src = "import torch\n\n\nclass Box:\n    pass\n\n\ndef put(box, x):\n    box.n = x.shape[1]\n    return x\n\n\na = Box()\nb = Box()\na.n = None\nb.n = None\nput(a, torch.randn(4, 16))\nput(b, torch.randn(4, 16))\ny = torch.randn(b.n, 3)\nz = torch.randn(4, 8) @ y\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert_eq!(findings.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>(), vec![(20, "SHP101")], "{findings:?}");
+    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    assert_eq!(without.len(), 1, "{without:?}");
+}
+
+/// A dict written by a helper (a cache filled on first use): the replay fills the second dict.
+#[test]
+fn a_replayed_call_fills_the_callers_dict() {
+    let src = "import torch\n\n\ndef fill(cache, x):\n    cache[\"w\"] = x\n    return cache\n\n\nc1 = {}\nc2 = {}\nfill(c1, torch.randn(4, 16))\nfill(c2, torch.randn(4, 16))\nz = torch.randn(4, 8) @ c2[\"w\"]\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert_eq!(findings.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>(), vec![(13, "SHP101")], "{findings:?}");
+}
+
+/// Each call of a helper that makes an int of its own (`len(sys.argv)`) makes another one, also
+/// when it is replayed: the two sizes are not taken to be equal, so a product that needs
+/// `a == b + 1` stays undecided (taken equal, it would fail on every path).
+#[test]
+fn a_replayed_call_makes_fresh_symbols_of_its_own() {
+    let src = "import sys\nimport torch\n\n\ndef size():\n    return len(sys.argv)\n\n\ndef make():\n    return torch.randn(size(), 3)\n\n\nx = make()\ny = make()\nw = x.t() @ torch.cat([y, torch.randn(1, 3)], 0)\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert!(findings.is_empty(), "{findings:?}");
+    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    assert!(without.is_empty(), "{without:?}");
+}
+
+/// Twelve blocks in an `nn.Sequential`, each forking on its training mode and filling a cache
+/// of its own in eval mode: the paths are bounded after each layer, as after a statement,
+/// instead of doubling twelve times, and the blocks' calls are replayed (the build before took
+/// 94k steps, 4,096 paths through the last block).
+#[test]
+fn sequential_layers_do_not_multiply_paths() {
+    let block = "class Block(nn.Module):\n    def __init__(self, d):\n        super().__init__()\n        self.fc = nn.Linear(d, d)\n        self.cache = {}\n\n    def forward(self, x):\n        if self.training:\n            return x + self.fc(x)\n        self.cache[\"last\"] = x\n        return self.fc(x)\n";
+    let src = format!("import torch\nimport torch.nn as nn\n\n\n{block}\n\nclass Net(nn.Module):\n    def __init__(self, d=16, depth=12):\n        super().__init__()\n        self.blocks = nn.Sequential(*[Block(d) for _ in range(depth)])\n\n    def forward(self, x):\n        return self.blocks(x)\n");
+    let (findings, stats) = analyze(&src, &Settings::default());
+    assert!(findings.is_empty(), "{findings:?}");
+    assert_eq!(stats.abandoned, 0, "{stats:?}");
+    assert!(stats.steps < 10_000, "{stats:?}");
+}
