@@ -544,7 +544,11 @@ pub fn join_layouts(a: &Value, b: &Value) -> Option<Value> {
                 t.grad = Grad::Unknown;
             }
             if x.saved != y.saved {
-                t.saved = None;
+                // the layers both graphs reach; whether they reach others is not known (no
+                // saved facts at all would read as a graph that reaches no layer: a backward
+                // of it would give no optimizer gradients)
+                let (a, b) = (x.saved.as_deref().map_or(&[][..], |s| &s.layers[..]), y.saved.as_deref().map_or(&[][..], |s| &s.layers[..]));
+                t.saved = Some(Rc::new(Saved { layers: a.iter().filter(|l| b.contains(l)).copied().collect(), layers_lost: true, ..Saved::default() }));
             }
             Some(Value::Tensor(Rc::new(t)))
         }
