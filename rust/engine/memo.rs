@@ -27,8 +27,7 @@
 //!   name), each written into the matching object (`Write`);
 //! - **fresh shape variables and symbols**: a second run would make as many, in the same
 //!   order, from the interpreter's counters, so the replay makes new ones and renames the
-//!   stored ones (`VarShift`, `SymShift`; symbols keep their order, so renamed polynomials
-//!   stay sorted);
+//!   stored ones (`Shift`; symbols keep their order, so renamed polynomials stay sorted);
 //! - **depth and recursion cuts** inside: they depend on the functions on the call stack, so
 //!   such a summary is replayed only under the same stack.
 //!
@@ -61,7 +60,7 @@ use std::rc::Rc;
 
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::shape::{Cond, Facts, Poly, SymId};
+use crate::shape::{Cond, Facts, Poly};
 
 /// At most this many summaries per function (oldest dropped first).
 const PER_FUNCTION: usize = 16;
@@ -514,8 +513,8 @@ impl Hit {
         };
         let ren = Ren {
             ids: &map,
-            vars: VarShift { base: s.fresh_vars.0, count: s.fresh_vars.1, to: next_var },
-            syms: SymShift { base: s.fresh_syms.0, count: s.fresh_syms.1.len() as u32, to: next_sym },
+            vars: Shift { from: s.fresh_vars.0 + 1, count: s.fresh_vars.1, to: next_var + 1 },
+            syms: Shift { from: s.fresh_syms.0, count: s.fresh_syms.1.len() as u32, to: next_sym },
         };
         // renamed up front, so that a result that cannot be renamed leaves `st` untouched
         let mut renamed = Vec::with_capacity(s.results.len());
@@ -544,7 +543,7 @@ impl Hit {
             st2.shapes = if ren.ids_only() {
                 r.shapes.clone()
             } else {
-                Rc::new(r.shapes.iter().map(|(k, v)| (ren.vars.var(*k), ren.shape(v))).collect())
+                Rc::new(r.shapes.iter().map(|(k, v)| (ren.vars.map(*k), ren.shape(v))).collect())
             };
             st2.branches.extend(r.branches.iter().map(|b| ren.branch(b)));
             st2.tainted = r.tainted;
@@ -570,7 +569,7 @@ impl Hit {
     /// (`next_sym`: the same as given there).
     pub fn branch(&self, b: &Branch, next_sym: u32) -> Branch {
         let s = &self.summary;
-        let ren = Ren { ids: &|id| Some(id), vars: VarShift::default(), syms: SymShift { base: s.fresh_syms.0, count: s.fresh_syms.1.len() as u32, to: next_sym } };
+        let ren = Ren { ids: &|id| Some(id), vars: Shift::default(), syms: Shift { from: s.fresh_syms.0, count: s.fresh_syms.1.len() as u32, to: next_sym } };
         ren.branch(b)
     }
 
@@ -946,45 +945,28 @@ impl<'a> Iso<'a> {
 
 // ----- renaming results ---------------------------------------------------------------------
 
-/// The shape variables a summarised call created (`base + 1 ..= base + count`, in the first
-/// call's numbering) and where a replay puts them (`to + 1 ..`): a second run of the call
-/// would have created as many, in the same order, from the interpreter's counter.
+/// The shape variables or the symbols a summarised call created (`from .. from + count`, in
+/// the first call's numbering) and where a replay puts them (`to ..`, past every one made
+/// since): a second run of the call would have made as many, in the same order, from the
+/// interpreter's counter. Symbols keep their order, so renamed polynomials stay sorted
+/// (`Poly::rename_syms`).
 #[derive(Clone, Copy, Default)]
-pub struct VarShift {
-    base: u32,
+pub struct Shift {
+    from: u32,
     count: u32,
     to: u32,
 }
 
-impl VarShift {
+impl Shift {
     fn is_identity(&self) -> bool {
-        self.count == 0 || self.base == self.to
+        self.count == 0 || self.from == self.to
     }
-    /// Whether `v` is one of the call's fresh variables, which a replay renames.
-    fn moves(&self, v: u32) -> bool {
-        !self.is_identity() && v > self.base && v <= self.base + self.count
+    /// Whether `x` is one of the call's fresh ones, which a replay renames.
+    fn moves(&self, x: u32) -> bool {
+        !self.is_identity() && x >= self.from && x < self.from + self.count
     }
-    fn var(&self, v: u32) -> u32 {
-        if self.moves(v) { v - self.base + self.to } else { v }
-    }
-}
-
-/// The symbols a summarised call created (ids `base .. base + count`) and where a replay puts
-/// them (`to ..`, past every symbol made since): the order of symbols is kept, so renamed
-/// polynomials stay sorted (`Poly::rename_syms`).
-#[derive(Clone, Copy, Default)]
-pub struct SymShift {
-    base: u32,
-    count: u32,
-    to: u32,
-}
-
-impl SymShift {
-    fn is_identity(&self) -> bool {
-        self.count == 0 || self.base == self.to
-    }
-    fn sym(&self, s: SymId) -> SymId {
-        if !self.is_identity() && s >= self.base && s < self.base + self.count { s - self.base + self.to } else { s }
+    fn map(&self, x: u32) -> u32 {
+        if self.moves(x) { x - self.from + self.to } else { x }
     }
 }
 
@@ -992,8 +974,8 @@ impl SymShift {
 /// symbols.
 struct Ren<'a> {
     ids: &'a dyn Fn(ObjId) -> Option<ObjId>,
-    vars: VarShift,
-    syms: SymShift,
+    vars: Shift,
+    syms: Shift,
 }
 
 impl Ren<'_> {
@@ -1009,7 +991,7 @@ impl Ren<'_> {
         refers(v) || (!self.ids_only() && matches!(v, Value::Tensor(_) | Value::Int(_) | Value::Cond(_) | Value::Range(..)))
     }
     fn poly(&self, p: &Poly) -> Poly {
-        if self.syms.is_identity() { p.clone() } else { p.rename_syms(&|s| self.syms.sym(s)) }
+        if self.syms.is_identity() { p.clone() } else { p.rename_syms(&|s| self.syms.map(s)) }
     }
     fn cond(&self, c: &Cond) -> Cond {
         Cond { poly: self.poly(&c.poly), rel: c.rel }
@@ -1022,10 +1004,10 @@ impl Ren<'_> {
     }
     /// A shape with the fresh variables and symbols renamed.
     fn shape(&self, s: &Shape) -> Shape {
-        Shape { prefix: s.prefix.map(|p| self.vars.var(p)), dims: s.dims.iter().map(|d| self.dim(d)).collect() }
+        Shape { prefix: s.prefix.map(|p| self.vars.map(p)), dims: s.dims.iter().map(|d| self.dim(d)).collect() }
     }
     fn facts(&self, f: &Facts) -> Facts {
-        if self.syms.is_identity() { f.clone() } else { f.rename_syms(&|s| self.syms.sym(s)) }
+        if self.syms.is_identity() { f.clone() } else { f.rename_syms(&|s| self.syms.map(s)) }
     }
     fn branch(&self, b: &Branch) -> Branch {
         match b {
