@@ -416,11 +416,8 @@ impl<'a> Interp<'a> {
     }
 
     fn tick(&mut self) -> bool {
-        self.steps += 1;
         self.work += 1;
-        if self.steps > self.settings.max_steps {
-            self.abandon(Budget::Steps);
-        }
+        self.charge(1);
         if self.steps % 64 == 0 && Instant::now() > self.deadline {
             self.abandon(Budget::Clock);
         }
