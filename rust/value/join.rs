@@ -222,6 +222,45 @@ fn fresh_lineage() -> u32 {
 }
 
 impl State {
+    /// [`State::same_state`], and on the way, where an object (or the shape bindings, or the
+    /// graph nodes made) of `o` is a copy of this state's, equal but not shared, `o` takes this
+    /// state's: states are immutable values, so nothing changes but that the next comparison of
+    /// the two (merging compares each path with the others after every statement) is a
+    /// pointer's. Called blind to layouts, as `same_state` is; a copy shares only where it is
+    /// equal with the layouts too.
+    pub fn same_state_sharing(&self, o: &mut State) -> bool {
+        let mut same: Vec<usize> = Vec::new();
+        let made_eq = Rc::ptr_eq(&self.made, &o.made) || self.made == o.made;
+        let shapes_eq = Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes;
+        let r = (made_eq || super::is_layout_blind())
+            && self.in_try == o.in_try
+            && self.grad_mode == o.grad_mode
+            && self.params_frozen == o.params_frozen
+            && self.heap.len() == o.heap.len()
+            && shapes_eq
+            && (Heap::ptr_eq(&self.heap, &o.heap)
+                || self.heap.all_changed(&o.heap, |i| {
+                    let (a, b) = (&self.heap[i], &o.heap[i]);
+                    if **a != **b {
+                        return false;
+                    }
+                    if !super::is_layout_blind() || super::layout_exact(|| **a == **b) {
+                        same.push(i);
+                    }
+                    true
+                }));
+        if made_eq {
+            o.made = self.made.clone();
+        }
+        if shapes_eq {
+            o.shapes = self.shapes.clone();
+        }
+        for i in same {
+            o.heap.set(i, self.heap[i].clone());
+        }
+        r
+    }
+
     /// Merge a path with the same program state into this one: the path condition becomes
     /// the common prefix of both (the union of both paths' executions, over-approximated).
     pub fn absorb(&mut self, o: &State) {
@@ -284,6 +323,24 @@ mod tests {
             st.tainted = true;
         }
         st
+    }
+
+    #[test]
+    fn comparing_two_paths_shares_their_equal_copies() {
+        let list = |n: i128| Obj::List(vec![Value::int(n)]);
+        let mut a = State::new();
+        let mut b = State::new();
+        for n in [1, 2, 3] {
+            a.heap.push(Rc::new(list(n)));
+            b.heap.push(Rc::new(list(if n == 2 { 5 } else { n })));
+        }
+        assert!(!layout_blind(|| a.same_state_sharing(&mut b)));
+        // the equal copy before the first difference is now the very same object
+        assert!(Rc::ptr_eq(&a.heap[0], &b.heap[0]));
+        assert!(!Rc::ptr_eq(&a.heap[1], &b.heap[1]) && b.heap[1] == Rc::new(list(5)));
+        b.heap.set(1, Rc::new(list(2)));
+        assert!(layout_blind(|| a.same_state_sharing(&mut b)));
+        assert!((0..3).all(|i| Rc::ptr_eq(&a.heap[i], &b.heap[i])));
     }
 
     #[test]

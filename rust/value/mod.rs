@@ -513,6 +513,19 @@ pub fn layout_blind<R>(f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// Whether tensor equality is blind to layouts now ([`layout_blind`]).
+pub(super) fn is_layout_blind() -> bool {
+    LAYOUT_BLIND.with(|b| b.get())
+}
+
+/// Run `f` with tensor equality seeing layouts (inside [`layout_blind`]).
+pub(super) fn layout_exact<R>(f: impl FnOnce() -> R) -> R {
+    let was = LAYOUT_BLIND.with(|b| b.replace(false));
+    let r = f();
+    LAYOUT_BLIND.with(|b| b.set(was));
+    r
+}
+
 impl PartialEq for Tensor {
     fn eq(&self, o: &Tensor) -> bool {
         // (paths compared for merging ignore what only adds precision to a rule: layouts, the

@@ -133,7 +133,7 @@ impl<'a> Interp<'a> {
         if chain.is_empty() && base_value.is_none() {
             // the package itself is not loaded (an `__init__` not imported by name)
             let init = dir.join("__init__.py");
-            let found = Found { name: base.clone(), file: init.is_file().then_some(init), package_dir: Some(dir.clone()) };
+            let found = Found { name: base.clone(), file: project::is_file(&init).then_some(init), package_dir: Some(dir.clone()) };
             return Some((None, vec![found], pkg));
         }
         Some((base_value, chain, pkg))

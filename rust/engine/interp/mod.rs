@@ -286,10 +286,10 @@ fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
         return paths;
     }
     let mut out: Vec<State> = Vec::with_capacity(paths.len());
-    'outer: for p in paths {
+    'outer: for mut p in paths {
         for q in out.iter_mut() {
             // known strides never keep paths apart: merged, they are forgotten where they differ
-            if layout_blind(|| q.same_state(&p)) {
+            if layout_blind(|| q.same_state_sharing(&mut p)) {
                 q.join_layouts(&p);
                 q.absorb(&p);
                 continue 'outer;
@@ -305,9 +305,9 @@ fn merge_vals(vals: Vals, prune: bool) -> Vals {
         return vals;
     }
     let mut out: Vals = Vec::with_capacity(vals.len());
-    'outer: for (s, v) in vals {
+    'outer: for (mut s, v) in vals {
         for (q, w) in out.iter_mut() {
-            if layout_blind(|| *w == v && q.same_state(&s)) {
+            if layout_blind(|| *w == v && q.same_state_sharing(&mut s)) {
                 if let Some(j) = join_layouts(w, &v) {
                     *w = j;
                 }
@@ -324,6 +324,7 @@ fn merge_vals(vals: Vals, prune: bool) -> Vals {
 impl<'a> Interp<'a> {
     pub fn new(file: &'a ParsedFile<'a>, settings: &'a Settings) -> Interp<'a> {
         super::memo::reset_reads();
+        super::project::reset_probes();
         crate::value::reset_values_tracking();
         crate::models::torch::optim::reset_made();
         crate::value::reset_lineages();
