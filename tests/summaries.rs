@@ -57,3 +57,20 @@ fn sequential_layers_do_not_multiply_paths() {
     assert_eq!(stats.abandoned, 0, "{stats:?}");
     assert!(stats.steps < 10_000, "{stats:?}");
 }
+
+/// A helper that writes into a tensor in place (`add_`): torch may see the change through any
+/// alias, so the engine forgets every tensor's known values, also those of objects the helper
+/// never read (here the module's `a`, known again before the second call). The replay forgets
+/// them again, as a second run would: the module-level `a` is not taken for `[12]` after it.
+#[test]
+fn a_replayed_call_forgets_as_its_run_did() {
+    let src = "import torch\n\n\ndef bump(x):\n    x.add_(1)\n    return x\n\n\nemb = torch.nn.Embedding(10, 4)\na = torch.tensor([2])\nbump(torch.zeros(1))\na = torch.tensor([12])\nbump(torch.zeros(1))\nz = emb(a)\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    let rows = |f: &[shape_lint::Finding]| f.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>();
+    assert_eq!(rows(&findings), rows(&without), "{findings:?}");
+    // without the in-place write, the index is known and out of range
+    let (known, _) = analyze(&src.replace("x.add_(1)", "x = x + 1"), &Settings::default());
+    assert_eq!(rows(&known), vec![(14, "SHP110")], "{known:?}");
+}

@@ -29,12 +29,18 @@
 //!   order, from the interpreter's counters, so the replay makes new ones and renames the
 //!   stored ones (`Shift`; symbols keep their order, so renamed polynomials stay sorted);
 //! - **depth and recursion cuts** inside: they depend on the functions on the call stack, so
-//!   such a summary is replayed only under the same stack.
+//!   such a summary is replayed only under the same stack;
+//! - **walks over the heap** that forget known values or autograd facts in every object (an
+//!   in-place op, a call the engine does not see into): they read no object, so the match does
+//!   not cover the objects they changed; the replay makes them again on the caller's objects
+//!   (`State::walk_again`), then writes what the call wrote (of an object read by name, only the
+//!   names it read: the others changed are the walk's).
 //!
 //! A call is summarised only when that replay loses nothing:
 //! - no budget cut happened inside (the result is the full one);
-//! - it walked no heap (`reads::note_walk`: an in-place op that forgets what every tensor was
-//!   depends on which objects exist, not only on those it read);
+//! - it made no other walk over the heap (`reads::note_walk`: marking what autograd saved as
+//!   broken, the optimizer and mode walks: what they do depends on which objects exist, not
+//!   only on those the call read);
 //! - it added nothing to the caches of refined variables and dimensions or of constructor
 //!   parameters, and asked the environment nothing new (`Symbols::flag`): a second run would
 //!   find those, not make them again;
@@ -334,6 +340,9 @@ struct CallResult {
     /// The graph nodes the call made (`State::made`), by how many times: a replay makes them
     /// again.
     made: Vec<(Node, u8)>,
+    /// The walks over the heap it made (`State::walked`): a replay makes them again on the
+    /// caller's objects before it writes `writes`.
+    walked: u8,
 }
 
 /// The graph nodes made between `before` and `after` (`State::made`), by how many times; `None`
@@ -426,12 +435,20 @@ impl Memo {
         for (s, v) in r.results {
             let mut writes = Vec::new();
             let read_whole = |i: ObjId| r.reads.binary_search(&(i, Option::None)).is_ok();
+            // (the names of `i` the call read: after a walk, the others it changed are the
+            // walk's, which a replay makes again; an object it did not read at all likewise)
+            let read_name = |i: ObjId, k: &Name| s.walked == 0 || r.reads.binary_search(&(i, Some(k.clone()))).is_ok();
             let untouched = s.heap.len() >= l0
                 && s.heap.all_changed(&r.entry_state.heap, |i| {
-                    if s.heap[i] == r.entry_state.heap[i] {
+                    if s.heap[i] == r.entry_state.heap[i] || (s.walked != 0 && r.reads.get(r.reads.partition_point(|(j, _)| *j < i)).is_none_or(|(j, _)| *j != i)) {
                         return true;
                     }
                     match write_of(&r.entry_state.heap[i], &s.heap[i], read_whole(i)) {
+                        Some(Write::Names(mut names)) => {
+                            names.retain(|(k, _)| read_name(i, k));
+                            writes.push((i, Write::Names(names)));
+                            true
+                        }
                         Some(w) => {
                             writes.push((i, w));
                             true
@@ -457,6 +474,7 @@ impl Memo {
                 branches: s.branches.suffix(n),
                 tainted: s.tainted,
                 made,
+                walked: s.walked,
             });
         }
         let summary = Summary {
@@ -532,6 +550,7 @@ impl Hit {
         for (i, (r, (objs, v, writes))) in s.results.iter().zip(renamed).enumerate() {
             // the last result takes the caller's state itself: no copy of its heap
             let mut st2 = if i == last { st.take().unwrap() } else { st.clone().unwrap() };
+            st2.walk_again(r.walked);
             for (id, w) in writes {
                 match w {
                     Write::Whole(o) => st2.heap.set(id, o),

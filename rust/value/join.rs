@@ -264,6 +264,7 @@ impl State {
     /// Merge a path with the same program state into this one: the path condition becomes
     /// the common prefix of both (the union of both paths' executions, over-approximated).
     pub fn absorb(&mut self, o: &State) {
+        self.walked |= o.walked;
         let n = self.branches.common_prefix_len(&o.branches);
         let a_rest = &self.branches.suffix(n)[..];
         let b_rest = &o.branches.suffix(n)[..];

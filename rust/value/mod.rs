@@ -7,6 +7,7 @@ pub mod heap;
 pub mod join;
 pub mod pmap;
 pub mod reads;
+pub mod walks;
 
 pub use branches::Branches;
 pub use heap::Heap;
@@ -909,6 +910,10 @@ pub struct State {
     /// verdicts apart (`Interp::record`). Not part of the state's meaning: `same_state`
     /// ignores it.
     pub lineage: u32,
+    /// The walks over the whole heap this path made since the innermost summarised call
+    /// began (`walks::FORGOT_VALUES`, `walks::FORGOT_GRADS`): a replay of the call makes them
+    /// again on the caller's objects (`engine::memo`). Not part of the state's meaning.
+    pub walked: u8,
 }
 
 impl State {
@@ -925,6 +930,7 @@ impl State {
             assumed: RefCell::new(Rc::new(Vec::new())),
             made: Rc::new(Made::default()),
             lineage: 0,
+            walked: 0,
         }
     }
 
@@ -983,110 +989,6 @@ impl State {
             }
         }
         s
-    }
-
-    /// Forget the known values of every tensor on the heap (a write or a call the engine does
-    /// not see into may have changed them through an alias). Every object is read (a call
-    /// summary then depends on the whole heap), and only those holding such tensors written.
-    pub fn forget_values(&mut self) {
-        if !BOUNDED.with(|b| b.get()) {
-            return;
-        }
-        reads::note_walk();
-        for id in 0..self.heap.len() {
-            if obj_has(self.get(id), &|t| t.values.is_some()) {
-                forget_obj(self.get_mut(id), &no_values);
-            }
-        }
-    }
-
-    /// Forget which tensors are known to be outside autograd's graph, on this whole path: a
-    /// tensor's `requires_grad` changed in place (`x.requires_grad_()`, `x.requires_grad =
-    /// True`), and any alias of it may be the one.
-    pub fn forget_grads(&mut self) {
-        reads::note_walk();
-        for id in 0..self.heap.len() {
-            if obj_has(self.get(id), &may_track) {
-                forget_obj(self.get_mut(id), &no_untracked);
-            }
-        }
-    }
-
-    /// An in-place op at `at` changed the storage autograd saved at `saved`: every tensor of
-    /// this path whose graph needs it is broken (`Saved::broken`).
-    pub fn break_saved(&mut self, saved: Span, at: Span) {
-        reads::note_walk();
-        let f = |t: &Rc<Tensor>| {
-            let s = t.saved.as_ref()?;
-            (s.broken.is_none() && s.needs.contains(&saved)).then(|| Value::Tensor(Rc::new(Tensor { saved: Some(Rc::new(Saved { broken: Some((at, saved)), ..(**s).clone() })), ..(**t).clone() })))
-        };
-        for id in 0..self.heap.len() {
-            if forget_obj(&mut self.get(id).clone(), &f) {
-                forget_obj(self.get_mut(id), &f);
-            }
-        }
-    }
-
-    /// `backward()` at `at` freed the saved tensors of the graph nodes `keys` (each made once on
-    /// this path, `State::made`): every tensor of this path whose graph goes through one is
-    /// marked freed (`Saved::freed`), and the spans name no node any more.
-    pub fn free_graph(&mut self, keys: &[Node], at: Span) {
-        let f = |t: &Rc<Tensor>| {
-            let s = t.saved.as_ref()?;
-            let hit = *s.nodes.iter().find(|n| keys.contains(n))?;
-            let nodes = s.nodes.iter().filter(|n| !keys.contains(n)).copied().collect();
-            Some(Value::Tensor(Rc::new(Tensor { saved: Some(Rc::new(Saved { freed: s.freed.or(Some((at, hit))), nodes, ..(**s).clone() })), ..(**t).clone() })))
-        };
-        // (a read-only scan first: only the objects that hold such a tensor are copied. The scan
-        // is not logged as reads: a call that frees nodes removes them from `made`, so neither
-        // it nor a call around it is summarised, `memo::made_since`)
-        let through = |t: &Tensor| t.saved.as_ref().is_some_and(|s| s.nodes.iter().any(|n| keys.contains(n)));
-        for id in 0..self.heap.len() {
-            if obj_has(&self.heap[id], &through) {
-                forget_obj(self.get_mut(id), &f);
-            }
-        }
-        if keys.iter().any(|k| self.made.0.contains_key(k)) {
-            let made = Rc::make_mut(&mut self.made);
-            for k in keys {
-                made.0.remove(k);
-            }
-        }
-    }
-
-    /// The graph nodes made more often on this path than on `before`, when none was freed
-    /// since (`None`: some was).
-    pub fn made_more_than(&self, before: &State) -> Option<Vec<Node>> {
-        if Rc::ptr_eq(&self.made, &before.made) {
-            return Some(Vec::new());
-        }
-        Some(self.made.grown_since(&before.made)?.into_iter().map(|(k, _)| k).collect())
-    }
-
-    /// A graph node that saves tensors was made (`State::made`).
-    pub fn make_node(&mut self, node: Node) {
-        // (made twice already: nothing changes, and a shared list is not copied)
-        match self.made.0.get(&node) {
-            Some(n) if *n >= 2 => {}
-            Some(_) => {
-                Rc::make_mut(&mut self.made).0.insert(node, 2);
-            }
-            None => {
-                Rc::make_mut(&mut self.made).0.insert(node, 1);
-            }
-        }
-    }
-
-    /// Replace a tensor, in every alias of it on this path, by `new` (`x.data = y`,
-    /// `x.set_(y)`: the tensor object changed in place).
-    pub fn replace_tensor(&mut self, old: &Rc<Tensor>, new: &Value) {
-        reads::note_walk();
-        let f = |t: &Rc<Tensor>| Rc::ptr_eq(t, old).then(|| new.clone());
-        for id in 0..self.heap.len() {
-            if forget_obj(&mut self.get(id).clone(), &f) {
-                forget_obj(self.get_mut(id), &f);
-            }
-        }
     }
 
     pub fn bind_shape(&mut self, var: u32, s: Shape) {

@@ -646,7 +646,7 @@ impl<'a> Interp<'a> {
             return vec![(st, Value::Gen(c.clone(), Rc::new(args), Rc::new(kwargs)))];
         }
         // `@torch.no_grad()` and its kin: the body runs in that grad mode (`autograd.rs`)
-        if let Some((enabled, at)) = grad_decorator(&c.def) {
+        if let Some((enabled, at)) = torch::mode::grad_decorator(&c.def) {
             let mut st = st;
             let before = st.grad_mode;
             st.grad_mode = crate::models::torch::autograd::mode(enabled, at);
@@ -744,11 +744,13 @@ impl<'a> Interp<'a> {
         // call that adds to them made what a second run would find there, not make again)
         let caches = (self.refined_vars.len(), self.refined_dims.len(), self.ctor_syms.len());
         let outer_reads = std::mem::replace(&mut self.oldest_label_read, u64::MAX);
+        // (the walks over the heap the call makes, noted afresh: a replay makes them again)
+        let outer_walked = std::mem::take(&mut st.walked);
         let entry_state = st.clone();
         let (saved_args, saved_kwargs) = (args, kwargs);
         memo::begin_reads(entry_state.heap.len());
         let outer_floor = std::mem::replace(&mut self.outcome_floor, counters.4);
-        let out = body(self, st, &saved_args, &saved_kwargs);
+        let mut out = body(self, st, &saved_args, &saved_kwargs);
         self.outcome_floor = outer_floor;
         // a label set before the call started is the caller's
         let read_callers_label = self.oldest_label_read <= counters.5;
@@ -775,11 +777,12 @@ impl<'a> Interp<'a> {
             }
             // its reads stay the caller's, unsorted: only a summary needs them sorted
             memo::drop_reads();
+            out.iter_mut().for_each(|(s, _)| s.walked |= outer_walked);
             return out;
         }
         let reads = memo::end_reads();
         // the caller sees one path per distinct result, whatever the merging setting
-        let out = merge_vals(out, true);
+        let mut out = merge_vals(out, true);
         let n = entry_state.branches.len();
         // outcomes with the same call sites share what is below this call
         let mut last: Option<(&Rc<[Span]>, memo::CallsBelow)> = None;
@@ -811,6 +814,7 @@ impl<'a> Interp<'a> {
                 stack: (counters.2 != self.cuts).then(|| self.stack.as_slice().into()),
             });
         }
+        out.iter_mut().for_each(|(s, _)| s.walked |= outer_walked);
         out
     }
 
@@ -1003,35 +1007,6 @@ impl Callee {
         }
     }
 }
-
-/// The grad mode a decorator of `def` sets for its body: `@torch.no_grad()`/`@torch.no_grad`,
-/// `@torch.inference_mode()` (off), `@torch.enable_grad()` (on), with the decorator's span.
-fn grad_decorator(def: &crate::ir::FuncDef) -> Option<(Option<bool>, Span)> {
-    use crate::ir::ExprKind;
-    def.decorators.iter().find_map(|d| {
-        let (callee, called) = match &d.kind {
-            ExprKind::Call { func, .. } => (&**func, true),
-            _ => (d, false),
-        };
-        let name = match &callee.kind {
-            ExprKind::Name(n) | ExprKind::Attr(_, n) => n.clone(),
-            _ => return None,
-        };
-        let enabled = match &*name {
-            "no_grad" => Some(false),
-            "enable_grad" => Some(true),
-            // (`inference_mode(False)` is rare: its mode is not read)
-            "inference_mode" if called => match &d.kind {
-                ExprKind::Call { args, .. } if args.is_empty() => Some(false),
-                _ => None,
-            },
-            "inference_mode" => Some(false),
-            _ => return None,
-        };
-        Some((enabled, d.span))
-    })
-}
-
 
 /// A user function running, for the evaluation passes (SHP306, SHP307): the model calls its own
 /// body makes, and whether anything that needs a graph, or switches a module to training,

@@ -186,3 +186,31 @@ pub fn backward(cx: &mut dyn ModelCtx, st: &mut State, loss: &Tensor, span: Span
         }
     }
 }
+
+/// The grad mode a decorator of `def` sets for its body: `@torch.no_grad()`/`@torch.no_grad`,
+/// `@torch.inference_mode()` (off), `@torch.enable_grad()` (on), with the decorator's span.
+pub fn grad_decorator(def: &crate::ir::FuncDef) -> Option<(Option<bool>, crate::ir::Span)> {
+    use crate::ir::ExprKind;
+    def.decorators.iter().find_map(|d| {
+        let (callee, called) = match &d.kind {
+            ExprKind::Call { func, .. } => (&**func, true),
+            _ => (d, false),
+        };
+        let name = match &callee.kind {
+            ExprKind::Name(n) | ExprKind::Attr(_, n) => n.clone(),
+            _ => return None,
+        };
+        let enabled = match &*name {
+            "no_grad" => Some(false),
+            "enable_grad" => Some(true),
+            // (`inference_mode(False)` is rare: its mode is not read)
+            "inference_mode" if called => match &d.kind {
+                ExprKind::Call { args, .. } if args.is_empty() => Some(false),
+                _ => None,
+            },
+            "inference_mode" => Some(false),
+            _ => return None,
+        };
+        Some((enabled, d.span))
+    })
+}
