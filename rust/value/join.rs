@@ -127,6 +127,12 @@ impl State {
     }
 }
 
+/// The mark of a taint from a lossy merge, which the path's branches no longer show
+/// (`State::absorb`): an opaque "choice" of one side, at no place.
+pub fn hidden_taint() -> Branch {
+    Branch::Opaque(crate::ir::Span::default(), 0, 1)
+}
+
 /// Join paths into as few states as their `try` depths and grad modes allow.
 pub fn join_all(paths: Vec<State>) -> Vec<State> {
     join_with_values(paths.into_iter().map(|s| (s, Value::None)).collect()).into_iter().map(|(s, _)| s).collect()
@@ -141,7 +147,7 @@ pub fn join_all(paths: Vec<State>) -> Vec<State> {
 pub fn join_covering(paths: Vec<State>) -> Vec<State> {
     use super::Branch;
     let choice = |b: &Branch| matches!(b, Branch::Opaque(..) | Branch::Assume(..));
-    let explained = paths.iter().all(|p| p.tainted == p.branches.any(choice));
+    let explained = paths.iter().all(|p| p.tainted == p.branches.any(|b| choice(b) && *b != hidden_taint()));
     let prefix = paths.iter().map(|p| p.branches.common_prefix_len(&paths[0].branches)).min().unwrap_or(0);
     let assumed = paths.iter().any(|p| p.branches.suffix(prefix).iter().any(|b| matches!(b, Branch::Assume(..))));
     let prefix_tainted = paths.first().is_some_and(|p| p.branches.prefix(prefix).any(choice));
@@ -151,6 +157,8 @@ pub fn join_covering(paths: Vec<State>) -> Vec<State> {
         && !assumed
     {
         one.tainted = prefix_tainted;
+        // (no mark of a hidden taint past the prefix: `absorb`)
+        one.branches.truncate(prefix);
     }
     out
 }
@@ -283,6 +291,12 @@ impl State {
             self.tainted || o.tainted || opaque_rest
         };
         self.branches.truncate(n);
+        // a taint the prefix no longer shows (the choices that caused it were cut off) is kept
+        // in it as a mark, so that a later merge of the two sides of one choice sees it in the
+        // prefix and does not take the path before the choice for an untainted one
+        if self.tainted && !self.branches.any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..))) {
+            self.branches.push(hidden_taint());
+        }
         // (a merge of the two sides of one choice is the path before it; any other merge is a
         // path of its own: `lineage`)
         let same_path = (complementary || (a_rest.is_empty() && b_rest.is_empty())) && self.lineage == o.lineage;
