@@ -99,6 +99,52 @@ fn slot_rec(node: &mut Rc<Node>, height: u32, idx: usize) -> &mut Rc<Obj> {
     }
 }
 
+/// Subtrees of heaps known to hold no object a predicate picks (`Heap::find`). Each is kept
+/// alive here, so that its address names the same contents as long as it is in the set (and a
+/// write through a heap that shares it copies it, as for any shared node).
+#[derive(Default)]
+pub struct Clean {
+    set: rustc_hash::FxHashSet<*const Node>,
+    keep: Vec<Rc<Node>>,
+}
+
+/// At most this many subtrees are kept known clean; past it the set starts afresh.
+const CLEAN_LIMIT: usize = 1 << 16;
+
+impl Clean {
+    fn note(&mut self, node: &Rc<Node>) {
+        if self.keep.len() >= CLEAN_LIMIT {
+            self.set.clear();
+            self.keep.clear();
+        }
+        self.set.insert(Rc::as_ptr(node));
+        self.keep.push(node.clone());
+    }
+}
+
+/// Push onto `out` the indices under `node` (of `height`, first slot `base`) whose objects
+/// `has` picks, skipping the subtrees `clean` knows; whether there were none.
+fn find_rec(node: &Rc<Node>, height: u32, base: usize, clean: &mut Clean, has: &dyn Fn(&Obj) -> bool, out: &mut Vec<usize>) -> bool {
+    if clean.set.contains(&Rc::as_ptr(node)) {
+        return true;
+    }
+    let before = out.len();
+    match &**node {
+        Node::Leaf(v) => out.extend(v.iter().enumerate().filter(|(_, o)| has(o)).map(|(i, _)| base + i)),
+        Node::Branch(c) => {
+            let per = span_of(height - 1);
+            for (k, child) in c.iter().enumerate() {
+                find_rec(child, height - 1, base + k * per, clean, has, out);
+            }
+        }
+    }
+    let none = out.len() == before;
+    if none {
+        clean.note(node);
+    }
+    none
+}
+
 /// Call `f` on every index below `n` whose slots differ (by pointer) under `a` and `b`, two
 /// nodes of the same height whose first slot is `base`; stop when `f` says false.
 fn changed_rec(a: &Rc<Node>, b: &Rc<Node>, height: u32, base: usize, n: usize, f: &mut dyn FnMut(usize) -> bool) -> bool {
@@ -258,6 +304,17 @@ impl Heap {
         changed_rec(a, b, ha, 0, n, &mut f)
     }
 
+    /// The indices whose objects `has` picks, in order. The subtrees found to hold none are
+    /// remembered in `clean` (for one predicate), and skipped by the next search of any heap
+    /// that shares them: a walk after a write looks only at the nodes on the way to it.
+    pub fn find(&self, clean: &mut Clean, has: &dyn Fn(&Obj) -> bool) -> Vec<usize> {
+        let mut out = Vec::new();
+        if self.len > 0 {
+            find_rec(&self.root, self.height, 0, clean, has, &mut out);
+        }
+        out
+    }
+
     /// The indices below both lengths whose objects are not the very same (`all_changed`).
     pub fn changed(&self, other: &Heap) -> Vec<usize> {
         let mut out = Vec::new();
@@ -323,6 +380,29 @@ mod tests {
 
     fn obj(i: usize) -> Rc<Obj> {
         Rc::new(Obj::List(vec![super::super::Value::int(i as i128)]))
+    }
+
+    #[test]
+    fn a_search_skips_clean_subtrees_and_sees_every_write() {
+        let picked = |o: &Obj| matches!(o, Obj::List(v) if v.len() == 2);
+        let pair = || Rc::new(Obj::List(vec![crate::value::Value::None, crate::value::Value::None]));
+        let mut h = Heap::new();
+        for i in 0..2000 {
+            h.push(if i % 700 == 3 { pair() } else { obj(i) });
+        }
+        let mut clean = Clean::default();
+        assert_eq!(h.find(&mut clean, &picked), vec![3, 703, 1403]);
+        let known = clean.keep.len();
+        assert!(known > 0);
+        // a copy written at one slot: the write is found, the subtrees it shares are skipped
+        let mut h2 = h.clone();
+        h2.set(1999, pair());
+        h2.set(703, obj(703));
+        h2.push(pair());
+        assert_eq!(h2.find(&mut clean, &picked), vec![3, 1403, 1999, 2000]);
+        // the original is unchanged
+        assert_eq!(h.find(&mut clean, &picked), vec![3, 703, 1403]);
+        assert!(clean.keep.len() < 2 * known);
     }
 
     fn id(o: &Obj) -> i128 {

@@ -18,6 +18,17 @@ pub const FORGOT_VALUES: u8 = 1;
 /// (`State::forget_grads`).
 pub const FORGOT_GRADS: u8 = 2;
 
+thread_local! {
+    /// The subtrees of heaps known to hold no tensor with known values, and none autograd is
+    /// known not to track (`heap::Clean`), reset for each analysis.
+    static CLEAN: std::cell::RefCell<[super::heap::Clean; 2]> = std::cell::RefCell::new(Default::default());
+}
+
+/// A new analysis: no subtree known clean.
+pub fn reset_clean() {
+    CLEAN.with(|c| *c.borrow_mut() = Default::default());
+}
+
 impl State {
     /// Forget the known values of every tensor on the heap (a write or a call the engine does
     /// not see into may have changed them through an alias). Only the objects holding such
@@ -28,7 +39,7 @@ impl State {
             return;
         }
         self.walked |= FORGOT_VALUES;
-        self.walk(&|t| t.values.is_some(), &no_values);
+        self.walk(0, &|t| t.values.is_some(), &no_values);
     }
 
     /// Forget which tensors are known to be outside autograd's graph, on this whole path: a
@@ -36,7 +47,7 @@ impl State {
     /// True`), and any alias of it may be the one. Noted in `walked`, as `forget_values`.
     pub fn forget_grads(&mut self) {
         self.walked |= FORGOT_GRADS;
-        self.walk(&may_track, &no_untracked);
+        self.walk(1, &may_track, &no_untracked);
     }
 
     /// The walks `walked` (a replayed call's, `engine::memo`) made again on this path's
@@ -50,12 +61,13 @@ impl State {
         }
     }
 
-    /// `f` on the tensors of every object that holds one where `has` (unlogged reads).
-    fn walk(&mut self, has: &dyn Fn(&Tensor) -> bool, f: Forget) {
-        for id in 0..self.heap.len() {
-            if obj_has(&self.heap[id], has) {
-                forget_obj(Rc::make_mut(self.heap.slot_mut(id)), f);
-            }
+    /// `f` on the tensors of every object that holds one where `has` (unlogged reads), the
+    /// objects found through `CLEAN[which]`: only the parts of the heap written since the last
+    /// walk of any path are looked at (without it, 10% of the time on real repositories).
+    fn walk(&mut self, which: usize, has: &dyn Fn(&Tensor) -> bool, f: Forget) {
+        let ids = CLEAN.with(|c| self.heap.find(&mut c.borrow_mut()[which], &|o| obj_has(o, has)));
+        for id in ids {
+            forget_obj(Rc::make_mut(self.heap.slot_mut(id)), f);
         }
     }
 

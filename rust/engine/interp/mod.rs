@@ -325,6 +325,7 @@ impl<'a> Interp<'a> {
     pub fn new(file: &'a ParsedFile<'a>, settings: &'a Settings) -> Interp<'a> {
         super::memo::reset_reads();
         super::project::reset_probes();
+        crate::value::walks::reset_clean();
         crate::value::reset_values_tracking();
         crate::models::torch::optim::reset_made();
         crate::value::reset_lineages();
