@@ -142,6 +142,17 @@ def test_a_query_that_hits_its_limit_costs_the_cap_once(z3_calls):
     assert len(z3_calls) == calls + 1 and _rlimit_spent() - before == spent
 
 
+def test_a_query_that_spends_its_limit_slowly_is_no_clock_cut(z3_calls, monkeypatch):
+    # Z3 says "canceled" for either limit. A query that spent its resource limit ended there on
+    # any machine, however long it took: here, as on a loaded machine, longer than half its
+    # timeout (a clock that moves 200 ms per reading; the real query takes a few ms)
+    solver.decide(["(assert true)"])
+    ticks = iter(range(0, 10_000_000, 200))
+    monkeypatch.setattr(solver.time, "monotonic", lambda: next(ticks) / 1000)
+    answer = solver._solve(HARD + "(assert (> x 7))" + f"(assert {FERMAT})", rlimit=20_000, timeout_ms=300)
+    assert answer == {"answer": "unknown"}
+
+
 def test_an_unknown_from_the_wall_clock_is_never_kept(z3_calls):
     for _ in range(2):
         # (marked: the clock decided, and the caller says the file was not fully checked)
