@@ -191,6 +191,12 @@ fn differ_outright(a: &Value, b: &Value) -> bool {
 }
 
 impl Summary {
+    /// The renaming of the call's fresh symbols to new ones from `next_sym` on (`Hit::replay`,
+    /// `Hit::branch`).
+    fn sym_shift(&self, next_sym: u32) -> Shift {
+        Shift { from: self.fresh_syms.0, count: self.fresh_syms.1.len() as u32, to: next_sym }
+    }
+
     /// The renaming of the last match (`LastMatch`), if this lookup is the same.
     fn same_as_last(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], heap: &Heap) -> Option<IdMap> {
         let last = self.last_match.borrow();
@@ -532,7 +538,7 @@ impl Hit {
         let ren = Ren {
             ids: &map,
             vars: Shift { from: s.fresh_vars.0 + 1, count: s.fresh_vars.1, to: next_var + 1 },
-            syms: Shift { from: s.fresh_syms.0, count: s.fresh_syms.1.len() as u32, to: next_sym },
+            syms: s.sym_shift(next_sym),
         };
         // renamed up front, so that a result that cannot be renamed leaves `st` untouched
         let mut renamed = Vec::with_capacity(s.results.len());
@@ -588,7 +594,7 @@ impl Hit {
     /// (`next_sym`: the same as given there).
     pub fn branch(&self, b: &Branch, next_sym: u32) -> Branch {
         let s = &self.summary;
-        let ren = Ren { ids: &|id| Some(id), vars: Shift::default(), syms: Shift { from: s.fresh_syms.0, count: s.fresh_syms.1.len() as u32, to: next_sym } };
+        let ren = Ren { ids: &|id| Some(id), vars: Shift::default(), syms: s.sym_shift(next_sym) };
         ren.branch(b)
     }
 
