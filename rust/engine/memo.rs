@@ -258,7 +258,7 @@ impl EntryFacts {
             in_try: st.in_try,
             grad_mode: st.grad_mode,
             params_frozen: st.params_frozen,
-            opaque_prefix: st.branches.any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..))),
+            opaque_prefix: st.branches.any(Branch::is_choice),
             values_tracked: crate::value::values_tracked(),
             optimizers_made: crate::models::torch::optim::any_made(),
         }

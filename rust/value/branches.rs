@@ -35,6 +35,14 @@ impl Drop for Node {
 #[derive(Debug, Clone, Default)]
 pub struct Branches(Option<Rc<Node>>);
 
+impl Branch {
+    /// A choice the analysis cannot express (an opaque `if`, an assumption about an unknown
+    /// input, the mark of a hidden taint): a path that went through one is tainted.
+    pub fn is_choice(&self) -> bool {
+        matches!(self, Branch::Opaque(..) | Branch::Assume(..))
+    }
+}
+
 impl Branches {
     pub fn new() -> Branches {
         Branches(None)

@@ -146,11 +146,10 @@ pub fn join_all(paths: Vec<State>) -> Vec<State> {
 /// unknown input past that prefix: the report rule weighs an assumption's alternatives itself.
 pub fn join_covering(paths: Vec<State>) -> Vec<State> {
     use super::Branch;
-    let choice = |b: &Branch| matches!(b, Branch::Opaque(..) | Branch::Assume(..));
-    let explained = paths.iter().all(|p| p.tainted == p.branches.any(|b| choice(b) && *b != hidden_taint()));
+    let explained = paths.iter().all(|p| p.tainted == p.branches.any(|b| b.is_choice() && *b != hidden_taint()));
     let prefix = paths.iter().map(|p| p.branches.common_prefix_len(&paths[0].branches)).min().unwrap_or(0);
     let assumed = paths.iter().any(|p| p.branches.suffix(prefix).iter().any(|b| matches!(b, Branch::Assume(..))));
-    let prefix_tainted = paths.first().is_some_and(|p| p.branches.prefix(prefix).any(choice));
+    let prefix_tainted = paths.first().is_some_and(|p| p.branches.prefix(prefix).any(Branch::is_choice));
     let mut out = join_all(paths);
     if let [one] = out.as_mut_slice()
         && explained
@@ -237,26 +236,17 @@ impl State {
     /// pointer's. Called blind to layouts, as `same_state` is; a copy shares only where it is
     /// equal with the layouts too.
     pub fn same_state_sharing(&self, o: &mut State) -> bool {
-        let mut same: Vec<usize> = Vec::new();
+        let blind = super::is_layout_blind();
         let made_eq = Rc::ptr_eq(&self.made, &o.made) || self.made == o.made;
         let shapes_eq = Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes;
-        let r = (made_eq || super::is_layout_blind())
-            && self.in_try == o.in_try
-            && self.grad_mode == o.grad_mode
-            && self.params_frozen == o.params_frozen
-            && self.heap.len() == o.heap.len()
+        let mut same: Vec<usize> = Vec::new();
+        let r = (made_eq || blind)
             && shapes_eq
-            && (Heap::ptr_eq(&self.heap, &o.heap)
-                || self.heap.all_changed(&o.heap, |i| {
-                    let (a, b) = (&self.heap[i], &o.heap[i]);
-                    if **a != **b {
-                        return false;
-                    }
-                    if !super::is_layout_blind() || super::layout_exact(|| **a == **b) {
-                        same.push(i);
-                    }
-                    true
-                }));
+            && self.same_heap_noting(o, |i| {
+                if !blind || super::with_layout_blind(false, || self.heap[i] == o.heap[i]) {
+                    same.push(i);
+                }
+            });
         if made_eq {
             o.made = self.made.clone();
         }
@@ -283,8 +273,8 @@ impl State {
                 (Branch::Sym(c1), Branch::Sym(c2)) => c2.is_negation_of(c1),
                 _ => false,
             };
-        let opaque_rest = a_rest.iter().chain(b_rest).any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
-        let prefix_tainted = self.branches.prefix(n).any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..)));
+        let opaque_rest = a_rest.iter().chain(b_rest).any(Branch::is_choice);
+        let prefix_tainted = self.branches.prefix(n).any(Branch::is_choice);
         self.tainted = if complementary {
             prefix_tainted || (self.tainted && o.tainted && !opaque_rest)
         } else {
@@ -294,7 +284,7 @@ impl State {
         // a taint the prefix no longer shows (the choices that caused it were cut off) is kept
         // in it as a mark, so that a later merge of the two sides of one choice sees it in the
         // prefix and does not take the path before the choice for an untainted one
-        if self.tainted && !self.branches.any(|b| matches!(b, Branch::Opaque(..) | Branch::Assume(..))) {
+        if self.tainted && !self.branches.any(Branch::is_choice) {
             self.branches.push(hidden_taint());
         }
         // (a merge of the two sides of one choice is the path before it; any other merge is a

@@ -508,10 +508,7 @@ thread_local! {
 /// [`State::join_layouts`] forgets the layouts the merged paths disagree on, so that a known
 /// layout never multiplies paths (everywhere else, e.g. call summaries, layouts are compared).
 pub fn layout_blind<R>(f: impl FnOnce() -> R) -> R {
-    let was = LAYOUT_BLIND.with(|b| b.replace(true));
-    let r = f();
-    LAYOUT_BLIND.with(|b| b.set(was));
-    r
+    with_layout_blind(true, f)
 }
 
 /// Whether tensor equality is blind to layouts now ([`layout_blind`]).
@@ -519,9 +516,9 @@ pub(super) fn is_layout_blind() -> bool {
     LAYOUT_BLIND.with(|b| b.get())
 }
 
-/// Run `f` with tensor equality seeing layouts (inside [`layout_blind`]).
-pub(super) fn layout_exact<R>(f: impl FnOnce() -> R) -> R {
-    let was = LAYOUT_BLIND.with(|b| b.replace(false));
+/// Run `f` with tensor equality blind to layouts or not (`blind`), as it was after.
+pub(super) fn with_layout_blind<R>(blind: bool, f: impl FnOnce() -> R) -> R {
+    let was = LAYOUT_BLIND.with(|b| b.replace(blind));
     let r = f();
     LAYOUT_BLIND.with(|b| b.set(was));
     r
@@ -991,6 +988,29 @@ impl State {
         s
     }
 
+    /// The graph nodes made more often on this path than on `before`, when none was freed
+    /// since (`None`: some was).
+    pub fn made_more_than(&self, before: &State) -> Option<Vec<Node>> {
+        if Rc::ptr_eq(&self.made, &before.made) {
+            return Some(Vec::new());
+        }
+        Some(self.made.grown_since(&before.made)?.into_iter().map(|(k, _)| k).collect())
+    }
+
+    /// A graph node that saves tensors was made (`State::made`).
+    pub fn make_node(&mut self, node: Node) {
+        // (made twice already: nothing changes, and a shared list is not copied)
+        match self.made.0.get(&node) {
+            Some(n) if *n >= 2 => {}
+            Some(_) => {
+                Rc::make_mut(&mut self.made).0.insert(node, 2);
+            }
+            None => {
+                Rc::make_mut(&mut self.made).0.insert(node, 1);
+            }
+        }
+    }
+
     pub fn bind_shape(&mut self, var: u32, s: Shape) {
         Rc::make_mut(&mut self.shapes).insert(var, s);
     }
@@ -1003,12 +1023,24 @@ impl State {
     /// [`State::same_state`] but for the graph nodes made (`loops`: an iteration that only
     /// made nodes again changed nothing else).
     pub fn same_state_but_made(&self, o: &State) -> bool {
+        (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes) && self.same_heap_noting(o, |_| {})
+    }
+
+    /// The same `try` depth, grad mode, frozen parameters and heap, calling `copy` with each
+    /// object that is equal in both but not shared (`State::same_state_sharing`).
+    pub(super) fn same_heap_noting(&self, o: &State, mut copy: impl FnMut(usize)) -> bool {
         self.in_try == o.in_try
             && self.grad_mode == o.grad_mode
             && self.params_frozen == o.params_frozen
             && self.heap.len() == o.heap.len()
-            && (Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes)
-            && (Heap::ptr_eq(&self.heap, &o.heap) || self.heap.all_changed(&o.heap, |i| self.heap[i] == o.heap[i]))
+            && (Heap::ptr_eq(&self.heap, &o.heap)
+                || self.heap.all_changed(&o.heap, |i| {
+                    let eq = self.heap[i] == o.heap[i];
+                    if eq {
+                        copy(i);
+                    }
+                    eq
+                }))
     }
 
     /// After `same_state` compared blind to layouts ([`layout_blind`]): forget the layouts

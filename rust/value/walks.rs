@@ -113,29 +113,6 @@ impl State {
         }
     }
 
-    /// The graph nodes made more often on this path than on `before`, when none was freed
-    /// since (`None`: some was).
-    pub fn made_more_than(&self, before: &State) -> Option<Vec<Node>> {
-        if Rc::ptr_eq(&self.made, &before.made) {
-            return Some(Vec::new());
-        }
-        Some(self.made.grown_since(&before.made)?.into_iter().map(|(k, _)| k).collect())
-    }
-
-    /// A graph node that saves tensors was made (`State::made`).
-    pub fn make_node(&mut self, node: Node) {
-        // (made twice already: nothing changes, and a shared list is not copied)
-        match self.made.0.get(&node) {
-            Some(n) if *n >= 2 => {}
-            Some(_) => {
-                Rc::make_mut(&mut self.made).0.insert(node, 2);
-            }
-            None => {
-                Rc::make_mut(&mut self.made).0.insert(node, 1);
-            }
-        }
-    }
-
     /// Replace a tensor, in every alias of it on this path, by `new` (`x.data = y`,
     /// `x.set_(y)`: the tensor object changed in place).
     pub fn replace_tensor(&mut self, old: &Rc<Tensor>, new: &Value) {
