@@ -9,6 +9,11 @@ fn analyze(src: &str, settings: &Settings) -> (Vec<shape_lint::Finding>, shape_l
     shape_lint::engine::analyze_with_stats(&module, &parsed, settings)
 }
 
+/// Each finding's row and code.
+fn rows(findings: &[shape_lint::Finding]) -> Vec<(usize, &'static str)> {
+    findings.iter().map(|f| (f.row, f.rule.code)).collect()
+}
+
 /// A helper that stores an attribute on an object handed to it: the second call is replayed,
 /// and the replay stores the attribute on the second object (read back as a size, which the
 /// bug on the last line needs).
@@ -17,7 +22,7 @@ fn a_replayed_call_makes_its_writes() {
     let src = "import torch\n\n\nclass Box:\n    pass\n\n\ndef put(box, x):\n    box.n = x.shape[1]\n    return x\n\n\na = Box()\nb = Box()\na.n = None\nb.n = None\nput(a, torch.randn(4, 16))\nput(b, torch.randn(4, 16))\ny = torch.randn(b.n, 3)\nz = torch.randn(4, 8) @ y\n";
     let (findings, stats) = analyze(src, &Settings::default());
     assert!(stats.memo_hits >= 1, "{stats:?}");
-    assert_eq!(findings.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>(), vec![(20, "SHP101")], "{findings:?}");
+    assert_eq!(rows(&findings), vec![(20, "SHP101")], "{findings:?}");
     let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
     assert_eq!(without.len(), 1, "{without:?}");
 }
@@ -28,7 +33,7 @@ fn a_replayed_call_fills_the_callers_dict() {
     let src = "import torch\n\n\ndef fill(cache, x):\n    cache[\"w\"] = x\n    return cache\n\n\nc1 = {}\nc2 = {}\nfill(c1, torch.randn(4, 16))\nfill(c2, torch.randn(4, 16))\nz = torch.randn(4, 8) @ c2[\"w\"]\n";
     let (findings, stats) = analyze(src, &Settings::default());
     assert!(stats.memo_hits >= 1, "{stats:?}");
-    assert_eq!(findings.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>(), vec![(13, "SHP101")], "{findings:?}");
+    assert_eq!(rows(&findings), vec![(13, "SHP101")], "{findings:?}");
 }
 
 /// Each call of a helper that makes an int of its own (`len(sys.argv)`) makes another one, also
@@ -68,7 +73,6 @@ fn a_replayed_call_forgets_as_its_run_did() {
     let (findings, stats) = analyze(src, &Settings::default());
     assert!(stats.memo_hits >= 1, "{stats:?}");
     let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
-    let rows = |f: &[shape_lint::Finding]| f.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>();
     assert_eq!(rows(&findings), rows(&without), "{findings:?}");
     // without the in-place write, the index is known and out of range
     let (known, _) = analyze(&src.replace("x.add_(1)", "x = x + 1"), &Settings::default());
