@@ -78,3 +78,43 @@ fn a_replayed_call_forgets_as_its_run_did() {
     let (known, _) = analyze(&src.replace("x.add_(1)", "x = x + 1"), &Settings::default());
     assert_eq!(rows(&known), vec![(14, "SHP110")], "{known:?}");
 }
+
+/// A helper that clears a gradient (`p.grad = None`, which the engine does not follow) forgets
+/// the gradients of every optimizer. Its summary keeps the optimizers that existed at its
+/// start: the third call (the optimizers as at the second) is replayed; the fourth, after
+/// `opt2` was built, is run again. A replay would forget `opt1`'s gradients alone, and
+/// `opt2`'s second step would be taken for a stale one (SHP301).
+#[test]
+fn a_summary_that_looked_for_optimizers_needs_the_same_ones() {
+    let src = "import torch\nimport torch.nn as nn\n\n\ndef clear(p):\n    p.grad = None\n\n\nm1 = nn.Linear(4, 2)\nopt1 = torch.optim.SGD(m1.parameters(), lr=0.1)\nclear(m1.weight)\nclear(m1.weight)\nclear(m1.weight)\nm2 = nn.Linear(4, 2)\nopt2 = torch.optim.SGD(m2.parameters(), lr=0.1)\nloss = m2(torch.randn(3, 4)).sum()\nloss.backward()\nopt2.step()\nclear(m1.weight)\nloss = m2(torch.randn(3, 4)).sum()\nloss.backward()\nopt2.step()\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(findings.is_empty(), "{findings:?}");
+    assert_eq!(stats.memo_hits, 1, "{stats:?}");
+    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    assert!(without.is_empty(), "{without:?}");
+    // (the last clear is what keeps the rule silent)
+    let (kept, _) = analyze(&src.replace("opt2.step()\nclear(m1.weight)\n", "opt2.step()\n"), &Settings::default());
+    assert_eq!(rows(&kept), vec![(20, "SHP301")], "{kept:?}");
+}
+
+/// A helper that reads no shape binding is replayed after the caller bound one (the first use
+/// of an unknown-rank input fixes its last dimension).
+#[test]
+fn a_summary_ignores_the_shape_bindings_it_did_not_read() {
+    let src = "import torch\nimport torch.nn as nn\n\n\ndef norm(t):\n    return t / t.sum()\n\n\ndef width(t):\n    return t.size(-1)\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 4)\n\n    def forward(self, x):\n        a = norm(torch.randn(3, 4))\n        h = self.fc(x)\n        b = norm(torch.randn(3, 4))\n        return torch.randn(3, 5) @ torch.randn(width(x), 2)\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert_eq!(rows(&findings), vec![(22, "SHP101")], "{findings:?}");
+    assert_eq!(stats.memo_hits, 1, "{stats:?}");
+}
+
+/// A helper that read a shape binding is replayed only where the caller binds it alike: on
+/// the path where the input went through the 16-wide layer, `width(x)` is 16, and the product
+/// fails there (a replay of the other path's summary would give 8).
+#[test]
+fn a_summary_needs_the_shape_bindings_it_read() {
+    let src = "import torch\nimport torch.nn as nn\n\n\ndef width(t):\n    return t.size(-1)\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc8 = nn.Linear(8, 4)\n        self.fc16 = nn.Linear(16, 4)\n\n    def forward(self, x, flag: bool):\n        if flag:\n            h = self.fc8(x)\n        else:\n            h = self.fc16(x)\n        return torch.randn(3, 8) @ torch.randn(width(x), 2)\n";
+    let (_, stats) = analyze(src, &Settings::default());
+    assert_eq!(stats.checks.violated, 1, "{stats:?}");
+    let (_, without) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    assert_eq!(without.checks.violated, 1, "{without:?}");
+}

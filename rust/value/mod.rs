@@ -976,6 +976,7 @@ impl State {
         let mut s = s.clone();
         let mut guard = 0;
         while let Some(v) = s.prefix {
+            reads::note_shape_var(v);
             let Some(b) = self.shapes.get(&v) else { break };
             let mut dims = b.dims.clone();
             dims.extend(s.dims);
@@ -1012,6 +1013,7 @@ impl State {
     }
 
     pub fn bind_shape(&mut self, var: u32, s: Shape) {
+        reads::note_shape_var(var);
         Rc::make_mut(&mut self.shapes).insert(var, s);
     }
 

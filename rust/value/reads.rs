@@ -48,6 +48,32 @@ impl Renamed {
 
 thread_local! {
     static TRACKER: RefCell<Tracker> = RefCell::new(Tracker::default());
+    /// The shape variables looked up or bound (`State::resolve`, `State::bind_shape`), in
+    /// order for all active frames, and where each frame's part starts.
+    static SHAPE_VARS: RefCell<(Vec<u32>, Vec<usize>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// Note that the path's binding of the shape variable `var` was looked up or set: a call
+/// summary keeps the caller's bindings of those alone (`engine::memo::Summary::shape_reads`).
+/// Free when no call is tracked.
+#[inline]
+pub fn note_shape_var(var: u32) {
+    SHAPE_VARS.with(|v| {
+        let mut v = v.borrow_mut();
+        if !v.1.is_empty() && v.0.last() != Some(&var) {
+            v.0.push(var);
+        }
+    });
+}
+
+/// Note the shape variables `vars` (a replayed summary's lookups) for the enclosing calls.
+pub fn note_shape_vars(vars: &[u32]) {
+    SHAPE_VARS.with(|v| {
+        let mut v = v.borrow_mut();
+        if !v.1.is_empty() {
+            v.0.extend_from_slice(vars);
+        }
+    });
 }
 
 /// One read of a pre-existing object: all of it, or one variable of a scope (a name lookup
@@ -160,12 +186,37 @@ pub fn begin_reads(heap_len: ObjId) {
         let serial = t.last_serial;
         t.starts.push((n, heap_len, d, serial));
     });
+    SHAPE_VARS.with(|v| {
+        let mut v = v.borrow_mut();
+        let n = v.0.len();
+        v.1.push(n);
+    });
 }
 
 /// Stop logging the reads of the innermost call: its distinct reads, sorted. They stay in
 /// the log, so the enclosing call reads them too.
 pub fn end_reads() -> Vec<Read> {
-    TRACKER.with(|t| {
+    end_reads_and_shape_vars().0
+}
+
+/// [`end_reads`], with the shape variables the call looked up or bound
+/// (`note_shape_var`), sorted and distinct. They stay in the log for the enclosing call too.
+pub fn end_reads_and_shape_vars() -> (Vec<Read>, Vec<u32>) {
+    let vars = SHAPE_VARS.with(|v| {
+        let mut v = v.borrow_mut();
+        let Some(start) = v.1.pop() else { return Vec::new() };
+        let at = start.min(v.0.len());
+        let mut part = v.0.split_off(at);
+        part.sort_unstable();
+        part.dedup();
+        if v.1.is_empty() {
+            v.0.clear();
+        } else {
+            v.0.extend(part.iter().copied());
+        }
+        part
+    });
+    let reads = TRACKER.with(|t| {
         let mut t = t.borrow_mut();
         let Some((start, _, d, _)) = t.starts.pop() else { return Vec::new() };
         let at = start.min(t.log.len());
@@ -182,13 +233,20 @@ pub fn end_reads() -> Vec<Read> {
             t.deferred.clear();
         }
         part
-    })
+    });
+    (reads, vars)
 }
 
 /// Stop logging the reads of the innermost call without collecting them (its caller has no
 /// use for them: the call is not summarised). They stay in the log, unsorted, so the
 /// enclosing call reads them too; `end_reads` of an enclosing call sorts them then.
 pub fn drop_reads() {
+    SHAPE_VARS.with(|v| {
+        let mut v = v.borrow_mut();
+        if v.1.pop().is_some() && v.1.is_empty() {
+            v.0.clear();
+        }
+    });
     TRACKER.with(|t| {
         let mut t = t.borrow_mut();
         if t.starts.pop().is_some() && t.starts.is_empty() {
@@ -201,11 +259,27 @@ pub fn drop_reads() {
 /// Forget every frame (a new analysis on this thread).
 pub fn reset_reads() {
     TRACKER.with(|t| *t.borrow_mut() = Tracker::default());
+    SHAPE_VARS.with(|v| *v.borrow_mut() = Default::default());
     WALKS.with(|w| w.set(0));
+    OPTIMIZER_WALKS.with(|w| w.set(0));
 }
 
 thread_local! {
     static WALKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static OPTIMIZER_WALKS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Note a look for every optimizer on the path (`optim::optimizers`). It reads the optimizers
+/// it finds (noted as reads), and depends on which others exist: a call that looked is
+/// summarised with the optimizers that existed at its start, and replayed only where the
+/// caller has as many, each matched to one of them (`memo::Summary::optimizers`).
+pub fn note_optimizer_walk() {
+    OPTIMIZER_WALKS.with(|w| w.set(w.get() + 1));
+}
+
+/// The looks for every optimizer so far (`note_optimizer_walk`).
+pub fn optimizer_walks() -> u64 {
+    OPTIMIZER_WALKS.with(|w| w.get())
 }
 
 /// Note a walk over every object of the heap (`State::forget_values` and the like): what it

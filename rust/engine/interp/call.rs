@@ -739,7 +739,7 @@ impl<'a> Interp<'a> {
         }
         // run it, and summarise it if it qualifies (see `engine::memo`)
         let counters = (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged, self.outcomes.len(), self.label_serial);
-        let (work0, walks0) = (self.work, memo::walks());
+        let (work0, walks0, looked0) = (self.work, memo::walks(), crate::value::reads::optimizer_walks());
         // (the caches of refined variables and dimensions, and of constructor parameters: a
         // call that adds to them made what a second run would find there, not make again)
         let caches = (self.refined_vars.len(), self.refined_dims.len(), self.ctor_syms.len());
@@ -780,7 +780,7 @@ impl<'a> Interp<'a> {
             out.iter_mut().for_each(|(s, _)| s.walked |= outer_walked);
             return out;
         }
-        let reads = memo::end_reads();
+        let (reads, shape_vars) = crate::value::reads::end_reads_and_shape_vars();
         // the caller sees one path per distinct result, whatever the merging setting
         let mut out = merge_vals(out, true);
         let n = entry_state.branches.len();
@@ -812,6 +812,8 @@ impl<'a> Interp<'a> {
                 fresh_vars: (counters.1, self.next_shape_var - counters.1),
                 fresh_syms: (counters.0 as u32, self.syms.infos[counters.0..].to_vec()),
                 stack: (counters.2 != self.cuts).then(|| self.stack.as_slice().into()),
+                shape_vars: shape_vars.into_iter().filter(|v| *v <= counters.1).collect(),
+                optimizers: (looked0 != crate::value::reads::optimizer_walks()).then(|| crate::models::torch::optim::optimizer_ids(&entry_state)),
             });
         }
         out.iter_mut().for_each(|(s, _)| s.walked |= outer_walked);

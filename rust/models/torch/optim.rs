@@ -277,13 +277,25 @@ fn notify(cx: &mut dyn ModelCtx, st: &State, attrs: &BTreeMap<Name, Value>, op: 
     cx.emit(&Event::Gradients { op, optimizer: &gradients(attrs), span }, st, span);
 }
 
-/// The optimizers on the path.
+/// The optimizers on the path. Each one found is read; which others exist is a dependency of
+/// its own (`reads::note_optimizer_walk`: a summary keeps the optimizers at its start).
 fn optimizers(st: &State) -> Vec<ObjId> {
     if !any_made() {
         return Vec::new();
     }
-    crate::value::reads::note_walk();
-    (0..st.heap.len()).filter(|&id| is_optimizer(st, id)).collect()
+    crate::value::reads::note_optimizer_walk();
+    let ids = optimizer_ids(st);
+    ids.iter().for_each(|&id| crate::value::reads::note_read(id));
+    ids
+}
+
+/// The optimizers on the path, without noting any read (`engine::memo` compares summaries by
+/// them).
+pub fn optimizer_ids(st: &State) -> Vec<ObjId> {
+    if !any_made() {
+        return Vec::new();
+    }
+    (0..st.heap.len()).filter(|&id| matches!(&*st.heap[id], Obj::Namespace { kind, .. } if &**kind == OPTIMIZER)).collect()
 }
 
 /// Whether the optimizer updates one of `layers` (`Some(false)`: certainly none; `None`: not
@@ -398,6 +410,9 @@ pub fn backward(st: &mut State, loss: &Tensor, span: Span) {
         Some(s) => (s.layers.clone(), s.layers_lost),
         None => (Vec::new(), false),
     };
+    // (not summarised: it notes program-wide, in `PROGRAM.backward`, what depends on whether
+    // a loop runs it, which no summary keys)
+    crate::value::reads::note_walk();
     for id in optimizers(st) {
         let Obj::Namespace { attrs, .. } = st.get(id).clone() else { continue };
         match reaches(&attrs, &layers, lost) {

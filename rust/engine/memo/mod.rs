@@ -7,9 +7,9 @@
 //! - the callee (its definition, defaults, enclosing scope, class) and the arguments,
 //! - what it reads of the heap, logged by the read tracker below: whole objects
 //!   (`State::get`/`get_mut`) or single variables of scopes (`State::get_var`, name lookup),
-//! - the path's facts, shape-variable bindings, taint, `try` depth, whether the path's branch
-//!   list holds an opaque choice (merging looks at that), the pending assignment label
-//!   (a layer built inside takes it as its name),
+//! - the path's facts, the bindings of the shape variables it looks up, taint, `try` depth,
+//!   whether the path's branch list holds an opaque choice (merging looks at that), the
+//!   pending assignment label (a layer built inside takes it as its name),
 //! - interpreter counters: fresh symbols, fresh shape variables, the call stack.
 //!
 //! A summary stores all of these as they were at the first call. A later call matches when
@@ -39,8 +39,13 @@
 //! A call is summarised only when that replay loses nothing:
 //! - no budget cut happened inside (the result is the full one);
 //! - it made no other walk over the heap (`reads::note_walk`: marking what autograd saved as
-//!   broken, the optimizer and mode walks: what they do depends on which objects exist, not
-//!   only on those the call read);
+//!   broken, a tracked `backward()`'s optimizer walk, the mode walk: what they do depends on
+//!   which objects exist, not only on those the call read). A look for every optimizer
+//!   (`reads::note_optimizer_walk`) is summarised: the summary keeps the optimizers at the
+//!   call, and a call matches only with as many, each renamed to one of the caller's;
+//! - the path's shape bindings: only those of the variables it looked up or bound
+//!   (`reads::note_shape_var`) must be the caller's; a replay changes the bindings the call
+//!   changed and keeps the others;
 //! - it added nothing to the caches of refined variables and dimensions or of constructor
 //!   parameters, and asked the environment nothing new (`Symbols::flag`): a second run would
 //!   find those, not make them again;
@@ -80,6 +85,9 @@ pub const MAX_OUTCOMES: usize = 4096;
 /// such a call that read the whole heap (an in-place op forgets what every tensor was) rarely
 /// matches again, and trying costs a walk of the heap at every call.
 const MAX_READS_WRITING: usize = 512;
+
+mod write;
+use write::{Write, write_names, write_of};
 
 pub use crate::value::reads::{Read, walks, begin_reads, drop_reads, end_reads, note, note_read, note_renamed, note_renamed_later, note_var_read, reset_reads};
 
@@ -146,6 +154,15 @@ pub struct Summary {
     /// When a call inside was cut for depth or recursion: the functions on the call stack at
     /// the call, which decide those cuts (a replay must be made under the same ones).
     stack: Option<Rc<[u32]>>,
+    /// When the call looked for every optimizer on its path (`reads::note_optimizer_walk`):
+    /// those that existed at its start, each read whole. A call matches only where the caller
+    /// has as many and the renaming takes each of these to one of them (kept in place when the
+    /// callee and arguments do not reach it), so the look finds the same ones, renamed.
+    optimizers: Option<Vec<ObjId>>,
+    /// The caller's bindings of the shape variables the call looked up or bound
+    /// (`reads::note_shape_var`; `None`: unbound): a call matches only where the caller binds
+    /// those alike. The other bindings it neither read nor changed.
+    shape_reads: Vec<(u32, Option<Shape>)>,
 }
 
 /// A lookup that matched a summary with a renaming that kept every object in place, for
@@ -234,7 +251,6 @@ impl Summary {
 #[derive(Clone, PartialEq)]
 pub struct EntryFacts {
     pub facts: Facts,
-    pub shapes: Rc<BTreeMap<u32, Shape>>,
     pub tainted: bool,
     pub in_try: u32,
     pub grad_mode: GradMode,
@@ -253,7 +269,6 @@ impl EntryFacts {
     pub fn of(st: &State) -> EntryFacts {
         EntryFacts {
             facts: st.facts.clone(),
-            shapes: st.shapes.clone(),
             tainted: st.tainted,
             in_try: st.in_try,
             grad_mode: st.grad_mode,
@@ -261,73 +276,6 @@ impl EntryFacts {
             opaque_prefix: st.branches.any(Branch::is_choice),
             values_tracked: crate::value::values_tracked(),
             optimizers_made: crate::models::torch::optim::any_made(),
-        }
-    }
-}
-
-/// What a summarised call wrote into an object that existed before it, in the first call's
-/// ids: a replay writes the same into the matching object.
-enum Write {
-    /// The whole object, which the call read whole (so the match compared all of it).
-    Whole(Rc<Obj>),
-    /// Some attributes or variables of an object the call read name by name (an attribute
-    /// store reads only its name): each name's new value, `None` when it was deleted.
-    Names(Vec<(Name, Option<Value>)>),
-}
-
-/// The names whose values differ between two maps: each with its value in `new`.
-fn changed_names(old: &BTreeMap<Name, Value>, new: &BTreeMap<Name, Value>) -> Vec<(Name, Option<Value>)> {
-    let mut out: Vec<(Name, Option<Value>)> = new.iter().filter(|(k, v)| old.get(*k) != Some(*v)).map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
-    out.extend(old.keys().filter(|k| !new.contains_key(*k)).map(|k| (k.clone(), Option::None)));
-    out
-}
-
-/// What replaying a change from `old` to `new` must write, when it can be replayed: the whole
-/// object when the call read it whole, else the names of an object that only they changed.
-fn write_of(old: &Obj, new: &Rc<Obj>, read_whole: bool) -> Option<Write> {
-    use Obj::*;
-    if read_whole {
-        return Some(Write::Whole(new.clone()));
-    }
-    Some(Write::Names(match (old, &**new) {
-        (Instance { class: c1, attrs: a1 }, Instance { class: c2, attrs: a2 }) if c1 == c2 => changed_names(a1, a2),
-        (Namespace { kind: k1, attrs: a1 }, Namespace { kind: k2, attrs: a2 }) if k1 == k2 => changed_names(a1, a2),
-        (Container { kind: k1, items: i1, attrs: a1 }, Container { kind: k2, items: i2, attrs: a2 }) if k1 == k2 && i1 == i2 => changed_names(a1, a2),
-        (Layer(l1), Layer(l2)) if l1.kind == l2.kind && l1.args == l2.args && l1.label == l2.label && l1.span == l2.span => changed_names(&l1.attrs, &l2.attrs),
-        (Scope { vars: v1, parent: p1 }, Scope { vars: v2, parent: p2 }) if p1 == p2 => {
-            let mut out = Vec::new();
-            v2.diff(v1, |k, new, _| {
-                out.push((k.clone(), new.cloned()));
-                true
-            });
-            out
-        }
-        _ => return Option::None,
-    }))
-}
-
-/// Write the names of a `Write::Names` into `o` (the object's kind was checked at the store).
-fn write_names(o: &mut Obj, names: &[(Name, Option<Value>)]) {
-    use Obj::*;
-    for (k, v) in names {
-        match o {
-            Instance { attrs, .. } | Namespace { attrs, .. } | Container { attrs, .. } | Layer(crate::value::Layer { attrs, .. }) => match v {
-                Some(v) => {
-                    attrs.insert(k.clone(), v.clone());
-                }
-                Option::None => {
-                    attrs.remove(k);
-                }
-            },
-            Scope { vars, .. } => match v {
-                Some(v) => {
-                    vars.insert(k.clone(), v.clone());
-                }
-                Option::None => {
-                    vars.remove(k);
-                }
-            },
-            List(_) | Dict(_) | Class { .. } => {}
         }
     }
 }
@@ -340,7 +288,8 @@ struct CallResult {
     /// Shared with the first call's heap: a replay that renames nothing in one shares it too.
     new_objs: Vec<Rc<Obj>>,
     facts: Facts,
-    shapes: Rc<BTreeMap<u32, Shape>>,
+    /// The shape bindings the call changed: each variable's new binding (`None`: removed).
+    shapes: Vec<(u32, Option<Shape>)>,
     branches: Vec<Branch>,
     tainted: bool,
     /// The graph nodes the call made (`State::made`), by how many times: a replay makes them
@@ -358,6 +307,17 @@ fn made_since(before: &Rc<Made>, after: &Rc<Made>) -> Option<Vec<(Node, u8)>> {
         return Some(Vec::new());
     }
     after.grown_since(before)
+}
+
+/// The bindings that differ from `before` in `after`: each variable's binding in `after`
+/// (`None`: unbound there).
+fn shape_delta(before: &Rc<BTreeMap<u32, Shape>>, after: &Rc<BTreeMap<u32, Shape>>) -> Vec<(u32, Option<Shape>)> {
+    if Rc::ptr_eq(before, after) {
+        return Vec::new();
+    }
+    let mut out: Vec<(u32, Option<Shape>)> = after.iter().filter(|(k, v)| before.get(k) != Some(*v)).map(|(k, v)| (*k, Some(v.clone()))).collect();
+    out.extend(before.keys().filter(|k| !after.contains_key(k)).map(|k| (*k, Option::None)));
+    out
 }
 
 /// A summary matched against a call: the renaming from the first call's ids to this one's.
@@ -392,18 +352,31 @@ pub struct Recorded<'a> {
     pub fresh_syms: (u32, Vec<crate::shape::SymInfo>),
     /// The call stack at the call, when a depth or recursion cut happened inside it.
     pub stack: Option<Rc<[u32]>>,
+    /// The optimizers at the call, when it looked for every one (`Summary::optimizers`).
+    pub optimizers: Option<Vec<ObjId>>,
+    /// The shape variables that existed before the call that it looked up or bound.
+    pub shape_vars: Vec<u32>,
 }
 
 impl Memo {
     /// A stored summary for calling `c` with these arguments on this path, if one matches.
     pub fn lookup(&mut self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], st: &State, entry: &EntryFacts, stack: &[u32]) -> Option<Hit> {
         let key = Rc::as_ptr(&c.def) as usize;
+        let mut caller_optimizers: Option<usize> = None;
         let found = self.by_def.get(&key).and_then(|list| {
             list.iter().rev().find_map(|s| {
-                if s.entry != *entry || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) {
+                if s.entry != *entry || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) || !s.shape_reads.iter().all(|(v, b)| st.shapes.get(v) == b.as_ref()) {
                     return None;
                 }
-                if let Some(map) = s.same_as_last(c, args, kwargs, &st.heap) {
+                // (as many optimizers as the first call had: `Summary::optimizers`)
+                if let Some(own) = &s.optimizers
+                    && *caller_optimizers.get_or_insert_with(|| crate::models::torch::optim::optimizer_ids(st).len()) != own.len()
+                {
+                    return None;
+                }
+                if let Some(map) = s.same_as_last(c, args, kwargs, &st.heap)
+                    && s.optimizers.as_ref().is_none_or(|own| own.iter().all(|&o| map.get(o).is_some()))
+                {
                     return Some(Hit { summary: s.clone(), map });
                 }
                 // a plain argument that differs fails the match whatever the renaming
@@ -414,7 +387,9 @@ impl Memo {
                 let ok = iso.closure(&s.closure, c)
                     && s.args.iter().zip(args).all(|(a, b)| iso.value(a, b))
                     && s.kwargs.iter().zip(kwargs).all(|((k1, a), (k2, b))| k1 == k2 && iso.value(a, b))
-                    && iso.drain();
+                    && iso.drain()
+                    // (each optimizer the callee and arguments do not reach is kept in place)
+                    && s.optimizers.as_ref().is_none_or(|own| own.iter().all(|&o| iso.fwd.get(o).is_some() || iso.id(o, o)) && iso.drain());
                 if !ok {
                     return None;
                 }
@@ -434,6 +409,13 @@ impl Memo {
     /// the counters, this checks the heap and the branches).
     pub fn store(&mut self, r: Recorded) {
         let l0 = r.entry_state.heap.len();
+        let mut r = r;
+        // (the optimizers it looked at are read whole: the match compares them)
+        if let Some(own) = &r.optimizers {
+            r.reads.extend(own.iter().map(|&o| (o, Option::None)));
+            r.reads.sort_unstable();
+            r.reads.dedup();
+        }
         if r.reads.len() > MAX_READS {
             return;
         }
@@ -476,7 +458,7 @@ impl Memo {
                 value: v.clone(),
                 new_objs: s.heap.iter_from(l0).cloned().collect(),
                 facts: s.facts.clone(),
-                shapes: s.shapes.clone(),
+                shapes: shape_delta(&r.entry_state.shapes, &s.shapes),
                 branches: s.branches.suffix(n),
                 tainted: s.tainted,
                 made,
@@ -498,6 +480,8 @@ impl Memo {
             fresh_vars: r.fresh_vars,
             fresh_syms: r.fresh_syms,
             stack: r.stack,
+            optimizers: r.optimizers,
+            shape_reads: r.shape_vars.iter().map(|v| (*v, r.entry_state.shapes.get(v).cloned())).collect(),
         };
         let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
         if list.len() >= PER_FUNCTION {
@@ -565,11 +549,15 @@ impl Hit {
             }
             st2.alloc_all(objs);
             st2.facts = ren.facts(&r.facts);
-            st2.shapes = if ren.ids_only() {
-                r.shapes.clone()
-            } else {
-                Rc::new(r.shapes.iter().map(|(k, v)| (ren.vars.map(*k), ren.shape(v))).collect())
-            };
+            if !r.shapes.is_empty() {
+                let shapes = Rc::make_mut(&mut st2.shapes);
+                for (k, v) in &r.shapes {
+                    match v {
+                        Some(v) => shapes.insert(ren.vars.map(*k), if ren.ids_only() { v.clone() } else { ren.shape(v) }),
+                        Option::None => shapes.remove(&ren.vars.map(*k)),
+                    };
+                }
+            }
             st2.branches.extend(r.branches.iter().map(|b| ren.branch(b)));
             st2.tainted = r.tainted;
             for (k, n) in &r.made {
@@ -581,6 +569,14 @@ impl Hit {
         }
         // the enclosing call read what this one reads (unless a replay that renamed none of
         // them noted them in the same frame: a summary replayed in a comprehension)
+        // (an enclosing call depends on the optimizers this one looked for)
+        if s.optimizers.is_some() {
+            crate::value::reads::note_optimizer_walk();
+        }
+        if !s.shape_reads.is_empty() {
+            let vars: Vec<u32> = s.shape_reads.iter().map(|(v, _)| *v).collect();
+            crate::value::reads::note_shape_vars(&vars);
+        }
         let frame = crate::value::reads::frame_serial();
         let unrenamed = s.reads.iter().all(|(id, _)| self.map.get(*id) == Some(*id));
         if !(unrenamed && frame != 0 && s.noted_in.get() == frame) {
