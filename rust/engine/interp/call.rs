@@ -773,7 +773,7 @@ impl<'a> Interp<'a> {
             && !read_callers_label;
         if !qualifies {
             if debug_enabled() {
-                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4));
+                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={} label={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), caches != (self.refined_vars.len(), self.refined_dims.len(), self.ctor_syms.len()), !self.syms.infos[counters.0..].iter().all(|i| i.phrase.is_none() && i.param.is_none()), read_callers_label);
             }
             // its reads stay the caller's, unsorted: only a summary needs them sorted
             memo::drop_reads();
