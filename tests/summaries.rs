@@ -118,3 +118,18 @@ fn a_summary_needs_the_shape_bindings_it_read() {
     let (_, without) = analyze(src, &Settings { memo: false, ..Settings::default() });
     assert_eq!(without.checks.violated, 1, "{without:?}");
 }
+
+/// A helper that fixes the rank of an argument of unknown rank (`B, T, C = x.shape`) refines a
+/// variable from before it: its sizes are the same unknowns on every path (the caches of
+/// refinements), so the replay on the second path keeps the first run's `B` rather than make
+/// another, as a second run would find it, and the product fails on both paths.
+#[test]
+fn a_replay_keeps_the_refinements_of_the_callers_variables() {
+    let src = "import torch\nimport torch.nn as nn\n\n\ndef dims(x):\n    B, T, C = x.shape\n    return torch.randn(B, C)\n\n\nclass Net(nn.Module):\n    def forward(self, x, flag: bool):\n        if flag:\n            y = torch.randn(2)\n        else:\n            y = torch.randn(3)\n        a = dims(x)\n        return torch.randn(4, a.shape[0]) @ torch.randn(a.shape[0] + 1, 2)\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert_eq!(rows(&findings), vec![(17, "SHP101")], "{findings:?}");
+    assert!(findings[0].message.contains("(B vs B + 1)"), "{}", findings[0].message);
+    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    assert_eq!(rows(&without), rows(&findings), "{without:?}");
+}

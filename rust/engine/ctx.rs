@@ -60,6 +60,7 @@ impl ModelCtx for Interp<'_> {
         }
         let v = Interp::fresh_shape_var(self);
         self.refined_vars.insert(key.to_vec(), v);
+        self.refined_log.push(crate::engine::memo::Refined::Var(key.to_vec(), v));
         v
     }
 
@@ -70,7 +71,8 @@ impl ModelCtx for Interp<'_> {
         }
         let p = self.syms.fresh(name, 1);
         self.syms.set_param(&p, crate::shape::Param { name: name.to_string(), kind: crate::shape::ParamKind::Input, default: None });
-        self.refined_dims.insert(key, p.clone());
+        self.refined_dims.insert(key.clone(), p.clone());
+        self.refined_log.push(crate::engine::memo::Refined::Dim(key, p.clone()));
         Dim::known(p, None)
     }
 

@@ -712,6 +712,14 @@ impl<'a> Interp<'a> {
             let next_sym = self.syms.infos.len() as u32;
             match hit.replay(st, self.next_shape_var, next_sym) {
                 Ok(out) => {
+                    // (the refinements it made, of the variables it made: renamed as its result)
+                    for r in hit.refined(self.next_shape_var, next_sym) {
+                        match &r {
+                            memo::Refined::Var(key, v) => self.refined_vars.insert(key.clone(), *v).map(|_| ()),
+                            memo::Refined::Dim(key, p) => self.refined_dims.insert(key.clone(), p.clone()).map(|_| ()),
+                        };
+                        self.refined_log.push(r);
+                    }
                     self.next_shape_var += hit.fresh_vars();
                     self.syms.infos.extend(hit.fresh_syms().iter().cloned());
                     // outcomes of the same frame have the same call sites: built once
@@ -741,8 +749,9 @@ impl<'a> Interp<'a> {
         let counters = (self.syms.infos.len(), self.next_shape_var, self.cuts, self.flagged, self.outcomes.len(), self.label_serial);
         let (work0, walks0, looked0) = (self.work, memo::walks(), crate::value::reads::optimizer_walks());
         // (the caches of refined variables and dimensions, and of constructor parameters: a
-        // call that adds to them made what a second run would find there, not make again)
-        let caches = (self.refined_vars.len(), self.refined_dims.len(), self.ctor_syms.len());
+        // call that adds to them made what a second run would find there, not make again,
+        // unless each entry refines a variable the call made: `memo::Refined`)
+        let (caches, refined0) = (self.ctor_syms.len(), self.refined_log.len());
         let outer_reads = std::mem::replace(&mut self.oldest_label_read, u64::MAX);
         // (the walks over the heap the call makes, noted afresh: a replay makes them again)
         let outer_walked = std::mem::take(&mut st.walked);
@@ -756,14 +765,19 @@ impl<'a> Interp<'a> {
         let read_callers_label = self.oldest_label_read <= counters.5;
         self.oldest_label_read = self.oldest_label_read.min(outer_reads);
         let l0 = entry_state.heap.len();
+        // (the refinements of variables from before the call: a replay keeps them, when they
+        // were the first variables and symbols it made, `memo::Summary::kept`)
+        let kept = memo::Refined::kept(&self.refined_log[refined0..], counters.1, counters.0 as u32);
         // (a probing second iteration records only one rule's violations: what it ran is no
         // summary of the call, `loops::second_iteration`)
         let qualifies = !self.abandoned
             && self.probe_only.is_none()
-            && caches == (self.refined_vars.len(), self.refined_dims.len(), self.ctor_syms.len())
+            && caches == self.ctor_syms.len()
+            && kept.is_some()
             // (a question asked of the environment is one symbol at every ask, a free
-            // parameter one per name: a replay would make another)
-            && self.syms.infos[counters.0..].iter().all(|i| i.phrase.is_none() && i.param.is_none())
+            // parameter one per name: a replay would make another; a refined dimension's is
+            // made again for the variable the replay makes)
+            && self.syms.infos[counters.0..].iter().enumerate().all(|(i, info)| info.phrase.is_none() && (info.param.is_none() || self.refined_log[refined0..].iter().any(|r| r.sym() == Some((counters.0 + i) as u32))))
             && counters.3 == self.flagged
             && self.outcomes.len() >= counters.4
             // (a replay records every outcome again, each with its branches past the caller's:
@@ -773,7 +787,7 @@ impl<'a> Interp<'a> {
             && !read_callers_label;
         if !qualifies {
             if debug_enabled() {
-                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={} label={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), caches != (self.refined_vars.len(), self.refined_dims.len(), self.ctor_syms.len()), !self.syms.infos[counters.0..].iter().all(|i| i.phrase.is_none() && i.param.is_none()), read_callers_label);
+                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={} label={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), caches != self.ctor_syms.len() || kept.is_none(), !self.syms.infos[counters.0..].iter().all(|i| i.phrase.is_none() && i.param.is_none()), read_callers_label);
             }
             // its reads stay the caller's, unsorted: only a summary needs them sorted
             memo::drop_reads();
@@ -813,6 +827,8 @@ impl<'a> Interp<'a> {
                 fresh_syms: (counters.0 as u32, self.syms.infos[counters.0..].to_vec()),
                 stack: (counters.2 != self.cuts).then(|| self.stack.as_slice().into()),
                 shape_vars: shape_vars.into_iter().filter(|v| *v <= counters.1).collect(),
+                refined: self.refined_log[refined0..].iter().filter(|r| r.fresh(counters.1)).cloned().collect(),
+                kept: kept.unwrap_or_default(),
                 optimizers: (looked0 != crate::value::reads::optimizer_walks()).then(|| crate::models::torch::optim::optimizer_ids(&entry_state)),
             });
         }

@@ -224,6 +224,9 @@ pub struct Interp<'a> {
     /// (and position and name): the same on every path (`ModelCtx::refine_var`).
     pub refined_vars: std::collections::HashMap<Vec<u32>, u32>,
     pub refined_dims: std::collections::HashMap<(u32, usize, Rc<str>), crate::shape::Poly>,
+    /// Every entry added to those two caches, in order (`memo::Refined`): a call summary
+    /// keeps those its call added.
+    pub refined_log: Vec<super::memo::Refined>,
     /// Calls cut short (depth, recursion): a call that contains one is not summarised.
     pub cuts: u64,
     /// Violated verdicts, and undecided ones exported or assumed, recorded so far: a call
@@ -366,6 +369,7 @@ impl<'a> Interp<'a> {
             memo: Default::default(),
             refined_vars: Default::default(),
             refined_dims: Default::default(),
+            refined_log: Vec::new(),
             cuts: 0,
             flagged: 0,
             loop_items_skipped: 0,

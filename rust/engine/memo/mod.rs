@@ -86,7 +86,11 @@ pub const MAX_OUTCOMES: usize = 4096;
 /// matches again, and trying costs a walk of the heap at every call.
 const MAX_READS_WRITING: usize = 512;
 
+mod refined;
+mod shift;
 mod write;
+pub use shift::Shift;
+pub use refined::Refined;
 use write::{Write, write_names, write_of};
 
 pub use crate::value::reads::{Read, walks, begin_reads, drop_reads, end_reads, note, note_read, note_renamed, note_renamed_later, note_var_read, reset_reads};
@@ -163,6 +167,12 @@ pub struct Summary {
     /// (`reads::note_shape_var`; `None`: unbound): a call matches only where the caller binds
     /// those alike. The other bindings it neither read nor changed.
     shape_reads: Vec<(u32, Option<Shape>)>,
+    /// The refinements it made of variables it made itself (`Refined`).
+    refined: Vec<Refined>,
+    /// How many of its fresh shape variables and symbols (the first ones) are the refinements
+    /// of variables from before it: a replay keeps them, as a second run would find them in
+    /// the caches.
+    kept: (u32, u32),
 }
 
 /// A lookup that matched a summary with a renaming that kept every object in place, for
@@ -211,7 +221,12 @@ impl Summary {
     /// The renaming of the call's fresh symbols to new ones from `next_sym` on (`Hit::replay`,
     /// `Hit::branch`).
     fn sym_shift(&self, next_sym: u32) -> Shift {
-        Shift { from: self.fresh_syms.0, count: self.fresh_syms.1.len() as u32, to: next_sym }
+        Shift { from: self.fresh_syms.0, count: self.fresh_syms.1.len() as u32, keep: self.kept.1, to: next_sym }
+    }
+
+    /// The renaming of the call's fresh shape variables to new ones from `next_var + 1` on.
+    fn var_shift(&self, next_var: u32) -> Shift {
+        Shift { from: self.fresh_vars.0 + 1, count: self.fresh_vars.1, keep: self.kept.0, to: next_var + 1 }
     }
 
     /// The renaming of the last match (`LastMatch`), if this lookup is the same.
@@ -356,6 +371,10 @@ pub struct Recorded<'a> {
     pub optimizers: Option<Vec<ObjId>>,
     /// The shape variables that existed before the call that it looked up or bound.
     pub shape_vars: Vec<u32>,
+    /// The refinements it made (`Summary::refined`).
+    pub refined: Vec<Refined>,
+    /// `Summary::kept`.
+    pub kept: (u32, u32),
 }
 
 impl Memo {
@@ -482,6 +501,8 @@ impl Memo {
             stack: r.stack,
             optimizers: r.optimizers,
             shape_reads: r.shape_vars.iter().map(|v| (*v, r.entry_state.shapes.get(v).cloned())).collect(),
+            refined: r.refined,
+            kept: r.kept,
         };
         let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
         if list.len() >= PER_FUNCTION {
@@ -498,14 +519,24 @@ impl Hit {
         self.summary.work
     }
 
-    /// How many shape variables the call created (a replay takes as many from the counter).
+    /// How many shape variables the call created (a replay takes as many from the counter),
+    /// but for those it keeps (`Shift::keep`).
     pub fn fresh_vars(&self) -> u32 {
-        self.summary.fresh_vars.1
+        self.summary.fresh_vars.1 - self.summary.kept.0
     }
 
-    /// The symbols the call created (a replay makes as many, with the same infos).
+    /// The symbols the call created (a replay makes as many, with the same infos), but for
+    /// those it keeps.
     pub fn fresh_syms(&self) -> &[crate::shape::SymInfo] {
-        &self.summary.fresh_syms.1
+        &self.summary.fresh_syms.1[self.summary.kept.1 as usize..]
+    }
+
+    /// The refinements the call made, renamed as `replay` renames its result (the same
+    /// `next_var` and `next_sym`).
+    pub fn refined(&self, next_var: u32, next_sym: u32) -> Vec<Refined> {
+        let s = &self.summary;
+        let (vars, syms) = (s.var_shift(next_var), s.sym_shift(next_sym));
+        s.refined.iter().map(|r| r.renamed(&|v| vars.map(v), &|x| syms.map(x))).collect()
     }
 
     /// The call's outcomes on the current path `st`, or `None` when a result refers to an
@@ -521,7 +552,7 @@ impl Hit {
         };
         let ren = Ren {
             ids: &map,
-            vars: Shift { from: s.fresh_vars.0 + 1, count: s.fresh_vars.1, to: next_var + 1 },
+            vars: s.var_shift(next_var),
             syms: s.sym_shift(next_sym),
         };
         // renamed up front, so that a result that cannot be renamed leaves `st` untouched
@@ -965,31 +996,6 @@ impl<'a> Iso<'a> {
 }
 
 // ----- renaming results ---------------------------------------------------------------------
-
-/// The shape variables or the symbols a summarised call created (`from .. from + count`, in
-/// the first call's numbering) and where a replay puts them (`to ..`, past every one made
-/// since): a second run of the call would have made as many, in the same order, from the
-/// interpreter's counter. Symbols keep their order, so renamed polynomials stay sorted
-/// (`Poly::rename_syms`).
-#[derive(Clone, Copy, Default)]
-pub struct Shift {
-    from: u32,
-    count: u32,
-    to: u32,
-}
-
-impl Shift {
-    fn is_identity(&self) -> bool {
-        self.count == 0 || self.from == self.to
-    }
-    /// Whether `x` is one of the call's fresh ones, which a replay renames.
-    fn moves(&self, x: u32) -> bool {
-        !self.is_identity() && x >= self.from && x < self.from + self.count
-    }
-    fn map(&self, x: u32) -> u32 {
-        if self.moves(x) { x - self.from + self.to } else { x }
-    }
-}
 
 /// A replay's renaming: of the first call's object ids, and of its fresh shape variables and
 /// symbols.
