@@ -1,16 +1,19 @@
 """The torch oracle's runs of the fixtures, once per pytest session (not a test module).
 
-Each fixture runs in its own interpreter through ``oracle_runner.py`` (which reports the
-traceback and the model calls forward hooks saw, as JSON), in a temporary working directory,
-with a 60 s timeout; the runs are concurrent, one per core, single-threaded. A report is kept
+Each fixture runs in its own process through ``oracle_runner.py`` (which reports the traceback
+and the model calls forward hooks saw, as JSON), in a temporary working directory, with a 60 s
+timeout: forked from a server that imported torch once, where processes fork (a fresh
+interpreter each, else); the runs are concurrent, one per core, single-threaded. A report is kept
 for the rest of the session: ``test_oracle.py`` (is the traceback where the markers say?) and
 ``test_summary.py`` (does ``shape-lint summary`` agree with the hooks?) read the same run, so
 no fixture runs under torch twice.
 """
+import atexit
 import json
 import os
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -26,10 +29,66 @@ def fixture_id(path):
     return path.relative_to(FIXTURES_DIR).as_posix()
 
 
+_SERVERS = threading.local()
+_STARTED = []
+
+
+def _server():
+    """This thread's fork server (``oracle_runner.py --serve``), started on first use."""
+    proc = getattr(_SERVERS, "proc", None)
+    if proc is None or proc.poll() is not None:
+        proc = subprocess.Popen(
+            [sys.executable, str(RUNNER), "--serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+            env=dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1"),  # runs are concurrent
+        )
+        _SERVERS.proc = proc
+        _STARTED.append(proc)
+    return proc
+
+
+@atexit.register
+def _stop_servers():
+    for proc in _STARTED:
+        if proc.poll() is None:
+            proc.stdin.close()
+            proc.wait(timeout=10)
+
+
+def _run_forked(path, workdir, report):
+    """Run one fixture in a child of this thread's fork server: (exit status or "timeout",
+    its output). ``None`` when the server is gone."""
+    output = workdir / "output.txt"
+    proc = _server()
+    try:
+        proc.stdin.write(json.dumps({"fixture": str(path), "report": str(report), "cwd": str(workdir), "output": str(output), "timeout": TIMEOUT_S}) + "\n")
+        proc.stdin.flush()
+        line = proc.stdout.readline()
+    except (BrokenPipeError, OSError):
+        return None
+    if not line:
+        return None
+    text = output.read_text(errors="replace") if output.exists() else ""
+    return json.loads(line)["status"], text
+
+
 def run_fixture(path, workdir):
-    """Run one fixture through the runner; return its report (see oracle_runner.py)."""
+    """Run one fixture through the runner; return its report (see oracle_runner.py). Where
+    processes fork, it runs in a child of a fork server that imported torch once (the same
+    fresh interpreter state for each fixture, without paying torch's import each time)."""
     workdir.mkdir(parents=True, exist_ok=True)
     report = workdir / "report.json"
+    forked = _run_forked(path, workdir, report) if hasattr(os, "fork") else None
+    if forked is not None:
+        status, output = forked
+        if status == "timeout":
+            return {"ok": False, "exc_type": "Timeout", "frames": [], "output": "", "calls": [],
+                    "error": "timed out after %d s" % TIMEOUT_S}
+        if not report.exists():
+            return {"ok": False, "exc_type": "RunnerCrashed", "frames": [], "calls": [],
+                    "error": "runner exited with %s and wrote no report" % status, "output": output}
+        out = json.loads(report.read_text())
+        out["output"] = output[-3000:]
+        return out
     try:
         proc = subprocess.run(
             [sys.executable, str(RUNNER), str(path), str(report)],

@@ -1,6 +1,7 @@
 """Run one fixture program as ``__main__`` and write what happened as JSON.
 
 usage: python oracle_runner.py FIXTURE.py REPORT.json
+       python oracle_runner.py --serve   (many fixtures, torch imported once: ``serve``)
 
 The report holds ``ok`` (bool: the program ran to completion or exited with status 0),
 ``exc_type``, ``error`` (``"Type: first line of the message"``) and ``frames``: the traceback
@@ -26,7 +27,13 @@ ARGV = "# oracle: argv "
 
 
 def main():
-    fixture, report = os.path.abspath(sys.argv[1]), sys.argv[2]
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        run(os.path.abspath(sys.argv[1]), sys.argv[2])
+
+
+def run(fixture, report):
     sys.path.insert(0, os.path.dirname(fixture))
     out = {"ok": True, "exc_type": None, "error": None, "frames": []}
     with open(fixture, encoding="utf-8") as f:
@@ -57,6 +64,56 @@ def main():
         traceback.print_exc()
     with open(report, "w") as f:
         json.dump(out, f)
+
+
+def serve():
+    """Run fixtures for ``oracle_reports.py`` with torch imported once: read one request per
+    line on stdin (JSON: ``fixture``, ``report``, ``cwd``, ``output``, ``timeout``), run it in a
+    child forked from this process (so each fixture still starts from an interpreter that ran
+    nothing but the imports: no state of another fixture reaches it), its stdout and stderr
+    written to ``output``, and answer one line (JSON: ``status``, the child's exit status, or
+    ``"timeout"`` when it ran past ``timeout`` seconds and was killed). Most of a fixture's run
+    was torch's import."""
+    import signal
+    import time
+
+    import torch  # noqa: F401 - imported once, before the forks
+
+    for line in sys.stdin:
+        req = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            status = 0
+            try:
+                os.chdir(req["cwd"])
+                fd = os.open(req["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                null = os.open(os.devnull, os.O_RDONLY)
+                os.dup2(null, 0)
+                sys.stdin = open(os.devnull)
+                run(req["fixture"], req["report"])
+            except BaseException:  # noqa: B902 - the report is missing: the client says so
+                traceback.print_exc()
+                status = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(status)
+        deadline = time.monotonic() + req["timeout"]
+        while True:
+            done, code = os.waitpid(pid, os.WNOHANG)
+            if done:
+                answer = {"status": os.waitstatus_to_exitcode(code)}
+                break
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                answer = {"status": "timeout"}
+                break
+            time.sleep(0.005)
+        sys.stdout.write(json.dumps(answer) + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":
