@@ -767,13 +767,13 @@ impl<'a> Interp<'a> {
         let l0 = entry_state.heap.len();
         // (the refinements of variables from before the call: a replay keeps them, when they
         // were the first variables and symbols it made, `memo::Summary::kept`)
-        let kept = memo::Refined::kept(&self.refined_log[refined0..], counters.1, counters.0 as u32);
+        let refined = memo::Refined::split(&self.refined_log[refined0..], counters.1, counters.0 as u32);
         // (a probing second iteration records only one rule's violations: what it ran is no
         // summary of the call, `loops::second_iteration`)
         let qualifies = !self.abandoned
             && self.probe_only.is_none()
             && caches == self.ctor_syms.len()
-            && kept.is_some()
+            && refined.is_some()
             // (a question asked of the environment is one symbol at every ask, a free
             // parameter one per name: a replay would make another; a refined dimension's is
             // made again for the variable the replay makes)
@@ -787,7 +787,7 @@ impl<'a> Interp<'a> {
             && !read_callers_label;
         if !qualifies {
             if debug_enabled() {
-                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={} label={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), caches != self.ctor_syms.len() || kept.is_none(), !self.syms.infos[counters.0..].iter().all(|i| i.phrase.is_none() && i.param.is_none()), read_callers_label);
+                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={} label={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), caches != self.ctor_syms.len() || refined.is_none(), !self.syms.infos[counters.0..].iter().all(|i| i.phrase.is_none() && i.param.is_none()), read_callers_label);
             }
             // its reads stay the caller's, unsorted: only a summary needs them sorted
             memo::drop_reads();
@@ -827,8 +827,8 @@ impl<'a> Interp<'a> {
                 fresh_syms: (counters.0 as u32, self.syms.infos[counters.0..].to_vec()),
                 stack: (counters.2 != self.cuts).then(|| self.stack.as_slice().into()),
                 shape_vars: shape_vars.into_iter().filter(|v| *v <= counters.1).collect(),
-                refined: self.refined_log[refined0..].iter().filter(|r| r.fresh(counters.1)).cloned().collect(),
-                kept: kept.unwrap_or_default(),
+                kept: refined.as_ref().map(|r| r.0).unwrap_or_default(),
+                refined: refined.map(|r| r.1).unwrap_or_default(),
                 optimizers: (looked0 != crate::value::reads::optimizer_walks()).then(|| crate::models::torch::optim::optimizer_ids(&entry_state)),
             });
         }

@@ -20,20 +20,11 @@ pub enum Refined {
 }
 
 impl Refined {
-    /// Whether every variable of the key was made after `before` (the shape-variable counter
-    /// at the call's start).
-    pub fn fresh(&self, before: u32) -> bool {
+    /// The variables of the key.
+    fn key_vars(&self) -> Vec<u32> {
         match self {
-            Refined::Var(key, _) => key.iter().all(|v| *v > before),
-            Refined::Dim((v, ..), _) => *v > before,
-        }
-    }
-
-    /// The variable made for a key of variables.
-    pub fn var(&self) -> Option<u32> {
-        match self {
-            Refined::Var(_, v) => Some(*v),
-            Refined::Dim(..) => None,
+            Refined::Var(key, _) => key.clone(),
+            Refined::Dim((v, ..), _) => vec![*v],
         }
     }
 
@@ -53,19 +44,64 @@ impl Refined {
         }
     }
 
-    /// Of the refinements `log` a call made (its shape-variable and symbol counters at its
-    /// start: `vars`, `syms`), how many variables and symbols those of variables from before
-    /// it made, when they are the first ones the call made (`None` otherwise, or when one is
-    /// no single symbol).
-    pub fn kept(log: &[Refined], vars: u32, syms: u32) -> Option<(u32, u32)> {
+    /// The refinements `log` a call made (its shape-variable and symbol counters at its start:
+    /// `vars`, `syms`), split: how many variables and symbols those a second run would find in
+    /// the caches made (a refinement of a variable from before the call, or of one such a
+    /// refinement made), and the others, which a replay makes again renamed. `None` when the
+    /// kept ones are not the first variables and symbols the call made, or one is no single
+    /// symbol.
+    pub fn split(log: &[Refined], vars: u32, syms: u32) -> Option<((u32, u32), Vec<Refined>)> {
         let (mut v, mut s) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
-        for r in log.iter().filter(|r| !r.fresh(vars)) {
-            match r {
-                Refined::Var(_, x) => v.insert(*x),
-                Refined::Dim(..) => s.insert(r.sym()?),
-            };
+        let mut again = Vec::new();
+        for r in log {
+            if r.key_vars().iter().any(|x| *x <= vars || v.contains(x)) {
+                match r {
+                    Refined::Var(_, x) => v.insert(*x),
+                    Refined::Dim(..) => s.insert(r.sym()?),
+                };
+            } else {
+                again.push(r.clone());
+            }
         }
         let (nv, ns) = (v.len() as u32, s.len() as u32);
-        (v.into_iter().eq(vars + 1..vars + 1 + nv) && s.into_iter().eq(syms..syms + ns)).then_some((nv, ns))
+        (v.into_iter().eq(vars + 1..vars + 1 + nv) && s.into_iter().eq(syms..syms + ns)).then_some(((nv, ns), again))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn var(key: &[u32], v: u32) -> Refined {
+        Refined::Var(key.to_vec(), v)
+    }
+
+    fn dim(parent: u32, sym: u32) -> Refined {
+        Refined::Dim((parent, 0, Rc::from("B")), Poly::sym(sym))
+    }
+
+    /// Variables up to 10 and symbols below 20 existed before the call.
+    #[test]
+    fn refinements_of_the_callers_variables_are_kept_and_the_others_made_again() {
+        // the caller's 7 refined into 11 (kept); the call's own 12 refined into 13 (made again)
+        let (kept, again) = split(&[var(&[7], 11), var(&[12], 13)], 10, 20).unwrap();
+        assert_eq!(kept, (1, 0));
+        assert!(matches!(again.as_slice(), [Refined::Var(k, 13)] if k == &[12]));
+        // a refinement of what a kept one made is kept too (a second run finds both)
+        let (kept, again) = split(&[var(&[7], 11), var(&[11], 12), dim(12, 20)], 10, 20).unwrap();
+        assert_eq!(kept, (2, 1));
+        assert!(again.is_empty());
+    }
+
+    #[test]
+    fn kept_refinements_must_be_the_first_the_call_made() {
+        // the call made 11 before refining the caller's 7 into 12: renaming would reorder them
+        assert!(split(&[var(&[7], 12)], 10, 20).is_none());
+        // the same for a symbol made after another of the call's own
+        assert!(split(&[dim(7, 21)], 10, 20).is_none());
+    }
+
+    fn split(log: &[Refined], vars: u32, syms: u32) -> Option<((u32, u32), Vec<Refined>)> {
+        Refined::split(log, vars, syms)
     }
 }
