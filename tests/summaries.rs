@@ -9,6 +9,11 @@ fn analyze(src: &str, settings: &Settings) -> (Vec<shape_lint::Finding>, shape_l
     shape_lint::engine::analyze_with_stats(&module, &parsed, settings)
 }
 
+/// The same analysis without call summaries (what every replay must agree with).
+fn without_summaries(src: &str) -> (Vec<shape_lint::Finding>, shape_lint::engine::Stats) {
+    analyze(src, &Settings { memo: false, ..Settings::default() })
+}
+
 /// Each finding's row and code.
 fn rows(findings: &[shape_lint::Finding]) -> Vec<(usize, &'static str)> {
     findings.iter().map(|f| (f.row, f.rule.code)).collect()
@@ -23,7 +28,7 @@ fn a_replayed_call_makes_its_writes() {
     let (findings, stats) = analyze(src, &Settings::default());
     assert!(stats.memo_hits >= 1, "{stats:?}");
     assert_eq!(rows(&findings), vec![(20, "SHP101")], "{findings:?}");
-    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    let (without, _) = without_summaries(src);
     assert_eq!(without.len(), 1, "{without:?}");
 }
 
@@ -45,7 +50,7 @@ fn a_replayed_call_makes_fresh_symbols_of_its_own() {
     let (findings, stats) = analyze(src, &Settings::default());
     assert!(stats.memo_hits >= 1, "{stats:?}");
     assert!(findings.is_empty(), "{findings:?}");
-    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    let (without, _) = without_summaries(src);
     assert!(without.is_empty(), "{without:?}");
 }
 
@@ -72,7 +77,7 @@ fn a_replayed_call_forgets_as_its_run_did() {
     let src = "import torch\n\n\ndef bump(x):\n    x.add_(1)\n    return x\n\n\nemb = torch.nn.Embedding(10, 4)\na = torch.tensor([2])\nbump(torch.zeros(1))\na = torch.tensor([12])\nbump(torch.zeros(1))\nz = emb(a)\n";
     let (findings, stats) = analyze(src, &Settings::default());
     assert!(stats.memo_hits >= 1, "{stats:?}");
-    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    let (without, _) = without_summaries(src);
     assert_eq!(rows(&findings), rows(&without), "{findings:?}");
     // without the in-place write, the index is known and out of range
     let (known, _) = analyze(&src.replace("x.add_(1)", "x = x + 1"), &Settings::default());
@@ -90,7 +95,7 @@ fn a_summary_that_looked_for_optimizers_needs_the_same_ones() {
     let (findings, stats) = analyze(src, &Settings::default());
     assert!(findings.is_empty(), "{findings:?}");
     assert_eq!(stats.memo_hits, 1, "{stats:?}");
-    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    let (without, _) = without_summaries(src);
     assert!(without.is_empty(), "{without:?}");
     // (the last clear is what keeps the rule silent)
     let (kept, _) = analyze(&src.replace("opt2.step()\nclear(m1.weight)\n", "opt2.step()\n"), &Settings::default());
@@ -115,7 +120,7 @@ fn a_summary_needs_the_shape_bindings_it_read() {
     let src = "import torch\nimport torch.nn as nn\n\n\ndef width(t):\n    return t.size(-1)\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc8 = nn.Linear(8, 4)\n        self.fc16 = nn.Linear(16, 4)\n\n    def forward(self, x, flag: bool):\n        if flag:\n            h = self.fc8(x)\n        else:\n            h = self.fc16(x)\n        return torch.randn(3, 8) @ torch.randn(width(x), 2)\n";
     let (_, stats) = analyze(src, &Settings::default());
     assert_eq!(stats.checks.violated, 1, "{stats:?}");
-    let (_, without) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    let (_, without) = without_summaries(src);
     assert_eq!(without.checks.violated, 1, "{without:?}");
 }
 
@@ -130,6 +135,6 @@ fn a_replay_keeps_the_refinements_of_the_callers_variables() {
     assert!(stats.memo_hits >= 1, "{stats:?}");
     assert_eq!(rows(&findings), vec![(17, "SHP101")], "{findings:?}");
     assert!(findings[0].message.contains("(B vs B + 1)"), "{}", findings[0].message);
-    let (without, _) = analyze(src, &Settings { memo: false, ..Settings::default() });
+    let (without, _) = without_summaries(src);
     assert_eq!(rows(&without), rows(&findings), "{without:?}");
 }

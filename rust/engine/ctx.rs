@@ -59,8 +59,7 @@ impl ModelCtx for Interp<'_> {
             return *v;
         }
         let v = Interp::fresh_shape_var(self);
-        self.refined_vars.insert(key.to_vec(), v);
-        self.refined_log.push(crate::engine::memo::Refined::Var(key.to_vec(), v));
+        self.add_refined(crate::engine::memo::Refined::Var(key.to_vec(), v));
         v
     }
 
@@ -71,8 +70,7 @@ impl ModelCtx for Interp<'_> {
         }
         let p = self.syms.fresh(name, 1);
         self.syms.set_param(&p, crate::shape::Param { name: name.to_string(), kind: crate::shape::ParamKind::Input, default: None });
-        self.refined_dims.insert(key.clone(), p.clone());
-        self.refined_log.push(crate::engine::memo::Refined::Dim(key, p.clone()));
+        self.add_refined(crate::engine::memo::Refined::Dim(key, p.clone()));
         Dim::known(p, None)
     }
 

@@ -714,11 +714,7 @@ impl<'a> Interp<'a> {
                 Ok(out) => {
                     // (the refinements it made, of the variables it made: renamed as its result)
                     for r in hit.refined(self.next_shape_var, next_sym) {
-                        match &r {
-                            memo::Refined::Var(key, v) => self.refined_vars.insert(key.clone(), *v).map(|_| ()),
-                            memo::Refined::Dim(key, p) => self.refined_dims.insert(key.clone(), p.clone()).map(|_| ()),
-                        };
-                        self.refined_log.push(r);
+                        self.add_refined(r);
                     }
                     self.next_shape_var += hit.fresh_vars();
                     self.syms.infos.extend(hit.fresh_syms().iter().cloned());
@@ -768,16 +764,18 @@ impl<'a> Interp<'a> {
         // (the refinements of variables from before the call: a replay keeps them, when they
         // were the first variables and symbols it made, `memo::Summary::kept`)
         let refined = memo::Refined::split(&self.refined_log[refined0..], counters.1, counters.0 as u32);
+        // (a question asked of the environment is one symbol at every ask, a free parameter
+        // one per name: a replay would make another; a refined dimension's is made again for
+        // the variable the replay makes, or kept with it)
+        let refined_syms: Vec<u32> = self.refined_log[refined0..].iter().filter_map(memo::Refined::sym).collect();
+        let syms_replayable = self.syms.infos[counters.0..].iter().enumerate().all(|(i, info)| info.phrase.is_none() && (info.param.is_none() || refined_syms.contains(&((counters.0 + i) as u32))));
         // (a probing second iteration records only one rule's violations: what it ran is no
         // summary of the call, `loops::second_iteration`)
         let qualifies = !self.abandoned
             && self.probe_only.is_none()
             && caches == self.ctor_syms.len()
             && refined.is_some()
-            // (a question asked of the environment is one symbol at every ask, a free
-            // parameter one per name: a replay would make another; a refined dimension's is
-            // made again for the variable the replay makes)
-            && self.syms.infos[counters.0..].iter().enumerate().all(|(i, info)| info.phrase.is_none() && (info.param.is_none() || self.refined_log[refined0..].iter().any(|r| r.sym() == Some((counters.0 + i) as u32))))
+            && syms_replayable
             && counters.3 == self.flagged
             && self.outcomes.len() >= counters.4
             // (a replay records every outcome again, each with its branches past the caller's:
@@ -787,7 +785,7 @@ impl<'a> Interp<'a> {
             && !read_callers_label;
         if !qualifies {
             if debug_enabled() {
-                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={} label={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), caches != self.ctor_syms.len() || refined.is_none(), !self.syms.infos[counters.0..].iter().all(|i| i.phrase.is_none() && i.param.is_none()), read_callers_label);
+                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={} label={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), caches != self.ctor_syms.len() || refined.is_none(), !syms_replayable, read_callers_label);
             }
             // its reads stay the caller's, unsorted: only a summary needs them sorted
             memo::drop_reads();

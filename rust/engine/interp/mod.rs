@@ -407,6 +407,20 @@ impl<'a> Interp<'a> {
         self.assign_label = label;
     }
 
+    /// Add a refinement to its cache, and to the log call summaries read
+    /// (`Interp::refined_log`).
+    pub fn add_refined(&mut self, r: super::memo::Refined) {
+        match &r {
+            super::memo::Refined::Var(key, v) => {
+                self.refined_vars.insert(key.clone(), *v);
+            }
+            super::memo::Refined::Dim(key, p) => {
+                self.refined_dims.insert(key.clone(), p.clone());
+            }
+        }
+        self.refined_log.push(r);
+    }
+
     pub fn fresh_shape_var(&mut self) -> u32 {
         self.next_shape_var += 1;
         self.next_shape_var

@@ -27,7 +27,10 @@
 //!   name), each written into the matching object (`Write`);
 //! - **fresh shape variables and symbols**: a second run would make as many, in the same
 //!   order, from the interpreter's counters, so the replay makes new ones and renames the
-//!   stored ones (`Shift`; symbols keep their order, so renamed polynomials stay sorted);
+//!   stored ones (`Shift`; symbols keep their order, so renamed polynomials stay sorted),
+//!   but for the refinements of the caller's variables, which a second run would find in the
+//!   caches: those it keeps (`Shift::keep`, `Refined`);
+//! - **refinements** of variables the call made itself: added again, renamed (`Refined`);
 //! - **depth and recursion cuts** inside: they depend on the functions on the call stack, so
 //!   such a summary is replayed only under the same stack;
 //! - **walks over the heap** that forget known values or autograd facts in every object (an
@@ -46,9 +49,10 @@
 //! - the path's shape bindings: only those of the variables it looked up or bound
 //!   (`reads::note_shape_var`) must be the caller's; a replay changes the bindings the call
 //!   changed and keeps the others;
-//! - it added nothing to the caches of refined variables and dimensions or of constructor
-//!   parameters, and asked the environment nothing new (`Symbols::flag`): a second run would
-//!   find those, not make them again;
+//! - it added nothing to the cache of constructor parameters, and asked the environment
+//!   nothing new (`Symbols::flag`): a second run would find those, not make them again; its
+//!   refinements of the caller's variables made its first variables and symbols
+//!   (`Refined::split`), so that keeping them keeps the order of the others;
 //! - it did not read the caller's assignment label (`Interp::label`);
 //! - its checks recorded no violation, and no undecided verdict that left a trace besides its
 //!   outcome (a check exported to the solver, a precondition assumed for later checks), so a
@@ -937,6 +941,8 @@ impl<'a> Iso<'a> {
         use Value::*;
         match (a, b) {
             (Ref(x), Ref(y)) => self.id(*x, *y),
+            // (the other plain values: by equality, `plain_same`)
+            _ if plain(a) => plain_same(a, b),
             (Tuple(x), Tuple(y)) => self.values(x, y),
             (Tensor(x), Tensor(y)) => {
                 Rc::ptr_eq(x, y) || (x == y && x.shape.dims.iter().zip(&y.shape.dims).all(|(d, e)| d.why == e.why))
@@ -951,13 +957,6 @@ impl<'a> Iso<'a> {
                     && k1.len() == k2.len()
                     && k1.iter().zip(k2.iter()).all(|((n1, x), (n2, y))| n1 == n2 && self.value(x, y))
             }
-            (None, None) | (Unknown, Unknown) => true,
-            (Bool(x), Bool(y)) => x == y,
-            (Int(x), Int(y)) => x == y,
-            (Float(x), Float(y)) => x == y,
-            (Str(x), Str(y)) => x == y,
-            (Lib(x), Lib(y)) => x == y,
-            (Builtin(x), Builtin(y)) => x == y,
             (Cond(x), Cond(y)) => x == y,
             (Range(a1, b1, c1), Range(a2, b2, c2)) => a1 == a2 && b1 == b2 && c1 == c2,
             _ => false,

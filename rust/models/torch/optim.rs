@@ -295,7 +295,7 @@ pub fn optimizer_ids(st: &State) -> Vec<ObjId> {
     if !any_made() {
         return Vec::new();
     }
-    (0..st.heap.len()).filter(|&id| matches!(&*st.heap[id], Obj::Namespace { kind, .. } if &**kind == OPTIMIZER)).collect()
+    (0..st.heap.len()).filter(|&id| is_optimizer_obj(&st.heap[id])).collect()
 }
 
 /// Whether the optimizer updates one of `layers` (`Some(false)`: certainly none; `None`: not
@@ -502,7 +502,11 @@ pub fn forget(st: &mut State, ids: Option<&[ObjId]>) {
 }
 
 fn is_optimizer(st: &State, id: ObjId) -> bool {
-    id < st.heap.len() && matches!(st.get(id), Obj::Namespace { kind, .. } if &**kind == OPTIMIZER)
+    id < st.heap.len() && is_optimizer_obj(st.get(id))
+}
+
+fn is_optimizer_obj(o: &Obj) -> bool {
+    matches!(o, Obj::Namespace { kind, .. } if &**kind == OPTIMIZER)
 }
 
 /// `torch.nn.utils.clip_grad_norm_(params, ...)`/`clip_grad_value_` at a finite limit: the rules
