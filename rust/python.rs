@@ -187,6 +187,7 @@ fn check_source_stats<'py>(
     d.set_item("violated", c.violated)?;
     d.set_item("undecided", c.undecided)?;
     d.set_item("exported", c.exported)?;
+    d.set_item("witnessed", c.witnessed)?;
     let sites: Vec<_> = stats.check_sites.iter().map(|(r, c, n)| (*r, *c, n.holds, n.violated, n.undecided, n.exported)).collect();
     d.set_item("check_sites", sites)?;
     Ok((findings_list(py, &findings)?, undecided_list(py, &undecided)?, d))

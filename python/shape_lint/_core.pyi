@@ -137,8 +137,10 @@ class Stats(TypedDict):
 
     A *check* is one precondition evaluated on one path (``Interp::check`` in the core): the
     core decided it (``holds``: torch does not raise, ``violated``: it does) or left it
-    ``undecided``; ``exported`` of the undecided went to the Z3 bridge as a query. Counting
-    costs four integer increments per check.
+    ``undecided``; ``exported`` of the undecided went to the Z3 bridge as a query, and
+    ``witnessed`` did not: values of its symbols showed that the check passes on some execution
+    of its path, which is what the bridge would have answered. Counting costs four integer
+    increments per check.
     """
 
     entries: int
@@ -151,6 +153,7 @@ class Stats(TypedDict):
     violated: int
     undecided: int
     exported: int
+    witnessed: int
     check_sites: list[tuple[int, int, int, int, int, int]]
     """With the ``check_sites`` option: ``(row, col, holds, violated, undecided, exported)``
     per checked site of the file, in source order (the checks of code the file runs in other

@@ -3,7 +3,8 @@
 ``check_source(source, filename, options)`` is what the flake8 plugin and the CLI call: the
 core's findings, plus the undecided checks that Z3 proves (``confirm``). The core exports a
 check only where a violation would be reported (an untainted path, outside a ``try`` with
-handlers, at a site not already reported), as an SMT-LIB context (declarations, symbol ranges,
+handlers, at a site not already reported, where none of the values the core tries satisfies the
+context and the precondition: ``shape::smt::witness``), as an SMT-LIB context (declarations, symbol ranges,
 solved equalities, path condition) and a precondition term. ``confirm`` reports it when the
 context is SAT and context ∧ precondition is UNSAT: the path is feasible and every execution of
 it fails. Unknown, a timeout, a spent budget or Z3 not installed mean silence. When nothing is

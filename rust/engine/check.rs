@@ -31,7 +31,21 @@ impl<'a> Interp<'a> {
                 self.count_check(site, CheckVerdict::Undecided);
                 self.record(st, site, Verdict::Undecided);
                 if self.settings.export_undecided {
-                    if let Some(query) = self.export_query(st, site, &violated) {
+                    let query = self.export_query(st, site, &violated);
+                    // values under which the path's context holds and the check passes: the
+                    // bridge would answer SAT (the check does not fail on every execution), so
+                    // nothing is exported. (The SHP902 run asks the opposite question: it
+                    // exports every query.)
+                    let query = match query {
+                        Some(q) if q.witness.is_some() && !self.settings.free_params => {
+                            self.count_check(site, CheckVerdict::Witnessed);
+                            // a replay in another caller's context might need the export
+                            self.flagged += 1;
+                            None
+                        }
+                        q => q,
+                    };
+                    if let Some(query) = query {
                         let (message, trace) = msg(self);
                         let condition = self.path_condition(st);
                         // inside the zoo: at the innermost user call, like the outcome

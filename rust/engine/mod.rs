@@ -71,13 +71,15 @@ pub struct Stats {
 
 /// Precondition checks by verdict: the core decided them (`holds`: torch does not raise,
 /// `violated`: it does), or left them `undecided`; `exported` of these went to the Z3 bridge
-/// as a query (`Settings::export_undecided`).
+/// as a query (`Settings::export_undecided`), and `witnessed` did not, as values of the symbols
+/// showed that the check passes on some execution of its path (`shape::smt::Query::witness`).
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CheckCounts {
     pub holds: u64,
     pub violated: u64,
     pub undecided: u64,
     pub exported: u64,
+    pub witnessed: u64,
 }
 
 /// What `Interp::check` counts (`CheckCounts`).
@@ -87,6 +89,7 @@ pub enum CheckVerdict {
     Violated,
     Undecided,
     Exported,
+    Witnessed,
 }
 
 impl CheckCounts {
@@ -96,6 +99,7 @@ impl CheckCounts {
             CheckVerdict::Violated => self.violated += 1,
             CheckVerdict::Undecided => self.undecided += 1,
             CheckVerdict::Exported => self.exported += 1,
+            CheckVerdict::Witnessed => self.witnessed += 1,
         }
     }
 }

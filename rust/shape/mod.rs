@@ -100,6 +100,17 @@ impl Cond {
         Some(Cond { poly: a.sub(b)?, rel })
     }
 
+    /// The truth at the symbols' values `env` (`Poly::eval`).
+    pub fn eval(&self, env: &impl Fn(SymId) -> Option<i128>) -> Option<bool> {
+        let v = self.poly.eval(env)?;
+        Some(match self.rel {
+            Rel::Eq => v == 0,
+            Rel::Ne => v != 0,
+            Rel::Lt => v < 0,
+            Rel::Le => v <= 0,
+        })
+    }
+
     /// Whether `self` is `c.negate()`, without building it.
     pub fn is_negation_of(&self, c: &Cond) -> bool {
         match (c.rel, self.rel) {

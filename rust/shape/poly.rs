@@ -102,6 +102,31 @@ impl Poly {
         self.terms.iter()
     }
 
+    /// The value at the symbols' values `env`. `None` when a symbol has no value, on
+    /// overflow, and for `a // b` or `a % b` with `b < 1` (where the SMT-LIB encoding and
+    /// Python's semantics part: `shape::smt`).
+    pub fn eval(&self, env: &impl Fn(SymId) -> Option<i128>) -> Option<i128> {
+        let mut sum: i128 = 0;
+        for (mono, coef) in self.terms.iter() {
+            let mut term = *coef;
+            for a in mono {
+                let v = match a {
+                    Atom::Sym(id) => env(*id)?,
+                    Atom::FloorDiv(n, d) | Atom::Mod(n, d) => {
+                        let (n, d) = (n.eval(env)?, d.eval(env)?);
+                        if d < 1 {
+                            return None;
+                        }
+                        if matches!(a, Atom::FloorDiv(..)) { n.div_euclid(d) } else { n.rem_euclid(d) }
+                    }
+                };
+                term = ok(term.checked_mul(v)?)?;
+            }
+            sum = ok(sum.checked_add(term)?)?;
+        }
+        Some(sum)
+    }
+
     /// The symbol when the polynomial is exactly one symbol.
     pub fn as_sym(&self) -> Option<SymId> {
         match self.terms.iter().next() {

@@ -122,6 +122,32 @@ impl Formula {
         }
     }
 
+    /// The truth at the symbols' values `env`; `None` where a leaf has none (`Poly::eval`).
+    pub fn eval(&self, env: &impl Fn(SymId) -> Option<i128>) -> Option<bool> {
+        Some(match self {
+            Formula::Const(b) => *b,
+            Formula::Opaque => return None,
+            Formula::Cond(c) => c.eval(env)?,
+            Formula::Not(f) => !f.eval(env)?,
+            Formula::And(fs) => {
+                for f in fs {
+                    if !f.eval(env)? {
+                        return Some(false);
+                    }
+                }
+                true
+            }
+            Formula::Or(fs) => {
+                for f in fs {
+                    if f.eval(env)? {
+                        return Some(true);
+                    }
+                }
+                false
+            }
+        })
+    }
+
     fn conds<'f>(&'f self, out: &mut Vec<&'f Cond>) {
         match self {
             Formula::Cond(c) => out.push(c),
@@ -141,6 +167,9 @@ pub struct Query {
     pub precondition: String,
     /// The declared symbols, in order (their SMT-LIB names are `sym_name`).
     pub symbols: Vec<SymId>,
+    /// Values of the symbols that satisfy `context ∧ precondition` (see [`witness`]): the
+    /// Z3 bridge would answer SAT, so the check does not fail on every execution.
+    pub witness: Option<Vec<(SymId, i128)>>,
 }
 
 /// The SMT-LIB query for a check whose violation is `violation`, on a path with `facts`,
@@ -161,21 +190,22 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
     for c in &pre_conds {
         c.poly.collect_syms(&mut wanted);
     }
-    // candidate constraints: (symbols, text); un-encodable ones are left out (a weaker context)
-    let mut cands: Vec<(BTreeSet<SymId>, String, &'static str)> = Vec::new();
+    // candidate constraints: (symbols, text, kind, formula); un-encodable ones are left out
+    // (a weaker context)
+    let mut cands: Vec<(BTreeSet<SymId>, String, &'static str, Formula)> = Vec::new();
     for (id, value) in &facts.inner.subst {
         let eq = Formula::cmp(&Poly::sym(*id), Rel::Eq, value);
         if let (Formula::Cond(c), Some(text)) = (&eq, enc.formula(&eq)) {
             let mut s = BTreeSet::new();
             c.poly.collect_syms(&mut s);
-            cands.push((s, text, "solved equality"));
+            cands.push((s, text, "solved equality", eq.clone()));
         }
     }
     for c in path {
         if let Some(text) = enc.cond(c) {
             let mut s = BTreeSet::new();
             c.poly.collect_syms(&mut s);
-            cands.push((s, text, "path condition"));
+            cands.push((s, text, "path condition", Formula::Cond((*c).clone())));
         }
     }
     for f in assumed {
@@ -184,13 +214,13 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
             f.conds(&mut conds);
             let mut s = BTreeSet::new();
             conds.iter().for_each(|c| c.poly.collect_syms(&mut s));
-            cands.push((s, text, "earlier precondition"));
+            cands.push((s, text, "earlier precondition", f.clone()));
         }
     }
     let mut taken = vec![false; cands.len()];
     loop {
         let mut grew = false;
-        for (i, (s, _, _)) in cands.iter().enumerate() {
+        for (i, (s, _, _, _)) in cands.iter().enumerate() {
             if !taken[i] && s.iter().any(|id| wanted.contains(id)) {
                 taken[i] = true;
                 wanted.extend(s.iter().copied());
@@ -201,6 +231,24 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
             break;
         }
     }
+
+    let ranges: Vec<(SymId, Option<i128>, Option<i128>)> = wanted
+        .iter()
+        .map(|id| {
+            let iv = facts.range(syms, *id);
+            let lo = match iv.lo {
+                super::Ext::Fin(lo) if lo != super::UNBOUNDED => Some(lo),
+                _ => None,
+            };
+            let hi = match iv.hi {
+                super::Ext::Fin(hi) => Some(hi),
+                _ => None,
+            };
+            (*id, lo, hi)
+        })
+        .collect();
+    let constraints: Vec<&Formula> = cands.iter().zip(&taken).filter(|(_, t)| **t).map(|(c, _)| &c.3).collect();
+    let witness = witness(&ranges, &facts.inner.subst, &constraints, &violation.clone().not());
 
     let mut out = String::from("(set-logic QF_NIA)\n");
     for id in &wanted {
@@ -220,13 +268,112 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
     }
     // facts first, then the path condition, each in the engine's order
     for kind in ["solved equality", "path condition", "earlier precondition"] {
-        for (i, (_, text, k)) in cands.iter().enumerate() {
+        for (i, (_, text, k, _)) in cands.iter().enumerate() {
             if taken[i] && *k == kind {
                 let _ = writeln!(out, "(assert {text}) ; {kind}");
             }
         }
     }
-    Some(Query { context: out, precondition, symbols: wanted.into_iter().collect() })
+    Some(Query { context: out, precondition, symbols: wanted.into_iter().collect(), witness })
+}
+
+/// The values [`witness`] tries: every symbol at one of these (the `i`th of `n` symbols, in
+/// id order, at `base + step * i`, or at `base + step * (n - 1 - i)` when descending), each
+/// clamped into the symbol's range.
+const WITNESS_VALUES: [(i128, i128, bool); 14] = [
+    (1, 0, false),
+    (2, 0, false),
+    (3, 0, false),
+    (4, 0, false),
+    (8, 0, false),
+    (16, 0, false),
+    (64, 0, false),
+    (128, 0, false),
+    (256, 0, false),
+    (1024, 0, false),
+    (1, 1, false),
+    (1, 1, true),
+    (8, 8, false),
+    (8, 8, true),
+];
+
+/// Values of the symbols `ranges` (each with its bounds) under which every constraint of a
+/// query's context and its precondition hold: then `context ∧ precondition` is SAT, which is
+/// what the Z3 bridge would answer (or `unknown`), and the check is not one that fails on every
+/// execution. Tried: each of `WITNESS_VALUES` for the symbols that `subst` does not solve
+/// (clamped into their ranges), the solved ones at their solution's value; then the same with
+/// each symbol that an equation `a*x + c == 0` of the query mentions at its root. Evaluation is exact
+/// (`Poly::eval`): a witness found is a model of the script the bridge would get, never a guess;
+/// none found says nothing.
+fn witness(ranges: &[(SymId, Option<i128>, Option<i128>)], subst: &std::collections::BTreeMap<SymId, Poly>, constraints: &[&Formula], precondition: &Formula) -> Option<Vec<(SymId, i128)>> {
+    let index = |id: SymId| ranges.binary_search_by_key(&id, |r| r.0).ok();
+    let n = ranges.len() as i128;
+    // a symbol that an equation `a*x + c == 0` fixes takes its value, when one is tried with hints
+    let mut hints: std::collections::BTreeMap<SymId, i128> = std::collections::BTreeMap::new();
+    let mut conds = Vec::new();
+    constraints.iter().for_each(|f| f.conds(&mut conds));
+    precondition.conds(&mut conds);
+    for c in conds.iter().filter(|c| c.rel == Rel::Eq) {
+        let (mut x, mut a, mut k) = (None, 0, 0);
+        for (mono, coef) in c.poly.terms() {
+            match mono.as_slice() {
+                [] => k = *coef,
+                [super::Atom::Sym(id)] if x.is_none() => (x, a) = (Some(*id), *coef),
+                _ => x = Some(SymId::MAX),
+            }
+        }
+        if let Some(x) = x.filter(|x| *x != SymId::MAX)
+            && a != 0
+            && k % a == 0
+        {
+            hints.entry(x).or_insert(-k / a);
+        }
+    }
+    let tries = WITNESS_VALUES.iter().map(|t| (*t, false)).chain(WITNESS_VALUES.iter().filter(|_| !hints.is_empty()).map(|t| (*t, true)));
+    'values: for ((base, step, descending), hinted) in tries {
+        let mut vals: Vec<Option<i128>> = ranges
+            .iter()
+            .enumerate()
+            .map(|(i, (id, lo, hi))| {
+                let i = if descending { n - 1 - i as i128 } else { i as i128 };
+                let v = match hints.get(id) {
+                    Some(h) if hinted => *h,
+                    _ => base + step * i,
+                };
+                let clamped = hi.map_or(v, |hi| v.min(hi));
+                let clamped = lo.map_or(clamped, |lo| clamped.max(lo));
+                (!subst.contains_key(id)).then_some(clamped)
+            })
+            .collect();
+        // the solved symbols, from the others (a solution may mention another solved symbol)
+        for _ in 0..ranges.len() {
+            let mut open = false;
+            for (i, (id, _, _)) in ranges.iter().enumerate() {
+                if vals[i].is_none() {
+                    let env = |s: SymId| index(s).and_then(|j| vals[j]);
+                    vals[i] = subst.get(id).and_then(|p| p.eval(&env));
+                    open |= vals[i].is_none();
+                }
+            }
+            if !open {
+                break;
+            }
+        }
+        if vals.iter().any(|v| v.is_none()) {
+            continue;
+        }
+        for ((_, lo, hi), v) in ranges.iter().zip(&vals) {
+            let v = v.unwrap_or(0);
+            if lo.is_some_and(|lo| v < lo) || hi.is_some_and(|hi| v > hi) {
+                continue 'values;
+            }
+        }
+        let env = |s: SymId| index(s).and_then(|j| vals[j]);
+        if constraints.iter().all(|f| f.eval(&env) == Some(true)) && precondition.eval(&env) == Some(true) {
+            return Some(ranges.iter().zip(vals).map(|((id, _, _), v)| (*id, v.unwrap_or(0))).collect());
+        }
+    }
+    None
 }
 
 /// The SMT-LIB name of a symbol: its name made a simple symbol, then `_` and its id.
@@ -359,6 +506,8 @@ mod tests {
             "(set-logic QF_NIA)\n(declare-fun B_0 () Int)\n(declare-fun T_1 () Int)\n(assert (>= B_0 1))\n(assert (>= T_1 1))\n"
         );
         assert_eq!(q.precondition, "(= (* B_0 T_1 T_1) (* B_0 (div (+ (* (- 1) T_1) (* T_1 T_1)) 2)))");
+        // T*T == (T*T - T) // 2 has no solution with T >= 1
+        assert_eq!(q.witness, None);
     }
 
     #[test]
@@ -412,6 +561,51 @@ mod tests {
         assert!(q.context.ends_with("(assert (= (mod T_1 4) 0)) ; earlier precondition\n"), "{}", q.context);
         assert!(!q.context.contains("U_2"), "{}", q.context);
         assert_eq!(q.precondition, "(= (* B_0 T_1) (* 6 B_0))");
+        // T == 6 passes the check but not the earlier precondition: every execution fails
+        assert_eq!(q.witness, None);
+    }
+
+    /// A witness is a model of the script the bridge would get: the check passes, and every
+    /// range, solved equality, path condition and earlier precondition of the context holds.
+    #[test]
+    fn witnesses_satisfy_the_whole_context() {
+        let mut syms = Symbols::default();
+        let n = syms.fresh("num_embeddings", 1);
+        let p = syms.fresh("padding_idx", 1);
+        // Embedding(n, padding_idx=p) needs p < n: found by descending values
+        let violation = Formula::cmp(&n, Rel::Le, &p);
+        let q = query(&syms, &Facts::default(), &[], &[], &violation).unwrap();
+        let w = q.witness.expect("n > p has a model");
+        assert!(w[0].1 > w[1].1, "{w:?}");
+        // `C == 768` for a free `C`: the equation's root
+        let c768 = syms.fresh("C", 1);
+        let violation = Formula::cmp(&c768, Rel::Eq, &Poly::constant(768)).not();
+        let q = query(&syms, &Facts::default(), &[], &[], &violation).unwrap();
+        assert_eq!(q.witness, Some(vec![(2, 768)]));
+        // ... unless a range excludes it
+        let mut facts = Facts::default();
+        assert!(facts.assume(&syms, &c(&c768, Rel::Le, &Poly::constant(512))));
+        let q = query(&syms, &facts, &[], &[], &violation).unwrap();
+        assert_eq!(q.witness, None);
+        // a path condition `C % 4 == 0` and the precondition `C == 6`: none
+        let four = c768.modulo(&Poly::constant(4)).unwrap();
+        let pc = c(&four, Rel::Eq, &Poly::constant(0));
+        let violation = Formula::cmp(&c768, Rel::Eq, &Poly::constant(6)).not();
+        let q = query(&syms, &Facts::default(), &[&pc], &[], &violation).unwrap();
+        assert!(q.context.contains("path condition"), "{}", q.context);
+        assert_eq!(q.witness, None);
+        // a solved symbol takes its solution's value: h == 2*w, and the check needs h == 8
+        let wd = syms.fresh("w", 1);
+        let h = syms.fresh("h", 1);
+        let mut facts = Facts::default();
+        assert!(facts.assume(&syms, &c(&h, Rel::Eq, &wd.mul(&Poly::constant(2)).unwrap())));
+        let violation = Formula::cmp(&h, Rel::Eq, &Poly::constant(8)).not();
+        let q = query(&syms, &facts, &[], &[], &violation).unwrap();
+        let w = q.witness.expect("w == 4 gives h == 8");
+        assert!(w.iter().all(|(id, v)| (*id == 3 && *v == 4) || (*id == 4 && *v == 8)), "{w:?}");
+        // and h == 7 has no model (h is even)
+        let violation = Formula::cmp(&h, Rel::Eq, &Poly::constant(7)).not();
+        assert_eq!(query(&syms, &facts, &[], &[], &violation).unwrap().witness, None);
     }
 
     #[test]
