@@ -50,6 +50,11 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
             Some(Value::Str(None)) => Value::Int(cx.fresh_int_sym("n", 0)),
             // a sequence of alike items of unknown length (an ImageFolder's classes)
             Some(Value::LibMethod(_, name)) if &**name == "<repeat>" => Value::Int(cx.fresh_int_sym("n", 0)),
+            // `len(x.shape)` of a tensor of unknown rank
+            Some(Value::LibMethod(t, name)) if &**name == "<shape>" => match &**t {
+                Value::Tensor(t) => crate::models::torch::tensor::rank_value(cx, &st.resolve(&t.shape)),
+                _ => Value::Unknown,
+            },
             // a list a loop appended to (`value::alike`)
             Some(v) if crate::value::alike::appended_item(&st, v).is_some() => Value::Int(cx.fresh_int_sym("n", 0)),
             Some(v @ (Value::Ref(_) | Value::Tuple(_))) => match v {

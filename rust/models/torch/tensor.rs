@@ -383,7 +383,7 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
                         None => Value::Unknown,
                     },
                 },
-                "dim" | "ndimension" => s.rank().map(|r| Value::int(r as i128)).unwrap_or(Value::Unknown),
+                "dim" | "ndimension" => rank_value(cx, &s),
                 _ => {
                     if s.prefix.is_none() {
                         numel(&s.dims).map(Value::Int).unwrap_or(Value::Unknown)
@@ -618,6 +618,16 @@ pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: 
     vec![(st, Value::Unknown)]
 }
 
+/// A tensor's rank: an int, or for an unknown rank an int symbol of its own, at least the number
+/// of trailing dims known (`x.ndim == 2` on a path, then `ndim == 2` again on the same path, is
+/// decided; the symbol is not tied to the shape, which a later use may fix).
+pub fn rank_value(cx: &mut dyn ModelCtx, s: &Shape) -> Value {
+    match s.rank() {
+        Some(r) => Value::int(r as i128),
+        None => Value::Int(cx.fresh_int_sym("ndim", s.dims.len() as i128)),
+    }
+}
+
 pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span: Span) -> Vals {
     let Value::Tensor(t) = &o else { return vec![(st, Value::Unknown)] };
     let s = st.resolve(&t.shape);
@@ -630,7 +640,7 @@ pub fn tensor_attr(cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name, span
             }
             vec![(st, Value::LibMethod(Box::new(o.clone()), Rc::from("<shape>")))]
         }
-        "ndim" => vec![(st, s.rank().map(|r| Value::int(r as i128)).unwrap_or(Value::Unknown))],
+        "ndim" => vec![(st, rank_value(cx, &s))],
         "T" | "mT" | "mH" | "data" | "real" => {
             if &**name == "data" {
                 return vec![(st, o.clone())];
