@@ -38,10 +38,12 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
-from typing import Any, Iterator
+
+TYPE_CHECKING = False  # (typing costs 5 ms at start-up: for the checker only)
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 __all__ = ["MEMO_MAX", "SHARD_MAX", "forget", "get", "key", "project", "put", "z3_version"]
 
@@ -191,6 +193,8 @@ def _write(top: Path, shard: Path, entries: dict[str, Any]) -> None:
             top.mkdir(exist_ok=True)
             (top / ".gitignore").write_text("# created by shape-lint\n*\n", encoding="utf-8")
         shard.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # (with shutil and random: 5 ms at start-up, needed only to write)
+
         fd, tmp = tempfile.mkstemp(dir=shard.parent, suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
