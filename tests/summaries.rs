@@ -138,3 +138,26 @@ fn a_replay_keeps_the_refinements_of_the_callers_variables() {
     let (without, _) = without_summaries(src);
     assert_eq!(rows(&without), rows(&findings), "{without:?}");
 }
+
+/// A helper that builds a layer names it after the caller's assignment (`self.b = make(16)`:
+/// "b (line 6)"): the label is part of the summary's key. Under another label the call runs
+/// again (a replay would name the layer after the first caller); under the same label, in the
+/// second `Block`, it is replayed.
+#[test]
+fn a_summary_that_read_the_callers_label_needs_the_same_one() {
+    let src = "import torch\nimport torch.nn as nn\n\n\ndef make(n):\n    return nn.Linear(n, 8)\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.a = make(16)\n        self.b = make(16)\n\n    def forward(self, x):\n        y = self.a(x)\n        return self.b(y)\n\n\nNet()(torch.randn(2, 16))\n";
+    let (findings, _) = analyze(src, &Settings::default());
+    assert_eq!(rows(&findings), vec![(17, "SHP101")], "{findings:?}");
+    assert!(findings[0].message.starts_with("b (line 6): input [2, 8]"), "{}", findings[0].message);
+    assert!(findings[0].trace.iter().any(|t| t.contains("out_features of a (line 6)")), "{:?}", findings[0].trace);
+    let (without, _) = without_summaries(src);
+    assert_eq!(without[0].message, findings[0].message);
+    assert_eq!(without[0].trace, findings[0].trace);
+    // the same label in each block: the second block's call is replayed
+    let src = "import torch\nimport torch.nn as nn\n\n\ndef make(n):\n    return nn.Linear(n, 8)\n\n\nclass Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = make(16)\n\n    def forward(self, x):\n        return self.fc(x)\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.one = Block()\n        self.two = Block()\n\n    def forward(self, x):\n        return self.two(self.one(x))\n\n\nNet()(torch.randn(2, 16))\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert_eq!(rows(&findings), vec![(15, "SHP101")], "{findings:?}");
+    let (without, _) = without_summaries(src);
+    assert_eq!(without[0].message, findings[0].message);
+}

@@ -692,7 +692,7 @@ impl<'a> Interp<'a> {
     fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, body: impl FnOnce(&mut Self, State, &[Value], &[(Name, Value)]) -> Vals) -> Vals {
         // a summarised call: replay it
         let entry = memo::EntryFacts::of(&st);
-        let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry, &self.stack);
+        let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry, &self.stack, &self.assign_label);
         if debug_enabled() {
             eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else { "missing" });
         }
@@ -706,6 +706,10 @@ impl<'a> Interp<'a> {
             }
         }
         if let Some(hit) = hit {
+            if hit.summary.label.is_some() {
+                // it reads the caller's label again: the enclosing call's summary keys it too
+                let _ = self.label();
+            }
             // the caller's branches, which the outcomes extend
             let branches0 = if hit.outcomes().is_empty() { Branches::new() } else { st.branches.clone() };
             let lineage = st.lineage;
@@ -749,6 +753,7 @@ impl<'a> Interp<'a> {
         // unless each entry refines a variable the call made: `memo::Refined`)
         let (caches, refined0) = (self.ctor_syms.len(), self.refined_log.len());
         let outer_reads = std::mem::replace(&mut self.oldest_label_read, u64::MAX);
+        let entry_label = self.assign_label.clone();
         // (the walks over the heap the call makes, noted afresh: a replay makes them again)
         let outer_walked = std::mem::take(&mut st.walked);
         let entry_state = st.clone();
@@ -781,8 +786,7 @@ impl<'a> Interp<'a> {
             // (a replay records every outcome again, each with its branches past the caller's:
             // past `MAX_OUTCOMES` outcomes and branches in all, it costs more than the run)
             && self.outcomes[counters.4..].iter().map(|o| 1 + o.branches.len().saturating_sub(entry_state.branches.len())).sum::<usize>() <= memo::MAX_OUTCOMES
-            && walks0 == memo::walks()
-            && !read_callers_label;
+            && walks0 == memo::walks();
         if !qualifies {
             if debug_enabled() {
                 eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={} label={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), caches != self.ctor_syms.len() || refined.is_none(), !syms_replayable, read_callers_label);
@@ -826,6 +830,7 @@ impl<'a> Interp<'a> {
                 stack: (counters.2 != self.cuts).then(|| self.stack.as_slice().into()),
                 shape_vars: shape_vars.into_iter().filter(|v| *v <= counters.1).collect(),
                 kept: refined.as_ref().map(|r| r.0).unwrap_or_default(),
+                label: read_callers_label.then(|| entry_label.clone()),
                 refined: refined.map(|r| r.1).unwrap_or_default(),
                 optimizers: (looked0 != crate::value::reads::optimizer_walks()).then(|| crate::models::torch::optim::optimizer_ids(&entry_state)),
             });

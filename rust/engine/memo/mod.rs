@@ -53,7 +53,8 @@
 //!   nothing new (`Symbols::flag`): a second run would find those, not make them again; its
 //!   refinements of the caller's variables made its first variables and symbols
 //!   (`Refined::split`), so that keeping them keeps the order of the others;
-//! - it did not read the caller's assignment label (`Interp::label`);
+//! - the caller's assignment label, when it read it (`Interp::label`: a layer it builds is
+//!   named after it), is part of the key;
 //! - its checks recorded no violation, and no undecided verdict that left a trace besides its
 //!   outcome (a check exported to the solver, a precondition assumed for later checks), so a
 //!   replay never hides a report; its `Holds` and undecided outcomes (at most
@@ -177,6 +178,9 @@ pub struct Summary {
     /// of variables from before it: a replay keeps them, as a second run would find them in
     /// the caches.
     kept: (u32, u32),
+    /// The caller's assignment label, when the call read it (`Interp::label`): a call matches
+    /// only under the same one.
+    pub label: Option<Option<Rc<str>>>,
 }
 
 /// A lookup that matched a summary with a renaming that kept every object in place, for
@@ -341,7 +345,7 @@ fn shape_delta(before: &Rc<BTreeMap<u32, Shape>>, after: &Rc<BTreeMap<u32, Shape
 
 /// A summary matched against a call: the renaming from the first call's ids to this one's.
 pub struct Hit {
-    summary: Rc<Summary>,
+    pub summary: Rc<Summary>,
     map: IdMap,
 }
 
@@ -379,16 +383,18 @@ pub struct Recorded<'a> {
     pub refined: Vec<Refined>,
     /// `Summary::kept`.
     pub kept: (u32, u32),
+    /// `Summary::label`.
+    pub label: Option<Option<Rc<str>>>,
 }
 
 impl Memo {
     /// A stored summary for calling `c` with these arguments on this path, if one matches.
-    pub fn lookup(&mut self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], st: &State, entry: &EntryFacts, stack: &[u32]) -> Option<Hit> {
+    pub fn lookup(&mut self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], st: &State, entry: &EntryFacts, stack: &[u32], label: &Option<Rc<str>>) -> Option<Hit> {
         let key = Rc::as_ptr(&c.def) as usize;
         let mut caller_optimizers: Option<usize> = None;
         let found = self.by_def.get(&key).and_then(|list| {
             list.iter().rev().find_map(|s| {
-                if s.entry != *entry || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) || !s.shape_reads.iter().all(|(v, b)| st.shapes.get(v) == b.as_ref()) {
+                if s.entry != *entry || s.label.as_ref().is_some_and(|l| l != label) || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) || !s.shape_reads.iter().all(|(v, b)| st.shapes.get(v) == b.as_ref()) {
                     return None;
                 }
                 // (as many optimizers as the first call had: `Summary::optimizers`)
@@ -507,6 +513,7 @@ impl Memo {
             shape_reads: r.shape_vars.iter().map(|v| (*v, r.entry_state.shapes.get(v).cloned())).collect(),
             refined: r.refined,
             kept: r.kept,
+            label: r.label,
         };
         let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
         if list.len() >= PER_FUNCTION {
