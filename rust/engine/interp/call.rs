@@ -789,7 +789,7 @@ impl<'a> Interp<'a> {
             && walks0 == memo::walks();
         if !qualifies {
             if debug_enabled() {
-                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={} label={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), caches != self.ctor_syms.len() || refined.is_none(), !syms_replayable, read_callers_label);
+                eprintln!("[shape-lint debug] call of {} (line {}) not summarised: abandoned={} flagged={} walked={} outcomes={} probe={} caches={} syms={}", c.def.name, self.line(c.def.span), self.abandoned, counters.3 != self.flagged, walks0 != memo::walks(), self.outcomes.len().saturating_sub(counters.4), self.probe_only.is_some(), if caches != self.ctor_syms.len() { "ctor" } else if refined.is_none() { "refined" } else { "no" }, !syms_replayable);
             }
             // its reads stay the caller's, unsorted: only a summary needs them sorted
             memo::drop_reads();
