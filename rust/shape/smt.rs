@@ -181,7 +181,8 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
         return None;
     }
     let enc = Encoder { syms, facts };
-    let precondition = enc.formula(&violation.clone().not())?;
+    let must_hold = violation.clone().not();
+    let precondition = enc.formula(&must_hold)?;
 
     // the cone of influence: symbols of the precondition, closed over facts and path conditions
     let mut pre_conds = Vec::new();
@@ -232,6 +233,7 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
         }
     }
 
+    // each symbol's bounds, as the context asserts them
     let ranges: Vec<(SymId, Option<i128>, Option<i128>)> = wanted
         .iter()
         .map(|id| {
@@ -248,22 +250,19 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
         })
         .collect();
     let constraints: Vec<&Formula> = cands.iter().zip(&taken).filter(|(_, t)| **t).map(|(c, _)| &c.3).collect();
-    let witness = witness(&ranges, &facts.inner.subst, &constraints, &violation.clone().not());
+    let witness = witness(&ranges, &facts.inner.subst, &constraints, &must_hold);
 
     let mut out = String::from("(set-logic QF_NIA)\n");
     for id in &wanted {
         let _ = writeln!(out, "(declare-fun {} () Int)", sym_name(syms, *id));
     }
-    for id in &wanted {
+    for (id, lo, hi) in &ranges {
         let name = sym_name(syms, *id);
-        let iv = facts.range(syms, *id);
-        if let super::Ext::Fin(lo) = iv.lo
-            && lo != super::UNBOUNDED
-        {
-            let _ = writeln!(out, "(assert (>= {name} {}))", int(lo));
+        if let Some(lo) = lo {
+            let _ = writeln!(out, "(assert (>= {name} {}))", int(*lo));
         }
-        if let super::Ext::Fin(hi) = iv.hi {
-            let _ = writeln!(out, "(assert (<= {name} {}))", int(hi));
+        if let Some(hi) = hi {
+            let _ = writeln!(out, "(assert (<= {name} {}))", int(*hi));
         }
     }
     // facts first, then the path condition, each in the engine's order
@@ -314,23 +313,14 @@ fn witness(ranges: &[(SymId, Option<i128>, Option<i128>)], subst: &std::collecti
     constraints.iter().for_each(|f| f.conds(&mut conds));
     precondition.conds(&mut conds);
     for c in conds.iter().filter(|c| c.rel == Rel::Eq) {
-        let (mut x, mut a, mut k) = (None, 0, 0);
-        for (mono, coef) in c.poly.terms() {
-            match mono.as_slice() {
-                [] => k = *coef,
-                [super::Atom::Sym(id)] if x.is_none() => (x, a) = (Some(*id), *coef),
-                _ => x = Some(SymId::MAX),
-            }
-        }
-        if let Some(x) = x.filter(|x| *x != SymId::MAX)
-            && a != 0
+        if let Some((x, a, k)) = c.poly.linear_single()
             && k % a == 0
         {
             hints.entry(x).or_insert(-k / a);
         }
     }
     let tries = WITNESS_VALUES.iter().map(|t| (*t, false)).chain(WITNESS_VALUES.iter().filter(|_| !hints.is_empty()).map(|t| (*t, true)));
-    'values: for ((base, step, descending), hinted) in tries {
+    for ((base, step, descending), hinted) in tries {
         let mut vals: Vec<Option<i128>> = ranges
             .iter()
             .enumerate()
@@ -359,18 +349,13 @@ fn witness(ranges: &[(SymId, Option<i128>, Option<i128>)], subst: &std::collecti
                 break;
             }
         }
-        if vals.iter().any(|v| v.is_none()) {
+        let Some(vals): Option<Vec<i128>> = vals.into_iter().collect() else { continue };
+        if ranges.iter().zip(&vals).any(|((_, lo, hi), v)| lo.is_some_and(|lo| *v < lo) || hi.is_some_and(|hi| *v > hi)) {
             continue;
         }
-        for ((_, lo, hi), v) in ranges.iter().zip(&vals) {
-            let v = v.unwrap_or(0);
-            if lo.is_some_and(|lo| v < lo) || hi.is_some_and(|hi| v > hi) {
-                continue 'values;
-            }
-        }
-        let env = |s: SymId| index(s).and_then(|j| vals[j]);
+        let env = |s: SymId| index(s).map(|j| vals[j]);
         if constraints.iter().all(|f| f.eval(&env) == Some(true)) && precondition.eval(&env) == Some(true) {
-            return Some(ranges.iter().zip(vals).map(|((id, _, _), v)| (*id, v.unwrap_or(0))).collect());
+            return Some(ranges.iter().map(|r| r.0).zip(vals).collect());
         }
     }
     None

@@ -706,7 +706,7 @@ impl<'a> Interp<'a> {
             }
         }
         if let Some(hit) = hit {
-            if hit.summary.label.is_some() {
+            if hit.reads_label() {
                 // it reads the caller's label again: the enclosing call's summary keys it too
                 let _ = self.label();
             }

@@ -180,7 +180,7 @@ pub struct Summary {
     kept: (u32, u32),
     /// The caller's assignment label, when the call read it (`Interp::label`): a call matches
     /// only under the same one.
-    pub label: Option<Option<Rc<str>>>,
+    label: Option<Option<Rc<str>>>,
 }
 
 /// A lookup that matched a summary with a renaming that kept every object in place, for
@@ -345,7 +345,7 @@ fn shape_delta(before: &Rc<BTreeMap<u32, Shape>>, after: &Rc<BTreeMap<u32, Shape
 
 /// A summary matched against a call: the renaming from the first call's ids to this one's.
 pub struct Hit {
-    pub summary: Rc<Summary>,
+    summary: Rc<Summary>,
     map: IdMap,
 }
 
@@ -540,6 +540,11 @@ impl Hit {
     /// those it keeps.
     pub fn fresh_syms(&self) -> &[crate::shape::SymInfo] {
         &self.summary.fresh_syms.1[self.summary.kept.1 as usize..]
+    }
+
+    /// Whether the call read the caller's assignment label (`Summary::label`).
+    pub fn reads_label(&self) -> bool {
+        self.summary.label.is_some()
     }
 
     /// The refinements the call made, renamed as `replay` renames its result (the same
