@@ -76,7 +76,7 @@ impl<'a> Interp<'a> {
             self.flagged += 1;
         }
         // Only a violation's path condition is ever shown.
-        let condition = if violated { self.path_condition(st) } else { None };
+        let condition = if violated { self.path_condition(st).map(Box::new) } else { None };
         let branches = st.branches.clone();
         // One verdict per path and site: a violation overrides what earlier checks of the same
         // call on this path found (e.g. the first dim of `transpose` fine, the second not),
@@ -358,7 +358,7 @@ pub fn findings_in(interp: &Interp, outcomes: &[Outcome], file: FileId) -> Vec<F
             (false, None) => continue,
         };
         let Verdict::Violated(v) = &chosen.verdict else { continue };
-        let condition = if all_fail { None } else { chosen.condition.clone() };
+        let condition = if all_fail { None } else { chosen.condition.as_deref().cloned() };
         let ((row, col), (end_row, end_col)) = (loc.at(start), loc.at(end));
         let message = match &condition {
             Some(c) => format!("{} (when {c})", v.message),

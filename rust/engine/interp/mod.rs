@@ -94,7 +94,8 @@ pub struct Violation {
 pub enum Verdict {
     Holds,
     Undecided,
-    Violated(Violation),
+    /// (boxed: an outcome is recorded per path and check, and most pass)
+    Violated(Box<Violation>),
 }
 
 /// What one path found at one check site.
@@ -112,7 +113,8 @@ pub struct Outcome {
     pub verdict: Verdict,
     pub tainted: bool,
     pub suppressed: bool,
-    pub condition: Option<String>,
+    /// A violation's path condition (boxed: most outcomes have none).
+    pub condition: Option<Box<String>>,
 }
 
 /// A check the core left undecided on a path where a violation would be reported (untainted,

@@ -71,9 +71,9 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
     let prod_known = known.iter().try_fold(Poly::constant(1), |acc, d| acc.mul(d.v.as_ref()?));
     let mut out = target.clone();
     if let (Some(total), Some(pk)) = (&total, &prod_known) {
-        let shown = cx.show_shape(&st, &s);
-        let tshow: Vec<String> = target.iter().map(|d| cx.show_dim(d)).collect();
-        let tshow = format!("[{}]", tshow.join(", "));
+        // (shown only in a message: built when one is)
+        let shown = |cx: &dyn ModelCtx| cx.show_shape(&st, &s);
+        let tshow = |cx: &dyn ModelCtx| format!("[{}]", target.iter().map(|d| cx.show_dim(d)).collect::<Vec<_>>().join(", "));
         if minus.is_empty() {
             // a fix: the one size that makes the element counts agree (`engine::report::fix_of`
             // keeps it where that size is the only literal candidate)
@@ -92,7 +92,7 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
             let eq = Formula::cmp(total, crate::shape::Rel::Eq, pk);
             if !cx.check(&st, span, eq.not(), |cx| {
                 let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
-                (ReshapeSizeMismatch::Numel { op: name.into(), target: tshow.clone(), input: shown.clone(), numel: tt, new: pp }, Vec::new())
+                (ReshapeSizeMismatch::Numel { op: name.into(), target: tshow(cx), input: shown(cx), numel: tt, new: pp }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -108,7 +108,7 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
             let violated = if pk.as_const() == Some(0) { Formula::Const(true) } else { violated };
             if !cx.check(&st, span, violated, |cx| {
                 let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
-                (ReshapeSizeMismatch::NotDivisible { op: name.into(), target: tshow.clone(), input: shown.clone(), numel: tt, known: pp }, Vec::new())
+                (ReshapeSizeMismatch::NotDivisible { op: name.into(), target: tshow(cx), input: shown(cx), numel: tt, known: pp }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -247,11 +247,11 @@ fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, na
     let mut st = st;
     let Some(target) = sizes(cx, &mut st, args) else { return vec![(st, Value::Unknown)] };
     let Some(rank) = s.rank() else { return vec![(st, Value::Unknown)] };
-    let shown = cx.show_shape(&st, &s);
+    let shown = |cx: &dyn ModelCtx| cx.show_shape(&st, s);
     let n = target.len();
     if n < rank {
-        cx.check(&st, span, Tri::True, |_| {
-            let (count, shape, rank) = (n.to_string(), shown, rank.to_string());
+        cx.check(&st, span, Tri::True, |cx| {
+            let (count, shape, rank) = (n.to_string(), shown(cx), rank.to_string());
             let v = if name == "repeat" { InvalidShapeArgument::TooFewRepeats { count, shape, rank } } else { InvalidShapeArgument::TooFewSizes { op: name.into(), count, shape, rank } };
             (v, Vec::new())
         });
@@ -274,7 +274,7 @@ fn repeat_expand(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, na
                     let violated = Formula::And(vec![cx.dim_eq_f(sd, td).not(), cx.dim_eq_f(sd, &Dim::konst(1)).not()]);
                     if !cx.check(&st, span, violated, |cx| {
                         let (a, b2) = (cx.show_dim(sd), cx.show_dim(td));
-                        (BroadcastShapeMismatch::Expand { size: b2, existing: a, shape: shown.clone() }, Vec::new())
+                        (BroadcastShapeMismatch::Expand { size: b2, existing: a, shape: shown(cx) }, Vec::new())
                     }) {
                         return Vec::new();
                     }

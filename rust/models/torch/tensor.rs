@@ -501,8 +501,13 @@ pub fn broadcast(cx: &mut dyn ModelCtx, st: &State, a: &Shape, b: &Shape, span: 
                 let one = Dim::konst(1);
                 let x1 = cx.dim_eq(st, x, &one);
                 let y1 = cx.dim_eq(st, y, &one);
-                // torch raises when the sizes differ and neither is 1
-                let violated = Formula::And(vec![cx.dim_eq_f(x, y).not(), cx.dim_eq_f(x, &one).not(), cx.dim_eq_f(y, &one).not()]);
+                // torch raises when the sizes differ and neither is 1 (the formula is built
+                // and decided again only when the three comparisons leave it open)
+                let violated = match (eq, x1, y1) {
+                    _ if [eq, x1, y1].contains(&Tri::True) => Formula::Const(false),
+                    (Tri::False, Tri::False, Tri::False) => Formula::Const(true),
+                    _ => Formula::And(vec![cx.dim_eq_f(x, y).not(), cx.dim_eq_f(x, &one).not(), cx.dim_eq_f(y, &one).not()]),
+                };
                 let pos = -(i as i64) - 1;
                 if !cx.check(st, span, violated, |cx| {
                     let (sa, sb) = (cx.show_shape(st, &a), cx.show_shape(st, &b));
