@@ -26,7 +26,7 @@ const FORMAT: &str = "shape-lint script result 1\n";
 /// The file of the entry for `key` (the salt and the shared result's own key) in the project
 /// at `root`.
 fn entry_path(root: &Path, key: &str) -> PathBuf {
-    // two hashes of the key (its FNV-1a, and that of the key reversed) name the file; the file
+    // two hashes of the key (its `hash_of`, and that of the key reversed) name the file; the file
     // holds the key itself, so names that collide only cost a run
     let reversed: String = key.chars().rev().collect();
     let name = format!("{:016x}{:016x}", super::scripts::text_hash(key), super::scripts::text_hash(&reversed));

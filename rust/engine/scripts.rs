@@ -141,15 +141,16 @@ impl ScriptResult {
     }
 }
 
-/// A 64-bit FNV-1a hash of some bytes: a file's content, to tell a change (not a defence
-/// against crafted collisions).
+/// A 64-bit hash of some bytes: a file's content, to tell a change (not a defence against
+/// crafted collisions). rustc-hash's byte hash, which reads 16 bytes at a step: FNV-1a, a
+/// byte at a step, was 2% of the CPU time on a large project, whose files every analysis
+/// reads again.
 pub fn hash_of(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(bytes);
+    h.write_usize(bytes.len());
+    h.finish()
 }
 
 pub fn text_hash(text: &str) -> u64 {
