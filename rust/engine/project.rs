@@ -12,7 +12,8 @@
 //!   import Block`) start from the importing module's package.
 //! - **Loading** (`Project::load`): each file is read (at most `MAX_FILE_BYTES`) and decoded
 //!   as Python decodes source (`encoding.rs`: BOM, PEP 263 coding line, else UTF-8), parsed and
-//!   lowered once per analysis into its own `FileId` (from `FIRST_FILE`) and function-id range;
+//!   lowered once per analysis into its own `FileId` (from `FIRST_FILE`) and function-id range
+//!   (the tree is shared by the analyses of a process that load the same text: `parse::parse_shared`);
 //!   at most `MAX_MODULES` files and `MAX_LOADED_BYTES` per analysis. A file that cannot be
 //!   read or decoded, has syntax errors, or nests too deeply is not loaded: its import is
 //!   Unknown, as for any unknown module.
@@ -325,7 +326,8 @@ impl Project {
         self.bytes += source.len();
         let file = FileId(FIRST_FILE + self.loaded.len() as u32);
         crate::models::torch::device::note_source(&source);
-        let parsed = crate::parse::parse(&source);
+        // (the tree another analysis of this process parsed from the same text, if kept)
+        let parsed = crate::parse::parse_shared(path, &source);
         if parsed.has_syntax_errors() {
             return None;
         }

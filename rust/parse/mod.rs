@@ -1,5 +1,7 @@
 //! The one facade over `ruff_python_parser`: an upgrade of the pinned parser touches this file.
 
+use std::sync::Arc;
+
 use ruff_python_ast::ModModule;
 use ruff_python_parser::{Mode, ParseOptions, Parsed};
 use ruff_source_file::{LineIndex, OneIndexed, PositionEncoding, SourceLocation};
@@ -8,40 +10,53 @@ use ruff_text_size::TextSize;
 pub use ruff_python_ast as ast;
 pub use ruff_text_size::{Ranged, TextRange};
 
+mod cache;
+pub use cache::parse_shared;
+
 /// A parsed file: its AST (possibly partial), its syntax errors and a line index.
 pub struct ParsedFile<'src> {
     pub source: &'src str,
+    tree: Arc<Tree>,
+}
+
+/// The parser's output for one text: shared by the analyses of a process that load the same
+/// project file (`parse_shared`).
+pub struct Tree {
     parsed: Parsed<ModModule>,
     line_index: LineIndex,
 }
 
 /// Parse a module with error recovery: a half-written file still yields a tree.
 pub fn parse(source: &str) -> ParsedFile<'_> {
+    ParsedFile { source, tree: Arc::new(tree_of(source)) }
+}
+
+fn tree_of(source: &str) -> Tree {
     let parsed = ruff_python_parser::parse_unchecked(source, ParseOptions::from(Mode::Module))
         .try_into_module()
         .expect("Mode::Module always yields a module");
-    ParsedFile { source, parsed, line_index: LineIndex::from_source_text(source) }
+    Tree { parsed, line_index: LineIndex::from_source_text(source) }
 }
 
 impl<'src> ParsedFile<'src> {
     pub fn module(&self) -> &ModModule {
-        self.parsed.syntax()
+        self.tree.parsed.syntax()
     }
 
     pub fn has_syntax_errors(&self) -> bool {
-        !self.parsed.errors().is_empty()
+        !self.tree.parsed.errors().is_empty()
     }
 
     /// The parser's errors: message and byte range of each (ruff's wording, e.g.
     /// `Expected ')', found newline`).
     pub fn syntax_errors(&self) -> Vec<(String, u32, u32)> {
-        self.parsed.errors().iter().map(|e| (e.error.to_string(), e.location.start().to_u32(), e.location.end().to_u32())).collect()
+        self.tree.parsed.errors().iter().map(|e| (e.error.to_string(), e.location.start().to_u32(), e.location.end().to_u32())).collect()
     }
 
     /// 1-based row and 1-based code-point column of a byte offset.
     pub fn location(&self, offset: u32) -> (usize, usize) {
         let offset = offset.min(self.source.len() as u32);
-        let loc: SourceLocation = self.line_index.source_location(
+        let loc: SourceLocation = self.tree.line_index.source_location(
             TextSize::new(offset),
             self.source,
             PositionEncoding::Utf32,
@@ -57,10 +72,10 @@ impl<'src> ParsedFile<'src> {
     /// The text of a 1-based row, without its line ending.
     pub fn line_text(&self, row: usize) -> &'src str {
         let Some(row) = OneIndexed::new(row) else { return "" };
-        if row.get() > self.line_index.line_count() {
+        if row.get() > self.tree.line_index.line_count() {
             return "";
         }
-        let range = self.line_index.line_range(row, self.source);
+        let range = self.tree.line_index.line_range(row, self.source);
         self.source[range].trim_end_matches(['\n', '\r'])
     }
 
