@@ -456,7 +456,7 @@ pub fn set_requires_grad(cx: &dyn ModelCtx, st: &mut State, id: ObjId, flag: &Va
 
 pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) {
     let key: Name = Name::from("training");
-    for_each_module(cx, st, id, &mut |attrs, _| {
+    for_each_module_where(cx, st, id, &|attrs| attrs.get("training") != Some(mode), &mut |attrs, _| {
         attrs.insert(key.clone(), mode.clone());
     });
 }
@@ -468,10 +468,27 @@ pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) 
 /// whether the object is an instance of a user class (whose plain attributes are not the
 /// module's parameters or buffers).
 pub fn for_each_module(cx: &dyn ModelCtx, st: &mut State, id: ObjId, f: &mut dyn FnMut(&mut BTreeMap<Name, Value>, bool)) {
+    for_each_module_where(cx, st, id, &|_| true, f)
+}
+
+/// [`for_each_module`], `f` applied only to the modules whose attributes `needs` accepts (those
+/// it would change): the others are read, not copied for a write (a walk that sets what is
+/// set already, at each call that may switch a model's mode, copied every module).
+pub fn for_each_module_where(cx: &dyn ModelCtx, st: &mut State, id: ObjId, needs: &dyn Fn(&BTreeMap<Name, Value>) -> bool, f: &mut dyn FnMut(&mut BTreeMap<Name, Value>, bool)) {
     let mut todo = vec![id];
     let mut seen = std::collections::BTreeSet::new();
     while let Some(id) = todo.pop() {
         if seen.len() > 4096 || !is_module(cx, st, id) || !seen.insert(id) {
+            continue;
+        }
+        let unchanged = match st.get(id) {
+            Obj::Layer(l) if !needs(&l.attrs) => Some(l.args.values().chain(l.attrs.values()).filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()),
+            Obj::Container { items, attrs, .. } if !needs(attrs) => Some(items.iter().filter_map(|(_, v)| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()),
+            Obj::Instance { attrs, .. } if !needs(attrs) => Some(attrs.values().filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()),
+            _ => None,
+        };
+        if let Some(children) = unchanged {
+            todo.extend::<Vec<ObjId>>(children);
             continue;
         }
         let children: Vec<ObjId> = match st.get_mut(id) {
@@ -506,8 +523,13 @@ pub fn ref_args(args: &[Value], kwargs: &[(Name, Value)]) -> Vec<ObjId> {
 pub fn forget_training(cx: &dyn ModelCtx, st: &mut State, ids: &[ObjId]) {
     // (and an optimizer handed to it may have stepped or zeroed: `scaler.step(optimizer)`)
     torch::optim::forget(st, Some(ids));
+    // (a module forgotten already is left as it is)
+    let needs = |attrs: &BTreeMap<Name, Value>| {
+        ["training", torch::device::DEVICE_ATTR, torch::device::DTYPE_ATTR].iter().any(|k| !matches!(attrs.get(*k), Some(Value::Unknown)))
+            || attrs.values().any(|v| matches!(v, Value::Tensor(t) if t.device.is_some() || t.dtype.is_some()))
+    };
     for &id in ids {
-        for_each_module(cx, st, id, &mut |attrs, _| {
+        for_each_module_where(cx, st, id, &needs, &mut |attrs, _| {
             attrs.insert(Name::from("training"), Value::Unknown);
             // (`accelerator.prepare(model)` moves it too)
             attrs.insert(Name::from(torch::device::DEVICE_ATTR), Value::Unknown);

@@ -51,6 +51,48 @@ fn layers(st: &State, id: ObjId) -> Vec<ObjId> {
     out
 }
 
+/// For each object of the heap, whether its layers (`layers`: the module walk of
+/// `optim::each_layer`) include one that `target` accepts: the heap's module edges are read
+/// once, then walked back from those layers. (Asking `layers` of every module was quadratic in
+/// the model's size, at every `backward()`: a tenth of a vision transformer's analysis.)
+fn reaching(st: &State, target: &dyn Fn(&Layer) -> bool) -> Vec<bool> {
+    let n = st.heap.len();
+    let mut parents: Vec<Vec<ObjId>> = vec![Vec::new(); n];
+    let mut reached = vec![false; n];
+    let mut todo = Vec::new();
+    for id in 0..n {
+        let mut edge = |v: &Value| {
+            if let Value::Ref(c) = v
+                && *c < n
+            {
+                parents[*c].push(id);
+            }
+        };
+        match st.get(id) {
+            Obj::Layer(l) => {
+                if target(l) {
+                    reached[id] = true;
+                    todo.push(id);
+                }
+                l.args.values().chain(l.attrs.values()).for_each(&mut edge);
+            }
+            Obj::Container { items, .. } => items.iter().for_each(|(_, v)| edge(v)),
+            Obj::Instance { attrs, .. } => attrs.values().for_each(&mut edge),
+            Obj::List(items) => items.iter().for_each(&mut edge),
+            _ => {}
+        }
+    }
+    while let Some(c) = todo.pop() {
+        for &p in &parents[c] {
+            if !reached[p] {
+                reached[p] = true;
+                todo.push(p);
+            }
+        }
+    }
+    reached
+}
+
 fn describe(l: &Layer) -> String {
     match &l.label {
         Some(label) => format!("{} {label}", l.kind),
@@ -148,18 +190,17 @@ pub fn backward(cx: &mut dyn ModelCtx, st: &mut State, loss: &Tensor, span: Span
     }
     let mut trained = Vec::new();
     crate::value::reads::note_walk();
+    let reached = reaching(st, &|l| saved.layers.contains(&l.span));
     for id in 0..st.heap.len() {
         let attrs = match st.get(id) {
             Obj::Instance { attrs, .. } | Obj::Container { attrs, .. } => attrs,
             _ => continue,
         };
-        let mode = attrs.get("training").cloned();
-        let (eval_at, was_trained) = (span_of(attrs.get(EVAL_AT)), matches!(attrs.get(TRAINED), Some(Value::Bool(true))));
-        let own = layers(st, id);
-        let reached = own.iter().any(|l| matches!(st.get(*l), Obj::Layer(l) if saved.layers.contains(&l.span)));
-        if !reached {
+        if !reached[id] {
             continue;
         }
+        let mode = attrs.get("training").cloned();
+        let (eval_at, was_trained) = (span_of(attrs.get(EVAL_AT)), matches!(attrs.get(TRAINED), Some(Value::Bool(true))));
         match mode {
             None | Some(Value::Bool(true)) => {
                 if !was_trained {
@@ -168,7 +209,7 @@ pub fn backward(cx: &mut dyn ModelCtx, st: &mut State, loss: &Tensor, span: Span
             }
             Some(Value::Bool(false)) if was_trained => {
                 let Some(eval_at) = eval_at else { continue };
-                let frozen = own.iter().find_map(|l| match st.get(*l) {
+                let frozen = layers(st, id).into_iter().find_map(|l| match st.get(l) {
                     Obj::Layer(l) if mode_dependent(l) && matches!(l.attrs.get("training"), Some(Value::Bool(false))) => Some(describe(l)),
                     _ => None,
                 });
