@@ -947,6 +947,13 @@ impl State {
         &self.heap[id]
     }
 
+    /// [`State::get`], shared: the object as a count, to read while the state moves on (a copy
+    /// of the object cost its attribute maps at every layer call).
+    pub fn get_shared(&self, id: ObjId) -> Rc<Obj> {
+        reads::note_read(id);
+        self.heap[id].clone()
+    }
+
     /// A scope, to look up the variable `name` in it (only that name is logged as read).
     /// As `get_var`, for a name the caller holds (no copy of the string).
     pub fn get_named(&self, id: ObjId, name: &Name) -> &Obj {

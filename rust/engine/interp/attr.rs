@@ -93,17 +93,50 @@ impl<'a> Interp<'a> {
                         None => vec![(st, Value::Unknown)],
                     };
                 }
-                match st.get(id).clone() {
+                // what the object says, taken while it is borrowed (cloning the object to
+                // match on it copied a namespace's or a module's attributes at every access)
+                enum Kind {
+                    Instance,
+                    Class,
+                    Checkpoint,
+                    Method,
+                    Value(Value),
+                    LayerAttr,
+                    ModuleAttr,
+                    Scope,
+                }
+                let kind = match st.get(id) {
                     // handled above
-                    Obj::Instance { .. } => vec![(st, Value::Unknown)],
-                    Obj::Class { .. } => match self.class_lookup(&st, id, name) {
+                    Obj::Instance { .. } => Kind::Instance,
+                    Obj::Class { .. } => Kind::Class,
+                    Obj::Namespace { kind, .. } if &**kind == torch::checkpoint::CHECKPOINT => Kind::Checkpoint,
+                    Obj::Namespace { kind, attrs } => {
+                        if &**kind == "ArgParser"
+                            || (&**kind == crate::models::numpy::ARRAY && crate::models::numpy::is_array_method(name))
+                            || crate::models::numpy::is_generator_method(kind, name)
+                            || (&**kind == torch::optim::OPTIMIZER && matches!(&**name, "zero_grad" | "step"))
+                            || (&**kind == torch::optim::SCHEDULER && &**name == "step" && attrs.contains_key(torch::optim::PLATEAU))
+                        {
+                            Kind::Method
+                        } else {
+                            Kind::Value(attrs.get(name).cloned().unwrap_or(Value::Unknown))
+                        }
+                    }
+                    Obj::Layer(l) => l.attrs.get(name).map_or(Kind::LayerAttr, |v| Kind::Value(v.clone())),
+                    Obj::Container { attrs, .. } => attrs.get(name).map_or(Kind::ModuleAttr, |v| Kind::Value(v.clone())),
+                    Obj::List(_) | Obj::Dict(_) => Kind::Method,
+                    Obj::Scope { .. } => Kind::Scope,
+                };
+                match kind {
+                    Kind::Instance => vec![(st, Value::Unknown)],
+                    Kind::Class => match self.class_lookup(&st, id, name) {
                         Some((_, Value::Func(f))) if f.kind == FuncKind::ClassMethod => {
                             vec![(st, Value::Bound(Box::new(o.clone()), f))]
                         }
                         Some((_, v)) => vec![(st, v)],
                         None => vec![(st, Value::Unknown)],
                     },
-                    Obj::Namespace { kind, .. } if &*kind == torch::checkpoint::CHECKPOINT => {
+                    Kind::Checkpoint => {
                         // a method that may add keys: later reads are not judged (SHP312)
                         let mut st = st;
                         if !torch::checkpoint::reads_only(name) {
@@ -122,33 +155,12 @@ impl<'a> Interp<'a> {
                         }
                         vec![(st, Value::Unknown)]
                     }
-                    Obj::Namespace { kind, attrs } => {
-                        if &*kind == "ArgParser"
-                            || (&*kind == crate::models::numpy::ARRAY && crate::models::numpy::is_array_method(name))
-                            || crate::models::numpy::is_generator_method(&kind, name)
-                            || (&*kind == torch::optim::OPTIMIZER && matches!(&**name, "zero_grad" | "step"))
-                            || (&*kind == torch::optim::SCHEDULER && &**name == "step" && attrs.contains_key(torch::optim::PLATEAU))
-                        {
-                            return vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))];
-                        }
-                        let v = attrs.get(name).cloned().unwrap_or(Value::Unknown);
-                        vec![(st, v)]
-                    }
-                    Obj::Layer(l) => {
-                        if let Some(v) = l.attrs.get(name) {
-                            return vec![(st, v.clone())];
-                        }
-                        torch::layer_attr(self, st, o.clone(), name)
-                    }
-                    Obj::Container { attrs, .. } => {
-                        if let Some(v) = attrs.get(name) {
-                            return vec![(st, v.clone())];
-                        }
-                        torch::module_attr(self, st, o.clone(), name)
-                    }
-                    Obj::List(_) | Obj::Dict(_) => vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))],
+                    Kind::Method => vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))],
+                    Kind::Value(v) => vec![(st, v)],
+                    Kind::LayerAttr => torch::layer_attr(self, st, o.clone(), name),
+                    Kind::ModuleAttr => torch::module_attr(self, st, o.clone(), name),
                     // a module (`interp::imports`): its global
-                    Obj::Scope { .. } => {
+                    Kind::Scope => {
                         let v = match st.get_named(id, name) {
                             Obj::Scope { vars, .. } => vars.get(name).cloned(),
                             _ => None,

@@ -82,7 +82,8 @@ pub fn module_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> 
 /// Attributes of library layers: constructor arguments (`fc.in_features`), parameters.
 pub fn layer_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> Vals {
     let Value::Ref(id) = &o else { return vec![(st, Value::Unknown)] };
-    let Obj::Layer(l) = st.get(*id).clone() else { return vec![(st, Value::Unknown)] };
+    let obj = st.get_shared(*id);
+    let Obj::Layer(l) = &*obj else { return vec![(st, Value::Unknown)] };
     // `fc.bias` is the parameter (None for `bias=False`), not the constructor's flag
     if matches!(&**name, "weight" | "bias") {
         match layers::parameter(&l, name) {
@@ -108,8 +109,9 @@ pub fn layer_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> V
 /// Calling a module value (a library layer, a container, or a user module without forward).
 pub fn call_module_value(cx: &mut dyn ModelCtx, st: State, m: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span) -> Vals {
     let Value::Ref(id) = &m else { return vec![(st, Value::Unknown)] };
-    match st.get(*id).clone() {
-        Obj::Layer(l) => layers::call_layer(cx, st, &l, args, kwargs, span),
+    let obj = st.get_shared(*id);
+    match &*obj {
+        Obj::Layer(l) => layers::call_layer(cx, st, l, args, kwargs, span),
         Obj::Container { kind: ContainerKind::Sequential, items, .. } => {
             // the registry's gate, as for a layer: `seq(x)`
             let Some(api) = crate::models::registry::lookup_in("torch.nn", "Sequential").filter(|api| api.accepts_call(&args, &kwargs)) else { return vec![(st, Value::Unknown)] };
