@@ -106,6 +106,21 @@ impl Branches {
         }
     }
 
+    /// The list with `more` pushed after it.
+    pub fn extended(mut self, more: impl IntoIterator<Item = Branch>) -> Branches {
+        self.extend(more);
+        self
+    }
+
+    /// Whether both are the same list (not only equal ones): a pointer test.
+    pub fn same(&self, o: &Branches) -> bool {
+        match (&self.0, &o.0) {
+            (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
     pub fn starts_with(&self, o: &Branches) -> bool {
         o.len() <= self.len() && self.prefix(o.len()) == *o
     }

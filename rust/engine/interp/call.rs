@@ -729,9 +729,14 @@ impl<'a> Interp<'a> {
                     // (recording them is the replay's work: a loop's budget sees it)
                     self.charge(outcomes.len() as u64);
                     self.work += hit.work();
+                    // (the outcomes of one path share its suffix, stored once: extended once)
+                    let mut extended: Option<(&Rc<[Branch]>, Branches)> = None;
                     for (site, suffix, tainted, suppressed, undecided, below) in outcomes {
-                        let mut branches = branches0.clone();
-                        branches.extend(suffix.iter().map(|b| hit.branch(b, next_sym)));
+                        let branches = match &extended {
+                            Some((s, b)) if Rc::ptr_eq(s, suffix) => b.clone(),
+                            _ => branches0.clone().extended(suffix.iter().map(|b| hit.branch(b, next_sym))),
+                        };
+                        extended = Some((suffix, branches.clone()));
                         let verdict = if *undecided { Verdict::Undecided } else { Verdict::Holds };
                         let calls = match &last {
                             Some((b, calls)) if b.own == below.own && b.rest == below.rest => calls.clone(),
@@ -802,6 +807,8 @@ impl<'a> Interp<'a> {
         let n = entry_state.branches.len();
         // outcomes with the same call sites share what is below this call
         let mut last: Option<(&Rc<[Span]>, memo::CallsBelow)> = None;
+        // (and outcomes of the same path its suffix: stored once)
+        let mut last_path: Option<(&Branches, Rc<[Branch]>)> = None;
         let outcomes = self.outcomes[counters.4..]
             .iter()
             .filter(|o| o.branches.len() >= n && o.branches.prefix(n) == entry_state.branches)
@@ -811,7 +818,12 @@ impl<'a> Interp<'a> {
                     _ => memo::CallsBelow::of(&o.calls, self.calls.len(), span),
                 };
                 last = Some((&o.calls, below.clone()));
-                (o.site, o.branches.suffix(n), o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided), below)
+                let suffix = match &last_path {
+                    Some((b, s)) if b.same(&o.branches) => s.clone(),
+                    _ => Rc::from(o.branches.suffix(n)),
+                };
+                last_path = Some((&o.branches, suffix.clone()));
+                (o.site, suffix, o.tainted, o.suppressed, matches!(o.verdict, Verdict::Undecided), below)
             })
             .collect::<Vec<_>>();
         if outcomes.len() == self.outcomes.len() - counters.4 {
@@ -1104,24 +1116,6 @@ fn uses_graph(f: &Value, st: &State, args: &[Value], kwargs: &[(Name, Value)]) -
 }
 
 impl<'a> Interp<'a> {
-    /// A call of a module object in the body of the innermost running function, on inputs
-    /// without a graph: whether it runs with gradients on, and a dropout or batch norm of it
-    /// in training mode.
-    fn eval_probe(&self, f: &Value, st: &State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<(bool, Option<String>, bool)> {
-        let Value::Ref(id) = f else { return None };
-        // (a module applied to a graph already built, a loss or a head on the model's outputs,
-        // is not where the evaluation starts)
-        if args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| torch::mode::holds(st, v, &|t: &Tensor| matches!(t.grad, Grad::Tracked))) {
-            return None;
-        }
-        let fr = self.eval_frames.last()?;
-        let def = fr.def;
-        if fr.active == Some(span) || span.file != def.file || span.start < def.start || span.end > def.end {
-            return None;
-        }
-        models::is_module(self, st, *id).then(|| (st.grad_mode == GradMode::On, torch::mode::training_layer(st, *id), torch::mode::trained(st, *id)))
-    }
-
     fn record_eval_site(&mut self, span: Span, (grad_on, training, trained): (bool, Option<String>, bool), out: &Vals) {
         let tracked = |t: &Tensor| matches!(t.grad, Grad::Tracked);
         let grad = grad_on && !out.is_empty() && out.iter().all(|(st, v)| torch::mode::holds(st, v, &tracked));

@@ -271,6 +271,26 @@ impl Interp<'_> {
     }
 }
 
+impl Interp<'_> {
+    /// A call of a module object in the body of the innermost running function, on inputs
+    /// without a graph: whether it runs with gradients on, and a dropout or batch norm of it
+    /// in training mode.
+    pub(super) fn eval_probe(&self, f: &Value, st: &State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Option<(bool, Option<String>, bool)> {
+        let Value::Ref(id) = f else { return None };
+        // (a module applied to a graph already built, a loss or a head on the model's outputs,
+        // is not where the evaluation starts)
+        if args.iter().chain(kwargs.iter().map(|(_, v)| v)).any(|v| torch::mode::holds(st, v, &|t: &Tensor| matches!(t.grad, Grad::Tracked))) {
+            return None;
+        }
+        let fr = self.eval_frames.last()?;
+        let def = fr.def;
+        if fr.active == Some(span) || span.file != def.file || span.start < def.start || span.end > def.end {
+            return None;
+        }
+        crate::models::is_module(self, st, *id).then(|| (st.grad_mode == GradMode::On, torch::mode::training_layer(st, *id), torch::mode::trained(st, *id)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeSet;

@@ -105,7 +105,7 @@ pub use crate::value::reads::{Read, walks, begin_reads, drop_reads, end_reads, n
 /// An outcome a summary replays: site, branches after the caller's, taint, suppressed,
 /// whether the check was undecided (else it held), and the call sites below the caller's
 /// (`CallsBelow`).
-pub type Replayed = (Span, Vec<Branch>, bool, bool, bool, CallsBelow);
+pub type Replayed = (Span, Rc<[Branch]>, bool, bool, bool, CallsBelow);
 
 /// The call sites on the way from a summarised call to an outcome's site: the call's own
 /// site (which a replay replaces with its own), when the outcome is inside the callee's
