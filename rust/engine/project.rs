@@ -22,7 +22,8 @@
 //!   (a heap object, so each path has its own) before its body runs, as Python does, so cycles
 //!   end; the module's value is its scope, whose attributes are its globals.
 
-use std::collections::HashMap;
+// (FxHash: paths are hashed at every import, and SipHash was 2% of an analysis)
+use rustc_hash::FxHashMap as HashMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -88,7 +89,7 @@ thread_local! {
     /// on every path and in every call of the function that holds it, and finding `a.b`
     /// probes up to three paths per part, so without this a model file's analysis asked the
     /// filesystem 40,000 times (`typing` alone 1,081 times, three paths each).
-    static PROBES: std::cell::RefCell<HashMap<PathBuf, Probed>> = std::cell::RefCell::new(HashMap::new());
+    static PROBES: std::cell::RefCell<HashMap<PathBuf, Probed>> = std::cell::RefCell::new(HashMap::default());
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -489,7 +490,7 @@ pub fn facts_of(path: &Path, root: &Path) -> Option<std::sync::Arc<(FileFacts, V
         return None;
     }
     let stamp = (meta.modified().ok()?, meta.len());
-    let index = INDEX.get_or_init(|| Mutex::new(HashMap::new()));
+    let index = INDEX.get_or_init(|| Mutex::new(HashMap::default()));
     let key = (path.to_path_buf(), root.to_path_buf());
     if let Ok(map) = index.lock()
         && let Some((t, n, f)) = map.get(&key)
@@ -571,14 +572,14 @@ struct Graph {
 /// a tree that does not change while they run).
 fn graph_of(root: &Path, loose: bool) -> std::sync::Arc<Graph> {
     use std::sync::{Arc, Mutex};
-    let graphs = GRAPHS.get_or_init(|| Mutex::new(HashMap::new()));
+    let graphs = GRAPHS.get_or_init(|| Mutex::new(HashMap::default()));
     if let Ok(map) = graphs.lock()
         && let Some(g) = map.get(root)
     {
         return g.clone();
     }
-    let mut users: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
-    let mut scripts = HashMap::new();
+    let mut users: HashMap<PathBuf, Vec<PathBuf>> = HashMap::default();
+    let mut scripts = HashMap::default();
     let files = if loose {
         // an unmarked folder of more than MAX_LOOSE_FILES files is no project: nothing scanned
         let files = project_files_upto(root, MAX_LOOSE_FILES + 1);
