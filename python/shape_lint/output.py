@@ -7,7 +7,6 @@ json`` read ours too.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -177,10 +176,14 @@ def _json_fix(fix: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 
 def render_json(diags: Sequence[Diagnostic], **_: Any) -> str:
+    import json
+
     return json.dumps([json_record(d) for d in diags], indent=2, ensure_ascii=False) + "\n"
 
 
 def render_json_lines(diags: Sequence[Diagnostic], **_: Any) -> str:
+    import json
+
     return "".join(json.dumps(json_record(d), ensure_ascii=False) + "\n" for d in diags)
 
 
@@ -295,6 +298,8 @@ def render_sarif(
         "results": results,
     }
     doc = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    import json
+
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -339,6 +344,8 @@ def render_statistics(diags: Sequence[Diagnostic], fmt: str = "concise") -> str:
         data = [
             {"code": code, "name": names[code], "count": n, "fixable": False} for code, n in rows
         ]
+        import json
+
         return json.dumps(data, indent=2) + "\n"
     if not rows:
         return ""
