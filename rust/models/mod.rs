@@ -456,7 +456,7 @@ pub fn set_requires_grad(cx: &dyn ModelCtx, st: &mut State, id: ObjId, flag: &Va
 
 pub fn set_training(cx: &dyn ModelCtx, st: &mut State, id: ObjId, mode: &Value) {
     let key: Name = Name::from("training");
-    for_each_module_where(cx, st, id, &|attrs| attrs.get("training") != Some(mode), &mut |attrs, _| {
+    for_each_module_where(cx, st, id, &|attrs| attrs.get(&key) != Some(mode), &mut |attrs, _| {
         attrs.insert(key.clone(), mode.clone());
     });
 }
@@ -481,31 +481,26 @@ pub fn for_each_module_where(cx: &dyn ModelCtx, st: &mut State, id: ObjId, needs
         if seen.len() > 4096 || !is_module(cx, st, id) || !seen.insert(id) {
             continue;
         }
-        let unchanged = match st.get(id) {
-            Obj::Layer(l) if !needs(&l.attrs) => Some(l.args.values().chain(l.attrs.values()).filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()),
-            Obj::Container { items, attrs, .. } if !needs(attrs) => Some(items.iter().filter_map(|(_, v)| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()),
-            Obj::Instance { attrs, .. } if !needs(attrs) => Some(attrs.values().filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()),
-            _ => None,
+        let needed = match st.get(id) {
+            Obj::Layer(l) => needs(&l.attrs),
+            Obj::Container { attrs, .. } | Obj::Instance { attrs, .. } => needs(attrs),
+            _ => false,
         };
-        if let Some(children) = unchanged {
-            todo.extend::<Vec<ObjId>>(children);
-            continue;
+        if needed {
+            match st.get_mut(id) {
+                Obj::Layer(l) => f(&mut l.attrs, false),
+                Obj::Container { attrs, .. } => f(attrs, false),
+                Obj::Instance { attrs, .. } => f(attrs, true),
+                _ => {}
+            }
         }
-        let children: Vec<ObjId> = match st.get_mut(id) {
-            Obj::Layer(l) => {
-                f(&mut l.attrs, false);
-                // the modules it was built from (`nn.TransformerEncoder(layer, n)` runs copies of
-                // `layer`, which the model runs as `layer` itself)
-                l.args.values().chain(l.attrs.values()).filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
-            }
-            Obj::Container { items, attrs, .. } => {
-                f(attrs, false);
-                items.iter().filter_map(|(_, v)| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
-            }
-            Obj::Instance { attrs, .. } => {
-                f(attrs, true);
-                attrs.values().filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect()
-            }
+        let refs = |vs: &mut dyn Iterator<Item = &Value>| -> Vec<ObjId> { vs.filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect() };
+        let children = match st.get(id) {
+            // the modules it was built from (`nn.TransformerEncoder(layer, n)` runs copies of
+            // `layer`, which the model runs as `layer` itself)
+            Obj::Layer(l) => refs(&mut l.args.values().chain(l.attrs.values())),
+            Obj::Container { items, .. } => refs(&mut items.iter().map(|(_, v)| v)),
+            Obj::Instance { attrs, .. } => refs(&mut attrs.values()),
             _ => Vec::new(),
         };
         todo.extend(children);
