@@ -52,35 +52,28 @@ fn layers(st: &State, id: ObjId) -> Vec<ObjId> {
 }
 
 /// For each object of the heap, whether its layers (`layers`: the module walk of
-/// `optim::each_layer`) include one that `target` accepts: the heap's module edges are read
-/// once, then walked back from those layers. (Asking `layers` of every module was quadratic in
-/// the model's size, at every `backward()`: a tenth of a vision transformer's analysis.)
+/// `optim::each_layer`) include one that `target` accepts: the heap's edges of that walk
+/// (`optim::each_edge`) are read once, then walked back from those layers. (Asking `layers`
+/// of every module was quadratic in the model's size, at every `backward()`: a tenth of a
+/// vision transformer's analysis.)
 fn reaching(st: &State, target: &dyn Fn(&Layer) -> bool) -> Vec<bool> {
     let n = st.heap.len();
     let mut parents: Vec<Vec<ObjId>> = vec![Vec::new(); n];
     let mut reached = vec![false; n];
     let mut todo = Vec::new();
     for id in 0..n {
-        let mut edge = |v: &Value| {
-            if let Value::Ref(c) = v
-                && *c < n
-            {
-                parents[*c].push(id);
-            }
-        };
-        match st.get(id) {
-            Obj::Layer(l) => {
-                if target(l) {
-                    reached[id] = true;
-                    todo.push(id);
-                }
-                l.args.values().chain(l.attrs.values()).for_each(&mut edge);
-            }
-            Obj::Container { items, .. } => items.iter().for_each(|(_, v)| edge(v)),
-            Obj::Instance { attrs, .. } => attrs.values().for_each(&mut edge),
-            Obj::List(items) => items.iter().for_each(&mut edge),
-            _ => {}
+        let o = st.get(id);
+        if let Obj::Layer(l) = o
+            && target(l)
+        {
+            reached[id] = true;
+            todo.push(id);
         }
+        super::optim::each_edge(o, &mut |c| {
+            if c < n {
+                parents[c].push(id);
+            }
+        });
     }
     while let Some(c) = todo.pop() {
         for &p in &parents[c] {

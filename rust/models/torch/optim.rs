@@ -173,20 +173,32 @@ pub(super) fn each_layer(st: &State, id: ObjId, instance: &mut dyn FnMut(&BTreeM
         if seen.len() > 4096 || !seen.insert(id) {
             continue;
         }
-        let refs = |vals: &mut dyn Iterator<Item = &Value>| -> Vec<ObjId> { vals.filter_map(|v| if let Value::Ref(c) = v { Some(*c) } else { None }).collect::<Vec<_>>() };
-        match st.get(id) {
-            Obj::Layer(l) => {
-                layer(id, l);
-                todo.extend(refs(&mut l.args.values().chain(l.attrs.values())));
-            }
-            Obj::Container { items, .. } => todo.extend(refs(&mut items.iter().map(|(_, v)| v))),
-            Obj::Instance { attrs, .. } => {
-                instance(attrs);
-                todo.extend(refs(&mut attrs.values()));
-            }
-            Obj::List(items) => todo.extend(refs(&mut items.iter())),
+        let o = st.get(id);
+        match o {
+            Obj::Layer(l) => layer(id, l),
+            Obj::Instance { attrs, .. } => instance(attrs),
             _ => {}
         }
+        each_edge(o, &mut |c| todo.push(c));
+    }
+}
+
+/// The objects `each_layer` goes on to from `o`, in order: a layer's arguments and
+/// attributes, a container's items, an instance's attributes, a list's items.
+pub(super) fn each_edge(o: &Obj, f: &mut dyn FnMut(ObjId)) {
+    let mut refs = |vals: &mut dyn Iterator<Item = &Value>| {
+        for v in vals {
+            if let Value::Ref(c) = v {
+                f(*c);
+            }
+        }
+    };
+    match o {
+        Obj::Layer(l) => refs(&mut l.args.values().chain(l.attrs.values())),
+        Obj::Container { items, .. } => refs(&mut items.iter().map(|(_, v)| v)),
+        Obj::Instance { attrs, .. } => refs(&mut attrs.values()),
+        Obj::List(items) => refs(&mut items.iter()),
+        _ => {}
     }
 }
 
