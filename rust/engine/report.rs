@@ -76,7 +76,10 @@ impl<'a> Interp<'a> {
             self.flagged += 1;
         }
         // Only a violation's path condition is ever shown.
-        let condition = if violated { self.path_condition(st).map(Box::new) } else { None };
+        let mut verdict = verdict;
+        if let Verdict::Violated(v) = &mut verdict {
+            v.condition = self.path_condition(st);
+        }
         let branches = st.branches.clone();
         // One verdict per path and site: a violation overrides what earlier checks of the same
         // call on this path found (e.g. the first dim of `transpose` fine, the second not),
@@ -87,7 +90,7 @@ impl<'a> Interp<'a> {
             let lineage = st.lineage;
             self.outcomes.retain(|o| !(o.site == site && o.lineage == lineage && o.branches == branches && o.calls == *calls && !matches!(o.verdict, Verdict::Violated(_))));
         }
-        self.push_outcome(Outcome { site, calls: self.calls.clone(), branches, lineage: st.lineage, verdict, tainted: st.tainted, suppressed: st.in_try > 0, condition });
+        self.push_outcome(Outcome { site, calls: self.calls.clone(), branches, lineage: st.lineage, verdict, tainted: st.tainted, suppressed: st.in_try > 0 });
         self.records += 1;
     }
 
@@ -100,13 +103,12 @@ impl<'a> Interp<'a> {
     pub fn push_outcome(&mut self, o: Outcome) {
         /// How far back an equal outcome is looked for.
         const RECENT: usize = 8;
-        if !matches!(o.verdict, Verdict::Violated(_)) && o.condition.is_none() {
+        if !matches!(o.verdict, Verdict::Violated(_)) {
             let from = self.outcomes.len().saturating_sub(RECENT).max(self.outcome_floor);
             let same = |p: &Outcome| {
                 p.site == o.site
                     && p.tainted == o.tainted
                     && p.suppressed == o.suppressed
-                    && p.condition.is_none()
                     && matches!((&p.verdict, &o.verdict), (Verdict::Holds, Verdict::Holds) | (Verdict::Undecided, Verdict::Undecided))
                     && (std::rc::Rc::ptr_eq(&p.calls, &o.calls) || p.calls == o.calls)
                     && p.branches == o.branches
@@ -138,7 +140,7 @@ impl<'a> Interp<'a> {
         if self.records != records {
             return;
         }
-        self.push_outcome(Outcome { site: span, calls: self.calls.clone(), branches, lineage, verdict: Verdict::Holds, tainted, suppressed, condition: None });
+        self.push_outcome(Outcome { site: span, calls: self.calls.clone(), branches, lineage, verdict: Verdict::Holds, tainted, suppressed });
     }
 
     /// The row of a span in its own file (embedded library code: the user's call).
@@ -358,7 +360,7 @@ pub fn findings_in(interp: &Interp, outcomes: &[Outcome], file: FileId) -> Vec<F
             (false, None) => continue,
         };
         let Verdict::Violated(v) = &chosen.verdict else { continue };
-        let condition = if all_fail { None } else { chosen.condition.as_deref().cloned() };
+        let condition = if all_fail { None } else { v.condition.clone() };
         let ((row, col), (end_row, end_col)) = (loc.at(start), loc.at(end));
         let message = match &condition {
             Some(c) => format!("{} (when {c})", v.message),

@@ -743,7 +743,7 @@ impl<'a> Interp<'a> {
                             _ => below.under(&self.calls, span),
                         };
                         last = Some((below, calls.clone()));
-                        self.push_outcome(Outcome { site: *site, calls, branches, lineage, verdict, tainted: *tainted, suppressed: *suppressed, condition: None });
+                        self.push_outcome(Outcome { site: *site, calls, branches, lineage, verdict, tainted: *tainted, suppressed: *suppressed });
                     }
                     return out;
                 }

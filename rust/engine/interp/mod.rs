@@ -88,6 +88,8 @@ pub struct Violation {
     pub trace: Vec<String>,
     /// The fix the model suggested for this check (`ModelCtx::suggest_fix`).
     pub fix: Option<crate::value::FixHint>,
+    /// The path's condition, shown when not every path fails (`Interp::record` sets it).
+    pub condition: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -113,8 +115,6 @@ pub struct Outcome {
     pub verdict: Verdict,
     pub tainted: bool,
     pub suppressed: bool,
-    /// A violation's path condition (boxed: most outcomes have none).
-    pub condition: Option<Box<String>>,
 }
 
 /// A check the core left undecided on a path where a violation would be reported (untainted,
