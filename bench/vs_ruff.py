@@ -49,7 +49,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from real_repos import CUT_RE, FINDING_RE, shape_lint_cmd, timed  # noqa: E402
+from real_repos import CUT_RE, FINDING_RE, shape_lint_cmd, timed, warm_up  # noqa: E402
 from robustness import fetch_lib, libs_cache  # noqa: E402
 
 TARGET_RATIO = 4.0
@@ -136,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     sl.append(".")
     rf = [*ruff, "check", "--no-cache", "--select", "F", "--output-format", "concise", "."]
     version = subprocess.run([*ruff, "--version"], capture_output=True, text=True).stdout.strip()
+    warm_up(shape_lint_cmd(args.cmd))
 
     print("load average: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     print(f"corpus: {corpus} ({len(files)} files, {lines} lines)")

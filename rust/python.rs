@@ -363,6 +363,40 @@ fn rules(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     Ok(out)
 }
 
+/// One directory's `.gitignore` patterns (and `.git/info/exclude`'s), matched by the `ignore`
+/// crate with git's rules: the CLI's file discovery asks it about each path it walks.
+#[pyclass(frozen, module = "shape_lint._core")]
+struct GitIgnore {
+    matcher: ignore::gitignore::Gitignore,
+}
+
+#[pymethods]
+impl GitIgnore {
+    /// Compile `lines` (the files' lines, in order) for the directory `root`. A malformed
+    /// pattern matches nothing, as git skips it.
+    #[new]
+    fn new(root: &str, lines: Vec<String>) -> Self {
+        let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+        for line in &lines {
+            // an invalid glob is skipped (git ignores the line), the others still apply
+            let _ = builder.add_line(None, line);
+        }
+        let matcher = builder.build().unwrap_or_else(|_| ignore::gitignore::Gitignore::empty());
+        GitIgnore { matcher }
+    }
+
+    /// `rel` (relative to the root, `/`-separated) or a directory above it: True when the
+    /// last pattern that matches ignores it, False when it re-includes it (`!pattern`), None
+    /// when none matches.
+    fn check(&self, rel: &str, is_dir: bool) -> Option<bool> {
+        match self.matcher.matched_path_or_any_parents(rel, is_dir) {
+            ignore::Match::None => None,
+            ignore::Match::Ignore(_) => Some(true),
+            ignore::Match::Whitelist(_) => Some(false),
+        }
+    }
+}
+
 /// The registry of modelled APIs as JSON text (see `models::registry::to_json`).
 #[pyfunction]
 fn api_json() -> String {
@@ -391,6 +425,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model_summary, m)?)?;
     m.add_function(wrap_pyfunction!(api_json, m)?)?;
     m.add_function(wrap_pyfunction!(api_resolve, m)?)?;
+    m.add_class::<GitIgnore>()?;
     m.add("__version__", crate::VERSION)?;
     Ok(())
 }

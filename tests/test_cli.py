@@ -660,6 +660,62 @@ def test_gitignore(engine, proj, capsys):
     assert "generated/g.py" not in files("--respect-gitignore", ".")
 
 
+@pytest.mark.skipif(subprocess.run(["git", "--version"], capture_output=True).returncode != 0,
+                    reason="git is not installed")
+def test_gitignore_agrees_with_git(tmp_path):
+    """Discovery skips what git itself leaves out (`git ls-files --others --exclude-standard`),
+    for anchored, nested, `**`, class, escape and negation patterns at two depths."""
+    root = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    write(root / ".gitignore", textwrap.dedent("""\
+        # a comment
+        /top_only.py
+        build/
+        *_gen.py
+        !keep_gen.py
+        **/cache/*.py
+        a/**/deep.py
+        [xy]_*.py
+        ?.py
+        \\#hash.py
+        docs/*.py
+        spaced.py   
+        """))
+    write(root / "pkg" / ".gitignore", "local.py\n!kept_local_gen.py\n/rooted.py\n")
+    (root / ".git" / "info").mkdir(parents=True, exist_ok=True)
+    write(root / ".git" / "info" / "exclude", "excluded_*.py\n")
+    paths = [
+        "top_only.py", "pkg/top_only.py", "build/b.py", "pkg/build/b.py", "x_gen.py",
+        "keep_gen.py", "pkg/keep_gen.py", "cache/c.py", "pkg/cache/c.py", "pkg/cache/sub/c.py",
+        "a/deep.py", "a/b/c/deep.py", "b/deep.py", "x_1.py", "z_1.py", "q.py", "qq.py",
+        "#hash.py", "docs/d.py", "docs/sub/d.py", "spaced.py", "pkg/local.py",
+        "pkg/sub/local.py", "pkg/kept_local_gen.py", "pkg/rooted.py", "pkg/sub/rooted.py",
+        "excluded_1.py", "pkg/excluded_2.py", "plain.py", "pkg/plain.py",
+    ]
+    for rel in paths:
+        write(root / rel, "x = 1\n")
+    git = subprocess.run(["git", "-C", str(root), "ls-files", "--others", "--exclude-standard"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    expected = sorted(p for p in git if p.endswith(".py"))
+    found = cli.discover([str(root)], cli.cfg.Settings(project_root=root), force_exclude=False)
+    assert sorted(f.relative_to(root).as_posix() for f in found.files) == expected
+    assert "plain.py" in expected and "keep_gen.py" in expected and "x_gen.py" not in expected
+
+
+def test_check_start_up_imports_little(tmp_path):
+    """A check of a repository imports none of the modules whose import was most of the CLI's
+    start-up (`dataclasses` with `inspect`, `shutil` with `bz2` and `lzma`, `typing`, the
+    `pathspec` package), nor `json` and `z3`, which only some runs need."""
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".gitignore", "build/\n")
+    write(tmp_path / "a.py", "import torch\nx = torch.zeros(2, 3)\ny = x @ x.T\n")
+    heavy = ("dataclasses", "inspect", "shutil", "typing", "pathspec", "json", "z3")
+    code = ("import sys\nfrom shape_lint import cli\nrc = cli.main(['check', '-n', '.'])\n"
+            f"print(rc, sorted(m for m in {heavy!r} if m in sys.modules))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.stdout.splitlines()[-1] == "0 []", proc.stdout + proc.stderr
+
+
 def test_encodings(engine, proj, capsys):
     (proj / "latin.py").write_bytes("# -*- coding: latin-1 -*-\ns = 'é'\nSHP101(s)\n".encode("latin-1"))
     (proj / "bom.py").write_bytes(b"\xef\xbb\xbfSHP101(x)\r\ny = 1\r\n")

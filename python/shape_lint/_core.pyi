@@ -2,10 +2,18 @@
 
 from typing import Any, Literal, NotRequired, TypedDict, type_check_only
 
-__all__ = ["analyze_source", "api_json", "api_resolve", "check_source", "check_source_parsed", "check_source_stats", "check_source_undecided", "model_summary",
+__all__ = ["GitIgnore", "analyze_source", "api_json", "api_resolve", "check_source", "check_source_parsed", "check_source_stats", "check_source_undecided", "model_summary",
            "rules", "show_shapes", "syntax_errors", "__version__"]
 
 __version__: str
+
+class GitIgnore:
+    """One directory's ``.gitignore`` patterns, matched with git's rules (the ``ignore`` crate)."""
+
+    def __init__(self, root: str, lines: list[str]) -> None: ...
+    def check(self, rel: str, is_dir: bool) -> bool | None:
+        """True: the last matching pattern ignores ``rel`` (or a directory above it); False: a
+        ``!pattern`` re-includes it; None: no pattern matches."""
 
 # The TypedDicts exist for type checkers only (the runtime returns plain dicts).
 

@@ -12,7 +12,6 @@ import os
 import re
 import sys
 import tokenize
-from dataclasses import dataclass, field
 from pathlib import Path
 
 TYPE_CHECKING = False  # (typing costs 5 ms at start-up: for the checker only)
@@ -23,6 +22,7 @@ from . import config as cfg
 from .config import ConfigError, RuleSelection, Settings
 from .fixes import apply_edits, fix_edits, unified_diff, valid_fix
 from .output import INCOMPLETE, Diagnostic, render, render_statistics
+from .record import Factory, Record
 
 __all__ = ["main"]
 
@@ -148,12 +148,15 @@ def is_inline_ignored(code: str, noqa_text: str) -> bool:
     return code in codes or code.startswith(tuple(codes))
 
 
-@dataclass
-class FileExemption:
+class FileExemption(Record):
     """File-level noqa: ``all`` silences the file, else the codes (prefixes) listed."""
 
-    all: bool = False
-    codes: tuple[str, ...] = ()
+    _fields = (("all", False), ("codes", ()))
+    __slots__ = tuple(n for n, _ in _fields)
+
+    if TYPE_CHECKING:
+        all: bool
+        codes: tuple[str, ...]
 
     def covers(self, code: str) -> bool:
         return self.all or (bool(self.codes) and code.startswith(self.codes))
@@ -234,7 +237,8 @@ def split_lines(source: str) -> list[str]:
 
 
 class _GitIgnores:
-    """``.gitignore`` files (and ``.git/info/exclude``) as pathspec matchers, per directory."""
+    """``.gitignore`` files (and ``.git/info/exclude``) as matchers (``_core.GitIgnore``: the
+    ``ignore`` crate, git's rules), per directory."""
 
     def __init__(self) -> None:
         self._specs: dict[Path, Any] = {}
@@ -258,14 +262,13 @@ class _GitIgnores:
                 lines.extend(p.read_text(encoding="utf-8", errors="replace").splitlines())
             except OSError:
                 continue
-        # blank lines and comments match nothing: pathspec (10 ms to import) only when a
-        # pattern is left
+        # blank lines and comments match nothing: a matcher only when a pattern is left
         patterns = [ln for ln in lines if ln.strip() and not ln.startswith("#")]
         spec = None
         if patterns:
-            import pathspec
+            from . import _core
 
-            spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            spec = _core.GitIgnore(str(directory), lines)
         self._specs[directory] = spec
         return spec
 
@@ -308,17 +311,19 @@ class _GitIgnores:
         top = (self._repo_root(parent) or walk_root) if inherit else walk_root
         verdict: bool | None = None
         for directory, spec in self._chain(parent, top):  # shallow first, deeper overrides
-            rel = path.relative_to(directory).as_posix() + ("/" if is_dir else "")
-            result = spec.check_file(rel)
-            if result.include is not None:
-                verdict = result.include
+            result = spec.check(path.relative_to(directory).as_posix(), is_dir)
+            if result is not None:
+                verdict = result
         return bool(verdict)
 
 
-@dataclass
-class Discovery:
-    files: list[Path] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
+class Discovery(Record):
+    _fields = (("files", Factory(list)), ("errors", Factory(list)))
+    __slots__ = tuple(n for n, _ in _fields)
+
+    if TYPE_CHECKING:
+        files: list[Path]
+        errors: list[str]
 
 
 def _excluded(path: Path, settings: Settings) -> bool:
@@ -390,25 +395,39 @@ def discover(paths: Sequence[str], settings: Settings, *, force_exclude: bool) -
 # Checking
 
 
-@dataclass
-class FileResult:
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    error: str | None = None
-    warning: str | None = None
-    notices: list[Diagnostic] = field(default_factory=list)
-    """The analysis-incomplete notices (``SHP002``) not selected as diagnostics."""
-    fixed: int = 0
-    """How many findings ``--fix --unsafe-fixes`` fixed (or ``--diff`` would fix)."""
-    diff: str = ""
+class FileResult(Record):
+    _fields = (
+        ("diagnostics", Factory(list)),
+        ("error", None),  # str | None
+        ("warning", None),  # str | None
+        # the analysis-incomplete notices (``SHP002``) not selected as diagnostics
+        ("notices", Factory(list)),
+        # how many findings ``--fix --unsafe-fixes`` fixed (or ``--diff`` would fix)
+        ("fixed", 0),
+        ("diff", ""),
+    )
+    __slots__ = tuple(n for n, _ in _fields)
+
+    if TYPE_CHECKING:
+        diagnostics: list[Diagnostic]
+        error: str | None
+        warning: str | None
+        notices: list[Diagnostic]
+        fixed: int
+        diff: str
 
 
-@dataclass(frozen=True)
-class FixMode:
+class FixMode(Record):
     """``--fix``, ``--unsafe-fixes``, ``--diff``."""
 
-    fix: bool = False
-    unsafe: bool = False
-    diff: bool = False
+    _fields = (("fix", False), ("unsafe", False), ("diff", False))
+    __slots__ = tuple(n for n, _ in _fields)
+    _frozen = True
+
+    if TYPE_CHECKING:
+        fix: bool
+        unsafe: bool
+        diff: bool
 
     @property
     def applies(self) -> bool:
@@ -684,7 +703,33 @@ def check_files(
 # Argument parsing
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing ``shutil`` (with ``bz2`` and
+    ``lzma``: 5% of a run's start-up), which argparse's formatter imports for it."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         self.exit(2, f"error: {message}\n")
@@ -696,7 +741,12 @@ def _comma_list(values: Iterable[str] | None) -> list[str] | None:
     return [item.strip() for v in values for item in v.split(",") if item.strip()]
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS = ("check", "rule", "api", "summary", "coverage", "version", "server")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``command`` (one of ``COMMANDS``), only that subcommand's
+    (each parser costs a few gettext lookups and formatter checks at every start)."""
     parser = _Parser(
         prog="shape-lint",
         description="Finds tensor shape errors and PyTorch training bugs before the model trains.",
@@ -704,6 +754,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
+    if wanted("check"):
+        _check_parser(sub)
+    if wanted("rule"):
+        _rule_parser(sub)
+    if wanted("api"):
+        _api_parser(sub)
+    if wanted("summary"):
+        _summary_parser(sub)
+    if wanted("coverage"):
+        _coverage_parser(sub)
+    if wanted("version"):
+        sub.add_parser("version", help="print the version")
+    if wanted("server"):
+        sub.add_parser("server", help="run the language server over stdio (for editors)")
+    return parser
+
+
+def _check_parser(sub: Any) -> None:
     check = sub.add_parser("check", help="check files or directories (default: .)")
     check.add_argument("paths", nargs="*", metavar="PATH", help="files or directories; - for stdin")
     sel = check.add_argument_group("rule selection")
@@ -768,23 +839,35 @@ def build_parser() -> argparse.ArgumentParser:
                       help="analyse N files at a time (default: every core); 1 analyses them "
                       "one after another")
 
+
+
+def _rule_parser(sub: Any) -> None:
     rule = sub.add_parser("rule", help="print a rule's documentation")
     rule.add_argument("code", nargs="?", metavar="CODE", help="a code (SHP101) or a rule name")
     rule.add_argument("--all", action="store_true", help="print every rule")
     rule.add_argument("--output-format", choices=("text", "json"), default="text")
 
+
+
+def _api_parser(sub: Any) -> None:
     api = sub.add_parser("api", help="print what is modelled for a torch API")
     api.add_argument("name", nargs="?", metavar="NAME",
                      help="a qualified or short name: torch.cat, nn.Linear, F.relu, Tensor.view, Linear")
     api.add_argument("--all", action="store_true", help="list every modelled API, one a line")
     api.add_argument("--output-format", choices=("text", "json"), default="text")
 
+
+
+def _summary_parser(sub: Any) -> None:
     summ = sub.add_parser("summary", help="a torchinfo-like table of each model call, without running it")
     summ.add_argument("file", metavar="FILE", help="a Python script")
     summ.add_argument("--model", metavar="NAME",
                       help="summarise this module class's forward, with inputs of unknown shapes")
     summ.add_argument("--output-format", choices=("text", "json"), default="text")
 
+
+
+def _coverage_parser(sub: Any) -> None:
     cov = sub.add_parser(
         "coverage",
         help="what the analysis followed and what made values Unknown (the Unknown-cause report)",
@@ -793,10 +876,6 @@ def build_parser() -> argparse.ArgumentParser:
     cov.add_argument("--output-format", choices=("text", "json"), default="text")
     cov.add_argument("--top", type=int, default=25, metavar="N", help="how many causes to list (text)")
     cov.add_argument("--isolated", action="store_true", help="ignore all config files")
-
-    sub.add_parser("version", help="print the version")
-    sub.add_parser("server", help="run the language server over stdio (for editors)")
-    return parser
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1025,9 +1104,7 @@ def _resolve_settings(args: argparse.Namespace, known: Sequence[str]) -> Setting
         changes["solver"] = args.solver
     if args.no_cache:
         changes["cache"] = False
-    from dataclasses import replace
-
-    return replace(settings, **changes)
+    return settings.replace(**changes)
 
 
 def _output_format(args: argparse.Namespace, settings: Settings) -> str:
@@ -1275,7 +1352,9 @@ def _fix_summary(text: str, diagnostics: Sequence[Diagnostic], fixed: int, mode:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``shape-lint``; returns the exit code."""
     stdout, stderr = sys.stdout, sys.stderr
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    first = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(first if first in COMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
