@@ -297,13 +297,21 @@ pub fn findings_from(interp: &Interp, outcomes: &[Outcome]) -> Vec<Finding> {
 /// run shared by every file it loads (`engine::scripts`), each loaded file's in turn.
 pub fn findings_in(interp: &Interp, outcomes: &[Outcome], file: FileId) -> Vec<Finding> {
     let Some((_, loc)) = interp.source_of(file) else { return Vec::new() };
+    // only the sites with a violation can report, and only their own outcomes decide how (the
+    // chains that reach each, whether some path passes it): the others are not grouped. Most
+    // sites of most files have none (a model file records thousands of passing checks).
+    let violated: rustc_hash::FxHashSet<(u32, u32)> =
+        outcomes.iter().filter(|o| o.site.file == file && matches!(o.verdict, Verdict::Violated(_))).map(|o| (o.site.start, o.site.end)).collect();
+    if violated.is_empty() {
+        return Vec::new();
+    }
     // a site is judged per chain of call sites that reach it (a helper right when one caller
     // calls it may be wrong for another); a `try` that catches around any of them silences it
     let suppressed = suppressed_sites(outcomes, file);
     let mut index: rustc_hash::FxHashMap<((u32, u32), &[Span]), usize> = Default::default();
     let mut by_site: Vec<((u32, u32), Vec<&Outcome>)> = Vec::new();
     // only the checked file's sites: another project file reports its own when it is checked
-    for o in outcomes.iter().filter(|o| o.site.file == file) {
+    for o in outcomes.iter().filter(|o| o.site.file == file && violated.contains(&(o.site.start, o.site.end))) {
         let site = (o.site.start, o.site.end);
         let i = *index.entry((site, &o.calls[..])).or_insert_with(|| {
             by_site.push((site, Vec::new()));
