@@ -116,7 +116,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         stats.abandoned += 1;
     } else {
         // SHP302, a question about the whole run: only when no call was cut short
-        if interp.cuts == 0 && !finals.is_empty() {
+        if interp.cuts == 0 && !finals.is_empty() && crate::models::torch::optim::may_be_unstepped() {
             let (mut steps, mut grads) = (Vec::new(), Vec::new());
             for body in std::iter::once(&m.body).chain(interp.project.loaded.iter().map(|l| &l.module.body)) {
                 attr_sites(body, "step", &mut steps);

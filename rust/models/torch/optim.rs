@@ -627,6 +627,16 @@ pub fn generic_iteration(cx: &mut dyn ModelCtx, before: &State, after: &State, z
 }
 
 
+/// Whether `unstepped` can list anything: a `backward()` ran while the program neither
+/// stepped nor handed an optimizer away. When not, the program's `step`/`grad` sites need not
+/// be collected (a walk of every loaded module's tree).
+pub fn may_be_unstepped() -> bool {
+    PROGRAM.with(|p| {
+        let p = p.borrow();
+        !(p.stepped || p.handed || p.backward.is_empty())
+    })
+}
+
 /// At the end of the script's run (`entry.rs`): the optimizers (where each was built) that a
 /// backward in a loop gave gradients, with the first such backward and whether a scheduler was
 /// built on it, when no path read the `.step` of any optimizer or handed one on, and the run
