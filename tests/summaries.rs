@@ -103,12 +103,14 @@ fn a_summary_that_looked_for_optimizers_needs_the_same_ones() {
 }
 
 /// A helper that reads no shape binding is replayed after the caller bound one (the first use
-/// of an unknown-rank input fixes its last dimension).
+/// of an unknown-rank input fixes its last dimension). (It makes its own tensor: a check of a
+/// tensor handed in reports at the call that handed it, and keys the call's site,
+/// `a_summary_that_reported_on_the_callers_stack_needs_the_same_stack`.)
 #[test]
 fn a_summary_ignores_the_shape_bindings_it_did_not_read() {
-    let src = "import torch\nimport torch.nn as nn\n\n\ndef norm(t):\n    return t / t.sum()\n\n\ndef width(t):\n    return t.size(-1)\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 4)\n\n    def forward(self, x):\n        a = norm(torch.randn(3, 4))\n        h = self.fc(x)\n        b = norm(torch.randn(3, 4))\n        return torch.randn(3, 5) @ torch.randn(width(x), 2)\n";
+    let src = "import torch\nimport torch.nn as nn\n\n\ndef norm(n):\n    t = torch.randn(3, n)\n    return t / t.sum()\n\n\ndef width(t):\n    return t.size(-1)\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 4)\n\n    def forward(self, x):\n        a = norm(4)\n        h = self.fc(x)\n        b = norm(4)\n        return torch.randn(3, 5) @ torch.randn(width(x), 2)\n";
     let (findings, stats) = analyze(src, &Settings::default());
-    assert_eq!(rows(&findings), vec![(22, "SHP101")], "{findings:?}");
+    assert_eq!(rows(&findings), vec![(23, "SHP101")], "{findings:?}");
     assert_eq!(stats.memo_hits, 1, "{stats:?}");
 }
 
@@ -160,4 +162,36 @@ fn a_summary_that_read_the_callers_label_needs_the_same_one() {
     assert_eq!(rows(&findings), vec![(15, "SHP101")], "{findings:?}");
     let (without, _) = without_summaries(src);
     assert_eq!(without[0].message, findings[0].message);
+}
+
+/// The model as the two tests below build it: a layer whose device check passes on the CPU
+/// path and fails where CUDA is available (the input moved there, the layer not).
+const DEVICE_NET: &str = "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 4)\n\n    def forward(self, x):\n        return self.fc(x)\n\n\nmodel = Net()\ndevice = \"cuda\" if torch.cuda.is_available() else \"cpu\"\n";
+
+/// The findings' rows, codes and traces.
+fn reports(findings: &[shape_lint::Finding]) -> Vec<(usize, &'static str, Vec<String>)> {
+    findings.iter().map(|f| (f.row, f.rule.code, f.trace.clone())).collect()
+}
+
+/// `forward` replayed in the loop's later iterations records its outcomes as its run did:
+/// `reached` then adds no passing outcome of its own at `model(inp)` (which would be a second
+/// chain of calls reaching that site, and name the failing one in the report).
+#[test]
+fn a_replayed_call_counts_as_its_runs_records() {
+    let src = format!("{DEVICE_NET}\n\ndef train():\n    for i in range(4):\n        inp = torch.randn(2, 8).to(device)\n        out = model(inp)\n    return out\n\n\ntrain()\n");
+    let (findings, stats) = analyze(&src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert_eq!(reports(&findings), vec![(21, "SHP201", Vec::new())], "{findings:?}");
+    assert_eq!(reports(&findings), reports(&without_summaries(&src).0));
+}
+
+/// The device check inside `forward` passes at the call of `run` that handed `x` in (its
+/// entry site, line 23): a summary of `forward` keys that stack (`memo::Context`), so the call
+/// from line 24 runs it and records its own entry site, not line 23's.
+#[test]
+fn a_summary_that_reported_on_the_callers_stack_needs_the_same_stack() {
+    let src = format!("{DEVICE_NET}\n\ndef run(x):\n    return model(x)\n\n\nx = torch.randn(2, 8).to(device)\na = run(x)\nb = run(x)\n");
+    let (findings, _) = analyze(&src, &Settings::default());
+    assert_eq!(reports(&findings), vec![(23, "SHP201", Vec::new())], "{findings:?}");
+    assert_eq!(reports(&findings), reports(&without_summaries(&src).0));
 }

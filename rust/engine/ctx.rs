@@ -39,6 +39,8 @@ impl ModelCtx for Interp<'_> {
             let reports = if shared { call.file.0 >= crate::engine::project::FIRST_FILE } else { call.file == crate::ir::FileId::MAIN };
             if reports && !out.iter().any(|s| s.file == call.file) && self.arg_tensors[i].iter().any(|a| Rc::ptr_eq(a, t)) {
                 out.push(call);
+                // (a site on the stack: the summaries of the calls under it key the stack)
+                self.context_read.set(self.context_read.get().min(off + i));
             }
         }
         if let Some(at) = at {

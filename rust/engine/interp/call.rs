@@ -692,7 +692,7 @@ impl<'a> Interp<'a> {
     fn memoised(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, body: impl FnOnce(&mut Self, State, &[Value], &[(Name, Value)]) -> Vals) -> Vals {
         // a summarised call: replay it
         let entry = memo::EntryFacts::of(&st);
-        let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry, &self.stack, &self.assign_label);
+        let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry, &self.stack, &self.assign_label, (&self.calls, span));
         if debug_enabled() {
             eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else { "missing" });
         }
@@ -710,6 +710,10 @@ impl<'a> Interp<'a> {
                 // it reads the caller's label again: the enclosing call's summary keys it too
                 let _ = self.label();
             }
+            if let Some(from) = hit.context_from() {
+                // and the caller's stack
+                self.context_read.set(self.context_read.get().min(from));
+            }
             // the caller's branches, which the outcomes extend
             let branches0 = if hit.outcomes().is_empty() { Branches::new() } else { st.branches.clone() };
             let lineage = st.lineage;
@@ -726,8 +730,10 @@ impl<'a> Interp<'a> {
                     let mut last: Option<(&memo::CallsBelow, Rc<[Span]>)> = None;
                     // (a summary holds no violation: a probing second iteration records none of it)
                     let outcomes = if self.probe_only.is_some() { &[][..] } else { hit.outcomes() };
-                    // (recording them is the replay's work: a loop's budget sees it)
+                    // (recording them is the replay's work: a loop's budget sees it; and they
+                    // are records, as the run's were: `reached` adds none for the call site)
                     self.charge(outcomes.len() as u64);
+                    self.records += outcomes.len() as u64;
                     self.work += hit.work();
                     // (the outcomes of one path share its suffix, stored once: extended once)
                     let mut extended: Option<(&Rc<[Branch]>, Branches)> = None;
@@ -758,6 +764,7 @@ impl<'a> Interp<'a> {
         // unless each entry refines a variable the call made: `memo::Refined`)
         let (caches, refined0) = (self.ctor_syms.len(), self.refined_log.len());
         let outer_reads = std::mem::replace(&mut self.oldest_label_read, u64::MAX);
+        let outer_context = self.context_read.replace(usize::MAX);
         let entry_label = self.assign_label.clone();
         // (the walks over the heap the call makes, noted afresh: a replay makes them again)
         let outer_walked = std::mem::take(&mut st.walked);
@@ -770,6 +777,9 @@ impl<'a> Interp<'a> {
         // a label set before the call started is the caller's
         let read_callers_label = self.oldest_label_read <= counters.5;
         self.oldest_label_read = self.oldest_label_read.min(outer_reads);
+        // the stack its outcomes' entry sites were taken from (at the call's depth or above)
+        let context = memo::Context::of(&self.calls, span, self.context_read.get());
+        self.context_read.set(self.context_read.get().min(outer_context));
         let l0 = entry_state.heap.len();
         // (the refinements of variables from before the call: a replay keeps them, when they
         // were the first variables and symbols it made, `memo::Summary::kept`)
@@ -843,6 +853,7 @@ impl<'a> Interp<'a> {
                 shape_vars: shape_vars.into_iter().filter(|v| *v <= counters.1).collect(),
                 kept: refined.as_ref().map(|r| r.0).unwrap_or_default(),
                 label: read_callers_label.then(|| entry_label.clone()),
+                context,
                 refined: refined.map(|r| r.1).unwrap_or_default(),
                 optimizers: (looked0 != crate::value::reads::optimizer_walks()).then(|| crate::models::torch::optim::optimizer_ids(&entry_state)),
             });

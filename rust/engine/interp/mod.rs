@@ -188,6 +188,9 @@ pub struct Interp<'a> {
     /// The oldest `label_set_at` a `label` read saw in the innermost summarised call: a call
     /// that read a label set before it started (its caller's) is not summarised.
     pub oldest_label_read: u64,
+    /// The shallowest index of `calls` an entry site was taken from (`ModelCtx::entry_sites`)
+    /// in the innermost summarised call: a summary keys the spans from there (`memo::Context`).
+    pub context_read: std::cell::Cell<usize>,
     pub stack: Vec<u32>,
     /// The call sites of the user functions being run, outermost first.
     pub calls: Rc<[Span]>,
@@ -352,6 +355,7 @@ impl<'a> Interp<'a> {
             label_serial: 0,
             label_set_at: 0,
             oldest_label_read: u64::MAX,
+            context_read: std::cell::Cell::new(usize::MAX),
             stack: Vec::new(),
             calls: Rc::from(Vec::new()),
             arg_tensors: Vec::new(),

@@ -91,9 +91,12 @@ pub const MAX_OUTCOMES: usize = 4096;
 /// matches again, and trying costs a walk of the heap at every call.
 const MAX_READS_WRITING: usize = 512;
 
+mod context;
+mod hit;
 mod refined;
 mod shift;
 mod write;
+pub use context::Context;
 pub use shift::Shift;
 pub use refined::Refined;
 use write::{Write, write_names, write_of};
@@ -181,6 +184,8 @@ pub struct Summary {
     /// The caller's assignment label, when the call read it (`Interp::label`): a call matches
     /// only under the same one.
     label: Option<Option<Rc<str>>>,
+    /// The call stack it read (`Context`): a call matches only under the same one.
+    context: Option<Context>,
 }
 
 /// A lookup that matched a summary with a renaming that kept every object in place, for
@@ -385,16 +390,18 @@ pub struct Recorded<'a> {
     pub kept: (u32, u32),
     /// `Summary::label`.
     pub label: Option<Option<Rc<str>>>,
+    /// `Summary::context`.
+    pub context: Option<Context>,
 }
 
 impl Memo {
     /// A stored summary for calling `c` with these arguments on this path, if one matches.
-    pub fn lookup(&mut self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], st: &State, entry: &EntryFacts, stack: &[u32], label: &Option<Rc<str>>) -> Option<Hit> {
+    pub fn lookup(&mut self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], st: &State, entry: &EntryFacts, stack: &[u32], label: &Option<Rc<str>>, at: (&[Span], Span)) -> Option<Hit> {
         let key = Rc::as_ptr(&c.def) as usize;
         let mut caller_optimizers: Option<usize> = None;
         let found = self.by_def.get(&key).and_then(|list| {
             list.iter().rev().find_map(|s| {
-                if s.entry != *entry || s.label.as_ref().is_some_and(|l| l != label) || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) || !s.shape_reads.iter().all(|(v, b)| st.shapes.get(v) == b.as_ref()) {
+                if s.entry != *entry || s.label.as_ref().is_some_and(|l| l != label) || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) || s.context.as_ref().is_some_and(|k| !k.matches(at.0, at.1)) || !s.shape_reads.iter().all(|(v, b)| st.shapes.get(v) == b.as_ref()) {
                     return None;
                 }
                 // (as many optimizers as the first call had: `Summary::optimizers`)
@@ -514,6 +521,7 @@ impl Memo {
             refined: r.refined,
             kept: r.kept,
             label: r.label,
+            context: r.context,
         };
         let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
         if list.len() >= PER_FUNCTION {
@@ -525,36 +533,6 @@ impl Memo {
 }
 
 impl Hit {
-    /// The work the call's first run took (`Interp::work`).
-    pub fn work(&self) -> u64 {
-        self.summary.work
-    }
-
-    /// How many shape variables the call created (a replay takes as many from the counter),
-    /// but for those it keeps (`Shift::keep`).
-    pub fn fresh_vars(&self) -> u32 {
-        self.summary.fresh_vars.1 - self.summary.kept.0
-    }
-
-    /// The symbols the call created (a replay makes as many, with the same infos), but for
-    /// those it keeps.
-    pub fn fresh_syms(&self) -> &[crate::shape::SymInfo] {
-        &self.summary.fresh_syms.1[self.summary.kept.1 as usize..]
-    }
-
-    /// Whether the call read the caller's assignment label (`Summary::label`).
-    pub fn reads_label(&self) -> bool {
-        self.summary.label.is_some()
-    }
-
-    /// The refinements the call made, renamed as `replay` renames its result (the same
-    /// `next_var` and `next_sym`).
-    pub fn refined(&self, next_var: u32, next_sym: u32) -> Vec<Refined> {
-        let s = &self.summary;
-        let (vars, syms) = (s.var_shift(next_var), s.sym_shift(next_sym));
-        s.refined.iter().map(|r| r.renamed(&|v| vars.map(v), &|x| syms.map(x))).collect()
-    }
-
     /// The call's outcomes on the current path `st`, or `None` when a result refers to an
     /// object the renaming does not cover (then the call is run). The call's fresh shape
     /// variables become `next_var + 1 ..` (see `fresh_vars`), its fresh symbols `next_sym ..`
