@@ -89,7 +89,9 @@ thread_local! {
     /// on every path and in every call of the function that holds it, and finding `a.b`
     /// probes up to three paths per part, so without this a model file's analysis asked the
     /// filesystem 40,000 times (`typing` alone 1,081 times, three paths each).
-    static PROBES: std::cell::RefCell<HashMap<PathBuf, Probed>> = std::cell::RefCell::new(HashMap::default());
+    // (keyed by the path's bytes: `Path`'s own hash walks its components, and was 1% of an
+    // analysis; a path spelled two ways is asked twice, with the same answer)
+    static PROBES: std::cell::RefCell<HashMap<std::ffi::OsString, Probed>> = std::cell::RefCell::new(HashMap::default());
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -105,7 +107,7 @@ pub fn reset_probes() {
 }
 
 fn probe(path: &Path) -> Probed {
-    if let Some(k) = PROBES.with(|p| p.borrow().get(path).copied()) {
+    if let Some(k) = PROBES.with(|p| p.borrow().get(path.as_os_str()).copied()) {
         return k;
     }
     let k = match std::fs::metadata(path) {
@@ -113,7 +115,7 @@ fn probe(path: &Path) -> Probed {
         Ok(m) if m.is_dir() => Probed::Dir,
         _ => Probed::Neither,
     };
-    PROBES.with(|p| p.borrow_mut().insert(path.to_path_buf(), k));
+    PROBES.with(|p| p.borrow_mut().insert(path.as_os_str().to_owned(), k));
     k
 }
 
@@ -375,7 +377,20 @@ pub fn scan(text: &str) -> FileFacts {
     let mut facts = FileFacts::default();
     for line in text.lines() {
         let top = !line.starts_with([' ', '\t']);
+        // an indented line matters only as an import (most lines of a module: passed over on
+        // their bytes, before the Unicode trims and the cut at a comment, which were most of
+        // the time of a project's scan; other whitespace first takes the slow way)
+        if !top {
+            let b = line.as_bytes();
+            let rest = &b[b.iter().position(|c| !matches!(c, b' ' | b'\t')).unwrap_or(b.len())..];
+            if rest.first().is_some_and(|c| c.is_ascii() && !c.is_ascii_whitespace()) && !rest.starts_with(b"import ") && !rest.starts_with(b"from ") {
+                continue;
+            }
+        }
         let t = line.trim_start();
+        if !top && !t.starts_with("import ") && !t.starts_with("from ") {
+            continue;
+        }
         let code = t.split('#').next().unwrap_or("").trim_end();
         if let Some(rest) = code.strip_prefix("import ") {
             for part in rest.split(',') {
@@ -544,7 +559,9 @@ pub fn imported_files(file: &Path, facts: &FileFacts, root: &Path) -> Vec<PathBu
     out
 }
 
-type Graphs = std::sync::Mutex<HashMap<PathBuf, std::sync::Arc<Graph>>>;
+/// Each project's graph, made by the first analysis that asks while the others that ask for the
+/// same one wait for it (two threads starting together made it twice).
+type Graphs = std::sync::Mutex<HashMap<PathBuf, std::sync::Arc<std::sync::OnceLock<std::sync::Arc<Graph>>>>>;
 static GRAPHS: std::sync::OnceLock<Graphs> = std::sync::OnceLock::new();
 
 /// Forget the import graphs (and so the file lists) of every project (files were added or removed; a
@@ -571,13 +588,17 @@ struct Graph {
 /// The import graph of the project at `root`, made once per process (flake8 and the CLI check
 /// a tree that does not change while they run).
 fn graph_of(root: &Path, loose: bool) -> std::sync::Arc<Graph> {
-    use std::sync::{Arc, Mutex};
+    use std::sync::Mutex;
     let graphs = GRAPHS.get_or_init(|| Mutex::new(HashMap::default()));
-    if let Ok(map) = graphs.lock()
-        && let Some(g) = map.get(root)
-    {
-        return g.clone();
-    }
+    let cell = match graphs.lock() {
+        Ok(mut map) => map.entry(root.to_path_buf()).or_default().clone(),
+        Err(_) => return make_graph(root, loose),
+    };
+    cell.get_or_init(|| make_graph(root, loose)).clone()
+}
+
+/// The import graph of the project at `root` (`graph_of`), scanned now.
+fn make_graph(root: &Path, loose: bool) -> std::sync::Arc<Graph> {
     let mut users: HashMap<PathBuf, Vec<PathBuf>> = HashMap::default();
     let mut scripts = HashMap::default();
     let files = if loose {
@@ -597,11 +618,7 @@ fn graph_of(root: &Path, loose: bool) -> std::sync::Arc<Graph> {
         scripts.insert(f.clone(), x.0.main_block || (x.0.script && package_of(f).is_none()));
     }
     let listing = super::scripts::text_hash(&files.iter().map(|f| f.to_string_lossy()).collect::<Vec<_>>().join("\0"));
-    let g = Arc::new(Graph { users, scripts, listing });
-    if let Ok(mut map) = graphs.lock() {
-        map.insert(root.to_path_buf(), g.clone());
-    }
-    g
+    std::sync::Arc::new(Graph { users, scripts, listing })
 }
 
 /// A hash of the paths of the project's Python files (as scanned once per process): a
@@ -743,6 +760,12 @@ mod tests {
         // module set-up is not
         let setup = "import logging\nimport re\nfrom typing import TypeVar\nlogger = logging.getLogger(__name__)\nT = TypeVar(\"T\")\nPAT = re.compile(\"x\")\nX == f(1)\nY: int = 3\nZ += g(2)\n";
         assert!(!scan(setup).script, "set-up assignments, a comparison and augmented assignments are not a script");
+        // indented imports under tabs, a form feed or deep blocks are found; indented code
+        // that only looks like one is not, and indented calls make no script
+        let nested = "def f():\n\tif x:\n\t\timport a.b\n    \x0cfrom c import d\n    imports = 1\n    fromage()\n    # import e\n";
+        let f = scan(nested);
+        assert_eq!(f.imports, vec![(0, "a.b".into(), vec![]), (0, "c".into(), vec!["d".into()])]);
+        assert!(!f.script);
     }
 
     #[test]
