@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import pytest
 
-from shape_lint.record import REQUIRED, Factory, Record
+from shape_lint.record import Record, factory
 
 
 class Point(Record):
-    _fields = (("x", REQUIRED), ("y", 0), ("tags", Factory(list)), ("note", None))
-    __slots__ = tuple(n for n, _ in _fields)
     _hidden = frozenset({"note"})
+
+    x: int
+    y: int = 0
+    tags: list[str] = factory(list)
+    note: str | None = None
 
 
 class Frozen(Record):
-    _fields = (("a", 1), ("b", ()))
-    __slots__ = tuple(n for n, _ in _fields)
     _frozen = True
+
+    a: int = 1
+    b: tuple[int, ...] = ()
 
 
 def test_construction_defaults_and_factories():
@@ -57,4 +61,4 @@ def test_frozen_records_hash_and_replace():
     p.y = 7  # a record that is not frozen is mutable
     assert p.y == 7
     with pytest.raises(AttributeError):
-        p.other = 1  # slots: no field made by a typo
+        p.other = 1  # no field made by a typo

@@ -22,7 +22,7 @@ from . import config as cfg
 from .config import ConfigError, RuleSelection, Settings
 from .fixes import apply_edits, fix_edits, unified_diff, valid_fix
 from .output import INCOMPLETE, Diagnostic, render, render_statistics
-from .record import Factory, Record
+from .record import Record, factory
 
 __all__ = ["main"]
 
@@ -151,12 +151,8 @@ def is_inline_ignored(code: str, noqa_text: str) -> bool:
 class FileExemption(Record):
     """File-level noqa: ``all`` silences the file, else the codes (prefixes) listed."""
 
-    _fields = (("all", False), ("codes", ()))
-    __slots__ = tuple(n for n, _ in _fields)
-
-    if TYPE_CHECKING:
-        all: bool
-        codes: tuple[str, ...]
+    all: bool = False
+    codes: tuple[str, ...] = ()
 
     def covers(self, code: str) -> bool:
         return self.all or (bool(self.codes) and code.startswith(self.codes))
@@ -318,13 +314,8 @@ class _GitIgnores:
 
 
 class Discovery(Record):
-    _fields = (("files", Factory(list)), ("errors", Factory(list)))
-    __slots__ = tuple(n for n, _ in _fields)
-
-    if TYPE_CHECKING:
-        files: list[Path]
-        errors: list[str]
-
+    files: list[Path] = factory(list)
+    errors: list[str] = factory(list)
 
 def _excluded(path: Path, settings: Settings) -> bool:
     return cfg.matches_any(path, settings.all_excludes, settings.project_root)
@@ -396,38 +387,23 @@ def discover(paths: Sequence[str], settings: Settings, *, force_exclude: bool) -
 
 
 class FileResult(Record):
-    _fields = (
-        ("diagnostics", Factory(list)),
-        ("error", None),  # str | None
-        ("warning", None),  # str | None
-        # the analysis-incomplete notices (``SHP002``) not selected as diagnostics
-        ("notices", Factory(list)),
-        # how many findings ``--fix --unsafe-fixes`` fixed (or ``--diff`` would fix)
-        ("fixed", 0),
-        ("diff", ""),
-    )
-    __slots__ = tuple(n for n, _ in _fields)
-
-    if TYPE_CHECKING:
-        diagnostics: list[Diagnostic]
-        error: str | None
-        warning: str | None
-        notices: list[Diagnostic]
-        fixed: int
-        diff: str
-
+    diagnostics: list[Diagnostic] = factory(list)
+    error: str | None = None
+    warning: str | None = None
+    notices: list[Diagnostic] = factory(list)
+    """The analysis-incomplete notices (``SHP002``) not selected as diagnostics."""
+    fixed: int = 0
+    """How many findings ``--fix --unsafe-fixes`` fixed (or ``--diff`` would fix)."""
+    diff: str = ""
 
 class FixMode(Record):
     """``--fix``, ``--unsafe-fixes``, ``--diff``."""
 
-    _fields = (("fix", False), ("unsafe", False), ("diff", False))
-    __slots__ = tuple(n for n, _ in _fields)
     _frozen = True
 
-    if TYPE_CHECKING:
-        fix: bool
-        unsafe: bool
-        diff: bool
+    fix: bool = False
+    unsafe: bool = False
+    diff: bool = False
 
     @property
     def applies(self) -> bool:

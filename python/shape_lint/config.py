@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-from .record import REQUIRED, Factory, Record
+from .record import Record, factory
 
 TYPE_CHECKING = False  # (typing costs 5 ms at start-up: for the checker only)
 if TYPE_CHECKING:
@@ -95,48 +95,28 @@ class ConfigError(Exception):
 class Settings(Record):
     """Resolved settings. ``None`` means "not set here" (the built-in default applies)."""
 
-    _fields = (
-        ("select", None),  # tuple[str, ...] | None
-        ("ignore", ()),
-        ("extend_select", ()),
-        ("per_file_ignores", ()),  # tuple[tuple[str, tuple[str, ...]], ...]
-        ("exclude", None),  # tuple[str, ...] | None
-        ("extend_exclude", ()),
-        ("respect_gitignore", True),
-        ("may_fail", False),
-        ("max_paths", None),  # int | None
-        ("max_steps", None),
-        ("timeout_ms", None),
-        # let Z3 decide the checks the core leaves undecided (``shape_lint.solver``)
-        ("solver", True),
-        # read and write the caches of findings and Z3 answers (``shape_lint.cache``, ``z3cache``)
-        ("cache", True),
-        ("output_format", None),  # str | None
-        # the file the settings came from (``None`` for defaults / ``--isolated``)
-        ("source", None),  # Path | None
-        # relative patterns (``exclude``, ``per-file-ignores``) are anchored here
-        ("project_root", Factory(Path.cwd)),
-    )
-    __slots__ = tuple(n for n, _ in _fields)
     _frozen = True
 
-    if TYPE_CHECKING:
-        select: tuple[str, ...] | None
-        ignore: tuple[str, ...]
-        extend_select: tuple[str, ...]
-        per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...]
-        exclude: tuple[str, ...] | None
-        extend_exclude: tuple[str, ...]
-        respect_gitignore: bool
-        may_fail: bool
-        max_paths: int | None
-        max_steps: int | None
-        timeout_ms: int | None
-        solver: bool
-        cache: bool
-        output_format: str | None
-        source: Path | None
-        project_root: Path
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] | None = None
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    may_fail: bool = False
+    max_paths: int | None = None
+    max_steps: int | None = None
+    timeout_ms: int | None = None
+    #: Let Z3 decide the checks the core leaves undecided (``shape_lint.solver``).
+    solver: bool = True
+    #: Read and write the caches of findings and Z3 answers (``shape_lint.cache``, ``shape_lint.z3cache``).
+    cache: bool = True
+    output_format: str | None = None
+    #: The file the settings came from (``None`` for defaults / ``--isolated``).
+    source: Path | None = None
+    #: Relative patterns (``exclude``, ``per-file-ignores``) are anchored here.
+    project_root: Path = factory(Path.cwd)
 
     @property
     def all_excludes(self) -> tuple[str, ...]:
@@ -503,15 +483,11 @@ def _matches(code: str, selector: str) -> bool:
 
 
 class _Layer(Record):
-    _fields = (("select", REQUIRED), ("extend_select", REQUIRED), ("ignore", REQUIRED))
-    __slots__ = tuple(n for n, _ in _fields)
     _frozen = True
 
-    if TYPE_CHECKING:
-        select: tuple[str, ...] | None
-        extend_select: tuple[str, ...]
-        ignore: tuple[str, ...]
-
+    select: tuple[str, ...] | None
+    extend_select: tuple[str, ...]
+    ignore: tuple[str, ...]
 
 class RuleSelection:
     """Which codes are enabled, globally and per file.

@@ -11,7 +11,7 @@ import os
 from collections import Counter
 from pathlib import Path
 
-from .record import REQUIRED, Factory, Record
+from .record import Record, factory
 
 TYPE_CHECKING = False  # (typing costs 5 ms at start-up: for the checker only)
 if TYPE_CHECKING:
@@ -38,48 +38,29 @@ _MAX_SOURCE_LINES = 6
 class Diagnostic(Record):
     """One finding of one file, ready to render (1-based rows, code-point columns)."""
 
-    _fields = (
-        # the path as shown to the user (relative to the cwd when possible, ``-`` for anonymous stdin)
-        ("filename", REQUIRED),
-        ("code", REQUIRED),
-        ("name", REQUIRED),
-        ("message", REQUIRED),
-        ("row", REQUIRED),
-        ("col", REQUIRED),
-        ("end_row", REQUIRED),
-        ("end_col", REQUIRED),
-        ("trace", Factory(list)),  # list[str]
-        ("condition", None),  # str | None
-        # the line a ``# noqa`` comment would go on (the last line of a multi-line statement token)
-        ("noqa_row", None),
-        # the absolute path (``None`` for anonymous stdin)
-        ("abspath", None),
-        # the file's lines (without line ends), used by the ``full`` format; not compared or shown
-        ("source_lines", None),
-        # the core's suggested fix (``fixes.valid_fix``), always unsafe (it changes behaviour)
-        ("fix", None),
-        # mark the fix as applicable (``[*]``): ``--unsafe-fixes`` is on
-        ("show_fix", False),
-    )
-    __slots__ = tuple(n for n, _ in _fields)
     _hidden = frozenset({"source_lines"})
 
-    if TYPE_CHECKING:
-        filename: str
-        code: str
-        name: str
-        message: str
-        row: int
-        col: int
-        end_row: int
-        end_col: int
-        trace: list[str]
-        condition: str | None
-        noqa_row: int | None
-        abspath: str | None
-        source_lines: Sequence[str] | None
-        fix: dict[str, Any] | None
-        show_fix: bool
+    filename: str
+    """Path as shown to the user (relative to the cwd when possible, ``-`` for anonymous stdin)."""
+    code: str
+    name: str
+    message: str
+    row: int
+    col: int
+    end_row: int
+    end_col: int
+    trace: list[str] = factory(list)
+    condition: str | None = None
+    noqa_row: int | None = None
+    """The line a ``# noqa`` comment would go on (the last line of a multi-line statement token)."""
+    abspath: str | None = None
+    """Absolute path (``None`` for anonymous stdin)."""
+    source_lines: Sequence[str] | None = None
+    """The file's lines (without line ends), used by the ``full`` format (not compared or shown)."""
+    fix: dict[str, Any] | None = None
+    """The core's suggested fix (``fixes.valid_fix``), always unsafe (it changes behaviour)."""
+    show_fix: bool = False
+    """Mark the fix as applicable (``[*]``): ``--unsafe-fixes`` is on."""
 
     @property
     def head(self) -> str:

@@ -7,9 +7,9 @@ pre-commit hook and each flake8 process. :class:`Record` gives what the CLI used
 keyword (or positional) construction with defaults and default factories, equality, ``repr``,
 ``replace``, and immutability with hashing for the frozen ones.
 
-A record class lists its fields in order as ``_fields = (("name", default), ...)`` (``REQUIRED``
-for none, ``Factory(f)`` for a fresh ``f()`` per instance), and declares
-``__slots__ = tuple(n for n, _ in _fields)``.
+A record class declares its fields as a dataclass does, once, in order: ``name: type`` for a
+required one, ``name: type = default``, or ``name: type = factory(f)`` for a fresh ``f()`` per
+instance. Names that start with ``_`` are the class's own settings (``_frozen``, ``_hidden``).
 """
 
 from __future__ import annotations
@@ -27,22 +27,34 @@ class _Required:
 REQUIRED: Any = _Required()
 
 
-class Factory:
-    """A default made afresh for each instance (``Factory(list)``)."""
-
+class _Factory:
     __slots__ = ("make",)
 
     def __init__(self, make: Callable[[], Any]) -> None:
         self.make = make
 
 
+def factory(make: Callable[[], Any]) -> Any:
+    """A default made afresh for each instance (``factory(list)``)."""
+    return _Factory(make)
+
+
 class Record:
-    __slots__ = ()
+    #: (name, default) of each field, in order: made from the class's annotations
     _fields: tuple[tuple[str, Any], ...] = ()
+    _names: frozenset[str] = frozenset()
     #: no assignment after construction; equal records hash equal
     _frozen = False
     #: fields left out of ``==`` and ``repr``
     _hidden: frozenset[str] = frozenset()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__annotations__")
+        if own is None:
+            own = getattr(cls, "__annotations__", {})
+        cls._fields = tuple((n, cls.__dict__.get(n, REQUIRED)) for n in own if not n.startswith("_"))
+        cls._names = frozenset(n for n, _ in cls._fields)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
@@ -58,7 +70,7 @@ class Record:
                 value = kwargs.pop(name)
             elif default is REQUIRED:
                 raise TypeError(f"{type(self).__name__}() missing argument {name!r}")
-            elif isinstance(default, Factory):
+            elif isinstance(default, _Factory):
                 value = default.make()
             else:
                 value = default
@@ -69,6 +81,8 @@ class Record:
     def __setattr__(self, name: str, value: Any) -> None:
         if self._frozen:
             raise AttributeError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
+        if name not in self._names:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}")
         object.__setattr__(self, name, value)
 
     def _key(self) -> tuple[Any, ...]:
