@@ -2,7 +2,8 @@
 //! load (`engine::scripts`): checking the N model files a training script imports runs the
 //! script once, gives each file what running the script inside its own analysis gives it,
 //! whatever the threads and their order, and a changed file, a buffer that differs from the
-//! disk, or another process (`engine::script_cache`) are handled.
+//! disk, or another process (`engine::script_cache`) are handled; a script checked itself takes
+//! the same run.
 
 use std::path::{Path, PathBuf};
 
@@ -201,4 +202,48 @@ fn another_process_takes_the_result_from_the_projects_cache() {
     std::fs::write(d.join("models/extra.py"), "x = 1\n").unwrap();
     shape_lint::engine::project::forget_projects();
     assert_eq!(check_with(&d, "models/m3.py", &cached).1, 1);
+}
+
+/// `train.py` of `a_script_checked_itself_is_its_own_shared_run`: model 0 trained on
+/// probabilities (line 12) and without a step (SHP302 at its `backward()`, line 13).
+const SELF_TRAIN: &str = "import torch
+from models.m0 import Net0
+
+
+def main():
+    net = Net0(hidden=64)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    criterion = torch.nn.CrossEntropyLoss()
+    for step in range(10):
+        opt.zero_grad()
+        out = torch.softmax(net(torch.randn(8, 784)), dim=1)
+        loss = criterion(out, torch.randint(0, 10, (8,)))
+        loss.backward()
+
+
+if __name__ == '__main__':
+    main()
+";
+
+#[test]
+fn a_script_checked_itself_is_its_own_shared_run() {
+    let d = project("self", &[("models/__init__.py".into(), String::new()), ("models/m0.py".into(), model(0)), ("train.py".into(), SELF_TRAIN.into())]);
+    let own = Settings { share_scripts: false, ..Settings::default() };
+    let ((shared, shared_u), ran) = check_with(&d, "train.py", &Settings::default());
+    assert_eq!(ran, 1, "train.py's findings come from its shared run");
+    let ((alone, alone_u), _) = check_with(&d, "train.py", &own);
+    assert_eq!(shared.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>(), vec![(12, "SHP308"), (13, "SHP302")], "{shared:?}");
+    assert_eq!((&shared, &shared_u), (&alone, &alone_u));
+    assert!(shared.iter().all(|f| !f.trace.iter().any(|t| t.starts_with("found running"))), "{shared:?}");
+    // the model file takes the same run
+    assert_eq!(check_with(&d, "models/m0.py", &Settings::default()).1, 0);
+    // a budget that runs out: the same notice, at the script's line
+    let tight = |share_scripts: bool| Settings { max_steps: 300, share_scripts, ..Settings::default() };
+    shape_lint::engine::scripts::forget_results(&d);
+    let ((cut, _), ran) = check_with(&d, "train.py", &tight(true));
+    assert_eq!(ran, 1);
+    let ((cut_alone, _), _) = check_with(&d, "train.py", &tight(false));
+    assert_eq!(cut, cut_alone);
+    assert_eq!(cut.iter().map(|f| f.rule.code).collect::<Vec<_>>(), vec!["SHP002"], "{cut:?}");
+    assert!(cut[0].message.contains("ran out at line "), "{}", cut[0].message);
 }

@@ -1,5 +1,6 @@
 //! The entry points, so that per-file linting needs no configuration:
-//! 1. the module's top level run as a script (`__name__ == "__main__"`);
+//! 1. the module's top level run as a script (`__name__ == "__main__"`); a script of its
+//!    project that defines no class takes this run from its shared run (`scripts`);
 //! 2. every `nn.Module` subclass's `forward`, with the instance built by the script when there
 //!    is one, else constructed from its defaults; a missing argument is a fresh positive symbol
 //!    where `__init__` proves it an int (`proven_int`), else Unknown; `forward`'s tensor inputs
@@ -103,11 +104,31 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         self_val: None,
         globals: Rc::new(Vec::new()),
     };
+    let mut cuts = Cuts::default();
+    // no class, no `forward` entry (step 2): nothing needs the script's final state
+    let classes = defines_class(&m.body);
+    // so a script of its project that defines none takes its run from the shared run that the
+    // files it imports take (`scripts`), made once per process for all of them
+    let mut shared = None;
+    if !classes && s.project.as_ref().is_some_and(crate::engine::project::is_script) {
+        shared = super::scripts::Shared::new(interp, s, observed);
+        if let Some(taken) = shared.as_mut().and_then(|sh| sh.take_own(interp)) {
+            stats.entries += usize::from(taken.entry);
+            stats.script_runs += taken.ran;
+            interp.steps += taken.steps;
+            if let Some(spent) = taken.spent {
+                stats.abandoned += 1;
+                cuts.cut.push(("the module's top level".into(), spent, taken.spent_at));
+            }
+            findings.extend(taken.findings);
+            undecided.extend(taken.undecided);
+            return finish(interp, s, findings, forward_findings, undecided, stats, cuts, shared, observed);
+        }
+    }
     interp.called_modules = Some(BTreeMap::new());
     let finals = interp.block(&m.body, st.clone(), &ctx);
     stats.entries += 1;
     let script_abandoned = interp.abandoned;
-    let mut cuts = Cuts::default();
     cuts.after(interp, "the module's top level");
     // the modules the script called: kept for the forward entries only when the script ran to
     // its end, on the same heap as the final state's classes
@@ -115,14 +136,8 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     if script_abandoned {
         stats.abandoned += 1;
     } else {
-        // SHP302, a question about the whole run: only when no call was cut short
-        if interp.cuts == 0 && !finals.is_empty() && crate::models::torch::optim::may_be_unstepped() {
-            let (mut steps, mut grads) = (Vec::new(), Vec::new());
-            for body in std::iter::once(&m.body).chain(interp.project.loaded.iter().map(|l| &l.module.body)) {
-                attr_sites(body, "step", &mut steps);
-                attr_sites(body, "grad", &mut grads);
-            }
-            crate::rules::training::never_stepped::check(interp, &crate::models::torch::optim::unstepped(&steps), !grads.is_empty());
+        if !finals.is_empty() {
+            never_stepped(interp, &m.body, |_| true);
         }
         report::settle(interp);
         findings.extend(report::findings_from(&interp, &interp.outcomes));
@@ -132,6 +147,9 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     let script_final: Option<State> = finals.into_iter().map(|(s, _)| s).next();
     if let Some(c) = interp.coverage.as_mut() {
         c.forward = true;
+    }
+    if !classes {
+        return finish(interp, s, findings, forward_findings, undecided, stats, cuts, shared, observed);
     }
 
     // 2. every nn.Module subclass's forward. Its classes come from the script's final state,
@@ -209,11 +227,20 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         forward_findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
+    finish(interp, s, findings, forward_findings, undecided, stats, cuts, shared, observed)
+}
+
+/// Step 3 of `run_entries`, then the findings put together. `shared`: the shared runs' state
+/// when step 1 made it.
+#[allow(clippy::too_many_arguments)]
+fn finish(interp: &mut Interp, s: &Settings, mut findings: Vec<Finding>, forward_findings: Vec<Finding>, undecided: &mut Vec<Undecided>, mut stats: Stats, mut cuts: Cuts, mut shared: Option<super::scripts::Shared>, observed: bool) -> (Vec<Finding>, Stats) {
     // 3. the project's scripts that import the checked file: its bugs that only their concrete
     // sizes show are reported here, where torch raises
     let scripts = s.project.as_ref().map(crate::engine::project::importer_scripts).unwrap_or_default();
     // each analysed once per process for all the files it loads, when this file's text is on disk
-    let mut shared = if scripts.is_empty() { None } else { super::scripts::Shared::new(interp, s, observed) };
+    if shared.is_none() && !scripts.is_empty() {
+        shared = super::scripts::Shared::new(interp, s, observed);
+    }
     for script in scripts {
         let entry = || format!("`{}`, which imports this file", script.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         if interp.steps > s.max_steps || std::time::Instant::now() > interp.deadline {
@@ -270,6 +297,36 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
     report::one_per_site(&mut findings);
     findings.extend(cuts.notice(interp));
     (findings, stats)
+}
+
+/// Whether `body` defines a class anywhere (in a block or a function too).
+fn defines_class(body: &[ir::Stmt]) -> bool {
+    use ir::StmtKind as K;
+    body.iter().any(|st| match &st.kind {
+        K::ClassDef(_) => true,
+        K::FunctionDef(d) => defines_class(&d.body),
+        K::If { body, orelse, .. } | K::While { body, orelse, .. } | K::For { body, orelse, .. } => defines_class(body) || defines_class(orelse),
+        K::Try { body, handlers, orelse, finalbody } => defines_class(body) || handlers.iter().any(|h| defines_class(&h.body)) || defines_class(orelse) || defines_class(finalbody),
+        K::With { body, .. } => defines_class(body),
+        _ => false,
+    })
+}
+
+/// SHP302, a question about the whole run, asked after a script ran to its end: only when no
+/// call was cut short. Its `.step` and `.grad` sites are those of `main` (the checked file's
+/// body) and of every file the run loaded; it reports at the `backward()` sites `keep` takes.
+pub(super) fn never_stepped(interp: &mut Interp, main: &[ir::Stmt], keep: impl Fn(Span) -> bool) {
+    if interp.cuts != 0 || !crate::models::torch::optim::may_be_unstepped() {
+        return;
+    }
+    let (mut steps, mut grads) = (Vec::new(), Vec::new());
+    for body in std::iter::once(main).chain(interp.project.loaded.iter().map(|l| &l.module.body[..])) {
+        attr_sites(body, "step", &mut steps);
+        attr_sites(body, "grad", &mut grads);
+    }
+    let mut unstepped = crate::models::torch::optim::unstepped(&steps);
+    unstepped.retain(|u| keep(u.1));
+    crate::rules::training::never_stepped::check(interp, &unstepped, !grads.is_empty());
 }
 
 /// The entries a budget cut (with the budget and the checked file's statement running then)

@@ -633,6 +633,17 @@ pub fn listing_hash(paths: &ProjectPaths) -> Option<u64> {
     Some(graph_of(&root, loose).listing)
 }
 
+/// Whether the checked file is one of its project's scripts: those `importer_scripts` runs for
+/// the files they import (a `__main__` block, or top-level code outside a package).
+pub fn is_script(paths: &ProjectPaths) -> bool {
+    let (root, loose) = match (&paths.root, &paths.loose) {
+        (Some(r), _) => (r, false),
+        (None, Some(l)) => (l, true),
+        (None, None) => return false,
+    };
+    graph_of(root, loose).scripts.get(&paths.file).copied().unwrap_or(false)
+}
+
 /// The project's scripts that import the checked file, directly or through other project
 /// modules, nearest first (then by path), at most `MAX_IMPORTER_ENTRIES`: they run as entries
 /// of the checked file, so that a bug in it that only the script's concrete sizes show is

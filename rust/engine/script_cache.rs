@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use super::scripts::{PlaceOut, ScriptResult, Seen};
 use crate::diagnostics::{Edit, Finding, Fix, FreeParam, Undecided};
 
-const FORMAT: &str = "shape-lint script result 1\n";
+const FORMAT: &str = "shape-lint script result 2\n";
 
 /// The file of the entry for `key` (the salt and the shared result's own key) in the project
 /// at `root`.
@@ -100,6 +100,8 @@ impl Writer {
         // (the budget that abandoned it: 0 none, 1 steps, 2 paths, 3 the clock)
         self.n(r.spent.map_or(0, |b| b as u8 + 1));
         self.n(r.steps);
+        self.opt_n(r.spent_at.map(|a| a.0));
+        self.opt_n(r.spent_at.map(|a| a.1));
         self.n(r.files.len());
         for f in &r.files {
             self.s(f.path.to_str()?);
@@ -195,7 +197,9 @@ impl Reader<'_> {
             3 => Some(Budget::Clock),
             _ => Some(Budget::Steps),
         };
-        let mut r = ScriptResult { entry, spent, steps: self.n()?, ..ScriptResult::default() };
+        let steps = self.n()?;
+        let spent_at = self.opt_n()?.zip(self.opt_n()?);
+        let mut r = ScriptResult { entry, spent, spent_at, steps, ..ScriptResult::default() };
         for _ in 0..self.count()? {
             let path = PathBuf::from(self.s()?);
             let hash = self.opt_n()?;
@@ -280,7 +284,8 @@ mod tests {
             ],
             places: vec![PlaceOut { file: Some(0), offsets: (1, 2), start: (1, 2), end: (1, 3) }, PlaceOut { file: None, offsets: (0, 0), start: (0, 0), end: (0, 0) }],
             entry: true,
-            spent: None,
+            spent: Some(Budget::Steps),
+            spent_at: Some((17, 29)),
             steps: 1234,
             timed_out: false,
         };

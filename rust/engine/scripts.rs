@@ -19,6 +19,12 @@
 //!   relative to the file's folder (else the project's), and the related places of a trace
 //!   found among them (`shapes::related_among`).
 //!
+//! The script itself, when it is checked and defines no class (so that no `forward` entry
+//! starts from its final state), takes its own step 1 from the same run (`Shared::take_own`):
+//! a training script and the N files it imports cost one run, not N + 1. The run judges
+//! SHP302 (an optimizer never stepped) at the script's own sites as the script's analysis
+//! would, and keeps the script's line where a budget ran out for its notice.
+//!
 //! A result (`ScriptResult`) holds each loaded file's findings and undecided checks, and a
 //! hash of the bytes of every file the run asked to load, as it read them (the script first;
 //! `project::read_stamped`). It is kept per process
@@ -121,6 +127,10 @@ pub struct ScriptResult {
     /// The budget it spent, if it did (`abandoned`); the checked file's analysis-incomplete
     /// notice names it.
     pub spent: Option<super::interp::Budget>,
+    /// Where in the script its run was when the budget ran out (the innermost statement of the
+    /// script then, as offsets): the script's own notice names that line when the result is
+    /// the script's own step 1 (`Shared::take_own`).
+    pub spent_at: Option<(u32, u32)>,
     pub steps: u64,
     /// It ran past its wall-clock deadline: a loaded machine says nothing about the script, so
     /// such a result is not kept across processes (`script_cache`).
@@ -267,10 +277,17 @@ pub fn analyse(script: &Path, top: &Path, paths: &ProjectPaths, s: &Settings) ->
         let scope = super::interp::module_scope(&mut st, None, &package, Some(script));
         interp.begin_sys_modules(&mut st);
         let ctx = Ctx { scope, module_scope: scope, class_body: None, method_class: None, self_val: None, globals: Rc::new(Vec::new()) };
-        let _ = interp.block(&module.body, st, &ctx);
+        let finals = interp.block(&module.body, st, &ctx);
         // (`abandon` records the budget whenever it abandons)
-        out.spent = interp.spent.filter(|_| interp.abandoned).map(|(b, _)| b);
+        let spent = interp.spent.filter(|_| interp.abandoned);
+        out.spent = spent.map(|(b, _)| b);
+        out.spent_at = spent.and_then(|(_, at)| at).filter(|at| at.file.0 == FIRST_FILE).map(|at| (at.start, at.end));
         if !out.abandoned() {
+            // SHP302 as the script's own analysis judges it (`entry::never_stepped`), at the
+            // script's sites only: the script's own step 1 is taken from this run
+            if !finals.is_empty() {
+                super::entry::never_stepped(&mut interp, &[], |at| at.file.0 == FIRST_FILE);
+            }
             report::settle(&mut interp);
         }
     }
@@ -386,6 +403,10 @@ pub(super) struct Taken {
     pub spent: Option<super::interp::Budget>,
     /// Shared runs made for it (0: the result was there).
     pub ran: usize,
+    /// The steps the run took (`take_own`: they count against the file's budget).
+    pub steps: u64,
+    /// The script's statement running when the budget ran out (`take_own`).
+    pub spent_at: Option<Span>,
 }
 
 /// Step 3 of a file's analysis (`entry.rs`) taking the shared results of its scripts.
@@ -417,13 +438,30 @@ impl Shared {
         Some(Shared { settings: s.clone(), paths, top, places: BTreeMap::new() })
     }
 
+    /// Step 1 of the checked file, a script of its project (`project::is_script`), taken from
+    /// its own shared run, which the files it imports share: the findings and undecided checks
+    /// of the script in it (none named "found running"), its budget and the line where it ran
+    /// out; `None` when the file must run itself (as `take`).
+    pub(super) fn take_own(&mut self, interp: &Interp) -> Option<Taken> {
+        let own = self.paths.file.clone();
+        // (a script its shared run could not load runs itself)
+        self.take_from(interp, &own, None).filter(|t| t.entry)
+    }
+
     /// The findings and undecided checks the shared run of `script` gives the checked file;
     /// `None` when it must run the script itself: its text is not the file's content on disk,
     /// or the shared run asked to load it and could not.
     pub(super) fn take(&mut self, interp: &Interp, script: &Path) -> Option<Taken> {
+        let shown = display(script, &self.paths.dirs);
+        self.take_from(interp, script, Some(format!("found running {shown}, which imports this file")))
+    }
+
+    /// `take`, the findings' traces ending with `note` when there is one.
+    fn take_from(&mut self, interp: &Interp, script: &Path, note: Option<String>) -> Option<Taken> {
         let mut ran = 0;
         let r = result_for(script, &self.top, &self.paths, &self.settings, &mut ran)?;
-        let base = Taken { entry: r.entry, spent: r.spent, ran, ..Taken::default() };
+        let spent_at = r.spent_at.map(|(start, end)| Span { file: FileId::MAIN, start, end });
+        let base = Taken { entry: r.entry, spent: r.spent, ran, steps: r.steps, spent_at, ..Taken::default() };
         let Some(me) = r.files.iter().position(|f| f.path == self.paths.file) else {
             // the script's run never imports the file: nothing of it to report
             return Some(base);
@@ -445,13 +483,12 @@ impl Shared {
         for (text, span) in interp.places.borrow().iter() {
             places.insert(text.clone(), place_of(interp, *span));
         }
-        let shown = display(script, &self.paths.dirs);
         let findings = seen
             .findings
             .iter()
             .map(|f| {
                 let mut f = view.finding(f, &places);
-                f.trace.push(format!("found running {shown}, which imports this file"));
+                f.trace.extend(note.clone());
                 f
             })
             .collect();

@@ -458,8 +458,10 @@ impl<'a> Interp<'a> {
             eprintln!("[shape-lint debug] {budget:?} budget spent ({})", std::panic::Location::caller());
         }
         if !self.abandoned {
-            // the innermost statement of the checked file (a project module's is not its line)
-            let span = self.blocks.iter().rev().filter_map(|fr| fr.span()).find(|s| s.file == crate::ir::FileId::MAIN);
+            // the innermost statement of the checked file (a project module's is not its line);
+            // in a script's shared run, of the script (`scripts::ScriptResult::spent_at`)
+            let shared = self.shared_run.is_some();
+            let span = self.blocks.iter().rev().filter_map(|fr| fr.span()).find(|s| s.file == crate::ir::FileId::MAIN || (shared && s.file.0 == crate::engine::project::FIRST_FILE));
             self.spent = Some((budget, span));
         }
         self.abandoned = true;
