@@ -375,6 +375,10 @@ impl Facts {
             }
         }
         let g = nt.iter().chain(dt.iter()).fold(0, |g, (_, c)| poly::gcd(g, *c));
+        if g <= 1 && factor.as_const() == Some(1) {
+            // nothing to cancel: the polynomials as they are
+            return (factor, n.clone(), d.clone());
+        }
         let rebuild = |t: &[(Vec<poly::Atom>, i128)], g: i128| Poly::from_terms(t.iter().map(|(m, c)| (m.clone(), c / g)));
         let g = g.max(1);
         match factor.mul(&Poly::constant(g)) {

@@ -226,12 +226,36 @@ impl Poly {
             if b > 0 && self.content() % b == 0 {
                 return Some(self.scale_div_exact(b));
             }
+            // (x // a + k) // b == (x + a*k) // (a*b) for positive ints a and b (and any x):
+            // repeated strides and pools (`(h - 1) // 2 + 1`, again and again) stay one
+            // division deep, not one per layer
+            if b > 0
+                && let Some((x, a, k)) = self.as_floordiv_plus()
+                && let (Some(ak), Some(ab)) = (a.checked_mul(k).and_then(ok), a.checked_mul(b).and_then(ok))
+                && let Some(q) = x.add_const(ak).and_then(|y| y.floordiv(&Poly::constant(ab)))
+            {
+                return Some(q);
+            }
         }
         if self == d && !self.terms.is_empty() {
             // x // x == 1 for x != 0; dims are positive where this arises
             return None;
         }
         Some(Poly::atom(Atom::FloorDiv(Rc::new(self.clone()), Rc::new(d.clone()))))
+    }
+
+    /// `x // a + k` with `a` a positive constant and `k` a constant: `(x, a, k)`.
+    fn as_floordiv_plus(&self) -> Option<(&Poly, i128, i128)> {
+        let mut k = 0;
+        let mut div = None;
+        for (mono, c) in self.terms.iter() {
+            match mono.as_slice() {
+                [] => k = *c,
+                [Atom::FloorDiv(x, a)] if *c == 1 && div.is_none() => div = Some((&**x, a.as_const().filter(|a| *a > 0)?)),
+                _ => return None,
+            }
+        }
+        div.map(|(x, a)| (x, a, k))
     }
 
     fn fix_floor(self, a: i128, b: i128) -> Poly {
@@ -540,5 +564,45 @@ impl Poly {
             return self.clone();
         }
         Poly::of(self.terms.iter().map(|(m, c)| (m.iter().map(|a| a.rename_syms(f)).collect(), *c)).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn depth(p: &Poly) -> usize {
+        p.terms().flat_map(|(m, _)| m.iter()).map(|a| match a {
+            Atom::Sym(_) => 0,
+            Atom::FloorDiv(n, d) | Atom::Mod(n, d) => 1 + depth(n).max(depth(d)),
+        }).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn a_floor_division_of_a_floor_division_is_one_division_with_pythons_value() {
+        let x = Poly::sym(0);
+        for a in 1i128..6 {
+            for k in -5i128..5 {
+                for b in 1i128..6 {
+                    let inner = x.floordiv(&Poly::constant(a)).unwrap().add_const(k).unwrap();
+                    let q = inner.floordiv(&Poly::constant(b)).unwrap();
+                    assert!(depth(&q) <= 1, "({a}, {k}, {b}): {q:?}");
+                    for v in -40i128..40 {
+                        // Python's // for a positive divisor
+                        let want = (v.div_euclid(a) + k).div_euclid(b);
+                        assert_eq!(q.eval(&|_| Some(v)), Some(want), "x={v}: (x // {a} + {k}) // {b}");
+                    }
+                }
+            }
+        }
+        // a stride-2 output size, twenty times over, stays one division: (x - 1) // 2**20 + 1
+        let mut h = x.clone();
+        for _ in 0..20 {
+            h = h.add_const(2 - 3).unwrap().floordiv(&Poly::constant(2)).unwrap().add_const(1).unwrap();
+        }
+        assert_eq!(h, x.add_const(-1).unwrap().floordiv(&Poly::constant(1 << 20)).unwrap().add_const(1).unwrap());
+        // other numerators keep their division
+        let two = x.mul(&x).unwrap().floordiv(&Poly::constant(2)).unwrap().mul(&Poly::constant(2)).unwrap();
+        assert_eq!(depth(&two.floordiv(&Poly::constant(3)).unwrap()), 2);
     }
 }
