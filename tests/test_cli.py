@@ -489,6 +489,23 @@ def test_says_noqa_agrees_with_a_case_insensitive_search():
         assert cli._says_noqa(text) is bool(re.search("noqa", text, re.IGNORECASE)), text
 
 
+def test_the_text_is_read_for_noqa_only_when_something_is_reported(engine, proj, capsys, monkeypatch):
+    # most files have nothing to report and need no scan of their text; an exempt file's
+    # findings and syntax errors are still dropped
+    scanned = []
+    says = cli._says_noqa
+    monkeypatch.setattr(cli, "_says_noqa", lambda text: scanned.append(text) or says(text))
+    write(proj / "clean.py", "x = 1  # noqa\n")
+    write(proj / "exempt.py", "# flake8: noqa\nSHP101(a)\n")
+    write(proj / "broken.py", "# flake8: noqa\ndef f(:\n")
+    code, out, _ = run(capsys, "check", "--jobs", "1", "clean.py", "exempt.py", "broken.py")
+    assert (code, finding_lines(out), "SyntaxError" in out) == (0, [], False)
+    assert sorted(t.splitlines()[1] for t in scanned) == ["SHP101(a)", "def f(:"]
+    write(proj / "broken.py", "def f(:\n")
+    code, out, _ = run(capsys, "check", "broken.py")
+    assert code == 1 and "SyntaxError" in out
+
+
 def test_ignore_noqa(engine, proj, capsys):
     write(proj / "m.py", "# flake8: noqa\nSHP101(a)  # noqa\n")
     assert finding_lines(run(capsys, "check", "m.py")[1]) == []

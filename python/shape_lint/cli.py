@@ -506,13 +506,16 @@ def check_text(
             bare.append([ln.rstrip("\n") for ln in lines()])
         return bare[0]
 
-    # both file-level forms say `noqa`: a file without the word needs no line-by-line scan
-    if ignore_noqa or not _says_noqa(source):
-        exemption = FileExemption()
-    else:
-        exemption = file_exemption(lines())
-    if exemption.all:
-        return []
+    # The file-level exemption (`# flake8: noqa`, `# ruff: noqa: SHP1`), read only when there is
+    # something to report: most files have nothing, and need no scan of their text. An exempt
+    # file's analysis runs and is dropped (the scan for `noqa`, encoding and lowering the whole
+    # text, cost more over a repository than the few exempt files' analyses).
+    def file_noqa() -> FileExemption:
+        # both file-level forms say `noqa`: a file without the word needs no line-by-line scan
+        if ignore_noqa or not _says_noqa(source):
+            return FileExemption()
+        return file_exemption(lines())
+
     if findings is None:
         findings = _run_core(source, abspath or display, settings.core_options())
     else:
@@ -520,12 +523,19 @@ def check_text(
     match_path = abspath or display
     out: list[Diagnostic] = []
     mapping: dict[int, tuple[str, int]] | None = None
+    # a file that does not parse has no findings: report the parser's errors, as ruff does (no
+    # code, not subject to selection or noqa); from the core's run when it gave them, else
+    # parsed here
+    errors = None if findings else getattr(findings, "syntax_errors", None)
+    if not findings and errors is None:
+        errors = _syntax_errors(source)
+    if not (findings or errors):
+        return []
+    exemption = file_noqa()
+    if exemption.all:
+        return []
     if not findings:
-        # a file that does not parse has no findings: report the parser's errors, as ruff
-        # does (no code, not subject to selection or noqa); from the core's run when it gave
-        # them, else parsed here
-        errors = getattr(findings, "syntax_errors", None)
-        for message, row, col, end_row, end_col in (_syntax_errors(source) if errors is None else errors):
+        for message, row, col, end_row, end_col in errors or ():
             out.append(Diagnostic(filename=display, code="", name="syntax-error",
                                   message=f"SyntaxError: {message}", row=row, col=col,
                                   end_row=end_row, end_col=end_col, abspath=abspath,

@@ -305,7 +305,7 @@ impl Project {
             return *r;
         }
         let (stamp, bytes) = read_stamped(path);
-        let r = bytes.and_then(|b| self.read_and_lower(path, name, &b));
+        let r = bytes.and_then(|b| self.read_and_lower(path, name, &b, stamp));
         self.by_path.insert(path.to_path_buf(), r);
         self.stamps.insert(path.to_path_buf(), stamp);
         r
@@ -318,7 +318,7 @@ impl Project {
         self.by_path.iter().map(|(p, r)| (p, *r, self.stamps.get(p).copied().flatten()))
     }
 
-    fn read_and_lower(&mut self, path: &Path, name: &str, bytes: &[u8]) -> Option<usize> {
+    fn read_and_lower(&mut self, path: &Path, name: &str, bytes: &[u8], stamp: Option<u64>) -> Option<usize> {
         if self.loaded.len() >= MAX_MODULES {
             return None;
         }
@@ -328,7 +328,10 @@ impl Project {
         }
         self.bytes += source.len();
         let file = FileId(FIRST_FILE + self.loaded.len() as u32);
-        crate::models::torch::device::note_source(&source);
+        match stamp {
+            Some(hash) => crate::models::torch::device::note_file(hash, &source),
+            None => crate::models::torch::device::note_source(&source),
+        }
         // (the tree another analysis of this process parsed from the same text, if kept)
         let parsed = crate::parse::parse_shared(path, &source);
         if parsed.has_syntax_errors() {

@@ -72,16 +72,46 @@ pub fn set_defaults(source: &str) {
 
 /// Add the defaults another file of the project changes (when it is loaded).
 pub fn note_source(source: &str) {
-    let any = |pats: &[&str]| pats.iter().any(|p| source.contains(p));
+    note(defaults_of(source));
+}
+
+/// `note_source` for a file whose bytes hash to `hash` (`project::read_stamped`): its text is
+/// read once per process (a large module that every analysis of a repository loads was read
+/// again by each).
+pub fn note_file(hash: u64, source: &str) {
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<rustc_hash::FxHashMap<u64, Defaults>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    let kept = seen.lock().ok().and_then(|m| m.get(&hash).copied());
+    let d = kept.unwrap_or_else(|| {
+        let d = defaults_of(source);
+        if let Ok(mut m) = seen.lock() {
+            if m.len() >= 1 << 16 {
+                m.clear();
+            }
+            m.insert(hash, d);
+        }
+        d
+    });
+    note(d);
+}
+
+fn note(n: Defaults) {
     DEFAULTS.with(|d| {
         let o = d.get();
-        d.set(Defaults {
-            device_changed: o.device_changed || any(&["set_default_device", "set_default_tensor_type", "with torch.device", "DeviceMode", "init_module", "init_empty_weights"]),
-            dtype_changed: o.dtype_changed || any(&["set_default_dtype", "set_default_tensor_type"]),
-            autocast: o.autocast || any(&["autocast"]),
-            backward: o.backward || any(&["backward", "requires_grad"]),
-        })
+        d.set(Defaults { device_changed: o.device_changed || n.device_changed, dtype_changed: o.dtype_changed || n.dtype_changed, autocast: o.autocast || n.autocast, backward: o.backward || n.backward })
     });
+}
+
+/// The defaults `source` changes, read off its text.
+fn defaults_of(source: &str) -> Defaults {
+    let any = |pats: &[&str]| pats.iter().any(|p| source.contains(p));
+    Defaults {
+        device_changed: any(&["set_default_device", "set_default_tensor_type", "with torch.device", "DeviceMode", "init_module", "init_empty_weights"]),
+        dtype_changed: any(&["set_default_dtype", "set_default_tensor_type"]),
+        autocast: any(&["autocast"]),
+        backward: any(&["backward", "requires_grad"]),
+    }
 }
 
 fn defaults() -> Defaults {
@@ -627,5 +657,28 @@ pub fn on_device_of(out: Vals, x: &Value) -> Vals {
     match x {
         Value::Tensor(t) => stamp(out, t.device),
         _ => out,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_files_text_is_read_once_per_process_and_adds_to_the_analysis_defaults() {
+        // (a hash no real file has in this test process)
+        let hash = 0x5eed_0f_a11_f11e;
+        set_defaults("");
+        note_file(hash, "with torch.autocast('cpu'):\n    y = f(x)\n");
+        assert!(autocast() && !follows_autograd());
+        // the same bytes (the same hash): what was read of them the first time
+        set_defaults("");
+        note_file(hash, "");
+        assert!(autocast());
+        // a file without a hash is read as it is, and adds to what is there
+        note_source("loss.backward()\n");
+        assert!(autocast() && follows_autograd());
+        set_defaults("");
+        assert!(!autocast() && !follows_autograd());
     }
 }
