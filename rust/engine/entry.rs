@@ -122,7 +122,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             }
             findings.extend(taken.findings);
             undecided.extend(taken.undecided);
-            return finish(interp, s, findings, forward_findings, undecided, stats, cuts, shared, observed);
+            return finish(interp, s, undecided, observed, Gathered { findings, forward_findings, stats, cuts, shared });
         }
     }
     interp.called_modules = Some(BTreeMap::new());
@@ -149,7 +149,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         c.forward = true;
     }
     if !classes {
-        return finish(interp, s, findings, forward_findings, undecided, stats, cuts, shared, observed);
+        return finish(interp, s, undecided, observed, Gathered { findings, forward_findings, stats, cuts, shared });
     }
 
     // 2. every nn.Module subclass's forward. Its classes come from the script's final state,
@@ -227,13 +227,23 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
         forward_findings.extend(report::findings_from(&interp, &interp.outcomes));
         undecided.extend(report::undecided_from(&interp, &interp.outcomes, &interp.undecided));
     }
-    finish(interp, s, findings, forward_findings, undecided, stats, cuts, shared, observed)
+    finish(interp, s, undecided, observed, Gathered { findings, forward_findings, stats, cuts, shared })
 }
 
-/// Step 3 of `run_entries`, then the findings put together. `shared`: the shared runs' state
-/// when step 1 made it.
-#[allow(clippy::too_many_arguments)]
-fn finish(interp: &mut Interp, s: &Settings, mut findings: Vec<Finding>, forward_findings: Vec<Finding>, undecided: &mut Vec<Undecided>, mut stats: Stats, mut cuts: Cuts, mut shared: Option<super::scripts::Shared>, observed: bool) -> (Vec<Finding>, Stats) {
+/// What steps 1 and 2 of `run_entries` gathered, for step 3 (`finish`).
+struct Gathered {
+    findings: Vec<Finding>,
+    /// The `forward` entries' findings (they go after the others: `run_entries`).
+    forward_findings: Vec<Finding>,
+    stats: Stats,
+    cuts: Cuts,
+    /// The shared runs' state, when step 1 made it.
+    shared: Option<super::scripts::Shared>,
+}
+
+/// Step 3 of `run_entries`, then the findings put together.
+fn finish(interp: &mut Interp, s: &Settings, undecided: &mut Vec<Undecided>, observed: bool, g: Gathered) -> (Vec<Finding>, Stats) {
+    let Gathered { mut findings, forward_findings, mut stats, mut cuts, mut shared } = g;
     // 3. the project's scripts that import the checked file: its bugs that only their concrete
     // sizes show are reported here, where torch raises
     let scripts = s.project.as_ref().map(crate::engine::project::importer_scripts).unwrap_or_default();
