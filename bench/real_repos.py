@@ -18,6 +18,9 @@ correct, published code any finding is a false-alarm candidate). The repositorie
 of this repository and must never be committed.
 
 ``--cmd`` runs another build (``--cmd /work/venv/bin/shape-lint`` for a before/after pair);
+``--against CMD`` runs a second build beside it, the two alternating in each repository's rounds,
+and prints their times side by side (minimum of the rounds), the ratio, and every finding or
+cut that differs between them;
 ``--jobs N`` is passed to ``shape-lint check``; ``--rounds N`` runs each repository N times and
 shows the median (and the minimum) wall time. ``--profile`` adds, per repository, an in-process
 ``--jobs 1`` run that splits the time between the interpreter's start-up and imports, the core
@@ -63,6 +66,10 @@ class RepoRun:
     cut: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     profile: dict[str, float] | None = None
+    # with --against: the other build's wall times and findings, from the same rounds
+    base_times: list[float] = field(default_factory=list)
+    base_findings: list[str] = field(default_factory=list)
+    base_cut: list[str] = field(default_factory=list)
 
     @property
     def wall(self) -> float:
@@ -172,11 +179,15 @@ def profile_repo(repo: Path) -> dict[str, float] | None:
     return got
 
 
-def measure(repo: Path, cmd: list[str], args: argparse.Namespace) -> RepoRun:
+def measure(repo: Path, cmd: list[str], args: argparse.Namespace, against: list[str] | None = None) -> RepoRun:
     run = RepoRun(repo.name, count_files(repo))
     if run.files == 0:
         return run  # a checkout without Python files (notebooks only): left out
-    for _ in range(args.rounds):
+    for k in range(args.rounds):
+        if against is not None and k % 2 == 0:
+            # the two builds alternate, each first in every other round: a drift of the host's
+            # speed within the run falls on both
+            measure_against(run, against, repo, args)
         wall, cpu, rc, out, err = run_once(cmd, repo, args.jobs)
         run.times.append(wall)
         run.cpu.append(cpu)
@@ -185,9 +196,39 @@ def measure(repo: Path, cmd: list[str], args: argparse.Namespace) -> RepoRun:
             run.errors.append(f"exit {rc}: {tail}")
         run.findings = [ln for ln in out.splitlines() if FINDING_RE.match(ln)]
         run.cut = [ln for ln in err.splitlines() if CUT_RE.match(ln)]
+        if against is not None and k % 2 == 1:
+            measure_against(run, against, repo, args)
     if args.profile:
         run.profile = profile_repo(repo)
     return run
+
+
+def measure_against(run: RepoRun, against: list[str], repo: Path, args: argparse.Namespace) -> None:
+    wall, _, _, out, err = run_once(against, repo, args.jobs)
+    run.base_times.append(wall)
+    run.base_findings = [ln for ln in out.splitlines() if FINDING_RE.match(ln)]
+    run.base_cut = [ln for ln in err.splitlines() if CUT_RE.match(ln)]
+
+
+def report_against(runs: list[RepoRun], width: int) -> None:
+    """``--against``: the other build's times beside this one's (minimum of the rounds), their
+    ratio, and every finding or cut that differs."""
+    print("\nagainst the other build (min of the rounds, the builds alternating):")
+    head = f"{'repository':<{width}} {'other s':>8} {'this s':>8} {'this/other':>10}"
+    print(head)
+    for r in runs:
+        a, b = min(r.base_times), min(r.times)
+        print(f"{r.name:<{width}} {a:>8.2f} {b:>8.2f} {(b / a if a > 0 else 0):>10.2f}")
+    a = sum(min(r.base_times) for r in runs)
+    b = sum(min(r.times) for r in runs)
+    files = sum(r.files for r in runs)
+    print(f"{'TOTAL':<{width}} {a:>8.2f} {b:>8.2f} {(b / a if a > 0 else 0):>10.2f}")
+    print(f"files/s: {files / a:.1f} -> {files / b:.1f}")
+    differ = [(r.name, "-", x) for r in runs for x in sorted(set(r.base_findings + r.base_cut) - set(r.findings + r.cut))]
+    differ += [(r.name, "+", x) for r in runs for x in sorted(set(r.findings + r.cut) - set(r.base_findings + r.base_cut))]
+    print(f"findings and cuts that differ: {len(differ)}")
+    for name, sign, line in differ:
+        print(f"  {sign} {name}/{line}")
 
 
 def fmt_ratio(files_per_s: float) -> str:
@@ -221,6 +262,8 @@ def report(runs: list[RepoRun], args: argparse.Namespace) -> None:
           f"{TARGET_FILES_PER_S:.0f} files/s; {cut} file(s) cut by a budget")
     if args.profile:
         report_profile(runs, width)
+    if args.against:
+        report_against(runs, width)
     for r in runs:
         for e in r.errors:
             print(f"error: {r.name}: {e}")
@@ -271,6 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--root", action="append", metavar="DIR",
                     help="a directory of repository checkouts (repeatable; default $SHAPE_LINT_REPOS)")
     ap.add_argument("--cmd", metavar="CMD", help="the shape-lint command (default: the one of this Python)")
+    ap.add_argument("--against", metavar="CMD",
+                    help="another build's command, run beside --cmd in alternation (before/after, paired)")
     ap.add_argument("--jobs", type=int, metavar="N", help="passed to shape-lint check --jobs")
     ap.add_argument("--rounds", type=int, default=1, metavar="N", help="runs per repository (median shown)")
     ap.add_argument("--profile", action="store_true", help="also split a --jobs 1 run's time (cli_profile.py)")
@@ -286,9 +331,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"command: {' '.join(cmd)} check -n{'' if args.jobs is None else f' --jobs {args.jobs}'} .  "
           f"({len(repos)} repositories, cores: {os.cpu_count()})\n")
     warm_up(cmd)
+    against = args.against.split() if args.against else None
+    if against is not None:
+        warm_up(against)
     runs = []
     for repo in repos:
-        run = measure(repo, cmd, args)
+        run = measure(repo, cmd, args, against)
         if run.files == 0:
             continue  # a checkout without Python files (notebooks only)
         runs.append(run)

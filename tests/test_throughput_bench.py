@@ -70,6 +70,32 @@ def test_real_repos_strict_fails_on_a_file_cut_by_a_budget(tmp_path, monkeypatch
     assert real_repos.main(["--root", str(root)]) == 0
 
 
+def test_real_repos_against_another_build_alternates_and_lists_what_differs(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(BENCH))
+    try:
+        import real_repos
+    finally:
+        sys.path.remove(str(BENCH))
+    root = tmp_path / "repos"
+    corpus(root, "one", ["linear/flatten_pool_mlp_ok.py"])
+    order = []
+
+    def fake_run(cmd, repo, jobs):
+        build = cmd[-1]
+        order.append(build)
+        found = "m.py:3:5: SHP101 x\n" if build == "old" else ""
+        return (2.0 if build == "old" else 1.0), 0.5, 0, found, ""
+
+    monkeypatch.setattr(real_repos, "run_once", fake_run)
+    monkeypatch.setattr(real_repos, "warm_up", lambda cmd: None)
+    assert real_repos.main(["--root", str(root), "--rounds", "4", "--cmd", "new", "--against", "old"]) == 0
+    assert order == ["old", "new", "new", "old", "old", "new", "new", "old"]
+    out = capsys.readouterr().out
+    total = next(ln.split() for ln in out.split("against the other build")[1].splitlines() if ln.startswith("TOTAL"))
+    assert total[1:] == ["2.00", "1.00", "0.50"]
+    assert "findings and cuts that differ: 1" in out and "  - one/m.py:3:5: SHP101 x" in out
+
+
 def test_vs_ruff_quick_form(tmp_path):
     if shutil.which("ruff") is None and not (Path(sys.executable).parent / "ruff").exists():
         pytest.importorskip("ruff", reason="ruff is not installed")
