@@ -448,6 +448,15 @@ def test_noqa_line_mapping_matches_flake8():
     assert ours[4][1] == 6  # noqa_row of a finding inside the string
 
 
+def test_noqa_line_mapping_up_to_a_line_stops_after_its_logical_line():
+    lines = ['s = """a\n', "b\n", '"""  # noqa\n', "y = 2\n", "t = '''unterminated\n"]
+    assert cli.noqa_line_mapping(lines) == {}  # the tokenizer fails at the end
+    head = cli.noqa_line_mapping(lines, upto=2)
+    assert sorted(head) == [1, 2, 3] and head[2] == ('s = """a\nb\n"""  # noqa\n', 3)
+    whole = cli.noqa_line_mapping(lines[:4])
+    assert {k: v for k, v in whole.items() if k <= 3} == head and cli.noqa_line_mapping(lines[:4], upto=4) == whole
+
+
 def test_noqa_covers_multiline_string_token(engine, proj, capsys):
     write(proj / "m.py", 's = """\nSHP101(\n"""  # noqa: SHP101\nSHP102(x)\n')
     _, out, _ = run(capsys, "check", "m.py")
