@@ -3,6 +3,7 @@ each runs over a few fixture files and prints its table (no speed is asserted)."
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 import subprocess
@@ -31,6 +32,15 @@ def bench(script: str, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProc
                           text=True, timeout=300)
 
 
+def bench_module(name: str):
+    """A script of ``bench/`` imported as a module (to call its functions with fakes)."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(BENCH))
+
+
 def test_real_repos_prints_the_table_and_the_findings(tmp_path):
     root = tmp_path / "repos"
     corpus(root, "one", ["linear/flatten_pool_mlp.py", "linear/flatten_pool_mlp_ok.py"])
@@ -53,11 +63,7 @@ def test_real_repos_prints_the_table_and_the_findings(tmp_path):
 
 
 def test_real_repos_strict_fails_on_a_file_cut_by_a_budget(tmp_path, monkeypatch):
-    sys.path.insert(0, str(BENCH))
-    try:
-        import real_repos
-    finally:
-        sys.path.remove(str(BENCH))
+    real_repos = bench_module("real_repos")
     root = tmp_path / "repos"
     corpus(root, "one", ["linear/flatten_pool_mlp_ok.py"])
     cut = "warning: flatten_pool_mlp_ok.py: analysis incomplete: the step budget ran out\n"
@@ -71,11 +77,7 @@ def test_real_repos_strict_fails_on_a_file_cut_by_a_budget(tmp_path, monkeypatch
 
 
 def test_real_repos_against_another_build_alternates_and_lists_what_differs(tmp_path, monkeypatch, capsys):
-    sys.path.insert(0, str(BENCH))
-    try:
-        import real_repos
-    finally:
-        sys.path.remove(str(BENCH))
+    real_repos = bench_module("real_repos")
     root = tmp_path / "repos"
     corpus(root, "one", ["linear/flatten_pool_mlp_ok.py"])
     order = []

@@ -322,6 +322,7 @@ class Discovery(Record):
     files: list[Path] = factory(list)
     errors: list[str] = factory(list)
 
+
 def _excluded(path: Path, settings: Settings) -> bool:
     return cfg.matches_any(path, settings.all_excludes, settings.project_root)
 
@@ -400,6 +401,7 @@ class FileResult(Record):
     fixed: int = 0
     """How many findings ``--fix --unsafe-fixes`` fixed (or ``--diff`` would fix)."""
     diff: str = ""
+
 
 class FixMode(Record):
     """``--fix``, ``--unsafe-fixes``, ``--diff``."""
@@ -511,16 +513,6 @@ def check_text(
             bare.append([ln.rstrip("\n") for ln in lines()])
         return bare[0]
 
-    # The file-level exemption (`# flake8: noqa`, `# ruff: noqa: SHP1`), read only when there is
-    # something to report: most files have nothing, and need no scan of their text. An exempt
-    # file's analysis runs and is dropped (the scan for `noqa`, encoding and lowering the whole
-    # text, cost more over a repository than the few exempt files' analyses).
-    def file_noqa() -> FileExemption:
-        # both file-level forms say `noqa`: a file without the word needs no line-by-line scan
-        if ignore_noqa or not _says_noqa(source):
-            return FileExemption()
-        return file_exemption(lines())
-
     if findings is None:
         findings = _run_core(source, abspath or display, settings.core_options())
     else:
@@ -536,7 +528,12 @@ def check_text(
         errors = _syntax_errors(source)
     if not (findings or errors):
         return []
-    exemption = file_noqa()
+    # The file-level exemption (`# flake8: noqa`, `# ruff: noqa: SHP1`), read only now that there
+    # is something to report: most files have nothing, and need no scan of their text. An exempt
+    # file's analysis runs and is dropped (the scan for `noqa`, encoding and lowering the whole
+    # text, cost more over a repository than the few exempt files' analyses). Both forms say
+    # `noqa`: a file without the word needs no line-by-line scan.
+    exemption = FileExemption() if ignore_noqa or not _says_noqa(source) else file_exemption(lines())
     if exemption.all:
         return []
     if not findings:

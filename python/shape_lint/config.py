@@ -489,6 +489,7 @@ class _Layer(Record):
     extend_select: tuple[str, ...]
     ignore: tuple[str, ...]
 
+
 class RuleSelection:
     """Which codes are enabled, globally and per file.
 

@@ -628,23 +628,23 @@ fn make_graph(root: &Path, loose: bool) -> std::sync::Arc<Graph> {
 /// shared script result kept across processes (`engine::script_cache`) is keyed by it, since
 /// a module added or removed changes what an import finds.
 pub fn listing_hash(paths: &ProjectPaths) -> Option<u64> {
-    let (root, loose) = match (&paths.root, &paths.loose) {
-        (Some(r), _) => (r.clone(), false),
-        (None, Some(l)) => (l.clone(), true),
-        (None, None) => return None,
-    };
-    Some(graph_of(&root, loose).listing)
+    Some(project_graph(paths)?.listing)
+}
+
+/// The import graph of the checked file's project (`graph_of`): of its root, else of its
+/// loose folder; `None` outside both.
+fn project_graph(paths: &ProjectPaths) -> Option<std::sync::Arc<Graph>> {
+    match (&paths.root, &paths.loose) {
+        (Some(r), _) => Some(graph_of(r, false)),
+        (None, Some(l)) => Some(graph_of(l, true)),
+        (None, None) => None,
+    }
 }
 
 /// Whether the checked file is one of its project's scripts: those `importer_scripts` runs for
 /// the files they import (a `__main__` block, or top-level code outside a package).
 pub fn is_script(paths: &ProjectPaths) -> bool {
-    let (root, loose) = match (&paths.root, &paths.loose) {
-        (Some(r), _) => (r, false),
-        (None, Some(l)) => (l, true),
-        (None, None) => return false,
-    };
-    graph_of(root, loose).scripts.get(&paths.file).copied().unwrap_or(false)
+    project_graph(paths).is_some_and(|g| g.scripts.get(&paths.file).copied().unwrap_or(false))
 }
 
 /// The project's scripts that import the checked file, directly or through other project
@@ -652,12 +652,7 @@ pub fn is_script(paths: &ProjectPaths) -> bool {
 /// of the checked file, so that a bug in it that only the script's concrete sizes show is
 /// reported where torch raises.
 pub fn importer_scripts(paths: &ProjectPaths) -> Vec<PathBuf> {
-    let (root, loose) = match (&paths.root, &paths.loose) {
-        (Some(r), _) => (r.clone(), false),
-        (None, Some(l)) => (l.clone(), true),
-        (None, None) => return Vec::new(),
-    };
-    let graph = graph_of(&root, loose);
+    let Some(graph) = project_graph(paths) else { return Vec::new() };
     if !graph.scripts.contains_key(&paths.file) {
         return Vec::new();
     }
