@@ -195,3 +195,34 @@ fn a_summary_that_reported_on_the_callers_stack_needs_the_same_stack() {
     assert_eq!(reports(&findings), vec![(23, "SHP201", Vec::new())], "{findings:?}");
     assert_eq!(reports(&findings), reports(&without_summaries(&src).0));
 }
+
+/// A helper that fails on some of its own paths (`pool_tensor` of a funnel transformer: an
+/// input of unknown rank made 4-D when it has 2 or 3 dims, then pooled, which torch rejects for
+/// the other ranks) is summarised with those violations and replayed at its later calls: the
+/// calls are replayed, not run again, and nothing is reported, as without summaries (some
+/// rank passes at each call).
+#[test]
+fn a_call_that_fails_on_some_of_its_paths_is_replayed() {
+    let src = "import torch\nfrom torch import nn\n\n\nclass P(nn.Module):\n    def __init__(self, config):\n        super().__init__()\n        self.config = config\n\n    def pool_tensor(self, tensor, mode=\"mean\", stride=2):\n        if tensor is None:\n            return None\n        if self.config.separate_cls:\n            suffix = tensor[:, :-1] if self.config.truncate_seq else tensor\n            tensor = torch.cat([tensor[:, :1], suffix], dim=1)\n        ndim = tensor.ndim\n        if ndim == 2:\n            tensor = tensor[:, None, :, None]\n        elif ndim == 3:\n            tensor = tensor[:, None, :, :]\n        stride = (stride, 1)\n        if mode == \"mean\":\n            tensor = nn.functional.avg_pool2d(tensor, stride, stride=stride, ceil_mode=True)\n        elif mode == \"max\":\n            tensor = nn.functional.max_pool2d(tensor, stride, stride=stride, ceil_mode=True)\n        elif mode == \"min\":\n            tensor = -nn.functional.max_pool2d(-tensor, stride, stride=stride, ceil_mode=True)\n        else:\n            raise NotImplementedError(\"no\")\n        if ndim == 2:\n            return tensor[:, 0, :, 0]\n        elif ndim == 3:\n            return tensor[:, 0]\n        return tensor\n\n    def forward(self, output, attention_mask):\n        attention_mask = self.pool_tensor(attention_mask, mode=\"min\")\n        output = self.pool_tensor(output, mode=self.config.pooling_type)\n        return output, attention_mask\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(findings.is_empty(), "{findings:?}");
+    assert!(stats.checks.violated >= 1, "the unknown ranks torch rejects fail on their paths: {stats:?}");
+    assert!(stats.memo_hits >= 2, "the second call on each input is a replay: {stats:?}");
+    let (without, plain) = without_summaries(src);
+    assert!(without.is_empty(), "{without:?}");
+    assert!(stats.steps < plain.steps, "{} steps with summaries, {} without", stats.steps, plain.steps);
+}
+
+/// A violation that a summary replays is reported as the run reports it: the same message,
+/// trace and chains of calls. (`f` fails where its opaque `mode` test holds: every path
+/// reaching the product fails. The second iteration's call is made on a tainted path, the
+/// first was not: the third is the replay of the second.)
+#[test]
+fn a_replayed_violation_is_reported_as_a_run_reports_it() {
+    let src = "import sys\nimport torch\n\n\ndef f(x, mode):\n    if mode == \"project\":\n        return x @ torch.randn(5, 6)\n    return x\n\n\nmode = sys.argv[1]\na = torch.randn(3, 4)\nfor i in range(3):\n    y = f(a, mode)\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert_eq!(rows(&findings), vec![(7, "SHP101")], "{findings:?}");
+    let (without, _) = without_summaries(src);
+    assert_eq!(format!("{findings:?}"), format!("{without:?}"));
+}

@@ -75,12 +75,12 @@ impl<'a> Interp<'a> {
                         let site = self.user_span(site);
                         self.undecided.push(Pending { site, rule, message: message.clone(), trace: trace.clone(), condition, query });
                         self.flagged += 1;
-                        self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace, fix, condition: None })));
+                        self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace, fix })));
                         return false;
                     }
                 }
                 let (message, trace) = msg(self);
-                self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace, fix, condition: None })));
+                self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace, fix })));
                 false
             }
         }
@@ -115,6 +115,6 @@ impl<'a> Interp<'a> {
     /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path: the line runs,
     /// but is almost certainly wrong.
     pub fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String) {
-        self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace: Vec::new(), fix: None, condition: None })));
+        self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace: Vec::new(), fix: None })));
     }
 }

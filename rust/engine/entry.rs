@@ -165,7 +165,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
                 return (findings, stats);
             }
             interp.abandoned = false;
-            interp.outcomes.clear();
+            interp.clear_outcomes();
             interp.undecided.clear();
             let defs: Vec<&ir::Stmt> = m
                 .body
@@ -184,7 +184,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
                     cur = next.into_iter().take(1).collect();
                 }
             }
-            interp.outcomes.clear();
+            interp.clear_outcomes();
             interp.undecided.clear();
             cuts.after(interp, "the run of the module's definitions that the `forward` entries start from");
             match cur.into_iter().next() {
@@ -211,7 +211,7 @@ fn run_entries(interp: &mut Interp, m: &ir::Module, s: &Settings, undecided: &mu
             continue;
         }
         interp.abandoned = false;
-        interp.outcomes.clear();
+        interp.clear_outcomes();
         interp.undecided.clear();
         stats.entries += 1;
         match called.get(&class) {
@@ -279,7 +279,7 @@ fn finish(interp: &mut Interp, s: &Settings, undecided: &mut Vec<Undecided>, obs
         }
         let (module, display) = (interp.project.loaded[i].module.clone(), interp.project.loaded[i].display.clone());
         interp.abandoned = false;
-        interp.outcomes.clear();
+        interp.clear_outcomes();
         interp.undecided.clear();
         stats.entries += 1;
         let mut st = State::new();

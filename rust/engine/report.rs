@@ -48,8 +48,12 @@ use crate::value::*;
 impl<'a> Interp<'a> {
     /// The path's expressible branch conditions as text (`B == 1 and T < 5`), if any.
     pub fn path_condition(&self, st: &State) -> Option<String> {
-        let conds: Vec<String> = st
-            .branches
+        self.condition_of(&st.branches)
+    }
+
+    /// [`Interp::path_condition`] of a path with these branches.
+    pub fn condition_of(&self, branches: &Branches) -> Option<String> {
+        let conds: Vec<String> = branches
             .iter()
             .filter_map(|b| match b {
                 Branch::Sym(c) => Some(crate::shape::describe_cond(&self.syms, c)),
@@ -71,27 +75,61 @@ impl<'a> Interp<'a> {
             return;
         }
         let site = self.user_span(site);
-        let violated = matches!(verdict, Verdict::Violated(_));
+        // (a violation's path condition is the text of its branches, made where it is reported)
+        let o = Outcome { site, calls: self.calls.clone(), branches: st.branches.clone(), lineage: st.lineage, verdict, tainted: st.tainted, suppressed: st.in_try > 0 };
+        self.record_outcome(o);
+        self.records += 1;
+    }
+
+    /// Record an outcome (`record`'s, or one a call summary replays). One verdict per path
+    /// and site: a violation overrides what earlier checks of the same call on this path found
+    /// (e.g. the first dim of `transpose` fine, the second not), not another path's that
+    /// reached the site before with the same branches (two paths merged from different ones:
+    /// `State::lineage`).
+    pub fn record_outcome(&mut self, o: Outcome) {
+        let violated = matches!(o.verdict, Verdict::Violated(_));
         if violated {
             self.flagged += 1;
+            self.violations += 1;
         }
-        // Only a violation's path condition is ever shown.
-        let mut verdict = verdict;
-        if let Verdict::Violated(v) = &mut verdict {
-            v.condition = self.path_condition(st);
+        // (`passed`: from the first passing outcome of the same site, path, call and branches)
+        if violated && let Some(&(at, removed)) = self.passed.get(&(o.site, o.lineage, o.calls.last().copied(), o.branches.digest())) {
+            let from = at.saturating_sub((self.removed - removed) as usize);
+            let mut kept = from;
+            for i in from..self.outcomes.len() {
+                let p = &self.outcomes[i];
+                if p.site == o.site && p.lineage == o.lineage && p.branches == o.branches && p.calls == o.calls && !matches!(p.verdict, Verdict::Violated(_)) {
+                    // (an outcome from before the summarised call being run, overridden: a
+                    // replay of the call elsewhere would not override it; the call is not
+                    // summarised)
+                    if i < self.outcome_floor {
+                        self.flagged += 1;
+                    }
+                    continue;
+                }
+                self.outcomes.swap(kept, i);
+                kept += 1;
+            }
+            self.removed += (self.outcomes.len() - kept) as u64;
+            self.outcomes.truncate(kept);
         }
-        let branches = st.branches.clone();
-        // One verdict per path and site: a violation overrides what earlier checks of the same
-        // call on this path found (e.g. the first dim of `transpose` fine, the second not),
-        // not another path's that reached the site before with the same branches (two paths
-        // merged from different ones: `State::lineage`).
-        if violated {
-            let calls = &self.calls;
-            let lineage = st.lineage;
-            self.outcomes.retain(|o| !(o.site == site && o.lineage == lineage && o.branches == branches && o.calls == *calls && !matches!(o.verdict, Verdict::Violated(_))));
+        self.push_outcome(o);
+    }
+
+    /// Forget the outcomes (a new entry).
+    pub fn clear_outcomes(&mut self) {
+        self.outcomes.clear();
+        self.passed.clear();
+    }
+
+    /// Note again where the passing outcomes are (after a pass rewrote `outcomes`).
+    pub fn note_passed(&mut self) {
+        self.passed.clear();
+        for (i, o) in self.outcomes.iter().enumerate() {
+            if !matches!(o.verdict, Verdict::Violated(_)) {
+                self.passed.entry((o.site, o.lineage, o.calls.last().copied(), o.branches.digest())).or_insert((i, self.removed));
+            }
         }
-        self.push_outcome(Outcome { site, calls: self.calls.clone(), branches, lineage: st.lineage, verdict, tainted: st.tainted, suppressed: st.in_try > 0 });
-        self.records += 1;
     }
 
     /// Record an outcome, unless it passes (holds or is undecided) and an equal one is among
@@ -116,6 +154,9 @@ impl<'a> Interp<'a> {
             if self.outcomes.get(from..).is_some_and(|recent| recent.iter().rev().any(same)) {
                 return;
             }
+        }
+        if !matches!(o.verdict, Verdict::Violated(_)) {
+            self.passed.entry((o.site, o.lineage, o.calls.last().copied(), o.branches.digest())).or_insert((self.outcomes.len(), self.removed));
         }
         self.outcomes.push(o);
     }
@@ -242,6 +283,7 @@ pub fn settle(interp: &mut Interp) {
             Some(o)
         })
         .collect();
+    interp.note_passed();
 }
 
 /// Settle the candidate SHP312 warnings of the entry just run (`models::torch::checkpoint`):
@@ -281,6 +323,7 @@ fn settle_checkpoints(interp: &mut Interp) {
         }
     }
     interp.outcomes = outcomes;
+    interp.note_passed();
 }
 
 /// The sites some path reaches inside a `try` whose handler may catch what torch raises.
@@ -368,7 +411,8 @@ pub fn findings_in(interp: &Interp, outcomes: &[Outcome], file: FileId) -> Vec<F
             (false, None) => continue,
         };
         let Verdict::Violated(v) = &chosen.verdict else { continue };
-        let condition = if all_fail { None } else { v.condition.clone() };
+        // (the path's expressible conditions, shown when not every path fails)
+        let condition = if all_fail { None } else { interp.condition_of(&chosen.branches) };
         let ((row, col), (end_row, end_col)) = (loc.at(start), loc.at(end));
         let message = match &condition {
             Some(c) => format!("{} (when {c})", v.message),

@@ -56,6 +56,17 @@ impl Branches {
         self.0.is_none()
     }
 
+    /// A digest of the length and the last decision: equal lists have equal ones.
+    pub fn digest(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = rustc_hash::FxHasher::default();
+        self.len().hash(&mut h);
+        if let Some(n) = &self.0 {
+            n.branch.hash(&mut h);
+        }
+        h.finish()
+    }
+
     pub fn push(&mut self, b: Branch) {
         let len = self.len() + 1;
         self.0 = Some(Rc::new(Node { branch: b, len, before: self.0.take() }));

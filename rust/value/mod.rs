@@ -858,7 +858,7 @@ impl Value {
 }
 
 /// One branch decision on a path.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Branch {
     /// A condition over symbolic integers (expressible; may appear in messages).
     Sym(Cond),

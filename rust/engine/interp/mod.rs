@@ -53,6 +53,7 @@ mod long_comprehension;
 mod loops;
 mod ops;
 mod stmt;
+mod summarised;
 
 pub use expr::{const_value, module_value};
 pub use imports::module_scope;
@@ -88,8 +89,6 @@ pub struct Violation {
     pub trace: Vec<String>,
     /// The fix the model suggested for this check (`ModelCtx::suggest_fix`).
     pub fix: Option<crate::value::FixHint>,
-    /// The path's condition, shown when not every path fails (`Interp::record` sets it).
-    pub condition: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -234,9 +233,12 @@ pub struct Interp<'a> {
     pub refined_log: Vec<super::memo::Refined>,
     /// Calls cut short (depth, recursion): a call that contains one is not summarised.
     pub cuts: u64,
-    /// Violated verdicts, and undecided ones exported or assumed, recorded so far: a call
-    /// that adds one is not summarised (`engine::memo`).
+    /// Violated verdicts, undecided ones exported or assumed, and violations that overrode an
+    /// outcome from before the summarised call being run (`Interp::record`), recorded so far:
+    /// a call that adds one other than a violation is not summarised (`engine::memo`).
     pub flagged: u64,
+    /// The violations among `flagged`: a summary replays them.
+    pub violations: u64,
     /// Loop items skipped because their iteration would change nothing (`loops::skip_item`).
     pub loop_items_skipped: u64,
     /// SHP305 reports so far: an enclosing loop whose iteration saw one (an inner loop's
@@ -266,6 +268,13 @@ pub struct Interp<'a> {
     /// Where the innermost summarised call's outcomes start in `outcomes`: an outcome equal to
     /// one of its own recent ones is not recorded again (`push_outcome`).
     pub outcome_floor: usize,
+    /// Where the first passing outcome of each site, lineage, innermost call site and branches'
+    /// digest was recorded in `outcomes`, with `removed` then: a violation overrides the
+    /// passing outcomes of its path from there on (`Interp::record_outcome`), without a look at
+    /// every outcome (each removal since moved it back by at most one place).
+    pub passed: rustc_hash::FxHashMap<(Span, u32, Option<Span>, u64), (usize, u64)>,
+    /// The outcomes a violation removed so far.
+    pub removed: u64,
     /// The innermost call in the user's file: checks inside embedded library code (the
     /// torchvision zoo) report there.
     pub user_site: Option<Span>,
@@ -378,6 +387,7 @@ impl<'a> Interp<'a> {
             refined_log: Vec::new(),
             cuts: 0,
             flagged: 0,
+            violations: 0,
             loop_items_skipped: 0,
             kept_reported: 0,
             appended: None,
@@ -389,6 +399,8 @@ impl<'a> Interp<'a> {
             train_defs: Default::default(),
             records: 0,
             outcome_floor: 0,
+            passed: Default::default(),
+            removed: 0,
             user_site: None,
             project: crate::engine::project::Project::new(settings.project.clone()),
             checkpoints: Default::default(),

@@ -55,11 +55,14 @@
 //!   (`Refined::split`), so that keeping them keeps the order of the others;
 //! - the caller's assignment label, when it read it (`Interp::label`: a layer it builds is
 //!   named after it), is part of the key;
-//! - its checks recorded no violation, and no undecided verdict that left a trace besides its
-//!   outcome (a check exported to the solver, a precondition assumed for later checks), so a
-//!   replay never hides a report; its `Holds` and undecided outcomes (at most
-//!   `MAX_OUTCOMES`) are replayed under the caller's branches, so a site's "every path fails"
-//!   test sees the same paths as without the cache.
+//! - its checks recorded no undecided verdict that left a trace besides its outcome (a check
+//!   exported to the solver, a precondition assumed for later checks), and no violation that
+//!   overrode an outcome from before the call, so a replay never hides a report; its
+//!   outcomes, violations too (at most `MAX_OUTCOMES`), are replayed under the caller's
+//!   branches, so a site's "every path fails" test sees the same paths as without the cache.
+//!   A violation's message and trace are the run's: the key compares tensors with where their
+//!   dims came from (`Iso::value`), so the replay's would be the same text; its path
+//!   condition is read off the replay's branches where it is reported.
 //!
 //! A replay counts as work the outcomes it records (`Interp::charge`), and, for the unrolling
 //! budgets of loops, the work of the first run (`Interp::work`): a loop is generalised where
@@ -105,10 +108,9 @@ pub use crate::value::reads::{Read, walks, begin_reads, drop_reads, end_reads, n
 
 // ----- summaries ----------------------------------------------------------------------------
 
-/// An outcome a summary replays: site, branches after the caller's, taint, suppressed,
-/// whether the check was undecided (else it held), and the call sites below the caller's
-/// (`CallsBelow`).
-pub type Replayed = (Span, Rc<[Branch]>, bool, bool, bool, CallsBelow);
+/// An outcome a summary replays: site, branches after the caller's, taint, suppressed, the
+/// verdict, and the call sites below the caller's (`CallsBelow`).
+pub type Replayed = (Span, Rc<[Branch]>, bool, bool, super::interp::Verdict, CallsBelow);
 
 /// The call sites on the way from a summarised call to an outcome's site: the call's own
 /// site (which a replay replaces with its own), when the outcome is inside the callee's
@@ -150,7 +152,7 @@ pub struct Summary {
     pub entry: EntryFacts,
     // the result
     results: Vec<CallResult>,
-    /// `Holds` and undecided outcomes.
+    /// Its outcomes.
     outcomes: Vec<Replayed>,
     /// The read-log frame (`reads::frame_serial`) a replay that renamed none of the reads
     /// last noted them in: a replay in the same frame needs not note them again.
