@@ -16,7 +16,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # (typing costs 5 ms at start-up: for the checker only)
 if TYPE_CHECKING:
-    from typing import Any, Iterable, Mapping, Sequence, TextIO
+    from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from . import config as cfg
 from .config import ConfigError, RuleSelection, Settings
@@ -293,15 +293,36 @@ class _GitIgnores:
         key = (parent, top)
         got = self._chains.get(key)
         if got is None:
-            dirs = [parent]
-            if parent != top and top in parent.parents:
-                for d in parent.parents:
-                    dirs.append(d)
-                    if d == top:
-                        break
-            got = [(d, spec) for d in reversed(dirs) if (spec := self._spec_for(d)) is not None]
+            spec = self._spec_for(parent)
+            own = [(parent, spec)] if spec is not None else []
+            # (`top` strictly above `parent`: the chain of the parent's parent, which a walk
+            # made already, then its own; compared as text, not as paths, most of a walk's time)
+            p, t = str(parent), str(top)
+            if p != t and p.startswith(t.rstrip(os.sep) + os.sep):
+                got = self._chain(parent.parent, top) + own
+            else:
+                got = own
             self._chains[key] = got
         return got
+
+    def names_ignored(self, directory: Path, is_dir: bool, walk_root: Path, *, inherit: bool = True) -> Callable[[str], bool] | None:
+        """``ignored`` for the files (or directories) named in ``directory`` (absolute), as a
+        test of a name; ``None`` when no pattern applies there (most directories)."""
+        top = (self._repo_root(directory) or walk_root) if inherit else walk_root
+        chain = self._chain(directory, top)
+        if not chain:
+            return None
+        prefixes = [(directory.relative_to(d).as_posix(), spec) for d, spec in chain]
+
+        def test(name: str) -> bool:
+            verdict: bool | None = None
+            for rel, spec in prefixes:  # shallow first, deeper overrides
+                result = spec.check(name if rel == "." else f"{rel}/{name}", is_dir)
+                if result is not None:
+                    verdict = result
+            return bool(verdict)
+
+        return test
 
     def ignored(self, path: Path, is_dir: bool, walk_root: Path, *, inherit: bool = True) -> bool:
         """Whether a ``.gitignore`` between the repository root (or ``walk_root`` outside a
@@ -323,7 +344,7 @@ class Discovery(Record):
     errors: list[str] = factory(list)
 
 
-def _excluded(path: Path, settings: Settings) -> bool:
+def _excluded(path: Path | str, settings: Settings) -> bool:
     return cfg.matches_any(path, settings.all_excludes, settings.project_root)
 
 
@@ -340,11 +361,11 @@ def _force_excluded(path: Path, settings: Settings) -> bool:
 
 def discover(paths: Sequence[str], settings: Settings, *, force_exclude: bool) -> Discovery:
     found = Discovery()
-    seen: set[Path] = set()
+    seen: set[str] = set()
     gitignores = _GitIgnores()
 
-    def add(p: Path, key: Path | None = None) -> None:
-        key = key or Path(os.path.abspath(p))
+    def add(p: Path, key: str | None = None) -> None:
+        key = key or os.path.abspath(p)
         if key not in seen:
             seen.add(key)
             found.files.append(p)
@@ -367,25 +388,33 @@ def discover(paths: Sequence[str], settings: Settings, *, force_exclude: bool) -
             settings.respect_gitignore and gitignores.ignored(walk_root, True, walk_root.parent)
         )
 
-        def skipped(child: Path, is_dir: bool, inherit: bool = inherit) -> bool:
-            """``child``: absolute."""
-            if _excluded(child, settings):
-                return True
-            return settings.respect_gitignore and gitignores.ignored(
-                child, is_dir, walk_root, inherit=inherit
-            )
-
         for dirpath, dirnames, filenames in os.walk(p, onerror=None):
-            here = Path(dirpath)
             absolute = Path(os.path.abspath(dirpath))
             gitignores.listed(absolute, dirnames, filenames)
-            dirnames[:] = [d for d in sorted(dirnames) if not skipped(absolute / d, True)]
-            for name in sorted(filenames):
-                if name.endswith(PYTHON_SUFFIXES):
-                    key = absolute / name
-                    if not skipped(key, False):
-                        add(here / name, key)
+            if dirnames:
+                skip = _skip_test(absolute, True, walk_root, inherit, settings, gitignores)
+                dirnames[:] = [d for d in sorted(dirnames) if not skip(d)]
+            names = [name for name in sorted(filenames) if name.endswith(PYTHON_SUFFIXES)]
+            if not names:
+                continue
+            skip = _skip_test(absolute, False, walk_root, inherit, settings, gitignores)
+            here, text = Path(dirpath), str(absolute)
+            for name in names:
+                if not skip(name):
+                    add(here / name, os.path.join(text, name))
     return found
+
+
+def _skip_test(
+    directory: Path, is_dir: bool, walk_root: Path, inherit: bool, settings: Settings, gitignores: _GitIgnores,
+) -> Callable[[str], bool]:
+    """Whether a walk skips the file (or directory) of a name in ``directory`` (absolute): an
+    exclude matches it, or a ``.gitignore`` ignores it. Made once per directory: the
+    ``.gitignore`` files that apply, and the paths as text (Path objects per entry were most
+    of a large tree's discovery)."""
+    ignored = gitignores.names_ignored(directory, is_dir, walk_root, inherit=inherit) if settings.respect_gitignore else None
+    text = str(directory)
+    return lambda name: _excluded(os.path.join(text, name), settings) or (ignored is not None and ignored(name))
 
 
 # ------------------------------------------------------------------------------------------------
