@@ -263,3 +263,66 @@ fn the_dependency_scan_sees_code_and_ignores_comments_and_strings() {
     let code = code_of("/// crate::engine\nlet r = r#\"crate::engine \"quoted\"\"#;\nlet c = '\"';\n");
     assert!(deps_of(p, &code, &rooms).is_empty());
 }
+
+/// Every thread-local of the core, as an analysis thread that runs one job after another
+/// (`guarded` in lib.rs) must treat it: reset at each job's start by the named function, which
+/// `engine::reset_thread_state` calls, or kept (a cache of what does not change, a constant).
+/// A new thread-local fails this test until it is put in one list.
+#[test]
+fn each_thread_local_is_reset_for_each_job_or_is_a_cache() {
+    // (static, file, the function that resets it)
+    const RESET: &[(&str, &str, &str)] = &[
+        ("INSTANCES", "rust/engine/entry.rs", "reset_instances"),
+        ("PROBES", "rust/engine/project.rs", "reset_probes"),
+        ("DEFAULTS", "rust/models/torch/device.rs", "reset_thread"),
+        ("MODULES_ANYWHERE", "rust/models/torch/device.rs", "reset_thread"),
+        ("PROGRAM", "rust/models/torch/optim.rs", "begin_program"),
+        ("LOOPS", "rust/models/torch/optim.rs", "begin_program"),
+        ("MADE", "rust/models/torch/optim.rs", "reset_made"),
+        ("CANDIDATES", "rust/rules/training/discarded_gradients.rs", "begin_program"),
+        ("LINEAGES", "rust/value/join.rs", "reset_lineages"),
+        ("BOUNDED", "rust/value/mod.rs", "reset_values_tracking"),
+        ("LAYOUT_BLIND", "rust/value/mod.rs", "reset_layout_blind"),
+        ("TRACKER", "rust/value/reads.rs", "reset_reads"),
+        ("SHAPE_VARS", "rust/value/reads.rs", "reset_reads"),
+        ("WALKS", "rust/value/reads.rs", "reset_reads"),
+        ("OPTIMIZER_WALKS", "rust/value/reads.rs", "reset_reads"),
+        ("CLEAN", "rust/value/walks.rs", "reset_clean"),
+    ];
+    // (caches and constants: the same for every job)
+    const KEPT: &[&str] = &["NEW", "SPARE", "LOWERED", "SMALL_CONSTANTS", "DEAD", "EMPTY", "ANALYSIS_THREAD"];
+    let sources = sources();
+    let mut found = BTreeSet::new();
+    for (path, src) in &sources {
+        let mut rest = src.as_str();
+        while let Some(at) = rest.find("thread_local! {") {
+            rest = &rest[at..];
+            let end = rest.find("\n}").unwrap_or(rest.len());
+            for line in rest[..end].lines() {
+                if let Some(decl) = line.trim_start().strip_prefix("static ") {
+                    let name = decl.split(':').next().unwrap().trim();
+                    found.insert((name.to_string(), path.to_string_lossy().into_owned()));
+                }
+            }
+            rest = &rest[end..];
+        }
+    }
+    assert!(found.len() >= RESET.len() + KEPT.len(), "{found:?}");
+    let source_of = |file: &str| &sources.iter().find(|(p, _)| p.to_string_lossy() == file).unwrap_or_else(|| panic!("{file}")).1;
+    let body_of = |src: &str, function: &str| -> String {
+        let at = src.find(&format!("fn {function}(")).unwrap_or_else(|| panic!("no fn {function}"));
+        let end = src[at..].find("\n}").unwrap();
+        src[at..at + end].to_string()
+    };
+    let reset_all = body_of(source_of("rust/engine/mod.rs"), "reset_thread_state");
+    for (name, file) in &found {
+        if KEPT.contains(&name.as_str()) {
+            continue;
+        }
+        let Some((_, f, function)) = RESET.iter().find(|(n, f, _)| n == name && f == file) else {
+            panic!("thread-local {name} in {file}: reset it in engine::reset_thread_state (and list it in RESET), or list it in KEPT");
+        };
+        assert!(body_of(source_of(f), function).contains(name.as_str()), "{function} in {f} does not reset {name}");
+        assert!(reset_all.contains(&format!("{function}()")), "engine::reset_thread_state does not call {function}");
+    }
+}

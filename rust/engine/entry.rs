@@ -560,6 +560,11 @@ thread_local! {
     static INSTANCES: std::cell::RefCell<Option<(crate::value::Heap, BTreeMap<ObjId, ObjId>)>> = const { std::cell::RefCell::new(None) };
 }
 
+/// Forget the heap `first_instance` indexed (a new analysis on this thread).
+pub fn reset_instances() {
+    INSTANCES.with(|c| *c.borrow_mut() = None);
+}
+
 /// The first object of the state's heap that is an instance of `class`. The forward entries
 /// ask it of one state for each class of the file: the heap is scanned once for all of them
 /// (a scan per class made a file of many models quadratic).

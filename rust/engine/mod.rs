@@ -152,3 +152,21 @@ pub fn analyze_observed(m: &ir::Module, f: &ParsedFile, s: &Settings, extra: &[&
 pub fn analyze_full(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Vec<Undecided>, Stats) {
     run(m, f, s, None)
 }
+
+/// Reset every thread-local that holds the state of an analysis, as a new thread has it: each
+/// job of an analysis thread starts with this (`guarded` in `lib.rs`). The thread-locals left
+/// are caches of what does not change (the lowered zoo, small constants, spare vectors, names);
+/// `tests/structure.rs` lists each thread-local as reset here or kept.
+pub fn reset_thread_state() {
+    entry::reset_instances();
+    project::reset_probes();
+    crate::models::torch::device::reset_thread();
+    crate::models::torch::optim::begin_program();
+    crate::models::torch::optim::reset_made();
+    crate::rules::training::begin_program();
+    crate::value::join::reset_lineages();
+    crate::value::reset_values_tracking();
+    crate::value::reset_layout_blind();
+    crate::value::reads::reset_reads();
+    crate::value::walks::reset_clean();
+}

@@ -516,6 +516,11 @@ pub(super) fn is_layout_blind() -> bool {
     LAYOUT_BLIND.with(|b| b.get())
 }
 
+/// Tensor equality not blind to layouts (a new analysis on this thread).
+pub fn reset_layout_blind() {
+    LAYOUT_BLIND.with(|b| b.set(false));
+}
+
 /// Run `f` with tensor equality blind to layouts or not (`blind`), as it was after.
 pub(super) fn with_layout_blind<R>(blind: bool, f: impl FnOnce() -> R) -> R {
     let was = LAYOUT_BLIND.with(|b| b.replace(blind));

@@ -52,6 +52,12 @@ thread_local! {
     static MODULES_ANYWHERE: Cell<bool> = const { Cell::new(false) };
 }
 
+/// The state of a new thread: torch's defaults, modules on known devices.
+pub fn reset_thread() {
+    DEFAULTS.with(|d| d.set(Defaults::default()));
+    MODULES_ANYWHERE.with(|m| m.set(false));
+}
+
 /// Set whether the modules' parameters and buffers are on devices not known (a `forward`
 /// analysed on its own); returns the previous setting.
 pub fn modules_anywhere(on: bool) -> bool {
