@@ -329,14 +329,9 @@ class _GitIgnores:
         repository) and ``path`` ignores ``path``. Deeper files override shallower ones.
         ``inherit=False``: only the files in ``walk_root`` and below count (the user named an
         ignored directory, e.g. one under ``~/.pyenv``, whose repository ignores ``/versions``)."""
-        parent = path.parent
-        top = (self._repo_root(parent) or walk_root) if inherit else walk_root
-        verdict: bool | None = None
-        for directory, spec in self._chain(parent, top):  # shallow first, deeper overrides
-            result = spec.check(path.relative_to(directory).as_posix(), is_dir)
-            if result is not None:
-                verdict = result
-        return bool(verdict)
+        test = self.names_ignored(path.parent, is_dir, walk_root, inherit=inherit)
+        # (the filesystem root has no name: its path relative to itself is ".")
+        return test is not None and test(path.name or ".")
 
 
 class Discovery(Record):

@@ -93,7 +93,7 @@ impl<'a> Interp<'a> {
             self.violations += 1;
         }
         // (`passed`: from the first passing outcome of the same site, path, call and branches)
-        if violated && let Some(&(at, removed)) = self.passed.get(&(o.site, o.lineage, o.calls.last().copied(), o.branches.digest())) {
+        if violated && let Some(&(at, removed)) = self.passed.get(&passed_key(&o)) {
             let from = at.saturating_sub((self.removed - removed) as usize);
             let mut kept = from;
             for i in from..self.outcomes.len() {
@@ -127,7 +127,7 @@ impl<'a> Interp<'a> {
         self.passed.clear();
         for (i, o) in self.outcomes.iter().enumerate() {
             if !matches!(o.verdict, Verdict::Violated(_)) {
-                self.passed.entry((o.site, o.lineage, o.calls.last().copied(), o.branches.digest())).or_insert((i, self.removed));
+                self.passed.entry(passed_key(o)).or_insert((i, self.removed));
             }
         }
     }
@@ -156,7 +156,7 @@ impl<'a> Interp<'a> {
             }
         }
         if !matches!(o.verdict, Verdict::Violated(_)) {
-            self.passed.entry((o.site, o.lineage, o.calls.last().copied(), o.branches.digest())).or_insert((self.outcomes.len(), self.removed));
+            self.passed.entry(passed_key(&o)).or_insert((self.outcomes.len(), self.removed));
         }
         self.outcomes.push(o);
     }
@@ -284,6 +284,12 @@ pub fn settle(interp: &mut Interp) {
         })
         .collect();
     interp.note_passed();
+}
+
+/// The key of an outcome in `Interp::passed`: its site, lineage, innermost call site and
+/// branches' digest (equal for the outcomes a violation of its path at its site overrides).
+fn passed_key(o: &Outcome) -> (Span, u32, Option<Span>, u64) {
+    (o.site, o.lineage, o.calls.last().copied(), o.branches.digest())
 }
 
 /// Settle the candidate SHP312 warnings of the entry just run (`models::torch::checkpoint`):
