@@ -191,6 +191,9 @@ impl<'a> Interp<'a> {
     }
 
     pub fn cmp(&self, st: &State, op: CmpOp, a: &Value, b: &Value) -> Value {
+        if let Some(v) = self.cmp_float_int(st, op, a, b) {
+            return v;
+        }
         let ints = |v: &Value| -> Option<Poly> {
             match v {
                 Value::Int(p) => Some(p.clone()),
@@ -349,6 +352,32 @@ impl<'a> Interp<'a> {
                 Value::Unknown
             }
         }
+    }
+
+    /// A float constant against an int (`self.drop > 0` with `drop=0.`, `p == 1`): Python
+    /// compares the two numbers exactly, and so does the int comparison this becomes, with the
+    /// float rounded the way the relation allows (`n > 2.5` is `n > 2`, `n >= 2.5` is
+    /// `n >= 3`; `n == 2.5` is never true). A symbolic int gives a condition, as against an
+    /// int. Past 2**53 every float is an integer, exact in an i128 up to 2**126; larger ones,
+    /// NaN and the infinities are left undecided.
+    fn cmp_float_int(&self, st: &State, op: CmpOp, a: &Value, b: &Value) -> Option<Value> {
+        let (f, other, op) = match (a, b) {
+            (Value::Float(Some(f)), o @ (Value::Int(_) | Value::Bool(_))) => (*f, o, mirrored(op)?),
+            (o @ (Value::Int(_) | Value::Bool(_)), Value::Float(Some(f))) => (*f, o, op),
+            _ => return None,
+        };
+        if !f.is_finite() || f.abs() >= 2f64.powi(126) {
+            return None;
+        }
+        let integral = f.fract() == 0.0;
+        let k = match op {
+            CmpOp::Eq | CmpOp::NotEq if !integral => return Some(Value::Bool(op == CmpOp::NotEq)),
+            CmpOp::Eq | CmpOp::NotEq => f,
+            CmpOp::Lt | CmpOp::GtE => f.ceil(),
+            CmpOp::LtE | CmpOp::Gt => f.floor(),
+            _ => return None,
+        };
+        Some(self.cmp(st, op, other, &Value::Int(Poly::constant(k as i128))))
     }
 
     pub fn subscript(&mut self, st: State, o: Value, i: Value, span: Span) -> Vals {
@@ -541,4 +570,17 @@ fn shape_suffix(st: &State, v: &Value) -> Option<Vec<Value>> {
         }
         _ => None,
     }
+}
+
+/// The operator that gives the same truth with its operands swapped (`a < b` is `b > a`);
+/// `None` for those that are not comparisons of numbers (`is`, `in`).
+fn mirrored(op: CmpOp) -> Option<CmpOp> {
+    Some(match op {
+        CmpOp::Eq | CmpOp::NotEq => op,
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::LtE => CmpOp::GtE,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::GtE => CmpOp::LtE,
+        _ => return None,
+    })
 }

@@ -132,7 +132,7 @@ impl<'a> Interp<'a> {
             && self.outcomes.len() >= counters.4
             // (a replay records every outcome again, each with its branches past the caller's:
             // past `MAX_OUTCOMES` outcomes and branches in all, it costs more than the run)
-            && self.outcomes[counters.4..].iter().map(|o| 1 + o.branches.len().saturating_sub(entry_state.branches.len())).sum::<usize>() <= if std::env::var_os("XOUT").is_some() { 65536 } else { memo::MAX_OUTCOMES }
+            && self.outcomes[counters.4..].iter().map(|o| 1 + o.branches.len().saturating_sub(entry_state.branches.len())).sum::<usize>() <= memo::MAX_OUTCOMES
             && walks0 == memo::walks();
         if !qualifies {
             if debug_enabled() {
