@@ -91,15 +91,18 @@ impl<'a> Interp<'a> {
         // (the loop's work budget, as a `for`'s, keyed by its first statement)
         let span = body.first().map(|s| s.span).unwrap_or_default();
         let (start, cut_before) = (self.work, self.loops_cut.contains(&span));
-        for _ in 0..UNROLL {
+        for round in 0..UNROLL {
             if cut_before || self.work - start > LOOP_STEPS {
                 self.loops_cut.insert(span);
                 break;
             }
             let mut next = Vec::new();
+            let mut going_on = Vec::new();
+            let mut stopped = false;
             for st in live {
                 for (opaque, (truth, st)) in self.truth(test, st, ctx) {
                     if !truth {
+                        stopped |= !opaque;
                         out.extend(self.block(orelse, st, ctx));
                         continue;
                     }
@@ -109,6 +112,20 @@ impl<'a> Interp<'a> {
                         out.extend(self.loop_exits(paths, orelse, ctx));
                         continue;
                     }
+                    going_on.push(st);
+                }
+            }
+            // Some paths of the last iteration stop here and others go on, though the test is
+            // decided on each: the count of iterations hangs on a choice each iteration makes
+            // (`batch = loader.next()` that returns None from its `except StopIteration:`).
+            // Unrolled, it would go on until the budget; it is an unknown trip count, run as
+            // one generalised iteration from here, as the budget would.
+            let unknown_count = round > 0 && stopped && !going_on.is_empty();
+            for st in going_on {
+                if unknown_count {
+                    let paths = self.generalised_iteration(body, st, ctx, &[]);
+                    out.extend(self.loop_exits(paths, orelse, ctx));
+                } else {
                     self.iteration(body, st, ctx, &mut next, &mut out);
                 }
             }
