@@ -97,3 +97,20 @@ fn a_dict_display_of_forking_values_joins_its_paths() {
     let codes: Vec<_> = findings.iter().map(|f| f.rule.code).collect();
     assert_eq!(codes, vec!["SHP101"], "the matmul of [3, 4] and [24, 2]");
 }
+
+/// A call whose star argument is unknown on every path (`f(*[... for s in argv])`, as
+/// `nn.Sequential(*[Block(...) for i in range(depth)])` with an unknown depth in timm's Swin V2)
+/// and whose other arguments fork: past half the path budget the paths join, as when every
+/// argument is known, instead of staying apart until the entry is abandoned (it was, at 128).
+#[test]
+fn a_call_with_unknown_star_arguments_on_every_path_joins_its_paths() {
+    let mut src = String::from("import sys\nimport torch\n\n\ndef g(*sizes, **flags):\n    return torch.randn(2, 4)\n\n\no = sys.argv\ny = g(*[int(s) for s in o]");
+    for (i, name) in ["a", "b", "c", "d", "e", "f", "h"].iter().enumerate() {
+        src.push_str(&format!(", {name}=1 if o[{}] else 2", i + 1));
+    }
+    src.push_str(")\nz = torch.randn(2, 4) @ torch.randn(5, 3)\n");
+    let (findings, stats) = findings_of(&src);
+    assert_eq!(stats.abandoned, 0);
+    let codes: Vec<_> = findings.iter().map(|f| (f.row, f.rule.code)).collect();
+    assert_eq!(codes, vec![(11, "SHP101")], "the matmul after the call");
+}
