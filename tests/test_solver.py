@@ -294,3 +294,33 @@ def test_cli_and_flake8_use_the_bridge(tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.shape-lint]\nsolver = false\n")
     assert run(*_cli(), "check", "pairs.py").returncode == 0
     assert run(*flake8, "pairs.py").stdout == ""
+
+
+AGAIN = """import torch
+import torch.nn as nn
+
+
+class M(nn.Module):
+    def __init__(self, h, o):
+        super().__init__()
+        self.norm = nn.LayerNorm(h)
+        self.fc = nn.Linear(h, o)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        y = self.norm(x)
+        z = self.norm(x)
+        return self.fc(z) + self.fc(y)
+"""
+
+
+def test_a_precondition_left_undecided_is_decided_when_checked_again_on_its_path():
+    """`c == h` is undecided at the first LayerNorm (the core has no value for either), and the
+    path goes on with the executions where it held: the second LayerNorm and the Linears need
+    the same, and the core decides them (before, each was undecided again, and hiera's were
+    exported to Z3, which took a tenth of a second to import)."""
+    _, stats = _core.check_source_stats(AGAIN, "m.py", {"check_sites": True})[-2:]
+    sites = {(row, col): (holds, undecided) for row, col, holds, _violated, undecided, _exported in stats["check_sites"]}
+    assert sites[(13, 13)] == (0, 1)
+    assert sites[(14, 13)] == (1, 0)
+    assert sites[(15, 29)] == (1, 0)

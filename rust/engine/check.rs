@@ -21,7 +21,19 @@ impl<'a> Interp<'a> {
     pub fn check(&mut self, st: &State, site: Span, violated: impl Into<Formula>, rule: &'static Rule, msg: impl FnOnce(&Interp) -> (String, Vec<String>)) -> bool {
         let violated = violated.into();
         let fix = self.fix_hint.take();
-        match violated.decide(&st.facts, &self.syms) {
+        let mut verdict = violated.decide(&st.facts, &self.syms);
+        // the same precondition, left undecided earlier on this path: the path went on with
+        // the executions where it held (`State::assumed`), so it holds here
+        if verdict == Tri::Unknown && violated.expressible() && !st.assumed.borrow().is_empty() {
+            let held = violated.clone().not();
+            if st.assumed.borrow().iter().any(|f| *f == held) {
+                verdict = Tri::False;
+                // (decided by what this path assumed, which a summary does not keep: a replay
+                // on another path would take it as holding without the assumption)
+                self.flagged += 1;
+            }
+        }
+        match verdict {
             Tri::False => {
                 self.count_check(site, CheckVerdict::Holds);
                 self.record(st, site, Verdict::Holds);

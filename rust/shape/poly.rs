@@ -349,6 +349,21 @@ impl Poly {
         found.map(|(id, c)| (id, c, k))
     }
 
+    /// `x - y + k` (two symbols of coefficients 1 and -1, and a constant): `(x, y, k)`, so that
+    /// `self == 0` is `x == y - k`.
+    pub fn linear_pair(&self) -> Option<(SymId, SymId, i128)> {
+        let (mut x, mut y, mut k) = (None, None, 0);
+        for (m, c) in self.terms.iter() {
+            match (m.as_slice(), *c) {
+                ([], c) => k = c,
+                ([Atom::Sym(id)], 1) if x.is_none() => x = Some(*id),
+                ([Atom::Sym(id)], -1) if y.is_none() => y = Some(*id),
+                _ => return None,
+            }
+        }
+        Some((x?, y?, k))
+    }
+
     /// Split into (positive terms, negated negative terms) for `lhs op rhs` display.
     pub fn split_signs(&self) -> (Poly, Poly) {
         let mut pos = Poly::default();

@@ -296,12 +296,19 @@ const WITNESS_VALUES: [(i128, i128, bool); 14] = [
     (8, 8, true),
 ];
 
+/// Then every symbol at `base * 2**i` (`i` as above, ascending or descending), with the ties
+/// when there are any: sizes that divide one another (`hidden // heads` with
+/// `heads * (hidden // heads) == hidden`), which the linear values rarely are.
+const GEOMETRIC_VALUES: [(i128, bool); 4] = [(1, true), (1, false), (8, true), (8, false)];
+
 /// Values of the symbols `ranges` (each with its bounds) under which every constraint of a
 /// query's context and its precondition hold: then `context ∧ precondition` is SAT, which is
 /// what the Z3 bridge would answer (or `unknown`), and the check is not one that fails on every
 /// execution. Tried: each of `WITNESS_VALUES` for the symbols that `subst` does not solve
 /// (clamped into their ranges), the solved ones at their solution's value; then the same with
-/// each symbol that an equation `a*x + c == 0` of the query mentions at its root. Evaluation is exact
+/// each symbol that an equation `a*x + c == 0` of the query mentions at its root, then with each
+/// that an equation `x == y + k` ties to another at that one's value plus k; then
+/// `GEOMETRIC_VALUES`. Evaluation is exact
 /// (`Poly::eval`): a witness found is a model of the script the bridge would get, never a guess;
 /// none found says nothing.
 fn witness(ranges: &[(SymId, Option<i128>, Option<i128>)], subst: &std::collections::BTreeMap<SymId, Poly>, constraints: &[&Formula], precondition: &Formula) -> Option<Vec<(SymId, i128)>> {
@@ -319,8 +326,17 @@ fn witness(ranges: &[(SymId, Option<i128>, Option<i128>)], subst: &std::collecti
             hints.entry(x).or_insert(-k / a);
         }
     }
-    let tries = WITNESS_VALUES.iter().map(|t| (*t, false)).chain(WITNESS_VALUES.iter().filter(|_| !hints.is_empty()).map(|t| (*t, true)));
-    for ((base, step, descending), hinted) in tries {
+    // and one that an equation `x == y + k` ties to another takes that one's value plus k, when
+    // one is tried with ties (`C == hidden_size` and `hidden_size != hidden_size_output`: the
+    // tried values make every symbol different, or all equal)
+    let ties: Vec<(SymId, SymId, i128)> = conds.iter().filter(|c| c.rel == Rel::Eq).filter_map(|c| c.poly.linear_pair()).collect();
+    let tries = WITNESS_VALUES
+        .iter()
+        .map(|t| (*t, false, false, false))
+        .chain(WITNESS_VALUES.iter().filter(|_| !hints.is_empty()).map(|t| (*t, true, false, false)))
+        .chain(WITNESS_VALUES.iter().filter(|_| !ties.is_empty()).map(|t| (*t, false, true, false)))
+        .chain(GEOMETRIC_VALUES.iter().map(|&(base, descending)| ((base, 0, descending), false, !ties.is_empty(), true)));
+    for ((base, step, descending), hinted, tied, geometric) in tries {
         let mut vals: Vec<Option<i128>> = ranges
             .iter()
             .enumerate()
@@ -328,6 +344,7 @@ fn witness(ranges: &[(SymId, Option<i128>, Option<i128>)], subst: &std::collecti
                 let i = if descending { n - 1 - i as i128 } else { i as i128 };
                 let v = match hints.get(id) {
                     Some(h) if hinted => *h,
+                    _ if geometric => base << i.min(62),
                     _ => base + step * i,
                 };
                 let clamped = hi.map_or(v, |hi| v.min(hi));
@@ -335,6 +352,15 @@ fn witness(ranges: &[(SymId, Option<i128>, Option<i128>)], subst: &std::collecti
                 (!subst.contains_key(id)).then_some(clamped)
             })
             .collect();
+        if tied {
+            for &(x, y, k) in &ties {
+                if let (Some(i), Some(j)) = (index(x), index(y))
+                    && let (Some(_), Some(v)) = (vals[i], vals[j])
+                {
+                    vals[i] = Some(v - k);
+                }
+            }
+        }
         // the solved symbols, from the others (a solution may mention another solved symbol)
         for _ in 0..ranges.len() {
             let mut open = false;
@@ -591,6 +617,50 @@ mod tests {
         // and h == 7 has no model (h is even)
         let violation = Formula::cmp(&h, Rel::Eq, &Poly::constant(7)).not();
         assert_eq!(query(&syms, &facts, &[], &[], &violation).unwrap().witness, None);
+    }
+
+    /// `C == hidden_size` needed on a path where `hidden_size != hidden_size_output` (a block
+    /// whose projection exists only then): the tried values make all three different or all
+    /// equal; tied, `C` takes `hidden_size`'s value (hiera's LayerNorm, exported to Z3 before).
+    #[test]
+    fn a_symbol_tied_to_another_by_the_precondition_takes_its_value() {
+        let mut syms = Symbols::default();
+        let hs = syms.fresh("hidden_size", 1);
+        let hso = syms.fresh("hidden_size_output", 1);
+        let cc = syms.fresh("C", 1);
+        let pc = c(&hs, Rel::Ne, &hso);
+        let violation = Formula::cmp(&cc, Rel::Eq, &hs).not();
+        let q = query(&syms, &Facts::default(), &[&pc], &[], &violation).unwrap();
+        let w = q.witness.expect("C == hidden_size != hidden_size_output has a model");
+        assert!(w[2].1 == w[0].1 && w[0].1 != w[1].1, "{w:?}");
+        // tied with an offset: C == hidden_size + 2
+        let violation = Formula::cmp(&cc, Rel::Eq, &hs.add_const(2).unwrap()).not();
+        let q = query(&syms, &Facts::default(), &[&pc], &[], &violation).unwrap();
+        let w = q.witness.expect("C == hidden_size + 2 has a model");
+        assert_eq!(w[2].1, w[0].1 + 2, "{w:?}");
+        // and a tie the context contradicts has none: C == hidden_size with C != hidden_size
+        let apart = c(&cc, Rel::Ne, &hs);
+        let violation = Formula::cmp(&cc, Rel::Eq, &hs).not();
+        assert_eq!(query(&syms, &Facts::default(), &[&pc, &apart], &[], &violation).unwrap().witness, None);
+    }
+
+    /// hiera's reshape: `heads * (out // heads) == out` needed where `size != out` and an
+    /// earlier check needed `C == size`. Sizes that divide one another (powers of two, the
+    /// larger first, `C` tied to `size`) are a model; none of the linear values is.
+    #[test]
+    fn sizes_that_divide_one_another_are_a_witness() {
+        let mut syms = Symbols::default();
+        let size = syms.fresh("hidden_size", 1);
+        let out = syms.fresh("hidden_size_output", 1);
+        let heads = syms.fresh("num_heads", 1);
+        let cc = syms.fresh("C", 1);
+        let pc = c(&size, Rel::Ne, &out);
+        let earlier = Formula::cmp(&cc, Rel::Eq, &size);
+        let violation = Formula::cmp(&heads.mul(&out.floordiv(&heads).unwrap()).unwrap(), Rel::Eq, &out).not();
+        let q = query(&syms, &Facts::default(), &[&pc], &[earlier], &violation).unwrap();
+        let w = q.witness.expect("hidden_size_output divisible by num_heads has a model");
+        let v = |id: u32| w.iter().find(|(s, _)| *s == id).unwrap().1;
+        assert!(v(1) % v(2) == 0 && v(0) != v(1) && v(3) == v(0), "{w:?}");
     }
 
     #[test]

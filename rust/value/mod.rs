@@ -897,8 +897,10 @@ pub struct State {
     pub params_frozen: bool,
     /// The preconditions of the checks the core left undecided on this path, in order: the
     /// executions that go on past such a check are those where it held. Kept only with
-    /// `Settings::export_undecided`, for the SMT-LIB context of later checks; never read by the
-    /// core's own decisions. A `RefCell` because `Interp::check` sees the state by reference;
+    /// `Settings::export_undecided`, for the SMT-LIB context of later checks. The core reads it
+    /// only to take the same precondition, checked again, as holding (`Interp::check`): that
+    /// makes a Holds of an Undecided, never a finding, and spares Z3 the query. A `RefCell`
+    /// because `Interp::check` sees the state by reference;
     /// cloning a state copies the list (copy on write), so paths never share pushes.
     pub assumed: RefCell<Rc<Vec<Formula>>>,
     /// The graph nodes that saved tensors for backward (`Saved::nodes`) this path made since
