@@ -93,3 +93,35 @@ y = model(torch.randn(4, 8)) @ torch.randn(32, 2)
     let (findings, _) = analyse(src);
     assert_eq!(findings, vec![(15, "SHP101")]);
 }
+
+/// A retry loop (Rainbow's `while not valid:` around a sample it accepts or not): the paths
+/// part after the first iteration, the rest runs generalised, and the loop's exits are joined
+/// into one path, as the exits of its unrolled iterations were past eight; kept apart, they
+/// multiplied the paths of the training loop after it (the repository's shared script run took
+/// 1.6 times as long). The loop was unrolled until its work budget before, each time.
+#[test]
+fn the_exits_of_a_loop_of_unknown_count_are_joined() {
+    let src = r#"import torch
+
+
+def sample():
+    valid = False
+    while not valid:
+        samples = torch.rand(4)
+        if torch.all(samples > 0.1):
+            valid = True
+    return samples
+
+
+for step in range(3):
+    s = sample()
+    t = sample()
+    u = sample()
+z = torch.randn(2, 4) @ torch.randn(5, 3)
+"#;
+    let (findings, stats) = analyse(src);
+    assert_eq!(findings, vec![(17, "SHP101")]);
+    // (unrolled until their work budget and kept apart: 647,724 steps and 10 paths)
+    assert!(stats.max_paths <= 2, "{} paths", stats.max_paths);
+    assert!(stats.steps < 5_000, "{} steps", stats.steps);
+}

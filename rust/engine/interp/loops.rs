@@ -119,15 +119,20 @@ impl<'a> Interp<'a> {
             // decided on each: the count of iterations hangs on a choice each iteration makes
             // (`batch = loader.next()` that returns None from its `except StopIteration:`).
             // Unrolled, it would go on until the budget; it is an unknown trip count, run as
-            // one generalised iteration from here, as the budget would.
+            // one generalised iteration from here, as the budget would, and its exits are
+            // joined, as those of the many unrolled iterations would be (`bound_exits`).
             let unknown_count = round > 0 && stopped && !going_on.is_empty();
-            for st in going_on {
-                if unknown_count {
+            if unknown_count {
+                for st in going_on {
                     let paths = self.generalised_iteration(body, st, ctx, &[]);
                     out.extend(self.loop_exits(paths, orelse, ctx));
-                } else {
-                    self.iteration(body, st, ctx, &mut next, &mut out);
                 }
+                let out = self.bound_exits_at(out, span, 1);
+                self.note_paths(out.len());
+                return out;
+            }
+            for st in going_on {
+                self.iteration(body, st, ctx, &mut next, &mut out);
             }
             live = merge(next, self.settings.prune);
             live = self.bound_loop_paths(live, span, out.is_empty());

@@ -611,9 +611,14 @@ impl<'a> Interp<'a> {
     /// that left by `break` (or by its test), and those that returned (with their values
     /// joined: an early stop checked in each of 256 epochs returns from each).
     pub(super) fn bound_exits(&mut self, out: Paths, span: Span) -> Paths {
+        self.bound_exits_at(out, span, LOOP_JOIN_AT)
+    }
+
+    /// [`Interp::bound_exits`] past `at` exits of each kind.
+    pub(super) fn bound_exits_at(&mut self, out: Paths, span: Span, at: usize) -> Paths {
         let count = |f: fn(&Flow) -> bool| out.iter().filter(|(_, x)| f(x)).count();
         let (normal, returns) = (count(|f| *f == Flow::Normal), count(|f| matches!(f, Flow::Return(_))));
-        if (normal <= LOOP_JOIN_AT && returns <= LOOP_JOIN_AT) || !self.settings.prune {
+        if (normal <= at && returns <= at) || !self.settings.prune {
             return out;
         }
         let mut kept: Paths = Vec::new();
@@ -625,8 +630,8 @@ impl<'a> Interp<'a> {
                 f => kept.push((s, f)),
             }
         }
-        kept.extend(self.bound_paths_at(normal, span, LOOP_JOIN_AT).into_iter().map(|s| (s, Flow::Normal)));
-        if returns.len() > LOOP_JOIN_AT {
+        kept.extend(self.bound_paths_at(normal, span, at).into_iter().map(|s| (s, Flow::Normal)));
+        if returns.len() > at {
             self.note_joined(returns.len(), span);
             returns = crate::value::join::join_with_values(returns);
         }
