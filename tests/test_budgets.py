@@ -184,3 +184,20 @@ def test_flake8_reports_the_path_budget_notice_when_selected(project: Path):
         cwd=project, capture_output=True, text=True, timeout=120,
     )
     assert r.stdout.splitlines() == [f"m.py:1:1: SHP002 {PATHS_NOTICE}, in the module's top level"]
+
+
+def test_the_step_profile_says_where_the_steps_go():
+    """``SHAPE_LINT_PROFILE=1`` (a developer aid) prints the chain of user call sites every
+    1,000 steps: a helper that loops 300 times, called at line 10, shows in the chains,
+    and nothing is printed without the variable."""
+    src = (
+        "import torch\n\n\ndef helper(n):\n    out = []\n    for i in range(n):\n"
+        "        out.append(torch.randn(3, i + 1).sum(1))\n    return out\n\nys = helper(300)\n"
+    )
+    code = f"from shape_lint import _core\n_core.check_source({src!r}, 'p.py')\n"
+    env = {k: v for k, v in __import__("os").environ.items() if k != "SHAPE_LINT_PROFILE"}
+    quiet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert quiet.returncode == 0 and "[shape-lint profile]" not in quiet.stderr
+    loud = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env, "SHAPE_LINT_PROFILE": "1"}, timeout=60)
+    chains = [line.split("] ", 1)[1] for line in loud.stderr.splitlines() if line.startswith("[shape-lint profile]")]
+    assert chains and any(c.endswith(":10") for c in chains), loud.stderr[-2000:]

@@ -456,6 +456,9 @@ impl<'a> Interp<'a> {
     fn tick(&mut self) -> bool {
         self.work += 1;
         self.charge(1);
+        if self.steps % PROFILE_EVERY == 0 && profile_enabled() {
+            self.profile_sample();
+        }
         if self.steps % 64 == 0 && Instant::now() > self.deadline {
             self.abandon(Budget::Clock);
         }
@@ -651,6 +654,25 @@ impl<'a> Interp<'a> {
 
     fn normal(vals: Vals) -> Paths {
         vals.into_iter().map(|(s, _)| (s, Flow::Normal)).collect()
+    }
+}
+
+/// Steps between two samples of `SHAPE_LINT_PROFILE`.
+const PROFILE_EVERY: u64 = 1000;
+
+/// `SHAPE_LINT_PROFILE=1` prints the chain of user call sites running at every
+/// `PROFILE_EVERY`th step, `file-id:line > ...` from the outermost (a developer aid: counted,
+/// the chains say where a file's steps go; steps, not time, so the same on every machine).
+fn profile_enabled() -> bool {
+    use std::sync::OnceLock;
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("SHAPE_LINT_PROFILE").is_some())
+}
+
+impl Interp<'_> {
+    fn profile_sample(&self) {
+        let chain: Vec<String> = self.calls.iter().map(|s| format!("{}:{}", s.file.0, self.line(*s))).collect();
+        eprintln!("[shape-lint profile] {}", chain.join(" > "));
     }
 }
 
