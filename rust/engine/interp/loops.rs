@@ -116,8 +116,10 @@ impl<'a> Interp<'a> {
                 }
             }
             // Some paths of the last iteration stop here and others go on, though the test is
-            // decided on each: the count of iterations hangs on a choice each iteration makes
-            // (`batch = loader.next()` that returns None from its `except StopIteration:`).
+            // decided on each: the count of iterations hangs on a choice the iterations make
+            // (`batch = loader.next()` that returns None from its `except StopIteration:`), or
+            // on one made before the loop (paths that entered it with different known counts,
+            // which then lose their unrolling: a loss of precision, never of soundness).
             // Unrolled, it would go on until the budget; it is an unknown trip count, run as
             // one generalised iteration from here, as the budget would, and its exits are
             // joined, as those of the many unrolled iterations would be (`bound_exits`).
