@@ -188,7 +188,7 @@ def test_flake8_reports_the_path_budget_notice_when_selected(project: Path):
 
 def test_the_step_profile_says_where_the_steps_go():
     """``SHAPE_LINT_PROFILE=1`` (a developer aid) prints the chain of user call sites every
-    1,000 steps: a helper that loops 300 times, called at line 10, shows in the chains,
+    1,024 steps: a helper that loops 300 times, called at line 10, shows in the chains,
     and nothing is printed without the variable."""
     src = (
         "import torch\n\n\ndef helper(n):\n    out = []\n    for i in range(n):\n"

@@ -154,20 +154,19 @@ impl<'a> Interp<'a> {
             return self.within_paths(acc.len()).then_some(acc);
         }
         let items: Vec<ArgsSoFar> = acc.into_items().collect();
-        let form = |a: &ArgsSoFar| (a.1.len(), a.2.iter().map(|(n, _)| n.clone()).collect::<Vec<Name>>());
-        let first = form(&items[0]);
         let mut out = Gather::new();
         // (every path with unknown arguments, `f(*items)` of a list of unknown length, as
         // `nn.Sequential(*[Block(...) for i in range(depth)])` with an unknown depth: their
         // states join as any others do, the arguments stay unknown)
         if items.iter().all(|a| a.3) {
             let paths = items.into_iter().map(|(st, ..)| (st, None)).collect();
-            let mut out = Gather::new();
             for (st, _) in self.bound_items(paths, span)? {
                 out.push((st, Vec::new(), Vec::new(), true));
             }
             return Some(out);
         }
+        let form = |a: &ArgsSoFar| (a.1.len(), a.2.iter().map(|(n, _)| n.clone()).collect::<Vec<Name>>());
+        let first = form(&items[0]);
         if items.iter().any(|a| a.3 || form(a) != first) {
             let n = items.len();
             for a in items {

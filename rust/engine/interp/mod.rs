@@ -456,11 +456,13 @@ impl<'a> Interp<'a> {
     fn tick(&mut self) -> bool {
         self.work += 1;
         self.charge(1);
-        if self.steps % PROFILE_EVERY == 0 && profile_enabled() {
-            self.profile_sample();
-        }
-        if self.steps % 64 == 0 && Instant::now() > self.deadline {
-            self.abandon(Budget::Clock);
+        if self.steps % 64 == 0 {
+            if Instant::now() > self.deadline {
+                self.abandon(Budget::Clock);
+            }
+            if self.steps % PROFILE_EVERY == 0 && profile_enabled() {
+                self.profile_sample();
+            }
         }
         !self.abandoned
     }
@@ -657,8 +659,8 @@ impl<'a> Interp<'a> {
     }
 }
 
-/// Steps between two samples of `SHAPE_LINT_PROFILE`.
-const PROFILE_EVERY: u64 = 1000;
+/// Steps between two samples of `SHAPE_LINT_PROFILE` (a multiple of the clock's 64).
+const PROFILE_EVERY: u64 = 1024;
 
 /// `SHAPE_LINT_PROFILE=1` prints the chain of user call sites running at every
 /// `PROFILE_EVERY`th step, `file-id:line > ...` from the outermost (a developer aid: counted,
