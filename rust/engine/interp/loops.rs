@@ -108,8 +108,7 @@ impl<'a> Interp<'a> {
                     }
                     if opaque {
                         // unknown trip count: one generalised iteration
-                        let paths = self.generalised_iteration(body, st, ctx, &[]);
-                        out.extend(self.loop_exits(paths, orelse, ctx));
+                        out.extend(self.generalised_exits(body, orelse, st, ctx));
                         continue;
                     }
                     going_on.push(st);
@@ -126,8 +125,7 @@ impl<'a> Interp<'a> {
             let unknown_count = round > 0 && stopped && !going_on.is_empty();
             if unknown_count {
                 for st in going_on {
-                    let paths = self.generalised_iteration(body, st, ctx, &[]);
-                    out.extend(self.loop_exits(paths, orelse, ctx));
+                    out.extend(self.generalised_exits(body, orelse, st, ctx));
                 }
                 let out = self.bound_exits_at(out, span, 1);
                 self.note_paths(out.len());
@@ -147,10 +145,15 @@ impl<'a> Interp<'a> {
         // budget (the unroll limit or the work budget): the remaining iterations run
         // generalised
         for st in live {
-            let paths = self.generalised_iteration(body, st, ctx, &[]);
-            out.extend(self.loop_exits(paths, orelse, ctx));
+            out.extend(self.generalised_exits(body, orelse, st, ctx));
         }
         out
+    }
+
+    /// The rest of a `while` loop from `st`, run as one generalised iteration: its exits.
+    fn generalised_exits(&mut self, body: &[Stmt], orelse: &[Stmt], st: State, ctx: &Ctx) -> Paths {
+        let paths = self.generalised_iteration(body, st, ctx, &[]);
+        self.loop_exits(paths, orelse, ctx)
     }
 
     /// The exits of a loop run generalised (`generalised_iteration`'s paths): one that ran out
