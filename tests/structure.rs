@@ -288,6 +288,9 @@ fn each_thread_local_is_reset_for_each_job_or_is_a_cache() {
         ("WALKS", "rust/value/reads.rs", "reset_reads"),
         ("OPTIMIZER_WALKS", "rust/value/reads.rs", "reset_reads"),
         ("CLEAN", "rust/value/walks.rs", "reset_clean"),
+        ("STORES", "rust/value/taken.rs", "reset_taken"),
+        ("FORGETS", "rust/value/taken.rs", "reset_taken"),
+        ("FLOOR", "rust/value/taken.rs", "reset_taken"),
     ];
     // (caches and constants: the same for every job)
     const KEPT: &[&str] = &["NEW", "SPARE", "LOWERED", "SMALL_CONSTANTS", "DEAD", "EMPTY", "ANALYSIS_THREAD"];

@@ -169,4 +169,5 @@ pub fn reset_thread_state() {
     crate::value::reset_layout_blind();
     crate::value::reads::reset_reads();
     crate::value::walks::reset_clean();
+    crate::value::taken::reset_taken();
 }

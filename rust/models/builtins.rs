@@ -309,6 +309,10 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
             _ => Value::Unknown,
         },
         "setattr" => {
+            // (`taken`: an unknown object, or an unknown attribute, changed)
+            if !matches!(args.first(), Some(Value::Ref(_))) || args.get(1).and_then(|v| v.as_str()).is_none() {
+                st.taken.forget();
+            }
             if let (Some(o), Some(attr), Some(v)) = (args.first(), args.get(1).and_then(|v| v.as_str()), args.get(2)) {
                 let attr: Name = Rc::from(attr);
                 cx.set_attr(&mut st, o, &attr, v.clone());

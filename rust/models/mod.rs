@@ -395,7 +395,11 @@ fn position(i: &Value, n: usize) -> Option<usize> {
 /// `del o[i]`: the item is gone from a list, a dict or a module container; an index or key not
 /// known leaves the object's items unknown.
 pub fn delete_item(st: &mut State, o: &Value, i: &Value) {
-    let Value::Ref(id) = o else { return };
+    let Value::Ref(id) = o else {
+        // (`taken`: an unknown object changed)
+        st.taken.forget();
+        return;
+    };
     match st.get_mut(*id) {
         Obj::List(items) => match position(i, items.len()) {
             Some(k) => {

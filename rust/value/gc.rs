@@ -157,6 +157,7 @@ impl State {
             return;
         }
         let end = l0 + live.iter().rposition(|l| *l).map_or(0, |i| i + 1);
+        self.taken.dropped(l0, |id| id >= end || !live[id - l0]);
         self.heap.truncate(end);
         let dead = tombstone();
         for i in l0..end {

@@ -263,6 +263,7 @@ impl State {
     /// the common prefix of both (the union of both paths' executions, over-approximated).
     pub fn absorb(&mut self, o: &State) {
         self.walked |= o.walked;
+        self.taken.meet(&o.taken);
         let n = self.branches.common_prefix_len(&o.branches);
         let a_rest = &self.branches.suffix(n)[..];
         let b_rest = &o.branches.suffix(n)[..];

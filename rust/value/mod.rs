@@ -7,6 +7,7 @@ pub mod heap;
 pub mod join;
 pub mod pmap;
 pub mod reads;
+pub mod taken;
 pub mod walks;
 
 pub use branches::Branches;
@@ -918,6 +919,9 @@ pub struct State {
     /// began (`walks::FORGOT_VALUES`, `walks::FORGOT_GRADS`): a replay of the call makes them
     /// again on the caller's objects (`engine::memo`). Not part of the state's meaning.
     pub walked: u8,
+    /// The opaque tests this path took, while what they tested is unchanged (`taken`). Not
+    /// part of the state's meaning: merged paths keep those both took alike.
+    pub taken: taken::Tests,
 }
 
 impl State {
@@ -935,6 +939,7 @@ impl State {
             made: Rc::new(Made::default()),
             lineage: 0,
             walked: 0,
+            taken: taken::Tests::default(),
         }
     }
 
@@ -977,11 +982,24 @@ impl State {
     /// is logged as read).
     pub fn get_mut_var(&mut self, id: ObjId, name: &Name) -> &mut Obj {
         reads::note_name_read(id, name);
+        taken::note_store(id, Some(name));
+        self.taken.stored(id, name);
+        Rc::make_mut(self.heap.slot_mut(id))
+    }
+
+    /// [`State::get_mut`] (read whole) to store the attribute `name` (only its remembered
+    /// tests are forgotten: `taken`).
+    pub fn get_mut_storing(&mut self, id: ObjId, name: &Name) -> &mut Obj {
+        reads::note_read(id);
+        taken::note_store(id, Some(name));
+        self.taken.stored(id, name);
         Rc::make_mut(self.heap.slot_mut(id))
     }
 
     pub fn get_mut(&mut self, id: ObjId) -> &mut Obj {
         reads::note_read(id);
+        taken::note_store(id, None);
+        self.taken.written(id);
         Rc::make_mut(self.heap.slot_mut(id))
     }
 

@@ -183,6 +183,10 @@ impl<'a> Interp<'a> {
     }
 
     fn set_item(&mut self, st: &mut State, o: &Value, i: &Value, v: Value, _span: Span) {
+        // (a store into an unknown object may change any test a path remembers: `taken`)
+        if o.is_unknown() {
+            st.taken.forget();
+        }
         if let Value::Tensor(t) = o {
             // `x[i] = v` writes into x and every view of it: known values are stale, x is part
             // of autograd's graph when v is, and a graph that saved x breaks (SHP310)

@@ -28,6 +28,12 @@ fn overrides_layer(name: &str) -> bool {
 
 impl<'a> Interp<'a> {
     pub fn get_attr(&mut self, st: State, o: Value, name: &Name, span: Span) -> Vals {
+        // (a method that may change an unknown object in place may change any test a path
+        // remembers: `taken`)
+        let mut st = st;
+        if o.is_unknown() && crate::value::taken::mutator(name) {
+            st.taken.forget();
+        }
         // (every `.step` the run reads, of an optimizer or anything else: SHP302, `optim.rs`)
         if &**name == "step" {
             torch::optim::step_read(&st, &o, span);
@@ -219,6 +225,10 @@ impl<'a> Interp<'a> {
     }
 
     pub fn set_attr(&mut self, st: &mut State, o: &Value, name: &Name, v: Value) {
+        // (a store into an unknown object may change any test a path remembers: `taken`)
+        if o.is_unknown() {
+            st.taken.forget();
+        }
         if matches!(o, Value::Tensor(_)) {
             // `x.data = y` replaces x's values (in every alias)
             st.forget_values();
@@ -255,7 +265,9 @@ impl<'a> Interp<'a> {
                 let lid = *lid;
                 return self.set_attr(st, &Value::Ref(lid), name, v);
             }
-            match st.get_mut(*id) {
+            // (a modelled object's store may change its other attributes: `data::attr_stored`)
+            let obj = if matches!(&*st.heap[*id], Obj::Namespace { .. }) { st.get_mut(*id) } else { st.get_mut_storing(*id, name) };
+            match obj {
                 Obj::Namespace { kind, attrs } => {
                     // a store into a modelled object (a dataset's `target_transform`, a
                     // transform's `size`) may change what the model computed from it

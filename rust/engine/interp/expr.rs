@@ -21,7 +21,25 @@ impl<'a> Interp<'a> {
         }
         let mut out = Vec::new();
         for (st, v) in self.eval(test, st, ctx) {
-            out.extend(self.split(v, st, test.span));
+            out.extend(self.split_test(test, v, st, ctx));
+        }
+        out
+    }
+
+    /// [`Interp::split`] of the value of `test`: an opaque test the path took before, of a
+    /// value unchanged since, is decided as it was (`taken`); one it did not is remembered.
+    fn split_test(&mut self, test: &Expr, v: Value, st: State, ctx: &Ctx) -> Vec<(bool, (bool, State))> {
+        if matches!(v, Value::Cond(_)) || self.truthiness(&st, &v) != Tri::Unknown {
+            return self.split(v, st, test.span);
+        }
+        let Some(k) = self.test_key(test, &st, ctx) else { return self.split(v, st, test.span) };
+        if let Some(side) = self.recall(&st, &k) {
+            return vec![(true, (side, st))];
+        }
+        let mut out = self.split(v, st, test.span);
+        self.forked(&k, test.span);
+        for (_, (side, s)) in out.iter_mut() {
+            self.remember(s, &k, *side);
         }
         out
     }
@@ -40,7 +58,7 @@ impl<'a> Interp<'a> {
         // evaluated as a value here
         let groups: Vec<(Option<State>, Vec<(bool, (bool, State))>)> = match &first.kind {
             ExprKind::BoolOp { .. } => vec![(None, self.truth(first, st, ctx))],
-            _ => self.eval(first, st, ctx).into_iter().map(|(st, v)| (Some(st.clone()), self.split(v, st, first.span))).collect(),
+            _ => self.eval(first, st, ctx).into_iter().map(|(st, v)| (Some(st.clone()), self.split_test(first, v, st, ctx))).collect(),
         };
         let mut out = Vec::new();
         for (pre, sides) in groups {

@@ -54,6 +54,7 @@ mod loops;
 mod ops;
 mod stmt;
 mod summarised;
+pub mod taken;
 
 pub use expr::{const_value, module_value};
 pub use imports::module_scope;
@@ -239,6 +240,13 @@ pub struct Interp<'a> {
     pub flagged: u64,
     /// The violations among `flagged`: a summary replays them.
     pub violations: u64,
+    /// Opaque tests remembered (`taken`): the serial of the last one; the lookups made while
+    /// summarised calls run (`summarising` of them), which their summaries key.
+    pub taken_serial: u64,
+    pub consulted: Vec<taken::Consulted>,
+    pub forks: Vec<taken::Fork>,
+    pub taken_floor: u64,
+    pub summarising: u32,
     /// Loop items skipped because their iteration would change nothing (`loops::skip_item`).
     pub loop_items_skipped: u64,
     /// SHP305 reports so far: an enclosing loop whose iteration saw one (an inner loop's
@@ -388,6 +396,11 @@ impl<'a> Interp<'a> {
             cuts: 0,
             flagged: 0,
             violations: 0,
+            taken_serial: 0,
+            consulted: Vec::new(),
+            forks: Vec::new(),
+            taken_floor: 0,
+            summarising: 0,
             loop_items_skipped: 0,
             kept_reported: 0,
             appended: None,

@@ -11,6 +11,11 @@ use crate::value::*;
 
 impl<'a> Interp<'a> {
     pub fn binop(&mut self, op: BinOp, a: Value, b: Value, st: State, span: Span, inplace: bool) -> Vals {
+        // (`taken`: an unknown object may change in place)
+        let mut st = st;
+        if inplace && a.is_unknown() {
+            st.taken.forget();
+        }
         let before = self.reach_mark(&st, span);
         let out = self.binop_inner(op, a, b, st, span, inplace);
         self.reached(before, span);

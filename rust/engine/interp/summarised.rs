@@ -19,7 +19,7 @@ impl<'a> Interp<'a> {
         let entry = memo::EntryFacts::of(&st);
         let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry, &self.stack, &self.assign_label, (&self.calls, span));
         if debug_enabled() {
-            eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else { "missing" });
+            eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else if self.memo.taken_mismatch { "missing (other remembered tests)" } else { "missing" });
         }
         let mut st = st;
         if hit.is_some() {
@@ -43,8 +43,20 @@ impl<'a> Interp<'a> {
             let branches0 = if hit.outcomes().is_empty() { Branches::new() } else { st.branches.clone() };
             let lineage = st.lineage;
             let next_sym = self.syms.infos.len() as u32;
-            match hit.replay(st, self.next_shape_var, next_sym) {
-                Ok(out) => {
+            // (the opaque tests it looked up, looked up again for the calls running: `taken`)
+            let consulted: Vec<super::taken::Consulted> = if self.summarising > 0 {
+                hit.taken().map(|(root, attr, key, truth)| super::taken::Consulted { root, attr: attr.clone(), key, truth, serial: st.taken.get(root, attr, key).map_or(0, |t| t.serial) }).collect()
+            } else {
+                Vec::new()
+            };
+            let ruled_out = hit.ruled_out(&st);
+            match hit.replay(st, self.next_shape_var, next_sym, &ruled_out) {
+                Ok(mut out) => {
+                    self.consulted.extend(consulted);
+                    self.taken_serial += 1;
+                    for (s, _) in out.iter_mut() {
+                        s.taken.stamp(self.taken_serial);
+                    }
                     // (the refinements it made, of the variables it made: renamed as its result)
                     for r in hit.refined(self.next_shape_var, next_sym) {
                         self.add_refined(r);
@@ -60,7 +72,7 @@ impl<'a> Interp<'a> {
                         (Some(code), Verdict::Violated(v)) => v.rule.code == code,
                         _ => false,
                     };
-                    let outcomes: Vec<&memo::Replayed> = hit.outcomes().iter().filter(|o| probed(&o.4)).collect();
+                    let outcomes: Vec<&memo::Replayed> = hit.outcomes().iter().filter(|o| probed(&o.4) && (ruled_out.is_empty() || !o.1.iter().any(|b| ruled_out.contains(b)))).collect();
                     // (recording them is the replay's work: a loop's budget sees it; and they
                     // are records, as the run's were: `reached` adds none for the call site)
                     self.charge(outcomes.len() as u64);
@@ -103,7 +115,21 @@ impl<'a> Interp<'a> {
         let (saved_args, saved_kwargs) = (args, kwargs);
         memo::begin_reads(entry_state.heap.len());
         let outer_floor = std::mem::replace(&mut self.outcome_floor, counters.4);
+        // (the opaque tests it looks up, the objects it stores into, whether it forgets every
+        // test: `taken`)
+        let taken0 = (self.consulted.len(), self.forks.len(), self.taken_serial, crate::value::taken::begin_stores(self.summarising, entry_state.heap.len()), crate::value::taken::forgets());
+        self.summarising += 1;
+        // (a summary that matched but for the opaque tests the caller remembers: this run does
+        // without those from before it, so that its summary serves every caller, each path
+        // the caller's tests rule out dropped at the end)
+        let floor = if self.memo.taken_mismatch { self.taken_serial } else { self.taken_floor };
+        let outer_taken_floor = std::mem::replace(&mut self.taken_floor, floor);
         let mut out = body(self, st, &saved_args, &saved_kwargs);
+        self.taken_floor = outer_taken_floor;
+        self.summarising -= 1;
+        let (taken, forks, stores, forgot) = self.taken_of_call(taken0, entry_state.heap.len());
+        // (the paths and outcomes the caller's remembered tests rule out: `taken`)
+        let ruled_out: Vec<Branch> = forks.iter().filter_map(|f| Some(f.ruled_out(entry_state.taken.get(f.root, &f.attr, f.key)?.truth))).collect();
         self.outcome_floor = outer_floor;
         // a label set before the call started is the caller's
         let read_callers_label = self.oldest_label_read <= counters.5;
@@ -141,6 +167,7 @@ impl<'a> Interp<'a> {
             // its reads stay the caller's, unsorted: only a summary needs them sorted
             memo::drop_reads();
             out.iter_mut().for_each(|(s, _)| s.walked |= outer_walked);
+            self.rule_out(&mut out, counters.4, &ruled_out);
             return out;
         }
         let (reads, shape_vars) = crate::value::reads::end_reads_and_shape_vars();
@@ -188,9 +215,27 @@ impl<'a> Interp<'a> {
                 context,
                 refined: refined.map(|r| r.1).unwrap_or_default(),
                 optimizers: (looked0 != crate::value::reads::optimizer_walks()).then(|| crate::models::torch::optim::optimizer_ids(&entry_state)),
+                taken,
+                stores,
+                forgot,
+                taken_serial: taken0.2,
+                forks,
             });
         }
         out.iter_mut().for_each(|(s, _)| s.walked |= outer_walked);
+        self.rule_out(&mut out, counters.4, &ruled_out);
         out
+    }
+
+    /// Drop the paths of `out` and the outcomes from `from` on that went through a branch of
+    /// `ruled_out` (`taken`).
+    fn rule_out(&mut self, out: &mut Vals, from: usize, ruled_out: &[Branch]) {
+        if ruled_out.is_empty() {
+            return;
+        }
+        out.retain(|(s, _)| !s.branches.any(|b| ruled_out.contains(b)));
+        let mut rest = self.outcomes.split_off(from.min(self.outcomes.len()));
+        rest.retain(|o| !o.branches.any(|b| ruled_out.contains(b)));
+        self.outcomes.extend(rest);
     }
 }

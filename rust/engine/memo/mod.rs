@@ -79,7 +79,7 @@ use std::rc::Rc;
 
 use crate::value::*;
 use crate::ir::{Name, Span};
-use crate::shape::{Cond, Facts, Poly};
+use crate::shape::Facts;
 
 /// At most this many summaries per function (oldest dropped first).
 const PER_FUNCTION: usize = 16;
@@ -97,6 +97,8 @@ const MAX_READS_WRITING: usize = 512;
 mod context;
 mod hit;
 mod refined;
+mod ren;
+use ren::{Ren, remap_shared, remap_value, remap_write};
 mod shift;
 mod write;
 pub use context::Context;
@@ -188,6 +190,17 @@ pub struct Summary {
     label: Option<Option<Rc<str>>>,
     /// The call stack it read (`Context`): a call matches only under the same one.
     context: Option<Context>,
+    /// The opaque tests from before the call it looked up (`value::taken`): each one's
+    /// object, attribute, key and the side remembered (`None`: none). A call matches only
+    /// where the caller remembers the same, renamed.
+    taken: Vec<(ObjId, Name, u64, Option<bool>)>,
+    /// The objects from before the call it stored into (`None`: whole), and whether it forgot
+    /// every test: a replay forgets the caller's tests of them as the run did.
+    stores: Vec<(ObjId, Option<Name>)>,
+    forgot: bool,
+    /// The opaque tests of objects from before the call that it forked on (none remembered):
+    /// where the caller remembers one, a replay drops the paths and outcomes of the other side.
+    forks: Vec<crate::engine::interp::taken::Fork>,
 }
 
 /// A lookup that matched a summary with a renaming that kept every object in place, for
@@ -328,6 +341,8 @@ struct CallResult {
     /// The walks over the heap it made (`State::walked`): a replay makes them again on the
     /// caller's objects before it writes `writes`.
     walked: u8,
+    /// The opaque tests it took of objects from before it, remembered at its end.
+    taken: Vec<crate::value::taken::Taken>,
 }
 
 /// The graph nodes made between `before` and `after` (`State::made`), by how many times; `None`
@@ -362,6 +377,10 @@ pub struct Memo {
     pub hits: u64,
     pub misses: u64,
     pub stored: u64,
+    /// The last lookup found a summary that matched but for the opaque tests the caller
+    /// remembers (`Summary::taken`): the call is run without them (`Interp::taken_floor`), so
+    /// that its summary serves every caller.
+    pub taken_mismatch: bool,
 }
 
 /// Everything the first call saw and did, for `Memo::store`.
@@ -394,6 +413,14 @@ pub struct Recorded<'a> {
     pub label: Option<Option<Rc<str>>>,
     /// `Summary::context`.
     pub context: Option<Context>,
+    /// `Summary::taken`, `Summary::stores`, `Summary::forgot`; and the serial of the last
+    /// test remembered before the call (the results keep those remembered since).
+    pub taken: Vec<(ObjId, Name, u64, Option<bool>)>,
+    pub stores: Vec<(ObjId, Option<Name>)>,
+    pub forgot: bool,
+    pub taken_serial: u64,
+    /// `Summary::forks`.
+    pub forks: Vec<crate::engine::interp::taken::Fork>,
 }
 
 impl Memo {
@@ -401,6 +428,7 @@ impl Memo {
     pub fn lookup(&mut self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], st: &State, entry: &EntryFacts, stack: &[u32], label: &Option<Rc<str>>, at: (&[Span], Span)) -> Option<Hit> {
         let key = Rc::as_ptr(&c.def) as usize;
         let mut caller_optimizers: Option<usize> = None;
+        let mut taken_mismatch = false;
         let found = self.by_def.get(&key).and_then(|list| {
             list.iter().rev().find_map(|s| {
                 if s.entry != *entry || s.label.as_ref().is_some_and(|l| l != label) || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) || s.context.as_ref().is_some_and(|k| !k.matches(at.0, at.1)) || !s.shape_reads.iter().all(|(v, b)| st.shapes.get(v) == b.as_ref()) {
@@ -415,7 +443,11 @@ impl Memo {
                 if let Some(map) = s.same_as_last(c, args, kwargs, &st.heap)
                     && s.optimizers.as_ref().is_none_or(|own| own.iter().all(|&o| map.get(o).is_some()))
                 {
-                    return Some(Hit { summary: s.clone(), map });
+                    if s.same_taken(&map, st) {
+                        return Some(Hit { summary: s.clone(), map });
+                    }
+                    taken_mismatch = true;
+                    return None;
                 }
                 // a plain argument that differs fails the match whatever the renaming
                 if s.args.iter().zip(args).any(|(a, b)| differ_outright(a, b)) || s.kwargs.iter().zip(kwargs).any(|((k1, a), (k2, b))| k1 != k2 || differ_outright(a, b)) {
@@ -432,6 +464,10 @@ impl Memo {
                     return None;
                 }
                 let map = iso.take_map();
+                if !s.same_taken(&map, st) {
+                    taken_mismatch = true;
+                    return None;
+                }
                 s.remember(c, args, kwargs, &map, &st.heap);
                 Some(Hit { summary: s.clone(), map })
             })
@@ -440,6 +476,7 @@ impl Memo {
             Some(_) => self.hits += 1,
             None => self.misses += 1,
         }
+        self.taken_mismatch = taken_mismatch && found.is_none();
         found
     }
 
@@ -501,6 +538,7 @@ impl Memo {
                 tainted: s.tainted,
                 made,
                 walked: s.walked,
+                taken: s.taken.since(r.taken_serial, l0),
             });
         }
         let summary = Summary {
@@ -524,6 +562,10 @@ impl Memo {
             kept: r.kept,
             label: r.label,
             context: r.context,
+            taken: r.taken,
+            stores: r.stores,
+            forgot: r.forgot,
+            forks: r.forks,
         };
         let list = self.by_def.entry(Rc::as_ptr(&r.closure.def) as usize).or_default();
         if list.len() >= PER_FUNCTION {
@@ -534,12 +576,31 @@ impl Memo {
     }
 }
 
+impl Summary {
+    /// Whether the caller remembers the opaque tests the call looked up alike (`taken`).
+    fn same_taken(&self, map: &IdMap, st: &State) -> bool {
+        self.taken.iter().all(|(root, attr, key, truth)| map.get(*root).is_some_and(|r| st.taken.get(r, attr, *key).map(|t| t.truth) == *truth))
+    }
+}
+
 impl Hit {
+    /// The opaque tests from before the call that it looked up, renamed to the caller's
+    /// objects (`Summary::taken`).
+    pub fn taken(&self) -> impl Iterator<Item = (ObjId, &Name, u64, Option<bool>)> + '_ {
+        self.summary.taken.iter().filter_map(|(root, attr, key, truth)| Some((self.map.get(*root)?, attr, *key, *truth)))
+    }
+
+    /// The sides of the call's forks (`Summary::forks`) that the caller's state `st` rules
+    /// out: it remembers the other side of the same test (`value::taken`).
+    pub fn ruled_out(&self, st: &State) -> Vec<Branch> {
+        self.summary.forks.iter().filter_map(|f| Some(f.ruled_out(st.taken.get(self.map.get(f.root)?, &f.attr, f.key)?.truth))).collect()
+    }
+
     /// The call's outcomes on the current path `st`, or `None` when a result refers to an
     /// object the renaming does not cover (then the call is run). The call's fresh shape
     /// variables become `next_var + 1 ..` (see `fresh_vars`), its fresh symbols `next_sym ..`
     /// (`fresh_syms`).
-    pub fn replay(&self, st: State, next_var: u32, next_sym: u32) -> Result<Vec<(State, Value)>, State> {
+    pub fn replay(&self, st: State, next_var: u32, next_sym: u32, ruled_out: &[Branch]) -> Result<Vec<(State, Value)>, State> {
         let s = &self.summary;
         let old_len = s.heap.len();
         let new_len = st.heap.len();
@@ -565,13 +626,38 @@ impl Hit {
         let mut st = Some(st);
         let last = s.results.len().saturating_sub(1);
         for (i, (r, (objs, v, writes))) in s.results.iter().zip(renamed).enumerate() {
+            // (a path the caller's remembered tests rule out: `value::taken`)
+            if !ruled_out.is_empty() && r.branches.iter().any(|b| ruled_out.contains(b)) {
+                continue;
+            }
             // the last result takes the caller's state itself: no copy of its heap
             let mut st2 = if i == last { st.take().unwrap() } else { st.clone().unwrap() };
             st2.walk_again(r.walked);
+            // (the opaque tests the run forgot, and those it took: `value::taken`)
+            if s.forgot {
+                st2.taken.forget();
+            }
+            for (id, name) in &s.stores {
+                match self.map.get(*id) {
+                    Some(id) => {
+                        crate::value::taken::note_store(id, name.as_ref());
+                        match name {
+                            Some(name) => st2.taken.stored(id, name),
+                            Option::None => st2.taken.written(id),
+                        }
+                    }
+                    Option::None => st2.taken.forget(),
+                }
+            }
             for (id, w) in writes {
                 match w {
                     Write::Whole(o) => st2.heap.set(id, o),
                     Write::Names(names) => write_names(Rc::make_mut(st2.heap.slot_mut(id)), &names),
+                }
+            }
+            for t in &r.taken {
+                if let Some(root) = self.map.get(t.root) {
+                    st2.taken.remember(crate::value::taken::Taken { root, serial: u64::MAX, ..t.clone() });
                 }
             }
             st2.alloc_all(objs);
@@ -984,197 +1070,4 @@ impl<'a> Iso<'a> {
             _ => false,
         }
     }
-}
-
-// ----- renaming results ---------------------------------------------------------------------
-
-/// A replay's renaming: of the first call's object ids, and of its fresh shape variables and
-/// symbols.
-struct Ren<'a> {
-    ids: &'a dyn Fn(ObjId) -> Option<ObjId>,
-    vars: Shift,
-    syms: Shift,
-}
-
-impl Ren<'_> {
-    fn id(&self, id: ObjId) -> Option<ObjId> {
-        (self.ids)(id)
-    }
-    /// Whether neither variables nor symbols are renamed.
-    fn ids_only(&self) -> bool {
-        self.vars.is_identity() && self.syms.is_identity()
-    }
-    /// Whether renaming may change `v` (else it is kept as it is).
-    fn touches(&self, v: &Value) -> bool {
-        refers(v) || (!self.ids_only() && matches!(v, Value::Tensor(_) | Value::Int(_) | Value::Cond(_) | Value::Range(..)))
-    }
-    fn poly(&self, p: &Poly) -> Poly {
-        if self.syms.is_identity() { p.clone() } else { p.rename_syms(&|s| self.syms.map(s)) }
-    }
-    fn cond(&self, c: &Cond) -> Cond {
-        Cond { poly: self.poly(&c.poly), rel: c.rel }
-    }
-    fn dim(&self, d: &Dim) -> Dim {
-        match &d.v {
-            Some(p) if !self.syms.is_identity() => Dim { v: Some(self.poly(p)), why: d.why.clone() },
-            _ => d.clone(),
-        }
-    }
-    /// A shape with the fresh variables and symbols renamed.
-    fn shape(&self, s: &Shape) -> Shape {
-        Shape { prefix: s.prefix.map(|p| self.vars.map(p)), dims: s.dims.iter().map(|d| self.dim(d)).collect() }
-    }
-    fn facts(&self, f: &Facts) -> Facts {
-        if self.syms.is_identity() { f.clone() } else { f.rename_syms(&|s| self.syms.map(s)) }
-    }
-    fn branch(&self, b: &Branch) -> Branch {
-        match b {
-            Branch::Sym(c) if !self.syms.is_identity() => Branch::Sym(self.cond(c)),
-            b => b.clone(),
-        }
-    }
-}
-
-fn remap_closure(c: &Closure, f: &Ren) -> Option<Closure> {
-    Some(Closure {
-        def: c.def.clone(),
-        scope: f.id(c.scope)?,
-        defaults: c.defaults.iter().map(|v| remap_value(v, f)).collect::<Option<_>>()?,
-        kw_defaults: c
-            .kw_defaults
-            .iter()
-            .map(|v| match v {
-                Some(v) => remap_value(v, f).map(Some),
-                None => Some(None),
-            })
-            .collect::<Option<_>>()?,
-        class: match c.class {
-            Some(k) => Some(f.id(k)?),
-            None => None,
-        },
-        kind: c.kind,
-    })
-}
-
-fn remap_values(vs: &[Value], f: &Ren) -> Option<Vec<Value>> {
-    vs.iter().map(|v| remap_value(v, f)).collect()
-}
-
-/// The map with its values renamed: a copy updated in place (collecting into a new map
-/// would sort keys that are sorted already).
-fn remap_map<K: Clone + Ord>(m: &BTreeMap<K, Value>, f: &Ren) -> Option<BTreeMap<K, Value>> {
-    let mut out = m.clone();
-    for v in out.values_mut() {
-        if f.touches(v) {
-            *v = remap_value(v, f)?;
-        }
-    }
-    Some(out)
-}
-
-/// [`remap_map`] for the variables of a scope: only the values that change are written.
-fn remap_vars(m: &Vars, f: &Ren) -> Option<Vars> {
-    let mut out = m.clone();
-    let mut failed = false;
-    out.update(|_, v| {
-        if failed || !f.touches(v) {
-            return Option::None;
-        }
-        match remap_value(v, f) {
-            Some(w) => (w != *v).then_some(w),
-            Option::None => {
-                failed = true;
-                Option::None
-            }
-        }
-    });
-    (!failed).then_some(out)
-}
-
-/// Whether a value may refer to an object (else renaming leaves it as it is).
-fn refers(v: &Value) -> bool {
-    use Value::*;
-    // the values `remap_value` copies as they are (keep the two lists alike; skipping them
-    // here saves a clone and a drop per value, 2% of a 100-block model's instructions)
-    !matches!(v, None | Bool(_) | Int(_) | Float(_) | Str(_) | Tensor(_) | Lib(_) | Builtin(_) | Cond(_) | Range(..) | DType(_) | Unknown)
-}
-
-fn remap_value(v: &Value, f: &Ren) -> Option<Value> {
-    use Value::*;
-    Some(match v {
-        Ref(id) => Ref(f.id(*id)?),
-        Tuple(xs) => Tuple(Rc::new(remap_values(xs, f)?)),
-        Func(c) => Func(Rc::new(remap_closure(c, f)?)),
-        Bound(r, c) => Bound(Box::new(remap_value(r, f)?), Rc::new(remap_closure(c, f)?)),
-        LibMethod(r, n) => LibMethod(Box::new(remap_value(r, f)?), n.clone()),
-        Super(c, r) => Super(f.id(*c)?, Box::new(remap_value(r, f)?)),
-        Gen(c, a, k) => Gen(
-            Rc::new(remap_closure(c, f)?),
-            Rc::new(remap_values(a, f)?),
-            Rc::new(k.iter().map(|(n, v)| Some((n.clone(), remap_value(v, f)?))).collect::<Option<_>>()?),
-        ),
-        Tensor(t) if !f.ids_only() => {
-            let shape = f.shape(&t.shape);
-            if shape.prefix == t.shape.prefix && shape.dims == t.shape.dims {
-                v.clone()
-            } else {
-                Tensor(Rc::new(crate::value::Tensor { shape, ..(**t).clone() }))
-            }
-        }
-        Int(p) if !f.syms.is_identity() => Int(f.poly(p)),
-        Cond(c) if !f.syms.is_identity() => Cond(f.cond(c)),
-        Range(a, b, c) if !f.syms.is_identity() => Range(f.poly(a), f.poly(b), f.poly(c)),
-        None | Bool(_) | Int(_) | Float(_) | Str(_) | Tensor(_) | Lib(_) | Builtin(_) | Cond(_) | Range(..) | DType(_) | Unknown => v.clone(),
-    })
-}
-
-/// An object renamed, sharing `o` itself when the renaming changes none of its ids.
-fn remap_shared(o: &Rc<Obj>, f: &Ren) -> Option<Rc<Obj>> {
-    let mut same = f.ids_only();
-    crate::value::gc::obj_ids(o, &mut |id| same &= f.id(id) == Some(id));
-    if same { Some(o.clone()) } else { remap_obj(o, f).map(Rc::new) }
-}
-
-fn remap_write(w: &Write, f: &Ren) -> Option<Write> {
-    Some(match w {
-        Write::Whole(o) => Write::Whole(remap_shared(o, f)?),
-        Write::Names(names) => Write::Names(
-            names
-                .iter()
-                .map(|(k, v)| {
-                    Some((
-                        k.clone(),
-                        match v {
-                            Some(v) => Some(remap_value(v, f)?),
-                            Option::None => Option::None,
-                        },
-                    ))
-                })
-                .collect::<Option<_>>()?,
-        ),
-    })
-}
-
-fn remap_obj(o: &Obj, f: &Ren) -> Option<Obj> {
-    use Obj::*;
-    Some(match o {
-        List(xs) => List(remap_values(xs, f)?),
-        Dict(xs) => Dict(xs.iter().map(|(k, v)| Some((remap_value(k, f)?, remap_value(v, f)?))).collect::<Option<_>>()?),
-        Instance { class, attrs } => Instance { class: f.id(*class)?, attrs: remap_map(attrs, f)? },
-        Class { name, def, bases, attrs } => Class { name: name.clone(), def: def.clone(), bases: remap_values(bases, f)?, attrs: remap_map(attrs, f)? },
-        Layer(l) => Layer(crate::value::Layer { kind: l.kind.clone(), args: remap_map(&l.args, f)?, attrs: remap_map(&l.attrs, f)?, label: l.label.clone(), span: l.span }),
-        Container { kind, items, attrs } => Container {
-            kind: *kind,
-            items: items.iter().map(|(n, v)| Some((n.clone(), remap_value(v, f)?))).collect::<Option<_>>()?,
-            attrs: remap_map(attrs, f)?,
-        },
-        Scope { vars, parent } => Scope {
-            vars: remap_vars(vars, f)?,
-            parent: match parent {
-                Some(p) => Some(f.id(*p)?),
-                Option::None => Option::None,
-            },
-        },
-        Namespace { kind, attrs } => Namespace { kind: kind.clone(), attrs: remap_map(attrs, f)? },
-    })
 }
