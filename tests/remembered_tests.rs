@@ -150,3 +150,44 @@ fn a_replayed_store_forgets_the_callers_side() {
     let (_, stats) = analyze(REPLAYED_STORE, true);
     assert!(stats.memo_hits >= 1, "{stats:?}");
 }
+
+/// A method of the unknown `cfg` (no method known to leave it as it is) may change it: the
+/// tests of it are forgotten, on a replay of `load` too (its first run, on a path with no test
+/// remembered, forgot nothing there).
+pub const RELOADED: &str = "import torch
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.fc = nn.Linear(20, 5)
+
+    def load(self):
+        self.cfg.merge_from_file(\"other.yaml\")
+
+    def forward(self, x):
+        if x.sum() > 0:
+            w = 1
+        else:
+            w = 2
+        self.load()
+        if self.cfg.wide:
+            a = 5
+        else:
+            a = 10
+        self.load()
+        if self.cfg.wide:
+            b = 10
+        else:
+            b = 5
+        return self.fc(torch.zeros(3, a + b))
+";
+
+#[test]
+fn a_method_of_an_unknown_value_forgets_its_tests() {
+    assert_eq!(findings(RELOADED), vec![]);
+    let (_, stats) = analyze(RELOADED, true);
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+}

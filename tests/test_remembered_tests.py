@@ -107,3 +107,17 @@ def test_the_replayed_store_case_runs_for_a_flag_that_changes():
     out = run_head(src, wide=True, warm=False, pick=lambda: next(picks))
     assert tuple(out.shape) == (3, 5)
     assert findings(src) == []
+
+
+def test_the_reloaded_case_runs_for_a_config_that_changes():
+    # `tests/remembered_tests.rs::RELOADED`: `merge_from_file` flips `wide` (5 + 10... 10 + 10)
+    src = open(__file__.replace("test_remembered_tests.py", "remembered_tests.rs")).read()
+    src = src.split('pub const RELOADED: &str = "', 1)[1].split('";\n', 1)[0].replace('\\"', '"')
+    cfg = types.SimpleNamespace(wide=True)
+    cfg.merge_from_file = lambda path: setattr(cfg, "wide", not cfg.wide)
+    torch = pytest.importorskip("torch")
+    scope = {}
+    exec(compile(src, "head.py", "exec"), scope)
+    out = scope["Head"](cfg)(torch.ones(3, 4))
+    assert tuple(out.shape) == (3, 5)
+    assert findings(src) == []

@@ -136,6 +136,19 @@ pub fn mutator(name: &str) -> bool {
     )
 }
 
+/// Whether a method named `name` leaves its object as it is (of a mapping, a sequence, a string
+/// or a tensor): called on an unknown object, it changes no remembered test.
+pub fn reader(name: &str) -> bool {
+    matches!(
+        name,
+        "get" | "keys" | "values" | "items" | "copy" | "index" | "count" | "lower" | "upper" | "strip" | "lstrip" | "rstrip" | "split" | "rsplit"
+            | "startswith" | "endswith" | "format" | "replace" | "join" | "find" | "rfind" | "encode" | "decode" | "isdigit" | "isalpha"
+            | "size" | "dim" | "numel" | "to" | "type" | "float" | "long" | "int" | "bool" | "half" | "cpu" | "cuda" | "detach" | "clone"
+            | "view" | "reshape" | "permute" | "transpose" | "contiguous" | "unsqueeze" | "squeeze" | "expand" | "flatten" | "sum" | "mean"
+            | "max" | "min" | "__getitem__" | "__contains__" | "__len__" | "__eq__" | "to_dict" | "to_json_string" | "get_text_config"
+    )
+}
+
 impl Tests {
     pub fn is_empty(&self) -> bool {
         self.0.as_ref().is_none_or(|t| t.is_empty())

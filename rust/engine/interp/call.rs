@@ -54,6 +54,14 @@ impl<'a> Interp<'a> {
         }
         let (label, label_at) = (self.assign_label.clone(), self.label_set_at);
         self.set_label(None);
+        // (a method of an unknown value stored in a variable or an attribute may change it in
+        // place, and any alias of it: `taken`)
+        let mut st = st;
+        if let ExprKind::Attr(receiver, name) = &func.kind
+            && self.unknown_receiver(receiver, name, &st, ctx)
+        {
+            st.taken.forget();
+        }
         let funcs = self.eval_outs(func, st, ctx);
         let one_callee = funcs.len() == 1;
         let mut out = Vec::new();

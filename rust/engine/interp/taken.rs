@@ -113,6 +113,22 @@ impl<'a> Interp<'a> {
         }
     }
 
+    /// Whether `receiver.name(...)` calls a method that may change an unknown value in place:
+    /// `receiver` is, or is read off, an unknown value stored in a variable or an attribute
+    /// (`cfg.merge_from_file(path)`, `self.cfg.freeze()`), and `name` is no method known to
+    /// leave its object as it is.
+    pub(super) fn unknown_receiver(&self, receiver: &Expr, name: &str, st: &State, ctx: &Ctx) -> bool {
+        // (asked on every path, with tests or not: a summary of the call replays the forgetting)
+        if crate::value::taken::reader(name) {
+            return false;
+        }
+        let mut rest = Vec::new();
+        match self.stored_place(receiver, st, ctx, &mut rest) {
+            Some(Place::Stored(root, attr)) => Self::stored_value(st, root, &attr).is_some_and(|v| v.is_unknown()),
+            _ => false,
+        }
+    }
+
     /// The key of `test` on `st`, when its truth is a function of one stored value that may be
     /// remembered (`value::taken::rememberable`): `x`, `x.a.b`, `not x`, `x OP constant` and
     /// `constant OP x` for one comparison.
