@@ -4,9 +4,10 @@
 //! `if self.config.separate_cls:` in a helper, after `__init__` took the same test on this
 //! path: the value stored at `config` in `self` is unchanged, so the test is decided.
 //!
-//! A call summary (`engine::memo`) whose run looked up a test remembered from before its call
-//! (or found none) keys that lookup: it is replayed only where the caller remembers the same
-//! (`Consulted`).
+//! A call summary (`engine::memo`) whose run decided a test by a side remembered from before
+//! its call keys that lookup: it is replayed only where the caller remembers the same
+//! (`Consulted`). Its forks on tests of objects from before it are noted (`Fork`): a replay
+//! keeps only the caller's side of each.
 
 use std::hash::{Hash, Hasher};
 
@@ -26,14 +27,14 @@ pub struct TestKey {
     pub neg: bool,
 }
 
-/// A lookup made while a summarised call ran: the side remembered (`None`: none), and its
-/// `serial` (0 for none), to tell the tests from before the call.
+/// A test decided while a summarised call ran: by the side remembered as `truth`, with the
+/// `serial` of that memory, to tell the tests from before the call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Consulted {
     pub root: ObjId,
     pub attr: Name,
     pub key: u64,
-    pub truth: Option<bool>,
+    pub truth: bool,
     pub serial: u64,
 }
 
@@ -175,7 +176,7 @@ impl<'a> Interp<'a> {
         if self.summarising > 0
             && let Some(t) = t
         {
-            self.consulted.push(Consulted { root: k.root, attr: k.attr.clone(), key: k.key, truth: Some(t.truth), serial: t.serial });
+            self.consulted.push(Consulted { root: k.root, attr: k.attr.clone(), key: k.key, truth: t.truth, serial: t.serial });
         }
         t.map(|t| t.truth != k.neg)
     }
@@ -191,9 +192,9 @@ impl<'a> Interp<'a> {
     /// and the serial then, the store log's length, `forgets`) did with the opaque tests of
     /// objects before `l0`: the lookups of tests from before it, the first of each; the stores;
     /// whether it forgot every test. The logs end with the outermost call.
-    pub(super) fn taken_of_call(&mut self, start: (usize, usize, u64, (usize, ObjId), u64), l0: ObjId) -> (Vec<(ObjId, Name, u64, Option<bool>)>, Vec<Fork>, Vec<(ObjId, Option<Name>)>, bool) {
+    pub(super) fn taken_of_call(&mut self, start: (usize, usize, u64, (usize, ObjId), u64), l0: ObjId) -> (Vec<(ObjId, Name, u64, bool)>, Vec<Fork>, Vec<(ObjId, Option<Name>)>, bool) {
         let (consulted0, forks0, serial0, stores0, forgets0) = start;
-        let mut taken: Vec<(ObjId, Name, u64, Option<bool>)> = Vec::new();
+        let mut taken: Vec<(ObjId, Name, u64, bool)> = Vec::new();
         for c in &self.consulted[consulted0.min(self.consulted.len())..] {
             if c.serial <= serial0 && c.root < l0 && !taken.iter().any(|(r, a, k, _)| *r == c.root && *k == c.key && *a == c.attr) {
                 taken.push((c.root, c.attr.clone(), c.key, c.truth));

@@ -190,10 +190,10 @@ pub struct Summary {
     label: Option<Option<Rc<str>>>,
     /// The call stack it read (`Context`): a call matches only under the same one.
     context: Option<Context>,
-    /// The opaque tests from before the call it looked up (`value::taken`): each one's
-    /// object, attribute, key and the side remembered (`None`: none). A call matches only
-    /// where the caller remembers the same, renamed.
-    taken: Vec<(ObjId, Name, u64, Option<bool>)>,
+    /// The opaque tests from before the call it decided by the side remembered
+    /// (`value::taken`): each one's object, attribute, key and side. A call matches only where
+    /// the caller remembers the same, renamed.
+    taken: Vec<(ObjId, Name, u64, bool)>,
     /// The objects from before the call it stored into (`None`: whole), and whether it forgot
     /// every test: a replay forgets the caller's tests of them as the run did.
     stores: Vec<(ObjId, Option<Name>)>,
@@ -415,7 +415,7 @@ pub struct Recorded<'a> {
     pub context: Option<Context>,
     /// `Summary::taken`, `Summary::stores`, `Summary::forgot`; and the serial of the last
     /// test remembered before the call (the results keep those remembered since).
-    pub taken: Vec<(ObjId, Name, u64, Option<bool>)>,
+    pub taken: Vec<(ObjId, Name, u64, bool)>,
     pub stores: Vec<(ObjId, Option<Name>)>,
     pub forgot: bool,
     pub taken_serial: u64,
@@ -579,14 +579,14 @@ impl Memo {
 impl Summary {
     /// Whether the caller remembers the opaque tests the call looked up alike (`taken`).
     fn same_taken(&self, map: &IdMap, st: &State) -> bool {
-        self.taken.iter().all(|(root, attr, key, truth)| map.get(*root).is_some_and(|r| st.taken.get(r, attr, *key).map(|t| t.truth) == *truth))
+        self.taken.iter().all(|(root, attr, key, truth)| map.get(*root).is_some_and(|r| st.taken.get(r, attr, *key).is_some_and(|t| t.truth == *truth)))
     }
 }
 
 impl Hit {
     /// The opaque tests from before the call that it looked up, renamed to the caller's
     /// objects (`Summary::taken`).
-    pub fn taken(&self) -> impl Iterator<Item = (ObjId, &Name, u64, Option<bool>)> + '_ {
+    pub fn taken(&self) -> impl Iterator<Item = (ObjId, &Name, u64, bool)> + '_ {
         self.summary.taken.iter().filter_map(|(root, attr, key, truth)| Some((self.map.get(*root)?, attr, *key, *truth)))
     }
 
