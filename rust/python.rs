@@ -350,6 +350,7 @@ fn rules(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
         d.set_item("messages", r.messages.to_vec())?;
         d.set_item("doc", r.doc)?;
         d.set_item("default_enabled", r.default_enabled)?;
+        d.set_item("raises", r.raises)?;
         d.set_item(
             "status",
             match r.status {

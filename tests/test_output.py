@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shape_lint import output
+from shape_lint import _core, output
 from shape_lint.output import Diagnostic
 
 RULES = [
@@ -238,3 +238,48 @@ def test_every_format_renders_empty_and_nonempty(fmt):
     assert isinstance(output.render(fmt, [], rules=RULES, version="0"), str)
     text = output.render(fmt, [diag()], rules=RULES, version="0")
     assert "SHP101" in text
+
+
+# A training loop that never zeroes its gradients: SHP301 runs (it raises nothing) and trains the
+# wrong thing, so it is a warning, where a shape error that torch raises is an error.
+LOOP = """import torch
+import torch.nn as nn
+
+model = nn.Linear(4, 2)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(10):
+    x = torch.randn(8, 4)
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+"""
+
+
+def test_levels_follow_the_rule_catalogue():
+    rules = {r["code"]: r for r in _core.rules()}
+    assert output.level(rules["SHP101"]) == "error"
+    assert output.level(rules["SHP301"]) == "warning"  # runs, trains the wrong thing
+    assert output.level(rules["SHP309"]) == "error"  # backward() without a graph raises
+    assert output.level(rules["SHP002"]) == "note"
+    assert output.level(rules["SHP001"]) == "error"
+    assert output.level(rules["SHP901"]) == "warning"
+    # every training-loop rule that raises nothing is a warning, every other default rule that
+    # torch raises for is an error
+    for code, r in rules.items():
+        if r["default_enabled"] and code not in ("SHP001", "SHP002"):
+            assert output.level(r) == ("error" if r["raises"] else "warning"), code
+
+
+def test_a_training_loop_pattern_is_a_warning_in_sarif_and_github(tmp_path: Path):
+    (tmp_path / "loop.py").write_text(LOOP)
+    rules = [dict(r) for r in _core.rules()]
+    diags = [
+        diag(filename="loop.py", abspath=str(tmp_path / "loop.py"), **{k: f[k] for k in ("code", "name", "message", "row", "col", "end_row", "end_col")})
+        for f in _core.check_source(LOOP, str(tmp_path / "loop.py"), {})
+    ]
+    assert [d.code for d in diags] == ["SHP301"]
+    doc = json.loads(output.render("sarif", diags, rules=rules, version="0", cwd=tmp_path))
+    (res,) = doc["runs"][0]["results"]
+    assert res["level"] == "warning"
+    assert doc["runs"][0]["tool"]["driver"]["rules"][0]["defaultConfiguration"]["level"] == "warning"
+    assert output.render("github", diags, rules=rules).startswith("::warning title=shape-lint (SHP301),file=loop.py,line=9,")

@@ -156,6 +156,22 @@ async def test_settings_and_noqa_are_honoured(client: LanguageClient):
 
 
 @pytest.mark.asyncio
+async def test_a_training_loop_pattern_is_published_as_a_warning(client: LanguageClient):
+    # SHP301 (gradients never zeroed) runs and trains the wrong thing: a warning, where torch's
+    # shape errors are errors
+    loop = (
+        "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(4, 2)\n"
+        "opt = torch.optim.SGD(model.parameters(), lr=0.1)\nfor step in range(10):\n"
+        "    x = torch.randn(8, 4)\n    loss = model(x).sum()\n    loss.backward()\n    opt.step()\n"
+    )
+    uri = await open_doc(client, "loop.py", loop)
+    (d,) = client.diagnostics[uri]
+    assert d.code == "SHP301"
+    assert d.severity == types.DiagnosticSeverity.Warning
+    assert d.range.start.line == 8
+
+
+@pytest.mark.asyncio
 async def test_a_budget_cut_is_published_as_information(client: LanguageClient):
     # SHP002 is not selected by default, and the editor still says the buffer was only partly
     # analysed; the same cut as the CLI's (the budget counts steps, not time)

@@ -181,6 +181,9 @@ class RuleInfo(TypedDict):
     """Markdown in ruff's section order (What it does, Why is this bad?, Example, ...)."""
     default_enabled: bool
     """``False`` for the opt-in SHP9xx rules."""
+    raises: bool
+    """Torch raises at the reported line; ``False`` for the patterns that run but train the wrong
+    thing (SHP301-SHP308), which are warnings (``output.level``)."""
     status: Literal["stable", "preview", "removed"]
 
 def check_source(

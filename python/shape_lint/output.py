@@ -201,7 +201,12 @@ def _gh_prop(s: str) -> str:
     return _gh_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_github(diags: Sequence[Diagnostic], **_: Any) -> str:
+#: GitHub's annotation command for each level (`level`).
+GITHUB_COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
+
+
+def render_github(diags: Sequence[Diagnostic], rules: Sequence[Mapping[str, Any]] = (), **_: Any) -> str:
+    by_code = {r["code"]: r for r in rules}
     out = []
     for d in diags:
         props = ",".join(
@@ -214,7 +219,8 @@ def render_github(diags: Sequence[Diagnostic], **_: Any) -> str:
                 f"endColumn={d.end_col}",
             ]
         )
-        out.append(f"::error {props}::{_gh_data(f'{d.code} {d.message}')}\n")
+        command = GITHUB_COMMANDS[level(by_code.get(d.code))]
+        out.append(f"::{command} {props}::{_gh_data(f'{d.code} {d.message}')}\n")
     return "".join(out)
 
 
@@ -273,7 +279,7 @@ def render_sarif(
                 "fullDescription": {"text": doc, "markdown": doc},
                 "help": {"text": doc, "markdown": doc},
                 "helpUri": rule_url(name),
-                "defaultConfiguration": {"level": _level(r)},
+                "defaultConfiguration": {"level": level(r)},
                 "properties": {"tags": [name]},
             }
         )
@@ -281,7 +287,7 @@ def render_sarif(
         {
             "ruleId": d.code,
             "ruleIndex": index[d.code],
-            "level": _level(by_code.get(d.code)),
+            "level": level(by_code.get(d.code)),
             "message": {"text": d.message},
             "locations": [_sarif_location(d, cwd)],
         }
@@ -305,12 +311,19 @@ def render_sarif(
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def _level(rule: Mapping[str, Any] | None) -> str:
-    # Notices about the analysis itself (SHP002, analysis incomplete) are notes; opt-in rules
-    # (SHP9xx, "may fail" and advice) are warnings; everything else is an error.
-    if rule is not None and rule.get("code") == INCOMPLETE:
+def level(rule: Mapping[str, Any] | None) -> str:
+    """A finding's level, SARIF's words (the LSP's severities and GitHub's annotations follow):
+    notices about the analysis itself (SHP002, analysis incomplete) are notes; opt-in rules
+    (SHP9xx, "may fail" and advice) and the patterns that run but train the wrong thing (the
+    training-loop rules that raise nothing: a missing ``zero_grad()``, SHP301-SHP308) are
+    warnings; everything else, where torch raises, and the internal error, is an error."""
+    if rule is None:
+        return "error"
+    if rule.get("code") == INCOMPLETE:
         return "note"
-    if rule is not None and not rule.get("default_enabled", True):
+    if not rule.get("default_enabled", True):
+        return "warning"
+    if not rule.get("raises", True) and rule.get("code") != INTERNAL:
         return "warning"
     return "error"
 
@@ -329,6 +342,8 @@ RENDERERS: dict[str, Callable[..., str]] = {
 
 #: The analysis-incomplete notice: a budget cut the file's analysis short (``SHP002``).
 INCOMPLETE = "SHP002"
+#: The internal error: the analysis of a file broke (``SHP001``).
+INTERNAL = "SHP001"
 
 
 def render(fmt: str, diags: Sequence[Diagnostic], **kwargs: Any) -> str:

@@ -62,7 +62,7 @@ from pygls.lsp.server import LanguageServer
 
 from . import cli
 from . import config as cfg
-from .output import INCOMPLETE, rule_url
+from .output import level, rule_url
 
 __all__ = ["ClientPositions", "ShapeLintServer", "fix_action", "main", "noqa_edit"]
 
@@ -321,10 +321,18 @@ def parses(source: str) -> bool:
     return not fn(source)
 
 
-def severity(code: str) -> types.DiagnosticSeverity:
-    if code == INCOMPLETE:
-        return types.DiagnosticSeverity.Information
-    return types.DiagnosticSeverity.Warning if code.startswith("SHP9") else types.DiagnosticSeverity.Error
+#: The LSP severity of each level (`output.level`).
+SEVERITIES = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "note": types.DiagnosticSeverity.Information,
+}
+
+
+def severity(code: str, rules: list[dict[str, Any]]) -> types.DiagnosticSeverity:
+    """A finding's severity: its rule's level (``output.level``); a syntax error (no code) is
+    an error."""
+    return SEVERITIES[level(next((r for r in rules if r.get("code") == code), None))]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -474,7 +482,7 @@ class ShapeLintServer(LanguageServer):
                 types.Diagnostic(
                     range=here.range(d.row, d.col, d.end_row, d.end_col),
                     message=d.message,
-                    severity=severity(d.code),
+                    severity=severity(d.code, self.rules()),
                     code=d.code or None,
                     code_description=types.CodeDescription(href=rule_url(d.name)) if d.code else None,
                     source=SOURCE,
