@@ -29,14 +29,15 @@ impl<'a> Interp<'a> {
     /// [`Interp::split`] of the value of `test`: an opaque test the path took before, of a
     /// value unchanged since, is decided as it was (`taken`); one it did not is remembered.
     fn split_test(&mut self, test: &Expr, v: Value, st: State, ctx: &Ctx) -> Vec<(bool, (bool, State))> {
-        if matches!(v, Value::Cond(_)) || self.truthiness(&st, &v) != Tri::Unknown {
-            return self.split(v, st, test.span);
+        let truth = self.truthiness(&st, &v);
+        if matches!(v, Value::Cond(_)) || truth != Tri::Unknown {
+            return self.split_as(truth, v, st, test.span);
         }
-        let Some(k) = self.test_key(test, &st, ctx) else { return self.split(v, st, test.span) };
+        let Some(k) = self.test_key(test, &st, ctx) else { return self.split_as(truth, v, st, test.span) };
         if let Some(side) = self.recall(&st, &k) {
             return vec![(true, (side, st))];
         }
-        let mut out = self.split(v, st, test.span);
+        let mut out = self.split_as(truth, v, st, test.span);
         self.forked(&k, test.span);
         for (_, (side, s)) in out.iter_mut() {
             self.remember(s, &k, *side);
@@ -88,7 +89,13 @@ impl<'a> Interp<'a> {
     }
 
     pub fn split(&mut self, v: Value, st: State, span: Span) -> Vec<(bool, (bool, State))> {
-        match self.truthiness(&st, &v) {
+        let truth = self.truthiness(&st, &v);
+        self.split_as(truth, v, st, span)
+    }
+
+    /// [`Interp::split`] of `v`, whose truthiness on `st` is `truth`.
+    fn split_as(&mut self, truth: Tri, v: Value, st: State, span: Span) -> Vec<(bool, (bool, State))> {
+        match truth {
             Tri::True => vec![(false, (true, st))],
             Tri::False => vec![(false, (false, st))],
             Tri::Unknown => {

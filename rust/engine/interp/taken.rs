@@ -58,10 +58,10 @@ impl Fork {
     }
 }
 
-/// Where an expression's value lives: an object, or a value stored in one.
+/// Where an expression's value lives: an object, or a value stored in one (and that value).
 enum Place {
     Obj(ObjId),
-    Stored(ObjId, Name),
+    Stored(ObjId, Name, Value),
 }
 
 impl<'a> Interp<'a> {
@@ -76,7 +76,7 @@ impl<'a> Interp<'a> {
                     match st.get_var(id, n) {
                         Obj::Scope { vars, parent } => match vars.get(n) {
                             Some(Value::Ref(o)) => return Some(Place::Obj(*o)),
-                            Some(_) => return Some(Place::Stored(id, n.clone())),
+                            Some(v) => return Some(Place::Stored(id, n.clone(), v.clone())),
                             None => scope = *parent,
                         },
                         _ => return None,
@@ -93,7 +93,7 @@ impl<'a> Interp<'a> {
                     // (an attribute the instance does not hold is the class's, or a property's)
                     match attrs.get(name)? {
                         Value::Ref(o) => Some(Place::Obj(*o)),
-                        _ => Some(Place::Stored(id, name.clone())),
+                        v => Some(Place::Stored(id, name.clone(), v.clone())),
                     }
                 }
                 stored @ Place::Stored(..) => {
@@ -101,15 +101,6 @@ impl<'a> Interp<'a> {
                     Some(stored)
                 }
             },
-            _ => None,
-        }
-    }
-
-    /// The value stored at `attr` in `root`, as `stored_place` read it.
-    fn stored_value(st: &State, root: ObjId, attr: &Name) -> Option<Value> {
-        match &*st.heap[root] {
-            Obj::Scope { vars, .. } => vars.get(attr).cloned(),
-            Obj::Instance { attrs, .. } | Obj::Namespace { attrs, .. } | Obj::Container { attrs, .. } | Obj::Class { attrs, .. } => attrs.get(attr).cloned(),
             _ => None,
         }
     }
@@ -125,7 +116,7 @@ impl<'a> Interp<'a> {
         }
         let mut rest = Vec::new();
         match self.stored_place(receiver, st, ctx, &mut rest) {
-            Some(Place::Stored(root, attr)) => Self::stored_value(st, root, &attr).is_some_and(|v| v.is_unknown()),
+            Some(Place::Stored(_, _, v)) => v.is_unknown(),
             _ => false,
         }
     }
@@ -161,8 +152,8 @@ impl<'a> Interp<'a> {
             _ => (test, false),
         };
         let mut rest = Vec::new();
-        let Place::Stored(root, attr) = self.stored_place(place, st, ctx, &mut rest)? else { return None };
-        if !Self::stored_value(st, root, &attr).is_some_and(|v| rememberable(&v)) {
+        let Place::Stored(root, attr, v) = self.stored_place(place, st, ctx, &mut rest)? else { return None };
+        if !rememberable(&v) {
             return None;
         }
         rest.hash(&mut h);

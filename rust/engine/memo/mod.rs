@@ -622,6 +622,12 @@ impl Hit {
                 _ => return Err(st),
             }
         }
+        // (the enclosing calls see the stores the run made: `value::taken`)
+        for (id, name) in &s.stores {
+            if let Some(id) = self.map.get(*id) {
+                crate::value::taken::note_store(id, name.as_ref());
+            }
+        }
         let mut out = Vec::with_capacity(s.results.len());
         let mut st = Some(st);
         let last = s.results.len().saturating_sub(1);
@@ -640,7 +646,6 @@ impl Hit {
             for (id, name) in &s.stores {
                 match self.map.get(*id) {
                     Some(id) => {
-                        crate::value::taken::note_store(id, name.as_ref());
                         match name {
                             Some(name) => st2.taken.stored(id, name),
                             Option::None => st2.taken.written(id),
