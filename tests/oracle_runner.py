@@ -1,6 +1,6 @@
 """Run one fixture program as ``__main__`` and write what happened as JSON.
 
-usage: python oracle_runner.py FIXTURE.py REPORT.json
+usage: python oracle_runner.py FIXTURE.py REPORT.json   (or FIXTURE.ipynb: its code cells)
        python oracle_runner.py --serve   (many fixtures, torch imported once: ``serve``)
 
 The report holds ``ok`` (bool: the program ran to completion or exited with status 0),
@@ -38,6 +38,19 @@ def run(fixture, report):
     out = {"ok": True, "exc_type": None, "error": None, "frames": []}
     with open(fixture, encoding="utf-8") as f:
         text = f.read()
+    if fixture.endswith(".ipynb"):
+        # a notebook: its code cells as the one program the analyser reads (IPython syntax
+        # rewritten to `get_ipython()` calls, which do nothing here), run from the working
+        # directory; `program` names it, for the test to map its lines back to cells
+        from shape_lint import notebook
+        import builtins
+
+        text = notebook.parse(text).source
+        fixture = os.path.abspath("notebook_program.py")
+        with open(fixture, "w", encoding="utf-8") as f:
+            f.write(text)
+        builtins.get_ipython = lambda: None
+        out["program"] = fixture
     # a fixture whose bug needs a command-line switch runs with it (`# oracle: argv --flag`)
     sys.argv = [fixture] + [a for line in text.splitlines() if line.startswith(ARGV) for a in shlex.split(line[len(ARGV):])]
     uses_torchvision = "torchvision" in text

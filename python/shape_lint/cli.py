@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from . import config as cfg
+from . import notebook
 from .config import ConfigError, RuleSelection, Settings
 from .fixes import apply_edits, fix_edits, unified_diff, valid_fix
 from .output import INCOMPLETE, Diagnostic, render, render_statistics
@@ -28,7 +29,7 @@ __all__ = ["main"]
 
 ENV_OUTPUT_FORMAT = "SHAPE_LINT_OUTPUT_FORMAT"
 DEFAULT_OUTPUT_FORMAT = "concise"
-PYTHON_SUFFIXES = (".py", ".pyi")
+PYTHON_SUFFIXES = (".py", ".pyi", ".ipynb")  # notebooks too, as ruff (`notebook`)
 
 # flake8's own patterns (flake8/defaults.py), copied so that the CLI silences exactly what flake8
 # silences.
@@ -604,6 +605,28 @@ def check_text(
     return out
 
 
+def check_notebook(
+    text: str,
+    *,
+    display: str,
+    abspath: str | None,
+    settings: Settings,
+    selection: RuleSelection,
+    ignore_noqa: bool,
+    notices: list[Diagnostic] | None = None,
+) -> list[Diagnostic]:
+    """``check_text`` of a notebook's code cells (``notebook.parse``; raises
+    ``notebook.NotebookError``), each finding placed in its cell. ``notices`` gets the cut
+    notices, placed too."""
+    nb = notebook.parse(text)
+    cut: list[Diagnostic] = []
+    diags = check_text(nb.source, display=display, abspath=abspath, settings=settings, selection=selection,
+                       ignore_noqa=ignore_noqa, notices=cut)
+    if notices is not None:
+        notices.extend(notebook.in_cells(cut, nb))
+    return notebook.in_cells(diags, nb)
+
+
 def _check_file(
     path: Path, settings: Settings, selection: RuleSelection, ignore_noqa: bool,
     mode: FixMode = FixMode(),
@@ -618,6 +641,14 @@ def _check_file(
     except UndecodableError as exc:
         return FileResult(error=f"{display}: {exc}")
     notices: list[Diagnostic] = []
+    if notebook.is_notebook(str(path)):
+        # a notebook's code cells, as one program; its JSON is never rewritten (no fix)
+        try:
+            diags = check_notebook(source, display=display, abspath=os.path.abspath(path), settings=settings,
+                                   selection=selection, ignore_noqa=ignore_noqa, notices=notices)
+        except notebook.NotebookError as exc:
+            return FileResult(error=f"{display}: {exc}")
+        return FileResult(diagnostics=diags, notices=notices)
 
     def check(text: str) -> list[Diagnostic]:
         notices.clear()
@@ -1153,8 +1184,18 @@ def _show_shapes(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             stderr.write(f"error: {display}: {exc}\n")
             status = 2
             continue
+        nb = None
+        if notebook.is_notebook(display):
+            try:
+                nb = notebook.parse(source)
+            except notebook.NotebookError as exc:
+                stderr.write(f"error: {display}: {exc}\n")
+                status = 2
+                continue
+            source = nb.source
         for line, text in fn(source, display):
-            stdout.write(f"{display}:{line}: {text}\n")
+            where = "cell {}:{}".format(*nb.locate(line)) if nb is not None else str(line)
+            stdout.write(f"{display}:{where}: {text}\n")
     return status
 
 
@@ -1218,7 +1259,16 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
                 source = decode_source(data)
             except UndecodableError as exc:
                 errors.append(f"{name or '-'}: {exc}")
-            else:
+                source = None
+            if source is not None and name and notebook.is_notebook(name):
+                try:
+                    diagnostics += check_notebook(
+                        source, display=_display(Path(name)), abspath=os.path.abspath(name), settings=settings,
+                        selection=selection, ignore_noqa=args.ignore_noqa, notices=notices,
+                    )
+                except notebook.NotebookError as exc:
+                    errors.append(f"{name}: {exc}")
+            elif source is not None:
                 diagnostics += check_text(
                     source,
                     display=_display(Path(name)) if name else "-",
@@ -1332,7 +1382,18 @@ def _cmd_summary(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
     except (OSError, UndecodableError) as exc:
         stderr.write(f"error: {args.file}: {exc}\n")
         return 2
+    nb = None
+    if notebook.is_notebook(args.file):
+        try:
+            nb = notebook.parse(source)
+        except notebook.NotebookError as exc:
+            stderr.write(f"error: {args.file}: {exc}\n")
+            return 2
+        source = nb.source
     calls = summary.summarise(source, os.path.abspath(args.file), args.model)
+    for call in calls if nb is not None else ():
+        if isinstance(call.get("line"), int):  # in a notebook: the cell, and the line in it
+            call["cell"], call["line"] = nb.locate(call["line"])
     if args.model and not calls:
         stderr.write(f"error: {args.file}: no module class {args.model!r} whose forward could be run\n")
         return 1

@@ -16,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from . import notebook
+
 COUNTS = (
     "exprs", "unknown", "tensors", "rank_known", "dtype_known", "device_known",
     "backward", "backward_graph_known", "backward_optimizer_known", "findings",
@@ -26,6 +28,11 @@ def coverage_of(source: str, filename: str, options: Mapping[str, Any]) -> dict[
     from . import _core
 
     return dict(_core.coverage_source(source, filename, dict(options)))
+
+
+def _cell(origin: Mapping[str, Any]) -> str:
+    """``cell K:`` of an origin in a notebook (``path:cell K:row:col``, as ``check`` writes it)."""
+    return f"cell {origin['cell']}:" if origin.get("cell") is not None else ""
 
 
 def _pct(part: int, whole: int) -> str:
@@ -52,7 +59,7 @@ def aggregate(results: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any
             cur = origins.get(key)
             if cur is None:
                 origins[key] = {"kind": o["kind"], "label": o["label"], "count": o["count"], "files": 1,
-                                "example": f"{path}:{o['row']}:{o['col']}"}
+                                "example": f"{path}:{_cell(o)}{o['row']}:{o['col']}"}
             else:
                 cur["count"] += o["count"]
                 cur["files"] += 1
@@ -116,7 +123,17 @@ def run(files: Iterable[tuple[Path, str]], options: Mapping[str, Any], read: Any
         source = read(path)
         if source is None:
             return None
-        return display, coverage_of(source, os.path.abspath(path), options)
+        nb = None
+        if notebook.is_notebook(str(path)):
+            try:
+                nb = notebook.parse(source)
+            except notebook.NotebookError as exc:
+                return display, {"error": str(exc)}
+            source = nb.source
+        report = coverage_of(source, os.path.abspath(path), options)
+        for o in report.get("origins", []) if nb is not None else ():
+            o["cell"], o["row"] = nb.locate(int(o["row"]))  # in a notebook: the cell, the line in it
+        return display, report
 
     if len(items) <= 1:
         out = [one(i) for i in items]

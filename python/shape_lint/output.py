@@ -61,6 +61,8 @@ class Diagnostic(Record):
     """The core's suggested fix (``fixes.valid_fix``), always unsafe (it changes behaviour)."""
     show_fix: bool = False
     """Mark the fix as applicable (``[*]``): ``--unsafe-fixes`` is on."""
+    cell: int | None = None
+    """In a notebook: the code cell (1-based among code cells); ``row`` is then the line in it."""
 
     @property
     def head(self) -> str:
@@ -69,7 +71,13 @@ class Diagnostic(Record):
         return f"{self.code} {mark}{self.message}" if self.code else self.message
 
     def sort_key(self) -> tuple[Any, ...]:
-        return (self.filename, self.row, self.col, self.code, self.message)
+        return (self.filename, self.cell or 0, self.row, self.col, self.code, self.message)
+
+    @property
+    def where(self) -> str:
+        """``path:row:col``, or ``path:cell K:row:col`` in a notebook (ruff's form)."""
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{self.filename}:{cell}{self.row}:{self.col}"
 
 
 def rule_url(name: str) -> str:
@@ -81,7 +89,7 @@ def rule_url(name: str) -> str:
 
 
 def render_concise(diags: Sequence[Diagnostic], **_: Any) -> str:
-    out = [f"{d.filename}:{d.row}:{d.col}: {d.head}\n" for d in diags]
+    out = [f"{d.where}: {d.head}\n" for d in diags]
     out.append(_summary(diags))
     return "".join(out)
 
@@ -129,7 +137,7 @@ def render_full(diags: Sequence[Diagnostic], **_: Any) -> str:
         out.append(d.head)
         snippet = _snippet(d)
         indent = " " * (len(snippet[0]) - 2) if snippet else ""
-        out.append(f"{indent}--> {d.filename}:{d.row}:{d.col}")
+        out.append(f"{indent}--> {d.where}")
         out.extend(snippet)
         notes = []
         if d.condition:
@@ -147,7 +155,7 @@ def render_full(diags: Sequence[Diagnostic], **_: Any) -> str:
 
 def json_record(d: Diagnostic) -> dict[str, Any]:
     return {
-        "cell": None,
+        "cell": d.cell,
         "code": d.code or None,
         "end_location": {"column": d.end_col, "row": d.end_row},
         "filename": d.abspath if d.abspath is not None else d.filename,
@@ -220,7 +228,8 @@ def render_github(diags: Sequence[Diagnostic], rules: Sequence[Mapping[str, Any]
             ]
         )
         command = GITHUB_COMMANDS[level(by_code.get(d.code))]
-        out.append(f"::{command} {props}::{_gh_data(f'{d.code} {d.message}')}\n")
+        cell = f"cell {d.cell}: " if d.cell is not None else ""
+        out.append(f"::{command} {props}::{_gh_data(f'{cell}{d.code} {d.message}')}\n")
     return "".join(out)
 
 
@@ -290,6 +299,8 @@ def render_sarif(
             "level": level(by_code.get(d.code)),
             "message": {"text": d.message},
             "locations": [_sarif_location(d, cwd)],
+            # in a notebook, the region's lines are the cell's (`cell`)
+            **({"properties": {"cell": d.cell}} if d.cell is not None else {}),
         }
         for d in diags
     ]

@@ -55,7 +55,8 @@ def render_text(calls: Sequence[Mapping[str, Any]], filename: str) -> str:
         return f"{filename}: no model call found\n"
     blocks = []
     for c in calls:
-        title = f"{c['model']} (line {c['line']})"
+        where = f"cell {c['cell']}, line {c['line']}" if c.get("cell") is not None else f"line {c['line']}"
+        title = f"{c['model']} ({where})"
         if c.get("input_ranks") is not None:
             ranks = ", ".join("?" if r is None else str(r) for r in c["input_ranks"])
             title += f", input rank{'s' if len(c['input_ranks']) != 1 else ''} {ranks}"
