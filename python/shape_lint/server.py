@@ -16,6 +16,11 @@ result the server answers:
   device on each path and the origin of each dimension that has one;
 - while the buffer does not parse (a half-typed line), the diagnostics are the parser's errors
   (as the CLI reports them) and hover and inlay hints keep the last analysis that parsed;
+- **notebooks** (LSP 3.17 notebook documents): the notebook's Python code cells are analysed
+  together as one program (``notebook.of_cells``: IPython syntax rewritten as the CLI does), on
+  each change of any cell; the result is the notebook's, and each diagnostic, related place,
+  hover, inlay hint and code action is moved to the cell it is on (``Result.cells``: each cell's
+  URI and the lines before it in the analysed text);
 - **inlay hints** after each assignment target (``h: [4, 120]``), unless the ``inlayHints``
   setting is false;
 - **code actions**: the finding's own fix when the core offers one (``fix``: one edit that makes
@@ -60,7 +65,7 @@ from urllib.parse import unquote, urlparse
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from . import cli
+from . import cli, notebook
 from . import config as cfg
 from .output import level, rule_url
 
@@ -102,6 +107,26 @@ class Result:
     shapes: list[dict[str, Any]] = field(default_factory=list)
     #: the text the shapes' positions refer to (an older one while the buffer does not parse)
     shape_lines: list[str] = field(default_factory=list)
+    #: a notebook's: each code cell's URI and the lines before it in the analysed text (the
+    #: cells in order, as one program; empty for a text document)
+    cells: list[tuple[str, int]] = field(default_factory=list)
+    #: ``cells`` of ``shape_lines``
+    shape_cells: list[tuple[str, int]] = field(default_factory=list)
+
+
+def cell_at(cells: Sequence[tuple[str, int]], line: int) -> tuple[str, int] | None:
+    """The cell of ``cells`` holding 0-based ``line`` of the analysed text: (its URI, the lines
+    before it)."""
+    k = bisect.bisect_right([first for _, first in cells], line) - 1
+    return cells[k] if k >= 0 else None
+
+
+def shifted(r: types.Range, rows: int) -> types.Range:
+    """A range ``rows`` lines up (from the analysed text to a cell's)."""
+    return types.Range(
+        start=types.Position(line=r.start.line - rows, character=r.start.character),
+        end=types.Position(line=r.end.line - rows, character=r.end.character),
+    )
 
 
 def uri_to_path(uri: str) -> str:
@@ -122,8 +147,12 @@ def _known_rules() -> list[dict[str, Any]]:
     return cli._rules()
 
 
-def analyze(source: str, path: str, rules: Sequence[Mapping[str, Any]]) -> tuple[list[tuple[cli.Diagnostic, dict[str, Any]]], list[dict[str, Any]], str | None]:
-    """(kept findings, shapes, a configuration problem to show) for one buffer."""
+def analyze(
+    source: str, path: str, rules: Sequence[Mapping[str, Any]], nb: notebook.Notebook | None = None,
+) -> tuple[list[tuple[cli.Diagnostic, dict[str, Any]]], list[dict[str, Any]], str | None]:
+    """(kept findings, shapes, a configuration problem to show) for one buffer; ``nb``: the
+    notebook whose code cells ``source`` is (its findings name cells, and have no fix: the
+    notebook is never edited through one)."""
     from . import solver
 
     known = [str(r["code"]) for r in rules]
@@ -161,6 +190,14 @@ def analyze(source: str, path: str, rules: Sequence[Mapping[str, Any]]) -> tuple
     diagnostics += notices
     by_key = {(str(f["code"]), int(f["row"]), int(f["col"])): f for f in raw}
     kept = [(d, by_key.get((d.code, d.row, d.col), {})) for d in diagnostics]
+    if nb is not None:
+        kept = [
+            (
+                d.replace(message=notebook.relabel(d.message, nb), trace=[notebook.relabel(t, nb) for t in d.trace], fix=None),
+                {**f, "fix": None, "related": [{**r, "message": notebook.relabel(str(r["message"]), nb)} for r in f.get("related") or []]},
+            )
+            for d, f in kept
+        ]
     return kept, shapes, problem
 
 
@@ -341,7 +378,14 @@ def severity(code: str, rules: list[dict[str, Any]]) -> types.DiagnosticSeverity
 
 class ShapeLintServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__(SOURCE, cli._version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            SOURCE, cli._version(), text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            # notebooks (LSP 3.17): their Python code cells, analysed as one program
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[types.NotebookDocumentFilterWithCells(cells=[types.NotebookCellLanguage(language="python")])],
+                save=True,
+            ),
+        )
         self.options = Options()
         self.results: dict[str, Result] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
@@ -393,8 +437,38 @@ class ShapeLintServer(LanguageServer):
         too: a dict lookup and an attribute)."""
         if self.stopping or (uri not in self.results and uri not in self.pending):
             return True
-        doc = self.workspace.text_documents.get(uri)
+        doc = self.workspace.get_notebook_document(notebook_uri=uri) or self.workspace.text_documents.get(uri)
         return doc is None or doc.version != version
+
+    def notebook_text(self, uri: str) -> tuple[int | None, notebook.Notebook, list[str], list[tuple[str, int]], Any] | None:
+        """An open notebook's (version, code cells as a notebook, their lines as the editor has
+        them, each cell's URI and the lines before it, the position encoding); ``None`` for a
+        text document."""
+        nb = self.workspace.get_notebook_document(notebook_uri=uri)
+        if nb is None:
+            return None
+        docs = [self.workspace.get_text_document(c.document) for c in nb.cells if c.kind == types.NotebookCellKind.Code]
+        program = notebook.of_cells([d.source for d in docs])
+        firsts = program.first_rows()
+        lines = [line + "\n" for cell in program.cells for line in cell]
+        encoding = docs[0].position_codec.encoding if docs else types.PositionEncodingKind.Utf16
+        return nb.version, program, lines, [(d.uri, first - 1) for d, first in zip(docs, firsts)], encoding
+
+    def place(self, uri: str) -> tuple[Result | None, int, int]:
+        """Where a document a request names is in what was analysed: (the result it is part
+        of, the lines before it in the findings' text, in the shapes' text). A notebook cell is
+        part of its notebook's result."""
+        nb = self.workspace.get_notebook_document(cell_uri=uri)
+        if nb is None:
+            return self.results.get(uri), 0, 0
+        res = self.results.get(nb.uri)
+        if res is None:
+            return None, 0, 0
+        before = dict(res.cells).get(uri)
+        shape_before = dict(res.shape_cells).get(uri)
+        if before is None or shape_before is None:
+            return None, 0, 0
+        return res, before, shape_before
 
     async def _run(self, uri: str, delay_ms: int) -> None:
         try:
@@ -402,27 +476,42 @@ class ShapeLintServer(LanguageServer):
                 await asyncio.sleep(delay_ms / 1000)
             if self.stopping:
                 return
-            doc = self.workspace.get_text_document(uri)
-            version = doc.version
-            source = doc.source.replace("\r\n", "\n").replace("\r", "\n")
-            lines = list(doc.lines)
-            encoding = doc.position_codec.encoding
+            cells = self.notebook_text(uri)
+            program = None
+            if cells is not None:
+                version, program, lines, cell_rows, encoding = cells
+                source = program.source
+            else:
+                doc = self.workspace.get_text_document(uri)
+                version = doc.version
+                source = doc.source.replace("\r\n", "\n").replace("\r", "\n")
+                lines = list(doc.lines)
+                encoding = doc.position_codec.encoding
+                cell_rows = []
             previous = self.results.get(uri)
             rules = self.rules()
             loop = asyncio.get_running_loop()
             try:
                 # the analysis and the diagnostics built from it run on the worker thread: the
                 # protocol thread only sends them, so `shutdown` and requests answer meanwhile
-                done = await loop.run_in_executor(self.executor, self.work, uri, version, source, lines, encoding, previous, rules)
+                done = await loop.run_in_executor(
+                    self.executor, self.work, uri, version, source, lines, encoding, previous, rules, program, cell_rows,
+                )
             except Exception as exc:  # never let a buffer stop the server
-                done = Result(version=version, lines=lines), [], f"shape-lint: analysis failed: {type(exc).__name__}: {exc}"
+                result = Result(version=version, lines=lines, cells=cell_rows, shape_cells=cell_rows)
+                done = result, {c: [] for c, _ in cell_rows} or {uri: []}, f"shape-lint: analysis failed: {type(exc).__name__}: {exc}"
             if done is None or self.stale(uri, version):
                 return  # closed, edited (a newer analysis is on its way) or shutting down
-            result, diagnostics, problem = done
+            result, published, problem = done
             self.results[uri] = result
             if problem:
                 self.window_log_message(types.LogMessageParams(type=types.MessageType.Warning, message=problem))
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+            for cell, _ in previous.cells if previous is not None else ():
+                published.setdefault(cell, [])  # a cell deleted or no longer Python: cleared
+            for target, diagnostics in published.items():
+                self.text_document_publish_diagnostics(
+                    types.PublishDiagnosticsParams(uri=target, diagnostics=diagnostics, version=version if target == uri else None)
+                )
             self.refresh_hints()
         except asyncio.CancelledError:
             pass
@@ -432,20 +521,48 @@ class ShapeLintServer(LanguageServer):
 
     def work(
         self, uri: str, version: int | None, source: str, lines: list[str], encoding: Any,
-        previous: Result | None, rules: list[dict[str, Any]],
-    ) -> tuple[Result, list[types.Diagnostic], str | None] | None:
-        """On the worker thread: the analysis of one version and its LSP diagnostics, or
-        ``None`` when the version is stale by the time the analysis ends."""
-        kept, shapes, problem = analyze(source, path=uri_to_path(uri), rules=rules)
+        previous: Result | None, rules: list[dict[str, Any]], program: notebook.Notebook | None = None,
+        cells: list[tuple[str, int]] | None = None,
+    ) -> tuple[Result, dict[str, list[types.Diagnostic]], str | None] | None:
+        """On the worker thread: the analysis of one version and its LSP diagnostics by the
+        document they are published to (a notebook's: by cell), or ``None`` when the version
+        is stale by the time the analysis ends."""
+        kept, shapes, problem = analyze(source, path=uri_to_path(uri), rules=rules, nb=program)
         if self.stale(uri, version):
             return None
-        shape_lines = lines
+        cells = cells or []
+        shape_lines, shape_cells = lines, cells
         if not shapes and previous is not None and previous.shapes and not parses(source):
             # a half-typed line: the parser's errors are the diagnostics (as the CLI
             # reports them); hover and inlay hints keep the last analysis that parsed
-            shapes, shape_lines = previous.shapes, previous.shape_lines
-        result = Result(version=version, lines=lines, findings=kept, shapes=shapes, shape_lines=shape_lines)
-        return result, self.diagnostics(uri, result, encoding), problem
+            shapes, shape_lines, shape_cells = previous.shapes, previous.shape_lines, previous.shape_cells
+        result = Result(version=version, lines=lines, findings=kept, shapes=shapes, shape_lines=shape_lines,
+                        cells=cells, shape_cells=shape_cells)
+        diagnostics = self.diagnostics(uri, result, encoding)
+        if not cells:
+            return result, {uri: diagnostics}, problem
+        return result, self.by_cell(uri, cells, len(lines), diagnostics), problem
+
+    @staticmethod
+    def by_cell(uri: str, cells: list[tuple[str, int]], n_lines: int, diagnostics: list[types.Diagnostic]) -> dict[str, list[types.Diagnostic]]:
+        """A notebook's diagnostics (on the lines of its cells as one text) by cell, each on
+        the cell's lines; a related place in the notebook points into its cell."""
+        out: dict[str, list[types.Diagnostic]] = {c: [] for c, _ in cells}
+        ends = {c: (cells[k + 1][1] if k + 1 < len(cells) else n_lines) for k, (c, _) in enumerate(cells)}
+
+        def local(r: types.Range) -> tuple[str, types.Range]:
+            cell, before = cell_at(cells, r.start.line) or cells[0]
+            if r.end.line >= ends[cell]:  # ends in a later cell: at the end of its first line
+                r = types.Range(start=r.start, end=types.Position(line=r.start.line, character=max(r.start.character, r.end.character)))
+            return cell, shifted(r, before)
+
+        for d in diagnostics:
+            cell, d.range = local(d.range)
+            for info in d.related_information or []:
+                if info.location.uri == uri:
+                    info.location.uri, info.location.range = local(info.location.range)
+            out[cell].append(d)
+        return out
 
     def related_location(self, uri: str, r: Mapping[str, Any], here: ClientPositions, others: dict[str, ClientPositions]) -> types.Location:
         """Where a related place is: in this buffer, or in another file of the project (its
@@ -563,14 +680,43 @@ def on_close(ls: ShapeLintServer, params: types.DidCloseTextDocumentParams) -> N
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+def on_notebook_open(ls: ShapeLintServer, params: types.DidOpenNotebookDocumentParams) -> None:
+    uri = params.notebook_document.uri
+    ls.results.setdefault(uri, Result(version=None, lines=[]))
+    ls.schedule(uri, 0)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+def on_notebook_change(ls: ShapeLintServer, params: types.DidChangeNotebookDocumentParams) -> None:
+    ls.schedule(params.notebook_document.uri, ls.options.debounce_ms)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+def on_notebook_save(ls: ShapeLintServer, params: types.DidSaveNotebookDocumentParams) -> None:
+    on_save(ls, params)
+
+
+@server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+def on_notebook_close(ls: ShapeLintServer, params: types.DidCloseNotebookDocumentParams) -> None:
+    uri = params.notebook_document.uri
+    task = ls.pending.pop(uri, None)
+    if task is not None:
+        task.cancel()
+    res = ls.results.pop(uri, None)
+    cells = {c.uri for c in params.cell_text_documents} | {c for c, _ in (res.cells if res else [])}
+    for cell in sorted(cells):
+        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell, diagnostics=[]))
+
+
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: ShapeLintServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
-    res = ls.results.get(uri)
+    res, _, before = ls.place(uri)
     if res is None or not res.shapes:
         return None
     row, col = ls.from_client(uri, params.position)
-    span = innermost(res.shapes, row, col)
+    span = innermost(res.shapes, row + before, col)
     if span is None:
         return None
     lines = res.shape_lines
@@ -578,24 +724,28 @@ def on_hover(ls: ShapeLintServer, params: types.HoverParams) -> types.Hover | No
     text = lines[r0 - 1][c0 - 1 : c1 - 1] if r0 == r1 and 0 < r0 <= len(lines) else "expression"
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hover_markdown(span, text.strip())),
-        range=ls.to_range(uri, lines, r0, c0, r1, c1),
+        range=shifted(ls.to_range(uri, lines, r0, c0, r1, c1), before),
     )
 
 
 @server.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
 def on_inlay_hint(ls: ShapeLintServer, params: types.InlayHintParams) -> list[types.InlayHint]:
     uri = params.text_document.uri
-    res = ls.results.get(uri)
+    res, _, before = ls.place(uri)
     if not ls.options.inlay_hints or res is None:
         return []
-    first, last = params.range.start.line + 1, params.range.end.line + 1
+    first, last = params.range.start.line + 1 + before, params.range.end.line + 1 + before
+    if res.shape_cells:  # a notebook cell: its own lines only
+        ends = [b for _, b in res.shape_cells if b > before]
+        last = min(last, ends[0] if ends else len(res.shape_lines))
     out = []
     for s in res.shapes:
         if s.get("name") is None or not s.get("views") or not first <= s["end_row"] <= last:
             continue
+        at = ls.to_client(uri, res.shape_lines, s["end_row"], s["end_col"])
         out.append(
             types.InlayHint(
-                position=ls.to_client(uri, res.shape_lines, s["end_row"], s["end_col"]),
+                position=types.Position(line=at.line - before, character=at.character),
                 label=hint_label(s),
                 kind=types.InlayHintKind.Type,
                 tooltip="\n".join(view_text(v) for v in s["views"]),
@@ -610,22 +760,28 @@ def on_inlay_hint(ls: ShapeLintServer, params: types.InlayHintParams) -> list[ty
 )
 def on_code_action(ls: ShapeLintServer, params: types.CodeActionParams) -> list[types.CodeAction]:
     uri = params.text_document.uri
-    res = ls.results.get(uri)
+    res, before, _ = ls.place(uri)
     if res is None:
         return []
     lines = res.lines
     wanted = [d for d in params.context.diagnostics if d.source == SOURCE]
     if not wanted:  # a client that sends no context: the stored findings in the range
-        first, last = params.range.start.line + 1, params.range.end.line + 1
+        first, last = params.range.start.line + 1 + before, params.range.end.line + 1 + before
         wanted_keys = {(d.code, d.row) for d, _ in res.findings if first <= d.row <= last}
     else:
-        wanted_keys = {(str(d.code), d.range.start.line + 1) for d in wanted}
+        wanted_keys = {(str(d.code), d.range.start.line + 1 + before) for d in wanted}
+    if res.cells:  # a notebook cell: the findings on its own lines
+        wanted_keys = {(c, row) for c, row in wanted_keys if (cell_at(res.cells, row - 1) or ("",))[0] == uri}
+
+    def to_range(*rc: int) -> types.Range:
+        return shifted(ls.to_range(uri, lines, *rc), before)
+
     actions: list[types.CodeAction] = []
     for d, raw in res.findings:
         if not d.code or (d.code, d.row) not in wanted_keys:
             continue
-        lsp_diag = next((w for w in wanted if str(w.code) == d.code and w.range.start.line + 1 == d.row), None)
-        fixed = fix_action(uri, d.code, raw.get("fix"), lambda *rc: ls.to_range(uri, lines, *rc), lsp_diag)
+        lsp_diag = next((w for w in wanted if str(w.code) == d.code and w.range.start.line + 1 + before == d.row), None)
+        fixed = fix_action(uri, d.code, raw.get("fix"), to_range, lsp_diag)
         if fixed is not None:
             actions.append(fixed)
         noqa_row = d.noqa_row or d.row
@@ -639,7 +795,7 @@ def on_code_action(ls: ShapeLintServer, params: types.CodeActionParams) -> list[
                         title=f"Add `# noqa: {d.code}`",
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[lsp_diag] if lsp_diag else None,
-                        edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=ls.to_range(uri, lines, noqa_row, start + 1, noqa_row, end + 1), new_text=text)]}),
+                        edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=to_range(noqa_row, start + 1, noqa_row, end + 1), new_text=text)]}),
                     )
                 )
     return actions
