@@ -138,7 +138,7 @@ def test_json_has_exactly_ruffs_fields():
     assert rec["filename"] == "/proj/pkg/model.py"
     assert rec["noqa_row"] == 6
     assert rec["message"].startswith("Linear: input")
-    assert rec["url"].startswith("https://") and rec["url"].endswith("/matmul-shape-mismatch")
+    assert rec["url"] == output.rule_url("SHP101")  # the rule's page (test_rule_docs.py), or none
 
 
 def test_json_empty_and_stdin_filename():
@@ -183,7 +183,7 @@ def test_sarif_structure(tmp_path: Path):
     driver = run["tool"]["driver"]
     assert driver["name"] == "shape-lint"
     assert driver["version"] == "1.2.3"
-    assert driver["informationUri"].startswith("https://")
+    assert driver.get("informationUri") == (f"{output.docs_base()}/README.md" if output.docs_base() else None)
     rules = {r["id"]: r for r in driver["rules"]}
     assert set(rules) == {"SHP101", "SHP901"}
     r101 = rules["SHP101"]

@@ -47,7 +47,7 @@ def _row_of(rule: dict) -> list[str]:
     enabled = "yes" if rule["default_enabled"] else "opt-in"
     if rule["status"] != "stable":
         enabled += f" ({rule['status']})"
-    return [rule["code"], rule["name"], rule["summary"], enabled]
+    return [f"[{rule['code']}](docs/rules/{rule['code']}.md)", rule["name"], rule["summary"], enabled]
 
 
 def render_table(rules: list[dict]) -> str:

@@ -1319,7 +1319,7 @@ def _cmd_check(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
     if args.statistics:
         text = render_statistics(diagnostics + notices, fmt)
     else:
-        text = render(fmt, diagnostics + notices if machine else diagnostics, rules=rules, version=_version())
+        text = render(fmt, diagnostics + notices if machine else diagnostics, rules=rules, version=_version(), docs_url=settings.docs_url)
         if fmt in ("concise", "full"):
             text = _fix_summary(text, diagnostics, fixed, mode)
             if errors and text == "All checks passed!\n":

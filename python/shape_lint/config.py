@@ -113,6 +113,8 @@ class Settings(Record):
     #: Read and write the caches of findings and Z3 answers (``shape_lint.cache``, ``shape_lint.z3cache``).
     cache: bool = True
     output_format: str | None = None
+    #: Where the rule documentation is (``output.docs_base``): links in JSON, SARIF and the server.
+    docs_url: str | None = None
     #: The file the settings came from (``None`` for defaults / ``--isolated``).
     source: Path | None = None
     #: Relative patterns (``exclude``, ``per-file-ignores``) are anchored here.
@@ -156,6 +158,7 @@ _KEYS: dict[str, tuple[str, str]] = {
     "solver": ("solver", "bool"),
     "cache": ("cache", "bool"),
     "output-format": ("output_format", "format"),
+    "docs-url": ("docs_url", "url"),
 }
 
 
@@ -214,6 +217,10 @@ def _check_value(key: str, kind: str, value: Any, where: str, known_codes: Seque
             raise ConfigError(f"{loc}: expected a positive integer, got {value}")
         if value < 0:
             raise ConfigError(f"{loc}: expected a non-negative integer, got {value}")
+        return value
+    if kind == "url":
+        if not isinstance(value, str) or not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://\S+$", value):
+            raise ConfigError(f"{loc}: expected a URL (https://... or file://...), got {value!r}")
         return value
     if kind == "format":
         if value not in OUTPUT_FORMATS:

@@ -18,17 +18,16 @@ if TYPE_CHECKING:
     from typing import Any, Callable, Mapping, Sequence
 
 __all__ = [
-    "DOCS_URL",
-    "HOMEPAGE",
     "Diagnostic",
     "RENDERERS",
     "render",
     "render_statistics",
+    "docs_base",
     "rule_url",
 ]
 
-HOMEPAGE = "https://shape-lint.invalid"
-DOCS_URL = HOMEPAGE + "/rules/{name}"
+#: The environment variable that sets where the rule documentation is (``docs_base``).
+DOCS_URL_ENV = "SHAPE_LINT_DOCS_URL"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 _TAB_WIDTH = 4
@@ -80,8 +79,30 @@ class Diagnostic(Record):
         return f"{self.filename}:{cell}{self.row}:{self.col}"
 
 
-def rule_url(name: str) -> str:
-    return DOCS_URL.format(name=name)
+_LOCAL_DOCS: list[str | None] = []
+
+
+def docs_base(configured: str | None = None) -> str | None:
+    """Where the rule documentation is: a folder with one ``SHPxxx.md`` per rule (the
+    repository's ``docs/rules``, generated from the rule units). The ``docs-url`` setting, else
+    ``$SHAPE_LINT_DOCS_URL`` (a mirror of the repository: ``https://host/you/shape-lint/blob/main/docs/rules``),
+    else the ``docs/rules`` folder beside this package when it runs from a checkout of the
+    repository (a ``file://`` URI), else none: no link rather than a dead one
+    (``shape-lint rule SHP101`` prints the same text offline)."""
+    base = configured or os.environ.get(DOCS_URL_ENV)
+    if base:
+        return base.rstrip("/")
+    if not _LOCAL_DOCS:
+        local = Path(__file__).resolve().parent.parent.parent / "docs" / "rules"
+        _LOCAL_DOCS.append(local.as_uri() if (local / "README.md").is_file() else None)
+    return _LOCAL_DOCS[0]
+
+
+def rule_url(code: str, base: str | None = None) -> str | None:
+    """The link to a rule's documentation (``docs_base``), ``None`` when there is nowhere to
+    point (or no code: a syntax error)."""
+    root = docs_base(base)
+    return f"{root}/{code}.md" if root and code else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,7 +174,7 @@ def render_full(diags: Sequence[Diagnostic], **_: Any) -> str:
 # json / json-lines
 
 
-def json_record(d: Diagnostic) -> dict[str, Any]:
+def json_record(d: Diagnostic, docs: str | None = None) -> dict[str, Any]:
     return {
         "cell": d.cell,
         "code": d.code or None,
@@ -163,7 +184,7 @@ def json_record(d: Diagnostic) -> dict[str, Any]:
         "location": {"column": d.col, "row": d.row},
         "message": d.message,
         "noqa_row": d.noqa_row if d.noqa_row is not None else d.row,
-        "url": rule_url(d.name) if d.code else None,
+        "url": rule_url(d.code, docs),
     }
 
 
@@ -185,16 +206,16 @@ def _json_fix(fix: Mapping[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def render_json(diags: Sequence[Diagnostic], **_: Any) -> str:
+def render_json(diags: Sequence[Diagnostic], docs_url: str | None = None, **_: Any) -> str:
     import json
 
-    return json.dumps([json_record(d) for d in diags], indent=2, ensure_ascii=False) + "\n"
+    return json.dumps([json_record(d, docs_url) for d in diags], indent=2, ensure_ascii=False) + "\n"
 
 
-def render_json_lines(diags: Sequence[Diagnostic], **_: Any) -> str:
+def render_json_lines(diags: Sequence[Diagnostic], docs_url: str | None = None, **_: Any) -> str:
     import json
 
-    return "".join(json.dumps(json_record(d), ensure_ascii=False) + "\n" for d in diags)
+    return "".join(json.dumps(json_record(d, docs_url), ensure_ascii=False) + "\n" for d in diags)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,6 +289,7 @@ def render_sarif(
     rules: Sequence[Mapping[str, Any]] = (),
     version: str = "",
     cwd: Path | None = None,
+    docs_url: str | None = None,
     **_: Any,
 ) -> str:
     cwd = Path(os.path.abspath(cwd or Path.cwd()))
@@ -287,7 +309,7 @@ def render_sarif(
                 "shortDescription": {"text": summary},
                 "fullDescription": {"text": doc, "markdown": doc},
                 "help": {"text": doc, "markdown": doc},
-                "helpUri": rule_url(name),
+                **({"helpUri": url} if (url := rule_url(code, docs_url)) else {}),
                 "defaultConfiguration": {"level": level(r)},
                 "properties": {"tags": [name]},
             }
@@ -309,7 +331,7 @@ def render_sarif(
             "driver": {
                 "name": "shape-lint",
                 "version": version,
-                "informationUri": HOMEPAGE,
+                **({"informationUri": f"{base}/README.md"} if (base := docs_base(docs_url)) else {}),
                 "rules": sarif_rules,
             }
         },

@@ -72,8 +72,8 @@ from .output import level, rule_url
 __all__ = ["ClientPositions", "ShapeLintServer", "fix_action", "main", "noqa_edit"]
 
 DEFAULT_DEBOUNCE_MS = 25
-#: The most shapes an inlay hint lists (several paths); the hover lists them all.
-HINT_MAX_VIEWS = 3
+#: The longest inlay hint, in characters: one reading, shortened; the hover has them all.
+HINT_MAX_CHARS = 40
 SOURCE = "shape-lint"
 
 
@@ -112,6 +112,8 @@ class Result:
     cells: list[tuple[str, int]] = field(default_factory=list)
     #: ``cells`` of ``shape_lines``
     shape_cells: list[tuple[str, int]] = field(default_factory=list)
+    #: the ``docs-url`` setting of the document's project (``output.docs_base``)
+    docs_url: str | None = None
 
 
 def cell_at(cells: Sequence[tuple[str, int]], line: int) -> tuple[str, int] | None:
@@ -149,8 +151,9 @@ def _known_rules() -> list[dict[str, Any]]:
 
 def analyze(
     source: str, path: str, rules: Sequence[Mapping[str, Any]], nb: notebook.Notebook | None = None,
-) -> tuple[list[tuple[cli.Diagnostic, dict[str, Any]]], list[dict[str, Any]], str | None]:
-    """(kept findings, shapes, a configuration problem to show) for one buffer; ``nb``: the
+) -> tuple[list[tuple[cli.Diagnostic, dict[str, Any]]], list[dict[str, Any]], str | None, str | None]:
+    """(kept findings, shapes, a configuration problem to show, the ``docs-url`` setting) for one
+    buffer; ``nb``: the
     notebook whose code cells ``source`` is (its findings name cells, and have no fix: the
     notebook is never edited through one)."""
     from . import solver
@@ -163,7 +166,7 @@ def analyze(
         problem = f"shape-lint: configuration ignored: {exc}"
         settings = cfg.load_settings(isolated=True, known_codes=known)
     if cli._force_excluded(Path(path), settings):
-        return [], [], problem
+        return [], [], problem, settings.docs_url
     selection = cfg.RuleSelection.from_settings(settings, rules=rules)
     options = settings.core_options()
     on_disk = False
@@ -198,7 +201,7 @@ def analyze(
             )
             for d, f in kept
         ]
-    return kept, shapes, problem
+    return kept, shapes, problem, settings.docs_url
 
 
 # ------------------------------------------------------------------------------------------------
@@ -256,10 +259,21 @@ def hover_markdown(span: Mapping[str, Any], text: str) -> str:
 
 
 def hint_label(span: Mapping[str, Any]) -> str:
+    """One reading of a span's shapes, at most ``HINT_MAX_CHARS`` long: the most concrete one
+    (fewest sizes that are not numbers; the first of those), ``+N`` when other paths give N more,
+    shortened with ``…`` when it is too long. The hover lists every reading with its origins."""
     shapes = list(dict.fromkeys(str(v["shape"]) for v in span["views"]))
-    more = len(shapes) - HINT_MAX_VIEWS
-    label = " | ".join(shapes[:HINT_MAX_VIEWS]) + (f" | +{more}" if more > 0 else "")
-    return f": {label}"
+
+    def vagueness(shape: str) -> int:
+        return sum(1 for d in shape.strip("[]").split(",") if not d.strip().isdigit())
+
+    best = min(shapes, key=vagueness)
+    more = f" +{len(shapes) - 1}" if len(shapes) > 1 else ""
+    label = f": {best}"
+    room = HINT_MAX_CHARS - len(more)
+    if len(label) > room:
+        label = label[: room - 2] + "…" + (label[-1] if label.endswith("]") else "")
+    return label + more
 
 
 def fix_action(
@@ -527,7 +541,7 @@ class ShapeLintServer(LanguageServer):
         """On the worker thread: the analysis of one version and its LSP diagnostics by the
         document they are published to (a notebook's: by cell), or ``None`` when the version
         is stale by the time the analysis ends."""
-        kept, shapes, problem = analyze(source, path=uri_to_path(uri), rules=rules, nb=program)
+        kept, shapes, problem, docs_url = analyze(source, path=uri_to_path(uri), rules=rules, nb=program)
         if self.stale(uri, version):
             return None
         cells = cells or []
@@ -537,7 +551,7 @@ class ShapeLintServer(LanguageServer):
             # reports them); hover and inlay hints keep the last analysis that parsed
             shapes, shape_lines, shape_cells = previous.shapes, previous.shape_lines, previous.shape_cells
         result = Result(version=version, lines=lines, findings=kept, shapes=shapes, shape_lines=shape_lines,
-                        cells=cells, shape_cells=shape_cells)
+                        cells=cells, shape_cells=shape_cells, docs_url=docs_url)
         diagnostics = self.diagnostics(uri, result, encoding)
         if not cells:
             return result, {uri: diagnostics}, problem
@@ -601,7 +615,7 @@ class ShapeLintServer(LanguageServer):
                     message=d.message,
                     severity=severity(d.code, self.rules()),
                     code=d.code or None,
-                    code_description=types.CodeDescription(href=rule_url(d.name)) if d.code else None,
+                    code_description=types.CodeDescription(href=url) if (url := rule_url(d.code, res.docs_url)) else None,
                     source=SOURCE,
                     related_information=related or None,
                     # a syntax error (no code) has no noqa and no fix: nothing to carry
