@@ -311,12 +311,12 @@ pub fn syntax_errors(source: &str) -> Vec<SyntaxError> {
 /// `shape-lint summary`: the model calls of the script (or of `model`'s `forward`), each with
 /// the leaf layers it runs (`engine::summary`). Empty for a file with syntax errors or when the
 /// analysis fails.
-pub fn model_summary(source: &str, path: &str, settings: &Settings, model: Option<&str>) -> Vec<engine::summary::ModelCall> {
+pub fn model_summary(source: &str, path: &str, settings: &Settings, model: Option<&str>, input_size: Option<&[Vec<i128>]>) -> Vec<engine::summary::ModelCall> {
     let settings = &with_project(settings, path);
     guarded(|| {
         let parsed = parse::parse(source);
         let module = ir::lower::lower_module(&parsed);
-        let out = if parsed.has_syntax_errors() { Vec::new() } else { engine::model_summary(&module, &parsed, settings, model) };
+        let out = if parsed.has_syntax_errors() { Vec::new() } else { engine::model_summary(&module, &parsed, settings, model, input_size) };
         if module.max_depth > ir::lower::MAX_DEPTH {
             std::mem::forget(parsed);
         }

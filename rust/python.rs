@@ -308,11 +308,19 @@ fn dims_py<'py>(py: Python<'py>, dims: &Option<Vec<crate::engine::summary::DimTe
 
 /// `shape-lint summary`: one dict per model call (see `_core.pyi`).
 #[pyfunction]
-#[pyo3(signature = (source, filename, model=None, options=None))]
-fn model_summary<'py>(py: Python<'py>, source: &str, filename: &str, model: Option<&str>, options: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyList>> {
+#[pyo3(signature = (source, filename, model=None, options=None, input_size=None))]
+fn model_summary<'py>(
+    py: Python<'py>,
+    source: &str,
+    filename: &str,
+    model: Option<&str>,
+    options: Option<&Bound<'py, PyDict>>,
+    input_size: Option<Vec<Vec<i64>>>,
+) -> PyResult<Bound<'py, PyList>> {
     let settings = settings_from(options)?;
     let (src, name, model) = (source.to_owned(), filename.to_owned(), model.map(str::to_owned));
-    let calls = py.detach(move || crate::model_summary(&src, &name, &settings, model.as_deref()));
+    let sizes: Option<Vec<Vec<i128>>> = input_size.map(|v| v.into_iter().map(|s| s.into_iter().map(i128::from).collect()).collect());
+    let calls = py.detach(move || crate::model_summary(&src, &name, &settings, model.as_deref(), sizes.as_deref()));
     let out = PyList::empty(py);
     for c in &calls {
         let d = PyDict::new(py);

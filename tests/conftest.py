@@ -23,12 +23,16 @@ def _summary_share(w, mod):
     """test_summary: the share of clean fixtures whose `shape-lint summary` agrees exactly with
     torch's forward hooks, by group, and the top reasons of the incomplete records."""
     share = getattr(mod, "SHARE", None)
+    sized = getattr(mod, "INPUT_SIZE_SHARE", None)
     projects = getattr(sys.modules.get("test_projects"), "PROJECT_SUMMARY", None)
-    if share or projects:
+    if share or sized or projects:
         w.section("shape-lint summary against torch's forward hooks")
     if share:
         for line in mod.share_text(share["groups"], share["reasons"]).splitlines():
             w.write_line(line)
+    if sized:
+        w.write_line(f"summary --model --input-size vs forward hooks (each script's first call of a model it defines): "
+                     f"{sized['agree']} agree, {sized['incomplete']} incomplete, {sized['differ']} differ")
     if projects:
         agree = sum(v == "agree" for v, _ in projects.values())
         w.write_line(f"projects (tests/projects, entry scripts): {agree}/{len(projects)} agree exactly; "

@@ -13,7 +13,9 @@ made while no other such call runs), each
   ``{"name", "type", "output_shape", "params"}``, ``name`` from the model's
   ``named_modules()`` (``None`` for a module the model does not hold), ``params`` its own
   ``parameters(recurse=False)``;
-- an output shape is a list of ints, or ``None`` when the output is not one tensor.
+- an output shape is a list of ints, or ``None`` when the output is not one tensor;
+- ``input_shapes``: the shape of each positional input of the model call (``None`` for one that
+  is not a tensor), what ``shape-lint summary --input-size`` is given in ``test_summary.py``.
 
 What ``shape-lint summary`` computes statically: ``oracle_runner.py`` records it beside the
 traceback of every fixture run, and ``test_summary.py`` compares the two. The hooks never raise
@@ -50,7 +52,9 @@ def install():
                 if not is_model(m):
                     return
                 state["open"] = {"model": type(m).__name__, "output_shape": None,
-                                 "total_params": sum(p.numel() for p in m.parameters()), "layers": []}
+                                 "total_params": sum(p.numel() for p in m.parameters()), "layers": [],
+                                 # what torchinfo's input_size would be (`summary --input-size`)
+                                 "input_shapes": [shape_of(a) for a in args]}
                 state["names"] = {id(sub): name for name, sub in m.named_modules() if name}
                 state["root"] = m
             state["depth"] += 1

@@ -906,8 +906,19 @@ def _summary_parser(sub: Any) -> None:
     summ.add_argument("file", metavar="FILE", help="a Python script")
     summ.add_argument("--model", metavar="NAME",
                       help="summarise this module class's forward, with inputs of unknown shapes")
+    summ.add_argument("--input-size", metavar="N,C,...", action="append", type=_input_size,
+                      help="with --model: the size of a forward input, the batch included (torchinfo's "
+                           "input_size); repeat it for each input")
     summ.add_argument("--output-format", choices=("text", "json"), default="text")
 
+
+
+def _input_size(text: str) -> list[int]:
+    """``1,3,32,32`` (or ``(1, 3, 32, 32)``, ``1x3x32x32``) as sizes."""
+    parts = [p for p in re.split(r"[,x\s()\[\]]+", text.strip()) if p]
+    if not parts or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise argparse.ArgumentTypeError(f"expected positive sizes such as 1,3,32,32, got {text!r}")
+    return [int(p) for p in parts]
 
 
 def _coverage_parser(sub: Any) -> None:
@@ -1390,7 +1401,10 @@ def _cmd_summary(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> in
             stderr.write(f"error: {args.file}: {exc}\n")
             return 2
         source = nb.source
-    calls = summary.summarise(source, os.path.abspath(args.file), args.model)
+    if args.input_size and not args.model:
+        stderr.write("error: --input-size needs --model NAME (the module class whose forward it feeds)\n")
+        return 2
+    calls = summary.summarise(source, os.path.abspath(args.file), args.model, args.input_size)
     for call in calls if nb is not None else ():
         if isinstance(call.get("line"), int):  # in a notebook: the cell, and the line in it
             call["cell"], call["line"] = nb.locate(call["line"])

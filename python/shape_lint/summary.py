@@ -17,11 +17,15 @@ from typing import Any, Mapping, Sequence
 __all__ = ["records", "render_text", "summarise"]
 
 
-def summarise(source: str, filename: str, model: str | None = None) -> list[dict[str, Any]]:
-    """The core's model calls, each as the JSON object described above."""
+def summarise(
+    source: str, filename: str, model: str | None = None, input_size: Sequence[Sequence[int]] | None = None,
+) -> list[dict[str, Any]]:
+    """The core's model calls, each as the JSON object described above. ``input_size`` (with
+    ``model``): torchinfo's, one size per ``forward`` input, the batch included."""
     from . import _core
 
-    return records(_core.model_summary(source, filename, model))
+    sizes = None if input_size is None else [list(s) for s in input_size]
+    return records(_core.model_summary(source, filename, model, None, sizes))
 
 
 def records(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -54,6 +58,13 @@ def render_text(calls: Sequence[Mapping[str, Any]], filename: str) -> str:
     if not calls:
         return f"{filename}: no model call found\n"
     blocks = []
+    readings = [c for c in calls if c.get("input_ranks") is not None]
+    if len(readings) > 1 and len({c["model"] for c in readings}) == 1:
+        # `--model` without `--input-size`: the forward takes its inputs at several ranks
+        blocks.append(
+            f"{readings[0]['model']}'s forward takes its inputs at {len(readings)} ranks, one table each; "
+            "--input-size gives one (torchinfo's input_size: 1,3,32,32)\n"
+        )
     for c in calls:
         where = f"cell {c['cell']}, line {c['line']}" if c.get("cell") is not None else f"line {c['line']}"
         title = f"{c['model']} ({where})"

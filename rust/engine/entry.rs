@@ -397,9 +397,10 @@ impl Cuts {
 
 /// `shape-lint summary` (`engine::summary`): the model calls the script makes, or with `model`,
 /// the call of that module class's `forward` (the instance the script built, else one from
-/// defaults) with inputs of unknown shapes. Call summaries are off: a replayed call would not
-/// record the layers it runs.
-pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>) -> Vec<super::summary::ModelCall> {
+/// defaults) with inputs of unknown shapes, or of the sizes `input_size` gives (torchinfo's
+/// `input_size`: one size per `forward` input, the batch included). Call summaries are off: a
+/// replayed call would not record the layers it runs.
+pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>, input_size: Option<&[Vec<i128>]>) -> Vec<super::summary::ModelCall> {
     let s = &Settings { memo: false, switches: false, ..s.clone() };
     let mut interp = Interp::new(f, s);
     interp.main_module = Some(m);
@@ -414,6 +415,7 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
         interp.summary = Some(Default::default());
         let _ = interp.block(&m.body, st, &ctx);
         let mut calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
+        super::summary::paths_agree(&mut calls);
         super::summary::sizes_known(&mut calls);
         if interp.abandoned {
             for c in &mut calls {
@@ -426,6 +428,22 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
     let Some((base, _)) = finals.into_iter().next() else { return Vec::new() };
     let classes = module_classes(&interp, &base, module_scope);
     let Some(class) = classes.into_iter().find(|c| matches!(base.get(*c), Obj::Class { name: n, .. } if &**n == name)) else { return Vec::new() };
+    if let Some(sizes) = input_size {
+        let inputs: Vec<Option<Vec<Dim>>> = sizes.iter().map(|s| Some(s.iter().map(|&c| Dim::konst(c)).collect())).collect();
+        let ranks: Vec<Option<usize>> = sizes.iter().map(|s| Some(s.len())).collect();
+        interp.abandoned = false;
+        interp.summary = Some(Default::default());
+        let _ = forward_call(&mut interp, &base, class, &ctx, Some(&inputs));
+        let mut calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
+        super::summary::paths_agree(&mut calls);
+        super::summary::sizes_known(&mut calls);
+        if interp.abandoned {
+            for c in &mut calls {
+                c.incomplete.push("the analysis ran out of budget".into());
+            }
+        }
+        return calls.into_iter().map(|c| super::summary::ModelCall { input_ranks: Some(ranks.clone()), ..c }).collect();
+    }
     // the first reading: inputs of unknown rank. Where the forward takes them at several ranks
     // (a Conv2d takes [C, H, W] and [N, C, H, W]) the outcomes say which: one reading per
     // rank, each a record of its own, labelled with the input ranks (what torch's hooks see
@@ -604,13 +622,16 @@ fn forward_on(interp: &mut Interp, fwd: &Rc<crate::value::Closure>, st: State, i
     let mut args = vec![inst.clone()];
     let mut named = super::annotations::Named::default();
     for p in fwd.def.params.iter().take(n_required).skip(1) {
-        if let Some(v) = p.annotation.as_ref().and_then(|a| super::annotations::input_of(interp, a, &p.name, &mut named)) {
+        let given = inputs.and_then(|i| i.get(args.len() - 1)).cloned().flatten();
+        if given.is_none()
+            && let Some(v) = p.annotation.as_ref().and_then(|a| super::annotations::input_of(interp, a, &p.name, &mut named))
+        {
             args.push(v);
             continue;
         }
-        let shape = match inputs.and_then(|i| i.get(args.len() - 1)) {
-            Some(Some(dims)) => Shape::known(dims.clone()),
-            _ => Shape { prefix: Some(interp.fresh_shape_var()), dims: Vec::new() },
+        let shape = match given {
+            Some(dims) => Shape::known(dims),
+            None => Shape { prefix: Some(interp.fresh_shape_var()), dims: Vec::new() },
         };
         args.push(crate::models::torch::tensor::tensor_value(shape, None));
     }

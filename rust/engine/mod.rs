@@ -131,8 +131,8 @@ pub fn coverage_of(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding
 
 /// `shape-lint summary`: the model calls of the script's run, or (`model`) of the `forward`
 /// of the module class of that name, with inputs of unknown shapes.
-pub fn model_summary(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>) -> Vec<summary::ModelCall> {
-    entry::summarise(m, f, s, model)
+pub fn model_summary(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>, input_size: Option<&[Vec<i128>]>) -> Vec<summary::ModelCall> {
+    entry::summarise(m, f, s, model, input_size)
 }
 
 pub fn analyze_with_stats(m: &ir::Module, f: &ParsedFile, s: &Settings) -> (Vec<Finding>, Stats) {

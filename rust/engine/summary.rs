@@ -60,6 +60,9 @@ pub struct SummaryLog {
     /// Module calls in progress (the open model call's and those inside it).
     depth: usize,
     open: Option<(ModelCall, Names)>,
+    /// The path's branches when the open model call began (`Branches::digest`): a layer
+    /// called on a path that took a choice since is on one of several paths inside the call.
+    open_branches: u64,
     /// The layers run by the user subclasses of library layers being called.
     inner: Vec<ObjId>,
 }
@@ -72,6 +75,8 @@ pub struct Begun {
     id: ObjId,
     /// The layer a user subclass of a library layer runs inside this call.
     skip: Option<ObjId>,
+    /// The path took a choice inside the model call (`SummaryLog::open_branches`).
+    forked: bool,
 }
 
 impl Interp<'_> {
@@ -139,12 +144,14 @@ impl Interp<'_> {
             if !st.branches.is_empty() {
                 // the path took a branch the analysis could not decide: the call may be one
                 // that never runs, with a model or inputs that never are
-                incomplete.push("a call on one of several paths".to_string());
+                incomplete.push(ON_A_CHOICE.to_string());
             }
             let total = self.walk_modules(st, id, &mut names, &mut incomplete);
             let line = self.line(span);
             let call = ModelCall { model, output_shape: None, total_params: total, layers: Vec::new(), incomplete, line, input_ranks: None };
-            self.summary.as_mut()?.open = Some((call, names));
+            let log = self.summary.as_mut()?;
+            log.open = Some((call, names));
+            log.open_branches = st.branches.digest();
             opened = true;
         }
         if depth == 0 && !opened {
@@ -155,7 +162,8 @@ impl Interp<'_> {
         if let Some(l) = skip {
             log.inner.push(l);
         }
-        Some(Begun { opened, leaf, id, skip })
+        let forked = !opened && st.branches.digest() != log.open_branches;
+        Some(Begun { opened, leaf, id, skip, forked })
     }
 
     /// After the call `begin` saw: a layer's call is recorded, a model call closed.
@@ -181,6 +189,11 @@ impl Interp<'_> {
             call.incomplete.push(format!("a call of {} has {} outcomes", call.model, out.len()));
         }
         if let Some(Leaf { kind, params, followed }) = b.leaf {
+            if b.forked {
+                // each path inside the call records its own layers into the one record: the
+                // list holds the layers of several paths, of which one runs
+                call.incomplete.push(format!("a {kind} called on one of several paths inside {}", call.model));
+            }
             if !followed {
                 call.incomplete.push(format!("{kind} holds modules not followed"));
             }
@@ -317,6 +330,49 @@ impl Interp<'_> {
         }
         total
     }
+}
+
+/// Why a record opened on a path that took a choice the analysis could not decide may not be
+/// the one the program makes (`paths_agree` drops it where that cannot be).
+const ON_A_CHOICE: &str = "a call on one of several paths";
+
+/// A script's model calls, the records of one call site on every path that reached it: where
+/// those records are all the same (a call after `device = "cuda" if ... else "cpu"`, the
+/// same model and sizes on both sides), whichever execution makes that call records that, so
+/// it is one record, and the choices on the way do not make it incomplete. Where they differ,
+/// each is kept, incomplete.
+pub fn paths_agree(calls: &mut Vec<ModelCall>) {
+    let key = |c: &ModelCall| (c.line, c.model.clone());
+    let content = |c: &ModelCall| {
+        let why: Vec<&String> = c.incomplete.iter().filter(|w| *w != ON_A_CHOICE).collect();
+        (c.output_shape.clone(), c.total_params, c.layers.clone(), why.into_iter().cloned().collect::<Vec<_>>(), c.input_ranks.clone())
+    };
+    let mut agree: BTreeMap<(usize, String), bool> = BTreeMap::new();
+    let mut first: BTreeMap<(usize, String), usize> = BTreeMap::new();
+    for (i, c) in calls.iter().enumerate() {
+        let k = key(c);
+        match first.get(&k) {
+            None => {
+                first.insert(k.clone(), i);
+                agree.insert(k, true);
+            }
+            Some(&j) => {
+                if content(&calls[j]) != content(c) {
+                    agree.insert(k, false);
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    calls.retain_mut(|c| {
+        let k = key(c);
+        if !agree[&k] {
+            return true;
+        }
+        c.incomplete.retain(|w| w != ON_A_CHOICE);
+        // one record of identical ones (the paths, the iterations of a loop)
+        seen.insert((k, format!("{:?}", content(c))))
+    });
 }
 
 /// A script's model calls: a symbolic size in a record is a size the analysis does not know
