@@ -23,6 +23,10 @@ impl ModelCtx for Interp<'_> {
         self.syms.fresh_int(name, lo)
     }
 
+    fn fresh_every_sym(&mut self, name: &str, lo: i128) -> Poly {
+        self.syms.fresh_every(name, lo)
+    }
+
     fn flag(&mut self, name: &str, phrase: (&'static str, &'static str)) -> Cond {
         self.syms.flag(name, phrase)
     }

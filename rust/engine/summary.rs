@@ -141,9 +141,11 @@ impl Interp<'_> {
             };
             let mut names = Names::default();
             let mut incomplete = Vec::new();
-            if !st.branches.is_empty() {
-                // the path took a branch the analysis could not decide: the call may be one
-                // that never runs, with a model or inputs that never are
+            // the path took a branch the analysis could not decide: the call may be one that
+            // never runs, with a model or inputs that never are. A branch on a size that takes
+            // each of its values in one run (the full batches and the last one) is no choice:
+            // each side's call runs
+            if st.branches.iter().any(|b| !matches!(b, Branch::Sym(c) if self.syms.every_value(c))) {
                 incomplete.push(ON_A_CHOICE.to_string());
             }
             let total = self.walk_modules(st, id, &mut names, &mut incomplete);
@@ -230,14 +232,16 @@ impl Interp<'_> {
     /// A shape as shown: `None` for an unknown rank.
     ///
     /// (In a script's run, a symbolic size is one the analysis does not know: `sizes_known`.)
-    fn dims_text(&self, _st: &State, s: &Shape) -> Option<Vec<DimText>> {
+    /// A size the path's facts fix (`batch == 16` on the path of the full batches, the last
+    /// batch's on its own) is that number.
+    fn dims_text(&self, st: &State, s: &Shape) -> Option<Vec<DimText>> {
         if s.prefix.is_some() {
             return None;
         }
         Some(
             s.dims
                 .iter()
-                .map(|d| match &d.v {
+                .map(|d| match d.v.as_ref().map(|p| st.facts.normalize(p)) {
                     Some(p) => match p.as_const() {
                         Some(c) => DimText::Int(c),
                         None => DimText::Sym(p.display(&self.syms)),

@@ -34,6 +34,9 @@ pub trait ModelCtx {
     fn fresh_sym(&mut self, name: &str, lo: i128) -> Poly;
     /// A fresh symbol known to be a Python int (a class index).
     fn fresh_int_sym(&mut self, name: &str, lo: i128) -> Poly;
+    /// A fresh symbol that takes each of its values in one run (`SymInfo::every`: the batch
+    /// of a loop over a `DataLoader`).
+    fn fresh_every_sym(&mut self, name: &str, lo: i128) -> Poly;
     /// The condition that the environment answers yes (`torch.cuda.is_available()`): the same
     /// condition at every ask (`Symbols::flag`).
     fn flag(&mut self, name: &str, phrase: (&'static str, &'static str)) -> Cond;

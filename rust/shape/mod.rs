@@ -25,6 +25,10 @@ pub struct SymInfo {
     /// A free parameter of the program (SHP902): a value the user chooses, named in their
     /// terms. `None` for every other symbol (opaque data, a count the engine made up).
     pub param: Option<Param>,
+    /// A size that takes each of its values in one run: the batch of a loop over a
+    /// `DataLoader`, full then last (`Symbols::fresh_every`). A branch on it is not a choice
+    /// between executions: both sides run.
+    pub every: bool,
 }
 
 /// What kind of free parameter a symbol stands for (see `SymInfo::param`).
@@ -223,8 +227,25 @@ impl Symbols {
     /// A fresh symbol with a lower bound (dimensions are >= 0; most sizes are >= 1).
     pub fn fresh(&mut self, name: &str, lo: i128) -> Poly {
         let id = self.infos.len() as SymId;
-        self.infos.push(SymInfo { name: name.to_string(), lo, int: false, phrase: None, param: None });
+        self.infos.push(SymInfo { name: name.to_string(), lo, int: false, phrase: None, param: None, every: false });
         Poly::sym(id)
+    }
+
+    /// A fresh symbol that takes each of its values in one run (`SymInfo::every`).
+    pub fn fresh_every(&mut self, name: &str, lo: i128) -> Poly {
+        let p = self.fresh(name, lo);
+        if let Some(i) = self.infos.last_mut() {
+            i.every = true;
+        }
+        p
+    }
+
+    /// Whether every symbol of a condition takes each of its values in one run
+    /// (`SymInfo::every`): both sides of a branch on it run.
+    pub fn every_value(&self, c: &Cond) -> bool {
+        let mut ids = std::collections::BTreeSet::new();
+        c.poly.collect_syms(&mut ids);
+        !ids.is_empty() && ids.iter().all(|id| self.infos.get(*id as usize).is_some_and(|i| i.every))
     }
 
     /// A fresh symbol that is known to be an int (`SymInfo::int`).

@@ -464,7 +464,8 @@ pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: b
         return None;
     }
     let last = n % bs;
-    let batch = cx.fresh_sym("batch", 1);
+    // the full batches and the last one all run: a branch on this size is not a choice
+    let batch = cx.fresh_every_sym("batch", 1);
     let mut out = Vec::new();
     for size in [bs, last] {
         let mut s = st0.clone();
