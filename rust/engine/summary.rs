@@ -73,8 +73,10 @@ pub struct Begun {
     /// A leaf (a library layer, or a user module holding no module).
     leaf: Option<Leaf>,
     id: ObjId,
-    /// The layer a user subclass of a library layer runs inside this call.
-    skip: Option<ObjId>,
+    /// The layers called inside this call that torch's hooks do not see as such: the layer a
+    /// user subclass of a library layer runs, a Transformer encoder's layer and norm (its
+    /// children are recorded from `Leaf::encoder`).
+    skip: Vec<ObjId>,
     /// The path took a choice inside the model call (`SummaryLog::open_branches`).
     forked: bool,
 }
@@ -94,13 +96,19 @@ impl Interp<'_> {
         // module call for torch's hooks, which saw the subclass's
         let inner = log.inner.contains(&id);
         let is_layer = matches!(st.get(id), Obj::Layer(_));
-        let mut skip = None;
+        let mut skip = Vec::new();
         let leaf = match st.get(id) {
             _ if inner || depth == 0 => None,
             Obj::Layer(l) => match params::hooks(l) {
-                params::Hooks::Leaf => Some(Leaf { kind: l.kind.to_string(), params: params::count(l), followed: true }),
+                params::Hooks::Leaf => Some(Leaf { kind: l.kind.to_string(), params: params::count(l), followed: true, encoder: None }),
                 params::Hooks::Silent => None,
-                params::Hooks::Children => Some(Leaf { kind: l.kind.to_string(), params: params::count(l), followed: false }),
+                params::Hooks::Children => match encoder_of(st, l) {
+                    Some((e, inside)) => {
+                        skip = inside;
+                        Some(Leaf { kind: l.kind.to_string(), params: Some(e.params()), followed: true, encoder: Some(e) })
+                    }
+                    None => Some(Leaf { kind: l.kind.to_string(), params: params::count(l), followed: false, encoder: None }),
+                },
             },
             Obj::Instance { class, attrs } => {
                 let name = match st.get(*class) {
@@ -119,11 +127,11 @@ impl Interp<'_> {
                 match layer {
                     // `class Head(nn.Linear)`: a leaf of its own class, with the layer's parameters
                     Some((lid, l)) if !child => {
-                        skip = Some(lid);
+                        skip = vec![lid];
                         let followed = params::hooks(l) == params::Hooks::Leaf;
-                        Some(Leaf { kind: name, params: params::count(l).zip(own).map(|(a, b)| a + b), followed })
+                        Some(Leaf { kind: name, params: params::count(l).zip(own).map(|(a, b)| a + b), followed, encoder: None })
                     }
-                    None if !child && !attrs.contains_key(models::LAYER) => Some(Leaf { kind: name, params: own, followed: true }),
+                    None if !child && !attrs.contains_key(models::LAYER) => Some(Leaf { kind: name, params: own, followed: true, encoder: None }),
                     _ => None,
                 }
             }
@@ -161,9 +169,7 @@ impl Interp<'_> {
         }
         let log = self.summary.as_mut()?;
         log.depth += 1;
-        if let Some(l) = skip {
-            log.inner.push(l);
-        }
+        log.inner.extend(skip.iter().copied());
         let forked = !opened && st.branches.digest() != log.open_branches;
         Some(Begun { opened, leaf, id, skip, forked })
     }
@@ -183,14 +189,13 @@ impl Interp<'_> {
         };
         let Some(log) = self.summary.as_mut() else { return };
         log.depth = log.depth.saturating_sub(1);
-        if b.skip.is_some() {
-            log.inner.pop();
-        }
+        let keep = log.inner.len().saturating_sub(b.skip.len());
+        log.inner.truncate(keep);
         let Some((call, names)) = log.open.as_mut() else { return };
         if out.len() > 1 {
             call.incomplete.push(format!("a call of {} has {} outcomes", call.model, out.len()));
         }
-        if let Some(Leaf { kind, params, followed }) = b.leaf {
+        if let Some(Leaf { kind, params, followed, encoder }) = b.leaf {
             if b.forked {
                 // each path inside the call records its own layers into the one record: the
                 // list holds the layers of several paths, of which one runs
@@ -212,9 +217,15 @@ impl Interp<'_> {
             if !known {
                 call.incomplete.push(format!("the output of {kind} is not known"));
             }
-            let depth = name.as_ref().map_or(1, |n| n.split('.').count());
-            let shape = shape.clone();
-            call.layers.push(LayerCall { name, kind, output_shape: shape, params, depth });
+            match (encoder, &shape, &name) {
+                // the children torch's hooks see on the slow path, named under the layer's name
+                (Some(e), Some(s), Some(n)) => call.layers.extend(e.calls(n, s)),
+                (Some(_), _, _) => {}
+                (None, _, _) => {
+                    let depth = name.as_ref().map_or(1, |n| n.split('.').count());
+                    call.layers.push(LayerCall { name, kind, output_shape: shape.clone(), params, depth });
+                }
+            }
         }
         if b.opened {
             let (mut call, _) = log.open.take().unwrap();
@@ -284,7 +295,7 @@ impl Interp<'_> {
             }
             match st.get(id) {
                 Obj::Layer(l) => {
-                    let n = params::count(l);
+                    let n = params::count(l).or_else(|| encoder_of(st, l).map(|(e, _)| e.params()));
                     if n.is_none() {
                         why.push(format!("the parameters of {} are not known", l.kind));
                     }
@@ -405,6 +416,8 @@ struct Leaf {
     kind: String,
     params: Option<i128>,
     followed: bool,
+    /// A Transformer encoder layer or stack on its slow path: the children its hooks see.
+    encoder: Option<Encoder>,
 }
 
 /// Attributes that no program spells (`<layer>`, `<device>`) and the training flag.
@@ -432,4 +445,131 @@ fn own_params(st: &State, attrs: &BTreeMap<crate::ir::Name, Value>) -> Option<i1
         }
     }
     Some(n)
+}
+
+/// A Transformer encoder layer (`nn.TransformerEncoderLayer`), alone or stacked
+/// (`nn.TransformerEncoder`: `copies` deep copies, then its `norm`), where torch certainly runs
+/// its slow path, which calls its children as modules: in training mode (a module is, until
+/// `.eval()`), or without `batch_first`, or with an odd number of heads. (The fast path, in
+/// eval mode without gradients, calls none of them: its hooks see nothing inside.) What the
+/// hooks see of each layer: `dropout1`, `norm1`, `linear1`, `dropout`, `linear2`, `dropout2`,
+/// `norm2` (`norm1`, `dropout1`, `norm2`, `linear1`, ... with `norm_first`); `self_attn` holds
+/// `out_proj` and is no leaf, and the activation is a function.
+#[derive(Debug, Clone)]
+struct Encoder {
+    d: i128,
+    ff: i128,
+    norm_first: bool,
+    bias: bool,
+    copies: i128,
+    /// The stack's `norm` (a `LayerNorm`): its parameter count.
+    norm: Option<i128>,
+    /// A stack: its layers are `layers.0`, `layers.1`, ...
+    stack: bool,
+}
+
+/// The encoder a layer is (`Encoder`), and the modules it calls inside that the hooks see
+/// through the children instead (the stack's layer and norm objects). `None` when not certain.
+fn encoder_of(st: &State, l: &Layer) -> Option<(Encoder, Vec<ObjId>)> {
+    match &*l.kind {
+        "TransformerEncoderLayer" => Some((encoder_layer(l, l)?, Vec::new())),
+        "TransformerEncoder" => {
+            let Some(Value::Ref(inner)) = l.args.get("encoder_layer") else { return None };
+            let Obj::Layer(il) = st.get(*inner) else { return None };
+            if &*il.kind != "TransformerEncoderLayer" {
+                return None;
+            }
+            // the copies are in the stack's mode (the original layer object, held by no one,
+            // is not)
+            let mut e = encoder_layer(il, l)?;
+            e.copies = l.args.get("num_layers")?.as_const_int().filter(|n| *n >= 1)?;
+            e.stack = true;
+            let mut inside = vec![*inner];
+            match l.args.get("norm") {
+                None | Some(Value::None) => {}
+                Some(Value::Ref(n)) => match st.get(*n) {
+                    Obj::Layer(nl) if &*nl.kind == "LayerNorm" => {
+                        e.norm = Some(params::count(nl)?);
+                        inside.push(*n);
+                    }
+                    _ => return None,
+                },
+                Some(_) => return None,
+            }
+            Some((e, inside))
+        }
+        _ => None,
+    }
+}
+
+/// The sizes of an encoder layer `l`, when the slow path is certain in the mode of `mode`.
+fn encoder_layer(l: &Layer, mode: &Layer) -> Option<Encoder> {
+    let int = |k: &str| l.args.get(k).and_then(|v| v.as_const_int());
+    let flag = |k: &str, default: bool| match l.args.get(k) {
+        None => Some(default),
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => None,
+    };
+    let (d, nhead) = (int("d_model")?, int("nhead")?);
+    let ff = match l.args.get("dim_feedforward") {
+        None => 2048,
+        Some(v) => v.as_const_int()?,
+    };
+    // a module as the activation is a child the hooks see; a name ("gelu") or the default is a
+    // function
+    if !matches!(l.args.get("activation"), None | Some(Value::Str(Some(_)))) {
+        return None;
+    }
+    let (norm_first, bias, batch_first) = (flag("norm_first", false)?, flag("bias", true)?, flag("batch_first", false)?);
+    let training = matches!(mode.attrs.get("training"), None | Some(Value::Bool(true)));
+    if !(training || !batch_first || nhead % 2 == 1) || d <= 0 || ff <= 0 {
+        return None;
+    }
+    Some(Encoder { d, ff, norm_first, bias, copies: 1, norm: None, stack: false })
+}
+
+impl Encoder {
+    fn linear(&self, i: i128, o: i128) -> i128 {
+        i * o + if self.bias { o } else { 0 }
+    }
+
+    fn layer_norm(&self) -> i128 {
+        self.d + if self.bias { self.d } else { 0 }
+    }
+
+    /// `parameters()`: `self_attn` (`in_proj` and `out_proj`), `linear1`, `linear2`, `norm1`,
+    /// `norm2`, for each copy, and the stack's norm.
+    fn params(&self) -> i128 {
+        let attention = self.linear(self.d, 3 * self.d) + self.linear(self.d, self.d);
+        let layer = attention + self.linear(self.d, self.ff) + self.linear(self.ff, self.d) + 2 * self.layer_norm();
+        self.copies * layer + self.norm.unwrap_or(0)
+    }
+
+    /// The leaf calls the hooks record, for the layer or stack named `name` whose output is `out`.
+    fn calls(&self, name: &str, out: &[DimText]) -> Vec<LayerCall> {
+        let mut wide = out.to_vec();
+        if let Some(last) = wide.last_mut() {
+            *last = DimText::Int(self.ff);
+        }
+        let leaf = |n: String, kind: &str, shape: &[DimText], params: i128| {
+            let depth = n.split('.').count();
+            LayerCall { name: Some(n), kind: kind.into(), output_shape: Some(shape.to_vec()), params: Some(params), depth }
+        };
+        let mut v = Vec::new();
+        for i in 0..self.copies {
+            let p = if self.stack { format!("{name}.layers.{i}") } else { name.to_string() };
+            let ln = self.layer_norm();
+            let (l1, l2) = (self.linear(self.d, self.ff), self.linear(self.ff, self.d));
+            let order: [(&str, &str, &[DimText], i128); 7] = if self.norm_first {
+                [("norm1", "LayerNorm", out, ln), ("dropout1", "Dropout", out, 0), ("norm2", "LayerNorm", out, ln), ("linear1", "Linear", &wide, l1), ("dropout", "Dropout", &wide, 0), ("linear2", "Linear", out, l2), ("dropout2", "Dropout", out, 0)]
+            } else {
+                [("dropout1", "Dropout", out, 0), ("norm1", "LayerNorm", out, ln), ("linear1", "Linear", &wide, l1), ("dropout", "Dropout", &wide, 0), ("linear2", "Linear", out, l2), ("dropout2", "Dropout", out, 0), ("norm2", "LayerNorm", out, ln)]
+            };
+            v.extend(order.iter().map(|(n, k, s, c)| leaf(format!("{p}.{n}"), k, s, *c)));
+        }
+        if let Some(n) = self.norm {
+            v.push(leaf(format!("{name}.norm"), "LayerNorm", out, n));
+        }
+        v
+    }
 }
