@@ -153,9 +153,8 @@ def analyze(
     source: str, path: str, rules: Sequence[Mapping[str, Any]], nb: notebook.Notebook | None = None,
 ) -> tuple[list[tuple[cli.Diagnostic, dict[str, Any]]], list[dict[str, Any]], str | None, str | None]:
     """(kept findings, shapes, a configuration problem to show, the ``docs-url`` setting) for one
-    buffer; ``nb``: the
-    notebook whose code cells ``source`` is (its findings name cells, and have no fix: the
-    notebook is never edited through one)."""
+    buffer; ``nb``: the notebook whose code cells ``source`` is (its findings name cells, and
+    have no fix: the notebook is never edited through one)."""
     from . import solver
 
     known = [str(r["code"]) for r in rules]

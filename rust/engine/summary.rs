@@ -253,6 +253,12 @@ impl Interp<'_> {
             s.dims
                 .iter()
                 .map(|d| match d.v.as_ref().map(|p| st.facts.normalize(p)) {
+                    // the loader's batch size taken for a batch of data of unknown length: the
+                    // size a run sees may be smaller
+                    // (or over a standard split, whose length the files decide)
+                    Some(p) if matches!(d.why.as_deref(), Some(crate::models::torch::data::FULL_BATCH_ASSUMED | crate::models::torch::data::SPLIT_BATCH)) => {
+                        DimText::Sym(format!("≤{}", p.display(&self.syms)))
+                    }
                     Some(p) => match p.as_const() {
                         Some(c) => DimText::Int(c),
                         None => DimText::Sym(p.display(&self.syms)),

@@ -167,19 +167,40 @@ impl<'a> Interp<'a> {
         }
     }
 
-    /// Give a freshly built layer the name it is assigned to ("fc2").
+    /// Give a freshly built layer the name it is assigned to ("fc2"), and the members of a
+    /// container (`nn.Sequential`, `nn.ModuleList`, `nn.ModuleDict`) theirs under it, by index
+    /// or key, each with the line that built it: `net[2] (line 11)`, `heads.cls (line 14)`.
     fn label_value(&mut self, st: &mut State, v: Value, name: &Name) -> Value {
         if let Value::Ref(id) = &v {
-            if let Obj::Layer(l) = st.get(*id) {
-                if l.label.is_none() {
-                    let place = self.place(l.span);
-                    if let Obj::Layer(l) = st.get_mut(*id) {
-                        l.label = Some(Rc::from(format!("{name} ({place})")));
-                    }
-                }
-            }
+            self.label_module(st, *id, name, 0);
         }
         v
+    }
+
+    fn label_module(&mut self, st: &mut State, id: ObjId, name: &str, depth: usize) {
+        match st.get(id) {
+            Obj::Layer(l) if l.label.is_none() => {
+                let place = self.place(l.span);
+                if let Obj::Layer(l) = st.get_mut(id) {
+                    l.label = Some(Rc::from(format!("{name} ({place})")));
+                }
+            }
+            // (a container nested a few deep at most: `Sequential(Sequential(...), ...)`)
+            Obj::Container { items, .. } if depth < 4 => {
+                let members: Vec<(String, ObjId)> = items
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, (k, v))| match v {
+                        Value::Ref(c) => Some((k.as_deref().map_or_else(|| format!("{name}[{i}]"), |k| format!("{name}.{k}")), *c)),
+                        _ => None,
+                    })
+                    .collect();
+                for (n, c) in members {
+                    self.label_module(st, c, &n, depth + 1);
+                }
+            }
+            _ => {}
+        }
     }
 
     fn set_item(&mut self, st: &mut State, o: &Value, i: &Value, v: Value, _span: Span) {

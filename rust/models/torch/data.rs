@@ -336,7 +336,8 @@ pub fn torchvision(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value
         Some(t) => apply_transform(cx, &mut st, t, image, _span),
     };
     let item = sample(img, label, b.get("transform"));
-    let mut attrs = vec![("item", item), ("len", len.clone())];
+    // (the length is the standard split's: the files on disk decide it, `SPLIT_BATCH`)
+    let mut attrs = vec![("item", item), ("len", len.clone()), (SPLIT, Value::Bool(matches!(len, Value::Int(_))))];
     // the dataset's own attributes: the classes' names (`len(train_set.classes)` for a head),
     // and for the MNIST family the whole split as tensors (`.data` uint8 [N, 28, 28], `.targets`
     // [N]); CIFAR's are a numpy array and a list, not modelled (Unknown)
@@ -466,6 +467,7 @@ pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: b
     let last = n % bs;
     // the full batches and the last one all run: a branch on this size is not a choice
     let batch = cx.fresh_every_sym("batch", 1);
+    let why = split_len(&st0, &ds).then(|| Rc::from(SPLIT_BATCH));
     let mut out = Vec::new();
     for size in [bs, last] {
         let mut s = st0.clone();
@@ -473,7 +475,7 @@ pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: b
         if !cx.branch(&mut s, cond) {
             continue;
         }
-        let b = Dim::known(batch.clone(), None);
+        let b = Dim::known(batch.clone(), why.clone());
         let v = make_batch(cx, &mut s, loader, &item, &b, Some(size));
         out.push((s, v));
     }
@@ -543,6 +545,23 @@ fn free_batches(cx: &mut dyn ModelCtx, st: &State, loader: &Value, ds: &Value, b
 }
 
 /// The first batch of a DataLoader, or one sample of a dataset.
+/// A standard dataset's hidden mark: its length is the standard split's (MNIST's 60,000), which
+/// the files on disk decide.
+const SPLIT: &str = "<split>";
+
+/// Where a batch's size comes from when it follows from a standard split's length (`SPLIT`):
+/// the checks reason on it; `shape-lint summary` does not show it as the size a run sees.
+pub const SPLIT_BATCH: &str = "the batch size over the standard split's length (the files decide it)";
+
+fn split_len(st: &State, ds: &Value) -> bool {
+    matches!(ns_attr(st, ds, "Dataset", SPLIT), Some(Value::Bool(true)))
+}
+
+/// Where a batch's size comes from when the data's length is not known: the loader's batch
+/// size, taken as every batch's (a dataset shorter than it, or the last batch, has fewer). The
+/// checks reason on it; `shape-lint summary` does not show it as the size (`engine::summary`).
+pub const FULL_BATCH_ASSUMED: &str = "the batch size (every batch taken as full: the data's length is not known)";
+
 pub fn batch_of(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value) -> Option<Value> {
     let ds = ns_attr(st, loader, "DataLoader", "dataset")?;
     let bs = ns_attr(st, loader, "DataLoader", "batch_size")?;
@@ -566,10 +585,11 @@ pub fn batch_of(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value) -> Option
         // an empty dataset has no batch (a loop over it never runs)
         (_, Some(n)) if n <= 0 => return None,
         (Value::Int(p), Some(n)) => match p.as_const() {
+            Some(bc) if split_len(st, &ds) => Dim::known(Poly::constant(bc.min(n)), Some(Rc::from(SPLIT_BATCH))),
             Some(bc) => Dim::konst(bc.min(n)),
-            None => Dim::known(p.clone(), None),
+            None => Dim::known(p.clone(), Some(Rc::from(FULL_BATCH_ASSUMED))),
         },
-        (Value::Int(p), None) => Dim::known(p.clone(), None),
+        (Value::Int(p), None) => Dim::known(p.clone(), Some(Rc::from(FULL_BATCH_ASSUMED))),
         _ => cx.fresh_dim("batch"),
     };
     let count = b.as_const();
