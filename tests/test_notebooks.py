@@ -189,6 +189,17 @@ def test_a_file_that_is_not_a_notebook_is_an_error(tmp_path, capsys):
     assert "All checks passed" not in out
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['{"cells": [{"cell_type": "code", "source": [1, 2]}]}', '{"cells": [{"cell_type": "code", "source": null}]}',
+     '{"cells": 3}', "[1, 2]", "[" * 100_000 + "]" * 100_000, "\x00\xff"],
+)
+def test_a_hostile_notebook_is_one_clear_error(tmp_path, capsys, text):
+    (tmp_path / "bad.ipynb").write_text(text, encoding="utf-8", errors="surrogateescape")
+    code, out, err = run(capsys, "check", str(tmp_path / "bad.ipynb"))
+    assert code == 2 and "bad.ipynb: not a notebook" in err and "Traceback" not in err
+
+
 def test_a_notebook_of_another_language_has_no_python(tmp_path, capsys):
     path = write_notebook(tmp_path / "r.ipynb", ["x <- c(1, 2)\n"], language="R")
     assert run(capsys, "check", str(path))[:2] == (0, "All checks passed!\n")

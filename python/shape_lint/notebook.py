@@ -78,7 +78,7 @@ def parse(text: str) -> Notebook:
 
     try:
         doc = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # (nested past the parser's depth: the latter)
         raise NotebookError(f"not a notebook (invalid JSON: {exc})") from None
     if not isinstance(doc, dict):
         raise NotebookError("not a notebook (the JSON is not an object)")
@@ -94,7 +94,7 @@ def parse(text: str) -> Notebook:
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
         raw = cell.get("source", cell.get("input", ""))
-        text = "".join(raw) if isinstance(raw, list) else raw
+        text = "".join(raw) if isinstance(raw, list) and all(isinstance(r, str) for r in raw) else raw
         if not isinstance(text, str):
             raise NotebookError(f"not a notebook (code cell {len(texts) + 1}'s source is not text)")
         texts.append(text)
