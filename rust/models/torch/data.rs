@@ -544,7 +544,6 @@ fn free_batches(cx: &mut dyn ModelCtx, st: &State, loader: &Value, ds: &Value, b
     Some(out)
 }
 
-/// The first batch of a DataLoader, or one sample of a dataset.
 /// A standard dataset's hidden mark: its length is the standard split's (MNIST's 60,000), which
 /// the files on disk decide.
 const SPLIT: &str = "<split>";
@@ -562,6 +561,7 @@ fn split_len(st: &State, ds: &Value) -> bool {
 /// checks reason on it; `shape-lint summary` does not show it as the size (`engine::summary`).
 pub const FULL_BATCH_ASSUMED: &str = "the batch size (every batch taken as full: the data's length is not known)";
 
+/// The first batch of a DataLoader, or one sample of a dataset.
 pub fn batch_of(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value) -> Option<Value> {
     let ds = ns_attr(st, loader, "DataLoader", "dataset")?;
     let bs = ns_attr(st, loader, "DataLoader", "batch_size")?;
