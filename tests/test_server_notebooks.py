@@ -5,36 +5,20 @@ the cell it belongs to. pytest-lsp starts the real server, as in ``test_server.p
 from __future__ import annotations
 
 import asyncio
-import sys
 
 import pytest
 
 pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is not installed (pip install '.[test]')")
 
 from lsprotocol import types  # noqa: E402
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+from pytest_lsp import LanguageClient  # noqa: E402
 
-SERVER = [sys.executable, "-m", "shape_lint.cli", "server"]
+# the server and the workspace every server test starts from
+from test_server import client  # noqa: E402, F401 - the fixture
 
 IMPORTS = "%matplotlib inline\nimport torch\nimport torch.nn as nn\n"
 LAYERS = "fc1 = nn.Linear(16, 120)\nfc2 = nn.Linear(80, 10)\n"
 CALL = "!nvidia-smi\nx = torch.randn(4, 16)\nh = fc1(x)\ny = fc2(h)\n"
-
-
-@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
-async def client(lsp_client: LanguageClient, tmp_path_factory: pytest.TempPathFactory):
-    root = tmp_path_factory.mktemp("nbws")
-    (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
-    lsp_client.root = root  # type: ignore[attr-defined]
-    await lsp_client.initialize_session(
-        types.InitializeParams(
-            capabilities=client_capabilities("visual-studio-code"),
-            root_uri=root.as_uri(),
-            workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name="nbws")],
-        )
-    )
-    yield
-    await lsp_client.shutdown_session()
 
 
 def cell_uri(client: LanguageClient, k: int) -> str:

@@ -269,15 +269,19 @@ def in_cells(diags: Sequence[Any], nb: Notebook) -> list[Any]:
             noqa_cell, noqa_row = nb.locate(d.noqa_row)
             if noqa_cell != cell:
                 noqa_row = row
-        out.append(
-            d.replace(
-                cell=cell, row=row, end_row=end_row, end_col=end_col, noqa_row=noqa_row,
-                message=relabel(d.message, nb), trace=[relabel(t, nb) for t in d.trace],
-                condition=None if d.condition is None else relabel(d.condition, nb),
-                fix=None, source_lines=lines,
-            )
-        )
+        out.append(relabelled(d, nb).replace(
+            cell=cell, row=row, end_row=end_row, end_col=end_col, noqa_row=noqa_row, source_lines=lines,
+        ))
     return out
+
+
+def relabelled(d: Any, nb: Notebook) -> Any:
+    """A finding on ``nb.source`` whose message, trace and condition name lines as ``cell K,
+    line M``, without its fix (the notebook's JSON is never rewritten)."""
+    return d.replace(
+        message=relabel(d.message, nb), trace=[relabel(t, nb) for t in d.trace],
+        condition=None if d.condition is None else relabel(d.condition, nb), fix=None,
+    )
 
 
 def relabel(text: str, nb: Notebook) -> str:

@@ -195,7 +195,7 @@ def analyze(
     if nb is not None:
         kept = [
             (
-                d.replace(message=notebook.relabel(d.message, nb), trace=[notebook.relabel(t, nb) for t in d.trace], fix=None),
+                notebook.relabelled(d, nb),
                 {**f, "fix": None, "related": [{**r, "message": notebook.relabel(str(r["message"]), nb)} for r in f.get("related") or []]},
             )
             for d, f in kept
@@ -444,6 +444,14 @@ class ShapeLintServer(LanguageServer):
             old.cancel()
         self.pending[uri] = asyncio.ensure_future(self._run(uri, delay_ms))
 
+    def forget(self, uri: str) -> Result | None:
+        """A closed document's (or notebook's) pending analysis cancelled, its result dropped
+        and returned."""
+        task = self.pending.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        return self.results.pop(uri, None)
+
     def stale(self, uri: str, version: int | None) -> bool:
         """Whether an analysis of ``version`` would be published for nothing: the buffer was
         closed or edited since, or the client asked for shutdown (read from the worker thread
@@ -686,10 +694,7 @@ def on_watched(ls: ShapeLintServer, params: types.DidChangeWatchedFilesParams) -
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def on_close(ls: ShapeLintServer, params: types.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
-    task = ls.pending.pop(uri, None)
-    if task is not None:
-        task.cancel()
-    ls.results.pop(uri, None)
+    ls.forget(uri)
     ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
@@ -712,11 +717,7 @@ def on_notebook_save(ls: ShapeLintServer, params: types.DidSaveNotebookDocumentP
 
 @server.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
 def on_notebook_close(ls: ShapeLintServer, params: types.DidCloseNotebookDocumentParams) -> None:
-    uri = params.notebook_document.uri
-    task = ls.pending.pop(uri, None)
-    if task is not None:
-        task.cancel()
-    res = ls.results.pop(uri, None)
+    res = ls.forget(params.notebook_document.uri)
     cells = {c.uri for c in params.cell_text_documents} | {c for c, _ in (res.cells if res else [])}
     for cell in sorted(cells):
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell, diagnostics=[]))

@@ -414,15 +414,7 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
     let Some(name) = model else {
         interp.summary = Some(Default::default());
         let _ = interp.block(&m.body, st, &ctx);
-        let mut calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
-        super::summary::paths_agree(&mut calls);
-        super::summary::sizes_known(&mut calls);
-        if interp.abandoned {
-            for c in &mut calls {
-                c.incomplete.push("the analysis ran out of budget".into());
-            }
-        }
-        return calls;
+        return recorded_calls(&mut interp);
     };
     let finals = interp.block(&m.body, st, &ctx);
     let Some((base, _)) = finals.into_iter().next() else { return Vec::new() };
@@ -434,15 +426,7 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
         interp.abandoned = false;
         interp.summary = Some(Default::default());
         let _ = forward_call(&mut interp, &base, class, &ctx, Some(&inputs));
-        let mut calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
-        super::summary::paths_agree(&mut calls);
-        super::summary::sizes_known(&mut calls);
-        if interp.abandoned {
-            for c in &mut calls {
-                c.incomplete.push("the analysis ran out of budget".into());
-            }
-        }
-        return calls.into_iter().map(|c| super::summary::ModelCall { input_ranks: Some(ranks.clone()), ..c }).collect();
+        return recorded_calls(&mut interp).into_iter().map(|c| super::summary::ModelCall { input_ranks: Some(ranks.clone()), ..c }).collect();
     }
     // the first reading: inputs of unknown rank. Where the forward takes them at several ranks
     // (a Conv2d takes [C, H, W] and [N, C, H, W]) the outcomes say which: one reading per
@@ -485,6 +469,20 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
         }
     }
     out
+}
+
+/// The model calls a run recorded (`Interp::summary`, taken), settled as a whole script's are:
+/// the paths that agree merged, the sizes not known and a budget cut marked.
+fn recorded_calls(interp: &mut Interp) -> Vec<super::summary::ModelCall> {
+    let mut calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
+    super::summary::paths_agree(&mut calls);
+    super::summary::sizes_known(&mut calls);
+    if interp.abandoned {
+        for c in &mut calls {
+            c.incomplete.push("the analysis ran out of budget".into());
+        }
+    }
+    calls
 }
 
 /// The user classes bound at module level that derive from `torch.nn.Module`, or from a
