@@ -438,6 +438,7 @@ fn internal_error(reason: &str) -> Finding {
         end_row: 1,
         end_col: 1,
         trace: Vec::new(),
+        origins: Vec::new(),
         condition: None,
         related: Vec::new(),
         fix: None,

@@ -67,6 +67,19 @@ fn finding_dict<'py>(py: Python<'py>, f: &Finding) -> PyResult<Bound<'py, PyDict
     d.set_item("end_col", f.end_col)?;
     d.set_item("trace", &f.trace)?;
     d.set_item("condition", &f.condition)?;
+    let origins = PyList::empty(py);
+    for o in &f.origins {
+        let od = PyDict::new(py);
+        od.set_item("text", &o.text)?;
+        od.set_item("value", o.value)?;
+        od.set_item("kind", o.kind)?;
+        od.set_item("place", &o.place)?;
+        od.set_item("pos", o.pos)?;
+        od.set_item("by", &o.by)?;
+        od.set_item("depth", o.depth)?;
+        origins.append(od)?;
+    }
+    d.set_item("origins", origins)?;
     let related = PyList::empty(py);
     for r in &f.related {
         let rd = PyDict::new(py);

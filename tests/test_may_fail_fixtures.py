@@ -218,7 +218,8 @@ def test_the_message_gives_the_shapes_at_the_counterexample():
     # the core's own finding when the program runs with those values: concrete shapes, no
     # symbols of the free parameters (the symbolic run would say `(--size - 3) // 2 ...`)
     [f] = may_fail_findings(DIR / "conv_stack_size.py")
-    assert f["message"] == "net[6] (line 19): Conv2d: input size 2x2 gives output size 0x0, which is too small (0 < 1) (fails when --size=30)"
+    # (with where the 2 came from: the layer before, at the counterexample's size)
+    assert f["message"] == "net[6] (line 19): Conv2d: input size 2x2 gives output size 0x0, which is too small (0 < 1) (2 from net[4] (line 17) at line 22) (fails when --size=30)"
     [f] = may_fail_findings(DIR / "grouped_conv_option.py")
     assert f["message"].startswith("Conv2d: in_channels=64 must be divisible by groups=9 ")
     [f] = may_fail_findings(DIR / "last_batch_state.py")

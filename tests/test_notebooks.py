@@ -137,7 +137,7 @@ def test_concise_and_full_formats_name_the_cell(tmp_path, capsys, monkeypatch):
     code, out, _ = run(capsys, "check", "--output-format", "full", "nb.ipynb")
     assert " --> nb.ipynb:cell 2:3:5" in out
     assert "3 | y = fc2(fc1(x))" in out  # the cell's own line in the snippet
-    assert "84 came from out_features of fc1 (cell 1, line 4)" in out
+    assert "84 from out_features of fc1 (cell 1, line 4)" in out
 
 
 def test_machine_formats_carry_the_cell(tmp_path, capsys, monkeypatch):

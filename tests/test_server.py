@@ -92,7 +92,7 @@ async def test_diagnostic_with_code_docs_link_and_related_layers(client: Languag
     url = rule_url("SHP101")  # the rule's page (test_rule_docs.py); none from an installed package
     assert (d.code_description.href if d.code_description else None) == url
     related = {(r.location.range.start.line, r.message) for r in d.related_information or []}
-    assert (7, "120 came from out_features of fc1 (line 8)") in related
+    assert (7, "120 from out_features of fc1 (line 8)") in related
     assert any(line == FC2 and msg.startswith("fc2 (line 9)") for line, msg in related)
     assert all(r.location.uri == uri for r in d.related_information or [])
 
@@ -124,7 +124,7 @@ y = head(model(torch.randn(4, 16)))
 
 @pytest.mark.asyncio
 async def test_related_information_points_into_another_project_file(client: LanguageClient):
-    """`84 came from out_features of fc2 (model.py:8)`: the related place is in model.py, which
+    """`84 from out_features of fc2 (model.py:8)`: the related place is in model.py, which
     the editor has not opened (read from disk), at the span of `nn.Linear(120, 84)`."""
     model = client.root / "model.py"  # type: ignore[attr-defined]
     model.write_text(MODEL_PY)
@@ -133,7 +133,7 @@ async def test_related_information_points_into_another_project_file(client: Lang
     assert d.code == "SHP101" and "84 != 80" in d.message
     places = {(r.location.uri, r.location.range.start.line, r.location.range.start.character, r.message)
               for r in d.related_information or []}
-    assert (model.as_uri(), 7, 19, "84 came from out_features of fc2 (model.py:8)") in places
+    assert (model.as_uri(), 7, 19, "84 from out_features of fc2 (model.py:8)") in places
     assert (uri, 5, 7, "head (line 6) expects in_features=80") in places
 
 
@@ -206,6 +206,46 @@ async def test_a_path_budget_cut_is_published_as_information(client: LanguageCli
         (root / "pyproject.toml").write_text("[project]\nname = 'ws'\n")
 
 
+CNN = """import torch
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3)
+        self.pool = nn.MaxPool2d(2)
+
+    def forward(self, x):
+        x = self.pool(self.conv(x))
+        flat = torch.flatten(x, 1)
+        return flat
+
+
+out = Net()(torch.randn(4, 3, 16, 16))
+"""
+
+
+@pytest.mark.asyncio
+async def test_hover_shows_the_whole_origin_chain(client: LanguageClient):
+    """A flattened size's hover tells each step: the product, then each factor's own chain
+    back to the literal input size."""
+    uri = await open_doc(client, "cnn.py", CNN)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=12, character=9))
+    )
+    assert hover is not None
+    text = hover.contents.value  # type: ignore[union-attr]
+    chain = "\n".join([
+        "  - 392 = 8·7·7 from pool (line 9), flattened at line 13",
+        "    - 8 from out_channels of conv (line 8)",
+        "    - 7 from pool (line 9) at line 12",
+        "      - 14 from conv (line 8) at line 12",
+        "        - 16 from torch.randn at line 17",
+    ])
+    assert "- `[4, 392] float32 cpu`\n  - 4 from torch.randn at line 17\n" + chain in text, text
+
+
 @pytest.mark.asyncio
 async def test_hover_shows_shape_dtype_device_and_origin(client: LanguageClient):
     uri = await open_doc(client, "net.py", BUGGY)
@@ -215,7 +255,8 @@ async def test_hover_shows_shape_dtype_device_and_origin(client: LanguageClient)
     )
     assert hover is not None
     text = hover.contents.value  # type: ignore[union-attr]
-    assert "`[4, 120] float32 cpu: 120 from out_features of fc1 (line 8)`" in text
+    # each reading, then where each of its sizes came from, nested under it
+    assert "- `[4, 120] float32 cpu`\n  - 4 from torch.randn at line 17\n  - 120 from out_features of fc1 (line 8)" in text, text
     assert "[*, 120]" in text  # the forward entry, with an input of unknown shape: a second path
     # on the expression `torch.randn(4, 16)`
     hover = await client.text_document_hover_async(

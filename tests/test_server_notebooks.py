@@ -89,7 +89,7 @@ async def test_the_diagnostic_is_on_its_cell_with_related_places_in_other_cells(
     assert d.range.start == types.Position(line=3, character=4)  # `fc2(h)`, line 4 of the third code cell
     assert "fc2 (cell 2, line 2)" in d.message and "120 != 80" in d.message
     related = {(r.location.uri, r.location.range.start.line, r.message) for r in d.related_information or []}
-    assert (uris[2], 0, "120 came from out_features of fc1 (cell 2, line 1)") in related
+    assert (uris[2], 0, "120 from out_features of fc1 (cell 2, line 1)") in related
 
 
 @pytest.mark.asyncio

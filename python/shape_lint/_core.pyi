@@ -76,6 +76,9 @@ class Finding(TypedDict):
     end_col: int
     trace: list[str]
     """Provenance lines (where each dimension came from), shown by the ``full`` format."""
+    origins: list[OriginLink]
+    """The origin chains of the sizes a shape error's message is about (the trace's first
+    lines, as data): empty for the other rules."""
     condition: str | None
     """The path condition under which the line fails, or ``None`` when it always fails."""
     fix: NotRequired[Fix]
@@ -84,8 +87,29 @@ class Finding(TypedDict):
     """The places of the checked file that the trace lines name (the layer that fixes a size)."""
 
 @type_check_only
+class OriginLink(TypedDict):
+    """One step of a size's origin chain: ``2304 = 64·6·6 from pool (line 9), flattened at line
+    16``, then each factor's own chain one ``depth`` deeper."""
+
+    text: str
+    value: int | None
+    """The size, when it is a number."""
+    kind: str
+    """``said`` (a layer's or a data source's size), ``written`` (an argument of a call),
+    ``output`` (computed by a layer or an op), ``merged`` (a product made one dim), ``product``
+    (a product the message shows, such as an element count)."""
+    place: str | None
+    """Where the size was made (``line 15``, ``model.py:15``); ``None`` for ``said`` and
+    ``product``."""
+    pos: int
+    """Which dim of the tensor made there, counted from the end (1: the last)."""
+    by: str | None
+    """The layer or function that made it (``pool``, ``torch.randn``)."""
+    depth: int
+
+@type_check_only
 class Related(TypedDict):
-    """A place a trace line names (``120 came from out_features of fc1 (line 8)``): the span the
+    """A place a trace line names (``120 from out_features of fc1 (line 8)``): the span the
     core rendered as ``line 8``, with that trace line as ``message``."""
 
     message: str

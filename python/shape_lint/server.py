@@ -9,7 +9,7 @@ result the server answers:
 
 - **diagnostics**: the SHP code, a ``codeDescription`` link (the rule URL of the JSON and SARIF
   outputs), and ``relatedInformation`` for each place of the project that the finding's trace
-  names (``120 came from out_features of fc1 (line 8)`` points at line 8 of the buffer,
+  names (``120 from out_features of fc1 (line 8)`` points at line 8 of the buffer,
   ``model.py:14`` at line 14 of that file). The core gives those places as spans
   (``Finding.related``, with a path for another file); nothing is parsed from text here;
 - **hover**: the innermost span under the cursor that held a tensor, with its shape, dtype and
@@ -238,22 +238,35 @@ def innermost(shapes: Sequence[Mapping[str, Any]], row: int, col: int) -> Mappin
 
 
 def view_text(v: Mapping[str, Any]) -> str:
-    """``[4, 120] float32 cpu: 120 from out_features of fc1 (line 8)``."""
+    """``[4, 120] float32 cpu``."""
     parts = [str(v["shape"])]
     parts += [str(v[k]) for k in ("dtype", "device") if v.get(k)]
-    text = " ".join(parts)
-    if v.get("origins"):
-        text += ": " + ", ".join(str(o) for o in v["origins"])
-    return text
+    return " ".join(parts)
+
+
+def origin_items(v: Mapping[str, Any], indent: str = "") -> list[str]:
+    """The origin chains of a reading's sizes as nested Markdown list items: each line of the
+    core's ``origins`` is indented two spaces per step back, e.g. ``2304 = 64·6·6 from pool
+    (line 9), flattened at line 16``, then ``  64 from out_channels of conv2 (line 8)``."""
+    items = []
+    for o in v.get("origins") or ():
+        text = str(o)
+        depth = (len(text) - len(text.lstrip(" "))) // 2
+        items.append(f"{indent}{'  ' * depth}- {text.strip()}")
+    return items
 
 
 def hover_markdown(span: Mapping[str, Any], text: str) -> str:
+    """The shape of every reading of a span, each with where its sizes came from (the whole
+    chain, one list item per step)."""
     views = list(span["views"])
     title = f"`{span['name'] or text}`"
     if len(views) == 1:
-        return f"{title}: `{view_text(views[0])}`"
+        return "\n".join([f"{title}: `{view_text(views[0])}`", *origin_items(views[0])])
     lines = [f"{title}, on {len(views)} paths:"]
-    lines += [f"- `{view_text(v)}`" for v in views]
+    for v in views:
+        lines.append(f"- `{view_text(v)}`")
+        lines += origin_items(v, "  ")
     return "\n".join(lines)
 
 

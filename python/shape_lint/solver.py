@@ -280,7 +280,7 @@ def _incomplete(message: str) -> dict[str, Any]:
     return {
         "code": "SHP002", "name": "analysis-incomplete", "message": message,
         "row": 1, "col": 1, "end_row": 1, "end_col": 1,
-        "trace": [], "condition": None, "related": [], "fix": None,
+        "trace": [], "origins": [], "condition": None, "related": [], "fix": None,
     }
 
 

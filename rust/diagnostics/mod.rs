@@ -14,6 +14,8 @@ pub struct Finding {
     pub end_col: usize,
     /// Where the offending values came from, innermost last (shown by the `full` format).
     pub trace: Vec<String>,
+    /// The origin chains of the sizes the message shows, as the trace's first lines tell them.
+    pub origins: Vec<OriginLink>,
     /// The path condition under which the line fails, or `None` when it always fails.
     pub condition: Option<String>,
     /// The places of the project that the trace names (`fc1 (line 8)`, `model.py:14`), each
@@ -22,6 +24,32 @@ pub struct Finding {
     /// A fix that makes this check pass (one literal number replaced), when one is known and
     /// the fixed file analyses without this or any new finding (`crate::fixes`).
     pub fix: Option<Fix>,
+}
+
+/// One link of the origin chain of a size a finding's message shows (`models::origins`):
+/// `2304 = 64·6·6 from pool (line 9), flattened at line 16`, then what each factor came from,
+/// a step deeper. What `tests/test_origins.py` checks against torch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OriginLink {
+    pub text: String,
+    /// The size, when it is a number.
+    pub value: Option<i128>,
+    /// `said` (a size a layer or a data source fixes), `written` (an argument of a call),
+    /// `output` (computed by a layer or an op), `merged` (a product made one dim), `product`
+    /// (a product the message shows, such as an element count: made nowhere).
+    pub kind: &'static str,
+    /// Where the size was made (`line 15`, `model.py:15`); none for `said`.
+    pub place: Option<String>,
+    /// Which dim of the tensor made there, counted from the end (1: the last).
+    pub pos: usize,
+    /// The layer or function that made it (`pool`, `torch.randn`), as the program names it.
+    pub by: Option<String>,
+    /// 0 for the size the message shows, then one more for each step back.
+    pub depth: usize,
+}
+
+impl OriginLink {
+    pub const KINDS: [&'static str; 5] = ["said", "written", "output", "merged", "product"];
 }
 
 /// A suggested fix: it changes behaviour, so it is "unsafe" in ruff's terms.

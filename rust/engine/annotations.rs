@@ -11,7 +11,6 @@
 //! string annotation) leaves the parameter a tensor of unknown shape.
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use crate::ir::{Const, Expr, ExprKind, FuncDef};
 use crate::models::ctx::ModelCtx;
@@ -217,7 +216,7 @@ fn shape_of(interp: &mut Interp, tokens: &[Token], param: &str, named: &mut Name
                 if !named.dims.contains_key(n) {
                     let sym = interp.syms.fresh(n, 1);
                     interp.syms.set_param(&sym, crate::shape::Param { name: n.to_string(), kind: crate::shape::ParamKind::Input, default: None });
-                    let d = Dim::known(sym, Some(Rc::from(format!("{n} in the annotation of {param}"))));
+                    let d = Dim::known(sym, Some(crate::value::Origin::said(format!("{n} in the annotation of {param}"))));
                     named.dims.insert(n.clone(), d);
                 }
                 dims.push(named.dims[n].clone());

@@ -58,11 +58,11 @@ impl<'a> Interp<'a> {
                         q => q,
                     };
                     if let Some(query) = query {
-                        let (message, trace) = msg(self);
+                        let (message, trace, origins) = self.render(st, site, rule, msg);
                         let condition = self.path_condition(st);
                         // inside the zoo: at the innermost user call, like the outcome
                         let site = self.user_span(site);
-                        self.undecided.push(Pending { site, rule, message, trace, condition, query });
+                        self.undecided.push(Pending { site, rule, message, trace, origins, condition, query });
                         self.count_check(site, CheckVerdict::Exported);
                         // a call summary would not replay the export
                         self.flagged += 1;
@@ -82,20 +82,64 @@ impl<'a> Interp<'a> {
                 // free parameters) is a candidate too, with its query
                 if self.settings.free_params {
                     if let Some(query) = self.export_query(st, site, &violated) {
-                        let (message, trace) = msg(self);
+                        let (message, trace, origins) = self.render(st, site, rule, msg);
                         let condition = self.path_condition(st);
                         let site = self.user_span(site);
-                        self.undecided.push(Pending { site, rule, message: message.clone(), trace: trace.clone(), condition, query });
+                        self.undecided.push(Pending { site, rule, message: message.clone(), trace: trace.clone(), origins: origins.clone(), condition, query });
                         self.flagged += 1;
-                        self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace, fix })));
+                        self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace, origins, fix })));
                         return false;
                     }
                 }
-                let (message, trace) = msg(self);
-                self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace, fix })));
+                let (message, trace, origins) = self.render(st, site, rule, msg);
+                self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace, origins, fix })));
                 false
             }
         }
+    }
+
+    /// A check's message and trace, with the origin chains of the dims the message shows
+    /// (`ModelCtx::cite`): the first link of each (at most two, the ones not made on the
+    /// checked line itself) ends the message, `2304 = 64·6·6 from pool (line 9), flattened at
+    /// line 16`; every link leads the trace, indented by its depth. The sizes a message shows
+    /// on their own are the ones it is about; without one, the last dim with an origin of the
+    /// shapes it shows stands for where the tensor came from. Only for shape errors (`SHP1xx`).
+    fn render(&self, st: &State, site: Span, rule: &'static Rule, msg: impl FnOnce(&Interp) -> (String, Vec<String>)) -> (String, Vec<String>, Vec<crate::models::origins::Link>) {
+        if rule.family != crate::rules::Family::Shape {
+            // (where a size came from is what a shape error is about, not a device's or a loop's)
+            let (message, trace) = msg(self);
+            return (message, trace, Vec::new());
+        }
+        let outer = self.cited.replace(Some(Vec::new()));
+        let (mut message, trace) = msg(self);
+        let cited = self.cited.replace(outer).unwrap_or_default();
+        let primary: Vec<&Dim> = cited.iter().filter(|(_, p)| *p).map(|(d, _)| d).collect();
+        let cited: Vec<&Dim> = if primary.is_empty() { cited.iter().rev().take(1).map(|(d, _)| d).collect() } else { primary.into_iter().filter(|d| d.why.is_some()).collect() };
+        if cited.is_empty() {
+            return (message, trace, Vec::new());
+        }
+        let here = self.place(site);
+        let mut links: Vec<crate::models::origins::Link> = Vec::new();
+        let mut tails: Vec<String> = Vec::new();
+        for d in cited {
+            let chain = crate::models::origins::chain(self, st, d);
+            let Some(first) = chain.first() else { continue };
+            if links.iter().any(|l| l.depth == 0 && l.text == first.text) {
+                continue;
+            }
+            // (a size written on the failing line itself tells nothing the line does not)
+            let local = first.kind == "written" && first.place.as_deref() == Some(here.as_str());
+            if !local && tails.len() < 2 {
+                tails.push(first.text.clone());
+            }
+            links.extend(chain);
+        }
+        if !tails.is_empty() {
+            message = format!("{message} ({})", tails.join("; "));
+        }
+        let mut lines = crate::models::origins::lines(&links);
+        lines.extend(trace);
+        (message, lines, links)
     }
 
     /// Count a check's verdict for the statistics (`engine::Stats::checks`), and with
@@ -127,6 +171,6 @@ impl<'a> Interp<'a> {
     /// Record an opt-in diagnostic (SHP9xx) at `site` without ending the path: the line runs,
     /// but is almost certainly wrong.
     pub fn warn(&mut self, st: &State, site: Span, rule: &'static Rule, message: String) {
-        self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace: Vec::new(), fix: None })));
+        self.record(st, site, Verdict::Violated(Box::new(Violation { rule, message, trace: Vec::new(), origins: Vec::new(), fix: None })));
     }
 }

@@ -84,6 +84,15 @@ impl ModelCtx for Interp<'_> {
         Interp::line(self, span)
     }
 
+    fn cite(&self, d: &Dim, primary: bool) {
+        // (a size shown on its own counts without an origin: the shapes then stand for nothing)
+        if (primary || d.why.is_some())
+            && let Some(c) = self.cited.borrow_mut().as_mut()
+        {
+            c.push((d.clone(), primary));
+        }
+    }
+
     fn place(&self, span: Span) -> String {
         Interp::place(self, span)
     }

@@ -391,7 +391,7 @@ impl Cuts {
         let clock = self.cut.iter().any(|c| c.1 == Budget::Clock) || (self.cut.is_empty() && interp.steps <= s.max_steps);
         let rest = if clock { format!("{rest} (a wall-clock limit: another machine may get further)") } else { rest };
         let v = AnalysisIncomplete::Cut { reason, rest };
-        Some(Finding { rule: &RULE, message: crate::rules::violation::Violation::message(&v), row: 1, col: 1, end_row: 1, end_col: 1, trace: Vec::new(), condition: None, related: Vec::new(), fix: None })
+        Some(Finding { rule: &RULE, message: crate::rules::violation::Violation::message(&v), row: 1, col: 1, end_row: 1, end_col: 1, trace: Vec::new(), origins: Vec::new(), condition: None, related: Vec::new(), fix: None })
     }
 }
 

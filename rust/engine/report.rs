@@ -204,12 +204,14 @@ impl<'a> Interp<'a> {
         match self.project.module_of(span.file) {
             Some(m) => {
                 let text = format!("{}:{}", m.display, m.lines.row(span.start));
-                self.places.borrow_mut().entry(text.clone()).or_insert(span);
+                if !self.hovering.get() {
+                    self.places.borrow_mut().entry(text.clone()).or_insert(span);
+                }
                 text
             }
             None => {
                 let text = format!("line {}", self.file.row(span.start));
-                if span.file == FileId::MAIN {
+                if span.file == FileId::MAIN && !self.hovering.get() {
                     self.places.borrow_mut().entry(text.clone()).or_insert(span);
                 }
                 text
@@ -436,7 +438,7 @@ pub fn findings_in(interp: &Interp, outcomes: &[Outcome], file: FileId) -> Vec<F
         let related = super::shapes::related(interp, &trace);
         // a fix only for a line that fails on every path reaching it
         let fix = if all_fail && condition.is_none() { v.fix.as_ref().and_then(|h| fix_of(interp, h, file)) } else { None };
-        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, condition, related, fix });
+        out.push(Finding { rule: v.rule, message, row, col, end_row, end_col, trace, origins: v.origins.clone(), condition, related, fix });
     }
     out
 }
@@ -500,7 +502,7 @@ pub fn undecided_in(interp: &Interp, outcomes: &[Outcome], pending: &[Pending], 
             None => p.message.clone(),
         };
         out.push(crate::diagnostics::Undecided {
-            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), condition: p.condition.clone(), related: super::shapes::related(interp, &p.trace), fix: None },
+            finding: Finding { rule: p.rule, message, row, col, end_row, end_col, trace: p.trace.clone(), origins: p.origins.clone(), condition: p.condition.clone(), related: super::shapes::related(interp, &p.trace), fix: None },
             context: p.query.context.clone(),
             precondition: p.query.precondition.clone(),
             params: free_params(&interp.syms, &p.query.symbols),

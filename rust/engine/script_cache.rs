@@ -19,9 +19,9 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::scripts::{PlaceOut, ScriptResult, Seen};
-use crate::diagnostics::{Edit, Finding, Fix, FreeParam, Undecided};
+use crate::diagnostics::{Edit, Finding, Fix, FreeParam, OriginLink, Undecided};
 
-const FORMAT: &str = "shape-lint script result 2\n";
+const FORMAT: &str = "shape-lint script result 3\n";
 
 /// The file of the entry for `key` (the salt and the shared result's own key) in the project
 /// at `root`.
@@ -142,6 +142,16 @@ impl Writer {
         self.at((f.end_row, f.end_col));
         self.n(f.trace.len());
         f.trace.iter().for_each(|t| self.s(t));
+        self.n(f.origins.len());
+        for o in &f.origins {
+            self.s(&o.text);
+            self.opt_n(o.value);
+            self.s(o.kind);
+            self.opt_s(o.place.as_deref());
+            self.n(o.pos);
+            self.opt_s(o.by.as_deref());
+            self.n(o.depth);
+        }
         self.opt_s(f.condition.as_deref());
         // (`related` is found when a file takes the finding: always empty here)
         self.n(u8::from(f.fix.is_some()));
@@ -234,6 +244,17 @@ impl Reader<'_> {
         let message = self.s()?;
         let ((row, col), (end_row, end_col)) = (self.at()?, self.at()?);
         let trace = (0..self.count()?).map(|_| self.s()).collect::<Option<Vec<_>>>()?;
+        let mut origins = Vec::new();
+        for _ in 0..self.count()? {
+            let text = self.s()?;
+            let value = self.opt_n()?;
+            let kind = self.s()?;
+            let kind = *OriginLink::KINDS.iter().find(|k| **k == kind)?;
+            let place = if self.flag()? { Some(self.s()?) } else { None };
+            let pos = self.n()?;
+            let by = if self.flag()? { Some(self.s()?) } else { None };
+            origins.push(OriginLink { text, value, kind, place, pos, by, depth: self.n()? });
+        }
         let condition = if self.flag()? { Some(self.s()?) } else { None };
         let fix = if self.flag()? {
             let message = self.s()?;
@@ -247,7 +268,7 @@ impl Reader<'_> {
         } else {
             None
         };
-        Some(Finding { rule, message, row, col, end_row, end_col, trace, condition, related: Vec::new(), fix })
+        Some(Finding { rule, message, row, col, end_row, end_col, trace, origins, condition, related: Vec::new(), fix })
     }
 }
 
@@ -266,6 +287,10 @@ mod tests {
             end_row: 3,
             end_col: 9,
             trace: vec!["a".into(), "".into()],
+            origins: vec![
+                OriginLink { text: "2304 = 64·6·6, flattened at \u{E000}1\u{E001}".into(), value: Some(2304), kind: "merged", place: Some("\u{E000}1\u{E001}".into()), pos: 1, by: None, depth: 0 },
+                OriginLink { text: "64 from out_channels of conv2 (line 8)".into(), value: None, kind: "said", place: None, pos: 0, by: Some("conv2".into()), depth: 1 },
+            ],
             condition: Some("n < 2".into()),
             related: Vec::new(),
             fix: Some(Fix { message: "use 8".into(), edits: vec![Edit { content: "8".into(), row: 3, col: 5, end_row: 3, end_col: 6, start: 40, end: 41 }] }),

@@ -63,6 +63,7 @@ use super::shapes::{PlaceAt, place_of, related_among};
 use crate::ir::{FileId, Span};
 use crate::parse::ParsedFile;
 use crate::value::State;
+use crate::diagnostics::OriginLink;
 use crate::{Finding, Settings, Undecided};
 
 /// The places a shared run rendered, each as a token: `\u{E000}k\u{E001}` for the `k`-th
@@ -388,7 +389,8 @@ impl View<'_> {
     fn finding(&self, f: &Finding, places: &BTreeMap<String, PlaceAt>) -> Finding {
         let trace: Vec<String> = f.trace.iter().map(|t| self.render(t)).collect();
         let related = if places.is_empty() { Vec::new() } else { related_among(places.iter().map(|(t, at)| (t.as_str(), at)), &trace, |at| (*at).clone()) };
-        Finding { message: self.render(&f.message), condition: f.condition.as_ref().map(|c| self.render(c)), trace, related, ..f.clone() }
+        let origins = f.origins.iter().map(|o| OriginLink { text: self.render(&o.text), place: o.place.as_ref().map(|p| self.render(p)), ..o.clone() }).collect();
+        Finding { message: self.render(&f.message), condition: f.condition.as_ref().map(|c| self.render(c)), trace, origins, related, ..f.clone() }
     }
 }
 

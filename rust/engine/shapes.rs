@@ -42,15 +42,19 @@ impl Interp<'_> {
     fn tensor_view(&self, st: &State, t: &Tensor) -> TensorView {
         let shape = st.resolve(&t.shape);
         let mut origins = Vec::new();
+        // each dim's origin chain (`models::origins`), once for dims that tell the same
+        let mut firsts: Vec<String> = Vec::new();
+        self.hovering.set(true);
         for d in &shape.dims {
-            if let (Some(p), Some(why)) = (&d.v, &d.why) {
-                let text = st.facts.normalize(p).display(&self.syms);
-                let line = format!("{text} from {why}");
-                if !origins.contains(&line) {
-                    origins.push(line);
-                }
+            let chain = crate::models::origins::chain(self, st, d);
+            if let Some(first) = chain.first()
+                && !firsts.contains(&first.text)
+            {
+                firsts.push(first.text.clone());
+                origins.extend(crate::models::origins::lines(&chain));
             }
         }
+        self.hovering.set(false);
         TensorView {
             shape: show_shape(&self.syms, st, &t.shape),
             dtype: t.dtype.and_then(dtype_name).map(String::from),
@@ -130,7 +134,7 @@ mod tests {
         let (findings, _) = analyze(NET);
         assert_eq!(findings.len(), 1);
         let rows: Vec<(usize, &str)> = findings[0].related.iter().map(|r| (r.row, r.message.as_str())).collect();
-        assert!(rows.contains(&(8, "120 came from out_features of fc1 (line 8)")), "{rows:?}");
+        assert!(rows.contains(&(8, "120 from out_features of fc1 (line 8)")), "{rows:?}");
         assert!(rows.iter().any(|(row, m)| *row == 9 && m.starts_with("fc2 (line 9)")), "{rows:?}");
     }
 
@@ -145,7 +149,7 @@ mod tests {
         let concrete = h.views.iter().find(|v| v.shape == "[4, 120]").expect("the script's run");
         assert_eq!(concrete.dtype.as_deref(), Some("float32"));
         assert_eq!(concrete.device.as_deref(), Some("cpu"));
-        assert_eq!(concrete.origins, vec!["120 from out_features of fc1 (line 8)".to_string()]);
+        assert_eq!(concrete.origins, vec!["4 from torch.randn at line 17".to_string(), "120 from out_features of fc1 (line 8)".to_string()]);
         // the expression `self.fc1(x)` (columns 13 to 24) has the same tensors
         assert!(spans.iter().any(|s| s.row == 12 && s.col == 13 && s.name.is_none() && s.views.contains(concrete)));
         // a name read: `h` in `self.fc2(h)`

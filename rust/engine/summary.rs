@@ -256,7 +256,7 @@ impl Interp<'_> {
                     // the loader's batch size taken for a batch of data of unknown length: the
                     // size a run sees may be smaller
                     // (or over a standard split, whose length the files decide)
-                    Some(p) if matches!(d.why.as_deref(), Some(crate::models::torch::data::FULL_BATCH_ASSUMED | crate::models::torch::data::SPLIT_BATCH)) => {
+                    Some(p) if matches!(d.why.as_deref().and_then(crate::value::Origin::said_text), Some(crate::models::torch::data::FULL_BATCH_ASSUMED | crate::models::torch::data::SPLIT_BATCH)) => {
                         DimText::Sym(format!("≤{}", p.display(&self.syms)))
                     }
                     Some(p) => match p.as_const() {

@@ -173,7 +173,13 @@ pub trait ModelCtx {
         Formula::eq_opt(a.v.as_ref(), b.v.as_ref())
     }
 
+    /// Note that a check's message shows `d` (while it renders: the message then ends with the
+    /// origin of each dim it shows, `models::origins`): on its own (`primary`, the size the
+    /// message is about), or as a dim of a shape it shows.
+    fn cite(&self, _d: &Dim, _primary: bool) {}
+
     fn show_dim(&self, d: &Dim) -> String {
+        self.cite(d, true);
         match &d.v {
             Some(p) => p.display(self.syms()),
             None => "?".into(),
@@ -182,6 +188,7 @@ pub trait ModelCtx {
 
     /// A dim in the path's terms (facts applied).
     fn show_dim_in(&self, st: &State, d: &Dim) -> String {
+        self.cite(d, true);
         match &d.v {
             Some(p) => st.facts.normalize(p).display(self.syms()),
             None => "?".into(),
@@ -189,6 +196,9 @@ pub trait ModelCtx {
     }
 
     fn show_shape(&self, st: &State, s: &Shape) -> String {
+        for d in &st.resolve(s).dims {
+            self.cite(d, false);
+        }
         show_shape(self.syms(), st, s)
     }
 
@@ -220,7 +230,7 @@ pub trait ModelCtxExt: ModelCtx {
 
     /// Check that a layer's input dim `got` is the size `want` the layer expects. `v` builds the
     /// violation from the input shape, `got` and `want` as text; the trace says where `got` came
-    /// from, then `extra` lines. Returns false when the path ends here (torch raises).
+    /// from (`models::origins`), then `extra` lines. Returns false when the path ends here (torch raises).
     #[allow(clippy::too_many_arguments)]
     fn expect_dim<V: Violation>(
         &mut self,
@@ -237,12 +247,7 @@ pub trait ModelCtxExt: ModelCtx {
         self.check(st, site, eq.not(), |cx| {
             let shown = cx.show_shape(st, input);
             let (gs, ws) = (cx.show_dim_in(st, got), want.display(cx.syms()));
-            let mut trace = Vec::new();
-            if let Some(w) = &got.why {
-                trace.push(format!("{gs} came from {w}"));
-            }
-            trace.extend(extra);
-            (v(shown, gs, ws), trace)
+            (v(shown, gs, ws), extra)
         })
     }
 }

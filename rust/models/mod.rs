@@ -8,6 +8,7 @@
 
 pub mod builtins;
 pub mod numpy;
+pub mod origins;
 pub mod ctx;
 pub mod registry;
 pub mod stdlib;

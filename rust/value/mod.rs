@@ -5,6 +5,7 @@ pub mod branches;
 pub mod gc;
 pub mod heap;
 pub mod join;
+pub mod origin;
 pub mod pmap;
 pub mod reads;
 pub mod taken;
@@ -13,6 +14,7 @@ pub mod walks;
 pub use branches::Branches;
 pub use heap::Heap;
 pub use join::reset_lineages;
+pub use origin::{Origin, Why};
 pub use pmap::{PMap, Vars};
 
 use std::cell::RefCell;
@@ -51,7 +53,7 @@ pub struct FixAlt {
 #[derive(Debug, Clone)]
 pub struct Dim {
     pub v: Option<Poly>,
-    pub why: Option<Rc<str>>,
+    pub why: Option<Why>,
 }
 
 impl PartialEq for Dim {
@@ -61,7 +63,7 @@ impl PartialEq for Dim {
 }
 
 impl Dim {
-    pub fn known(v: Poly, why: Option<Rc<str>>) -> Dim {
+    pub fn known(v: Poly, why: Option<Why>) -> Dim {
         Dim { v: Some(v), why }
     }
     pub fn konst(c: i128) -> Dim {

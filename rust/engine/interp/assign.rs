@@ -72,7 +72,9 @@ impl<'a> Interp<'a> {
     /// Bind the name `n` (at `span`) to `v` on `st`, as an assignment does.
     pub(super) fn assign_name(&mut self, n: &Name, span: Span, v: Value, st: &mut State, ctx: &Ctx) {
         self.log_shape(st, span, n, &v);
-        let v = self.label_value(st, v, n);
+        // (a local of the zoo's embedded code, `layers` of torchvision's builders, is no name
+        // the user gave nor one torch knows the layer by)
+        let v = if crate::engine::modules::is_embedded(span) { v } else { self.label_value(st, v, n) };
         self.set_var(st, ctx, n, v);
     }
 

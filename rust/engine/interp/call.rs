@@ -436,12 +436,15 @@ impl<'a> Interp<'a> {
 
     #[allow(clippy::too_many_arguments)]
     fn annotation_violation(&mut self, st: &State, span: Span, func: &str, what: &str, v: &Value, spec: String, why: String) {
-        let shape = match v {
-            Value::Tensor(t) => crate::models::ctx::ModelCtx::show_shape(self, st, &st.resolve(&t.shape)),
-            _ => String::new(),
-        };
         let (func, what) = (func.to_string(), what.to_string());
-        crate::models::ctx::ModelCtxExt::check(self, st, span, crate::shape::Tri::True, |_| (crate::rules::shape::AnnotationShapeMismatch::Mismatch { func, what, shape, spec, why }, Vec::new()));
+        crate::models::ctx::ModelCtxExt::check(self, st, span, crate::shape::Tri::True, |cx| {
+            // (shown while the message renders: its dims' origins end it)
+            let shape = match v {
+                Value::Tensor(t) => cx.show_shape(st, &st.resolve(&t.shape)),
+                _ => String::new(),
+            };
+            (crate::rules::shape::AnnotationShapeMismatch::Mismatch { func, what, shape, spec, why }, Vec::new())
+        });
     }
 
     fn instantiate(&mut self, class: ObjId, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals {

@@ -88,6 +88,8 @@ pub struct Violation {
     pub rule: &'static Rule,
     pub message: String,
     pub trace: Vec<String>,
+    /// The origin chains of the dims the message shows (`models::origins`).
+    pub origins: Vec<crate::models::origins::Link>,
     /// The fix the model suggested for this check (`ModelCtx::suggest_fix`).
     pub fix: Option<crate::value::FixHint>,
 }
@@ -126,6 +128,7 @@ pub struct Pending {
     pub rule: &'static Rule,
     pub message: String,
     pub trace: Vec<String>,
+    pub origins: Vec<crate::models::origins::Link>,
     pub condition: Option<String>,
     pub query: Query,
 }
@@ -218,6 +221,12 @@ pub struct Interp<'a> {
     /// The places (`line 8`, `model.py:14`) rendered for spans of the project, each with the first span
     /// it was rendered for: where a trace line points (`engine::shapes::related`).
     pub places: std::cell::RefCell<BTreeMap<String, Span>>,
+    /// Set while a hover's origins render: their places are not the ones a finding's related
+    /// information points at (`places` keeps the first span rendered for a place text, and the
+    /// CLI's run records no hovers).
+    pub hovering: std::cell::Cell<bool>,
+    /// The dims a check's message showed while it rendered (`ModelCtx::cite`), when one does.
+    pub cited: std::cell::RefCell<Option<Vec<(Dim, bool)>>>,
     /// A run shared by every file it loads (`engine::scripts`): each project file is the
     /// checked one, and places are rendered as tokens, for each of them later.
     pub shared_run: Option<crate::engine::scripts::Tokens>,
@@ -386,6 +395,8 @@ impl<'a> Interp<'a> {
             blocks: Vec::new(),
             next_block_is_loop_body: false,
             places: Default::default(),
+            cited: Default::default(),
+            hovering: Default::default(),
             shared_run: None,
             summary: None,
             gen_frames: Vec::new(),

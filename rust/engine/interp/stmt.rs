@@ -31,7 +31,10 @@ impl<'a> Interp<'a> {
             }
             StmtKind::Assign { targets, value } => {
                 self.set_label(match targets.first() {
-                    Some(Target::Name(n, _)) | Some(Target::Attr(_, n, _)) => Some(n.clone()),
+                    // (not a local of the zoo's embedded code: `layers` of torchvision's builders
+                    // is no name the user gave nor one torch knows the layer by)
+                    Some(Target::Name(n, span)) if !crate::engine::modules::is_embedded(*span) => Some(n.clone()),
+                    Some(Target::Attr(_, n, _)) => Some(n.clone()),
                     _ => None,
                 });
                 let vals = self.eval(value, st, ctx);

@@ -37,7 +37,13 @@ impl Ren<'_> {
     }
     pub(super) fn dim(&self, d: &Dim) -> Dim {
         match &d.v {
-            Some(p) if !self.syms.is_identity() => Dim { v: Some(self.poly(p)), why: d.why.clone() },
+            Some(p) if !self.syms.is_identity() => Dim {
+                v: Some(self.poly(p)),
+                why: match &d.why {
+                    Some(w) if w.symbolic() => Some(std::rc::Rc::new(w.rename(&|p| self.poly(p)))),
+                    w => w.clone(),
+                },
+            },
             _ => d.clone(),
         }
     }

@@ -52,6 +52,19 @@ pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwarg
     })
 }
 
+/// The sizes given to the factory `torch.{f}` at `span`, each known one with that origin
+/// (`32 from torch.randn at line 21`) unless it has its own.
+fn written(mut dims: Vec<Dim>, f: &str, span: Span) -> Vec<Dim> {
+    let n = dims.len();
+    let by: Rc<str> = Rc::from(format!("torch.{f}"));
+    for (i, d) in dims.iter_mut().enumerate() {
+        if d.v.is_some() && d.why.is_none() {
+            d.why = Some(Rc::new(Origin::Written { by: by.clone(), at: span, pos: (n - i).min(u8::MAX as usize) as u8 }));
+        }
+    }
+    dims
+}
+
 /// Whether values of this dtype are integers the bounds describe.
 fn integral(dtype: Option<DType>) -> bool {
     matches!(dtype, Some(DType::Long | DType::Int))
@@ -71,6 +84,7 @@ fn zeros(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwargs: &[(N
     let size_kw = kwargs.iter().find(|(k, _)| &**k == "size").map(|(_, v)| vec![v.clone()]);
     let a = size_kw.unwrap_or_else(|| args.to_vec());
     let Some(dims) = sizes(cx, &mut st, &a) else { return vec![(st, Value::Unknown)] };
+    let dims = written(dims, f, span);
     let dtype = dt.unwrap_or(Some(DType::Float));
     let values = match f {
         "zeros" => IntBounds::exact(0, 0, "torch.zeros", span),
@@ -85,6 +99,7 @@ fn full(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value
     let mut st = st;
     let dt = arg_dtype(kwargs);
     let Some(dims) = args.first().and_then(|a| sizes(cx, &mut st, std::slice::from_ref(a))) else { return vec![(st, Value::Unknown)] };
+    let dims = written(dims, "full", span);
     let dtype = dt.unwrap_or(match args.get(1) {
         Some(Value::Int(_)) => Some(DType::Long),
         Some(Value::Bool(_)) => Some(DType::Bool),
@@ -110,6 +125,7 @@ fn randint(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Va
         _ => None,
     };
     let Some(dims) = size.and_then(|s| sizes(cx, &mut st, std::slice::from_ref(&s))) else { return vec![(st, Value::Unknown)] };
+    let dims = written(dims, "randint", span);
     // the bounds, positionally only: `randint(high, size)`, `randint(low, high, size)`
     let size_kw = kwargs.iter().any(|(k, _)| &**k == "size");
     let named = kwargs.iter().any(|(k, _)| matches!(&**k, "low" | "high"));

@@ -467,7 +467,7 @@ pub fn batches_of(cx: &mut dyn ModelCtx, st: &State, loader: &Value, full_run: b
     let last = n % bs;
     // the full batches and the last one all run: a branch on this size is not a choice
     let batch = cx.fresh_every_sym("batch", 1);
-    let why = split_len(&st0, &ds).then(|| Rc::from(SPLIT_BATCH));
+    let why = split_len(&st0, &ds).then(|| crate::value::Origin::said(SPLIT_BATCH));
     let mut out = Vec::new();
     for size in [bs, last] {
         let mut s = st0.clone();
@@ -585,11 +585,11 @@ pub fn batch_of(cx: &mut dyn ModelCtx, st: &mut State, loader: &Value) -> Option
         // an empty dataset has no batch (a loop over it never runs)
         (_, Some(n)) if n <= 0 => return None,
         (Value::Int(p), Some(n)) => match p.as_const() {
-            Some(bc) if split_len(st, &ds) => Dim::known(Poly::constant(bc.min(n)), Some(Rc::from(SPLIT_BATCH))),
+            Some(bc) if split_len(st, &ds) => Dim::known(Poly::constant(bc.min(n)), Some(crate::value::Origin::said(SPLIT_BATCH))),
             Some(bc) => Dim::konst(bc.min(n)),
-            None => Dim::known(p.clone(), Some(Rc::from(FULL_BATCH_ASSUMED))),
+            None => Dim::known(p.clone(), Some(crate::value::Origin::said(FULL_BATCH_ASSUMED))),
         },
-        (Value::Int(p), None) => Dim::known(p.clone(), Some(Rc::from(FULL_BATCH_ASSUMED))),
+        (Value::Int(p), None) => Dim::known(p.clone(), Some(crate::value::Origin::said(FULL_BATCH_ASSUMED))),
         _ => cx.fresh_dim("batch"),
     };
     let count = b.as_const();

@@ -172,7 +172,7 @@ fn narrow(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, args: &[V
     let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &end);
     if !cx.check(&st, span, violated, |cx| {
         let shown = cx.show_shape(&st, &s);
-        let (es, ns) = (end.display(cx.syms()), n.display(cx.syms()));
+        let (es, ns) = (end.display(cx.syms()), cx.show_dim(&s.dims[i]));
         (IndexOutOfRange::Narrow { end: es, dim: i.to_string(), size: ns, shape: shown }, Vec::new())
     }) {
         return Vec::new();
@@ -322,6 +322,7 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
                     let kk = k;
                     if !cx.check(&st, span, Tri::from_bool(c >= n || c < -n), |cx| {
                         let shown = cx.show_shape(&st, &s);
+                        cx.cite(d, true);
                         (IndexOutOfRange::Subscript { index: c.to_string(), dim: kk.to_string(), size: n.to_string(), shape: shown }, Vec::new())
                     }) {
                         return Vec::new();

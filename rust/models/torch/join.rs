@@ -142,6 +142,9 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
             if !cx.check(&st, span, cx.dim_eq_f(x, y).not(), |cx| {
                 let a = cx.show_shape(&st, &shapes[0]);
                 let bsh = cx.show_shape(&st, s);
+                // (what the message is about: the two sizes that differ)
+                cx.cite(x, true);
+                cx.cite(y, true);
                 let (op, first, index, other, dim) = (name.to_string(), a, k.to_string(), bsh, j.to_string());
                 let v = if stack { ConcatShapeMismatch::Stack { op, first, index, other, dim } } else { ConcatShapeMismatch::Cat { op, first, index, other, dim } };
                 (v, Vec::new())
@@ -162,7 +165,9 @@ fn cat_stack(cx: &mut dyn ModelCtx, st: State, stack: bool, args: &[Value], kwar
     if stack {
         out.insert(di, Dim::konst(shapes.len() as i128));
     } else {
-        out[di] = Dim { v: total, why: None };
+        let parts: Vec<Dim> = shapes.iter().filter_map(|s| s.dims.get(di).cloned()).collect();
+        let why = Origin::merged("concatenated", span, out_rank - di, &parts);
+        out[di] = Dim { v: total, why };
     }
     vec![(st, tensor_value(Shape::known(out), dtype))]
 }

@@ -131,16 +131,8 @@ pub fn matmul(cx: &mut dyn ModelCtx, st: State, f: &str, a: Value, b: Value, spa
     let kb = if sb.prefix.is_none() && nb == 1 { &sb.dims[0] } else if nb >= 2 { &sb.dims[nb - 2] } else { return vec![(st, Value::Unknown)] };
     let eq = cx.dim_eq_f(ka, kb);
     let (shown_a, shown_b) = (cx.show_shape(&st, &sa), cx.show_shape(&st, &sb));
-    let (da, db) = (cx.show_dim(ka), cx.show_dim(kb));
-    let mut trace = Vec::new();
-    if let Some(w) = &ka.why {
-        trace.push(format!("{da} came from {w}"));
-    }
-    if let Some(w) = &kb.why {
-        trace.push(format!("{db} came from {w}"));
-    }
     let op = if f == "matmul" { "@".to_string() } else { format!("torch.{f}") };
-    if !cx.check(&st, span, eq.not(), |_| (MatmulShapeMismatch::Inner { op: op.clone(), lhs: shown_a, rhs: shown_b, da, db }, trace)) {
+    if !cx.check(&st, span, eq.not(), |cx| (MatmulShapeMismatch::Inner { op: op.clone(), lhs: shown_a, rhs: shown_b, da: cx.show_dim(ka), db: cx.show_dim(kb) }, Vec::new())) {
         return Vec::new();
     }
     // result shape

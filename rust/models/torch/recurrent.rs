@@ -220,17 +220,20 @@ pub fn run(cx: &mut dyn ModelCtx, st: State, cfg: &Config, l: &Layer, which: Rnn
     if !input_size_fits(cx, &st, s, &cfg.input_size, &who, &kind, span) {
         return None;
     }
-    let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
+    // (the output's features: both directions' hidden states, or their projections, side by side)
+    let size = if cfg.proj.is_some() { "proj_size" } else { "hidden_size" };
+    let said = |text: String| l.label.as_ref().map(|lbl| crate::value::Origin::said(format!("{text} of {lbl}")));
+    let both = |lbl: &std::rc::Rc<str>| crate::value::Origin::said(format!("2·{size} of {lbl}, bidirectional"));
     let mut odims = s.dims[..r - 1].to_vec();
-    odims.push(Dim { v: h_out.mul(&Poly::constant(d)), why: why.clone() });
+    odims.push(Dim { v: h_out.mul(&Poly::constant(d)), why: if d == 2 { l.label.as_ref().map(both) } else { said(size.to_string()) } });
     let nl = Dim { v: cfg.layers.mul(&Poly::constant(d)), why: None };
-    let state = |last: &Poly| {
+    let state = |last: &Poly, what: &str| {
         let mut v = vec![nl.clone()];
         v.extend(batch.clone());
-        v.push(Dim { v: Some(last.clone()), why: why.clone() });
+        v.push(Dim { v: Some(last.clone()), why: said(what.to_string()) });
         v
     };
-    let (hs, cs) = (state(&h_out), state(&cfg.hidden));
+    let (hs, cs) = (state(&h_out, size), state(&cfg.hidden, "hidden_size"));
     if let Some(h) = &h0
         && !check_state(cx, &st, h, &hs, &format!("{who}{kind} initial hidden state"), span)
     {
@@ -298,7 +301,7 @@ pub fn cell(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, which: Rnn,
         if !input_size_fits(cx, &st, &s, &input_size, &who, &kind, span) {
             continue;
         }
-        let why = l.label.clone().map(|lbl| Rc::from(format!("hidden_size of {lbl}")));
+        let why = l.label.clone().map(|lbl| crate::value::Origin::said(format!("hidden_size of {lbl}")));
         let mut hdims: Vec<Dim> = s.dims[..r - 1].to_vec();
         hdims.push(Dim { v: Some(hidden.clone()), why });
         let mut ok = Some(true);

@@ -74,7 +74,7 @@ fn topk_sort(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name: 
             let violated = Formula::cmp(&n, crate::shape::Rel::Lt, &k);
             if !cx.check(&st, span, violated, |cx| {
                 let shown = cx.show_shape(&st, &s);
-                let (ks, ns) = (k.display(cx.syms()), n.display(cx.syms()));
+                let (ks, ns) = (k.display(cx.syms()), cx.show_dim(&dims[i]));
                 (IndexOutOfRange::TopK { k: ks, dim: i.to_string(), shape: shown, size: ns }, Vec::new())
             }) {
                 return Vec::new();

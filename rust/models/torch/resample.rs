@@ -167,7 +167,8 @@ fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, wha
             }) {
                 return Vec::new();
             }
-        *d = Dim { v: new, why: None };
+        let why = new.as_ref().map(|_| Origin::output(made_by(what), span, i + 1, Some(d)));
+        *d = Dim { v: new, why };
     }
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
 }
@@ -223,7 +224,7 @@ fn pixel_shuffle(cx: &mut dyn ModelCtx, st: State, t: &Tensor, factor: &Value, u
     } else {
         if let Some(v) = c.as_const()
             && !cx.check(&st, span, Tri::from_bool(v % (f * f) != 0), |cx| {
-                (InvalidShapeArgument::Shuffle { op: what.into(), channels: v.to_string(), input: cx.show_shape(&st, &s), factor2: (f * f).to_string() }, Vec::new())
+                (InvalidShapeArgument::Shuffle { op: what.into(), channels: cx.show_dim(c), input: cx.show_shape(&st, &s), factor2: (f * f).to_string() }, Vec::new())
             }) {
                 return Vec::new();
             }
@@ -329,7 +330,8 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, a: InterpolateArgs,
             _ => None,
         };
         let Some(v) = v else { return vec![(st, Value::Unknown)] };
-        dims.extend(v.into_iter().map(|p| Dim { v: p, why: None }));
+        let by = made_by(what);
+        dims.extend(v.into_iter().enumerate().map(|(i, p)| Dim { why: p.as_ref().map(|_| Origin::output(by.clone(), span, n - i, None)), v: p }));
     } else if let Some(sc) = scale {
         let num = |v: &Value| match v {
             Value::Float(Some(f)) => Some(*f),
@@ -347,7 +349,8 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, a: InterpolateArgs,
             v => num(v).map(|f| vec![f; n]),
         };
         let Some(factors) = factors else { return vec![(st, Value::Unknown)] };
-        for (d, f) in s.dims[2..].iter().zip(factors) {
+        let by = made_by(what);
+        for (i, (d, f)) in s.dims[2..].iter().zip(factors).enumerate() {
             let v = match (d.as_const(), f.fract() == 0.0) {
                 (Some(c), _) => {
                     let o = ((c as f64) * f).floor() as i128;
@@ -361,8 +364,18 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, a: InterpolateArgs,
                 (None, true) if f >= 1.0 => d.v.as_ref().and_then(|p| p.mul(&Poly::constant(f as i128))),
                 _ => None,
             };
-            dims.push(Dim { v, why: None });
+            dims.push(Dim { why: v.as_ref().map(|_| Origin::output(by.clone(), span, n - i, Some(d))), v });
         }
     }
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
+}
+
+/// What the origins of a resampling's output sizes name: the layer's label of `what`
+/// (`up (line 15)` of `up (line 15): Upsample`), or the function (`F.pad`).
+fn made_by(what: &str) -> std::rc::Rc<str> {
+    let by = match what.split_once(": ") {
+        Some((label, _)) => label,
+        None => what.split(" (").next().unwrap_or(what),
+    };
+    std::rc::Rc::from(by)
 }

@@ -73,7 +73,10 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
     if let (Some(total), Some(pk)) = (&total, &prod_known) {
         // (shown only in a message: built when one is)
         let shown = |cx: &dyn ModelCtx| cx.show_shape(&st, &s);
-        let tshow = |cx: &dyn ModelCtx| format!("[{}]", target.iter().map(|d| cx.show_dim(d)).collect::<Vec<_>>().join(", "));
+        // (the sizes asked for are the message's numbers, not what it is about: the input's
+        // element count is, with where its factors came from)
+        let tshow = |cx: &dyn ModelCtx| format!("[{}]", target.iter().map(|d| d.v.as_ref().map_or_else(|| "?".into(), |p| p.display(cx.syms()))).collect::<Vec<_>>().join(", "));
+        let cite_total = |cx: &dyn ModelCtx| cx.cite(&Dim { v: Some(total.clone()), why: Origin::merged("", span, 0, &s.dims) }, true);
         if minus.is_empty() {
             // a fix: the one size that makes the element counts agree (`engine::report::fix_of`
             // keeps it where that size is the only literal candidate)
@@ -92,6 +95,7 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
             let eq = Formula::cmp(total, crate::shape::Rel::Eq, pk);
             if !cx.check(&st, span, eq.not(), |cx| {
                 let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
+                cite_total(cx);
                 (ReshapeSizeMismatch::Numel { op: name.into(), target: tshow(cx), input: shown(cx), numel: tt, new: pp }, Vec::new())
             }) {
                 return Vec::new();
@@ -108,11 +112,14 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
             let violated = if pk.as_const() == Some(0) { Formula::Const(true) } else { violated };
             if !cx.check(&st, span, violated, |cx| {
                 let (tt, pp) = (total.display(cx.syms()), pk.display(cx.syms()));
+                cite_total(cx);
                 (ReshapeSizeMismatch::NotDivisible { op: name.into(), target: tshow(cx), input: shown(cx), numel: tt, known: pp }, Vec::new())
             }) {
                 return Vec::new();
             }
-            out[minus[0]] = Dim { v: total.floordiv(pk), why: None };
+            let m = minus[0];
+            let why = merged_by_view(&s, &target, m, span, name);
+            out[m] = Dim { v: total.floordiv(pk), why };
         }
     } else if let Some(&i) = minus.first() {
         out[i] = Dim::unknown();
@@ -322,6 +329,29 @@ fn transpose(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, a: i128, b: i128,
     layout::permute_results(res, t, &perm, "transpose", span)
 }
 
+/// The origin of the size `-1` infers at `m` in `target` (`x.view(x.size(0), -1)`): the
+/// product of the input dims it stands for when the sizes around it are the input's own at
+/// both ends, else the output of the op at `span`.
+fn merged_by_view(s: &Shape, target: &[Dim], m: usize, span: Span, name: &str) -> Option<Why> {
+    let (n, k) = (s.dims.len(), target.len());
+    let (head, tail) = (m, k - m - 1);
+    if s.prefix.is_none() && head + tail < n {
+        let same = |a: &Dim, b: &Dim| a.v.is_some() && a.v == b.v;
+        let heads = (0..head).all(|i| same(&target[i], &s.dims[i]));
+        let tails = (0..tail).all(|i| same(&target[k - 1 - i], &s.dims[n - 1 - i]));
+        if heads && tails {
+            let parts = &s.dims[head..n - tail];
+            if parts.len() == 1 {
+                return parts[0].why.clone();
+            }
+            if let Some(w) = Origin::merged(if name == "view" { "viewed" } else { "reshaped" }, span, tail + 1, parts) {
+                return Some(w);
+            }
+        }
+    }
+    Some(Origin::output(Rc::from(name), span, k - m, None))
+}
+
 pub fn flatten(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, sd: i128, ed: i128, span: Span, what: &str) -> Vals {
     let s = st.resolve(&t.shape);
     let Some(rank) = s.rank() else {
@@ -345,7 +375,8 @@ pub fn flatten(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, sd: i128, ed: i
         return Vec::new();
     }
     let mut dims = s.dims[..i].to_vec();
-    dims.push(Dim { v: numel(&s.dims[i..=j]), why: None });
+    let pos = rank - j;
+    dims.push(Dim { v: numel(&s.dims[i..=j]), why: crate::value::Origin::merged("flattened", span, pos, &s.dims[i..=j]) });
     dims.extend(s.dims[j + 1..].iter().cloned());
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
 }

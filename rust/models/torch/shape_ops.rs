@@ -465,7 +465,7 @@ fn index_in_range(cx: &mut dyn ModelCtx, st: &State, s: &Shape, i: usize, k: i12
     let kp = Poly::constant(k);
     let violated = if k >= 0 { cx.poly_cmp(st, &n, Rel::Le, &kp) } else { cx.poly_cmp(st, &n, Rel::Lt, &Poly::constant(-k)) };
     cx.check(st, span, violated, |cx| {
-        let (shown, ns) = (cx.show_shape(st, s), n.display(cx.syms()));
+        let (shown, ns) = (cx.show_shape(st, s), cx.show_dim(&s.dims[i]));
         (IndexOutOfRange::Select { op: what.into(), index: k.to_string(), dim: i.to_string(), shape: shown, size: ns }, Vec::new())
     })
 }

@@ -37,8 +37,9 @@ rounding (`(n + 7) // 8 * 8`) and padding make the query for those values UNSAT,
 silent. A line that fails for every value is a default finding (SHP1xx), not this one. Z3's
 `unknown` or a timeout (per query and per file) is silence. The counterexample is checked by
 analysing the program again with those values: the line is reported only when that run fails
-there, and the message is that run's, with the shapes at those values (`Conv2d: input size 2x2
-gives output size 0x0, which is too small (0 < 1) (fails when --size=30)`).
+there, and the message is that run's, with the shapes at those values and where they came from
+(`Conv2d: input size 2x2 gives output size 0x0, which is too small (0 < 1) (2 from net[4] (line
+17) at line 22) (fails when --size=30)`).
 
 ## Why is this bad?
 A stack of unpadded stride-2 convs works at the default `--size` and shrinks to nothing at a

@@ -201,7 +201,7 @@ fn linear(cx: &mut dyn ModelCtx, st: State, t: &Tensor, inf: &Poly, outf: Option
         return Vec::new();
     }
     let mut dims = s.dims.clone();
-    let why = l.label.clone().map(|lbl| Rc::from(format!("out_features of {lbl}")));
+    let why = l.label.clone().map(|lbl| crate::value::Origin::said(format!("out_features of {lbl}")));
     *dims.last_mut().unwrap() = Dim { v: outf, why };
     vec![(st, tensor_value(Shape { prefix: s.prefix, dims }, t.dtype))]
 }
@@ -272,7 +272,7 @@ fn check_index_dtype(cx: &mut dyn ModelCtx, st: &State, t: &Tensor, what: &str, 
 /// The embedding dim of an `nn.Embedding`/`nn.EmbeddingBag` layer, with where it came from.
 fn embedding_dim(l: &Layer) -> Option<Dim> {
     let dim = l.args.get("embedding_dim").and_then(|v| v.as_int()).cloned()?;
-    let why = l.label.clone().map(|lbl| Rc::from(format!("embedding_dim of {lbl}")));
+    let why = l.label.clone().map(|lbl| crate::value::Origin::said(format!("embedding_dim of {lbl}")));
     Some(Dim { v: Some(dim), why })
 }
 
