@@ -7,13 +7,17 @@ The report holds ``ok`` (bool: the program ran to completion or exited with stat
 ``exc_type``, ``error`` (``"Type: first line of the message"``) and ``frames``: the traceback
 as ``[[absolute file, line], ...]``, innermost first, all files included, and ``calls``: the
 program's model calls as torch's forward hooks see them (``forward_hooks.py``; what
-``test_summary.py`` compares ``shape-lint summary`` with, from the same run). A fixture that
+``test_summary.py`` compares ``shape-lint summary`` with, from the same run). A fixture marked
+with a shape error (``# error: SHP1xx``) also has ``sizes`` and ``modules``: the sizes its lines
+made and its layers' sizes (``size_recorder.py``; what ``test_origins.py`` checks the origin
+chains of its finding against). A fixture that
 imports torchvision where it cannot be imported (see ``torchvision_compat.py``) is not run: its
 report has ``skip``, the reason. Used by ``test_oracle.py`` (through ``oracle_reports.py``) and
 ``test_fixes.py``; it is not a test module itself.
 """
 import json
 import os
+import re
 import runpy
 import shlex
 import sys
@@ -21,9 +25,11 @@ import traceback
 
 import forward_hooks  # tests/, next to this script
 import simulated_cuda  # tests/, next to this script
+import size_recorder  # tests/, next to this script
 import torchvision_compat  # tests/, next to this script
 
 ARGV = "# oracle: argv "
+SHAPE_ERROR = re.compile(r"#\s*error:\s*SHP1\d\d\b")
 
 
 def main():
@@ -63,6 +69,9 @@ def run(fixture, report):
             json.dump(out, f)
         return
     out["calls"] = forward_hooks.install()
+    if SHAPE_ERROR.search(text):
+        # the sizes its lines make, for the origin chains of its finding (test_origins.py)
+        out["sizes"], out["modules"] = size_recorder.install(fixture)
     try:
         runpy.run_path(fixture, run_name="__main__")
     except SystemExit as e:
