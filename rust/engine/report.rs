@@ -204,14 +204,14 @@ impl<'a> Interp<'a> {
         match self.project.module_of(span.file) {
             Some(m) => {
                 let text = format!("{}:{}", m.display, m.lines.row(span.start));
-                if !self.hovering.get() {
+                if !self.quiet_places.get() {
                     self.places.borrow_mut().entry(text.clone()).or_insert(span);
                 }
                 text
             }
             None => {
                 let text = format!("line {}", self.file.row(span.start));
-                if span.file == FileId::MAIN && !self.hovering.get() {
+                if span.file == FileId::MAIN && !self.quiet_places.get() {
                     self.places.borrow_mut().entry(text.clone()).or_insert(span);
                 }
                 text

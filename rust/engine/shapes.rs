@@ -44,7 +44,7 @@ impl Interp<'_> {
         let mut origins = Vec::new();
         // each dim's origin chain (`models::origins`), once for dims that tell the same
         let mut firsts: Vec<String> = Vec::new();
-        self.hovering.set(true);
+        self.quiet_places.set(true);
         for d in &shape.dims {
             let chain = crate::models::origins::chain(self, st, d);
             if let Some(first) = chain.first()
@@ -54,7 +54,7 @@ impl Interp<'_> {
                 origins.extend(crate::models::origins::lines(&chain));
             }
         }
-        self.hovering.set(false);
+        self.quiet_places.set(false);
         TensorView {
             shape: show_shape(&self.syms, st, &t.shape),
             dtype: t.dtype.and_then(dtype_name).map(String::from),

@@ -221,10 +221,11 @@ pub struct Interp<'a> {
     /// The places (`line 8`, `model.py:14`) rendered for spans of the project, each with the first span
     /// it was rendered for: where a trace line points (`engine::shapes::related`).
     pub places: std::cell::RefCell<BTreeMap<String, Span>>,
-    /// Set while a hover's origins render: their places are not the ones a finding's related
-    /// information points at (`places` keeps the first span rendered for a place text, and the
-    /// CLI's run records no hovers).
-    pub hovering: std::cell::Cell<bool>,
+    /// Set while places render that a finding's related information must not point at: a
+    /// hover's origins, and a check's own site when its message compares a place with it
+    /// (`places` keeps the first span rendered for a place text; the CLI's run renders no
+    /// hovers).
+    pub quiet_places: std::cell::Cell<bool>,
     /// The dims a check's message showed while it rendered (`ModelCtx::cite`), when one does.
     pub cited: std::cell::RefCell<Option<Vec<(Dim, bool)>>>,
     /// A run shared by every file it loads (`engine::scripts`): each project file is the
@@ -396,7 +397,7 @@ impl<'a> Interp<'a> {
             next_block_is_loop_body: false,
             places: Default::default(),
             cited: Default::default(),
-            hovering: Default::default(),
+            quiet_places: Default::default(),
             shared_run: None,
             summary: None,
             gen_frames: Vec::new(),
