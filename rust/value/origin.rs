@@ -21,6 +21,10 @@ pub type Why = Rc<Origin>;
 /// otherwise (bounded work and memory on deep models; the full form shows this many steps).
 pub const MAX_DEPTH: u8 = 8;
 
+/// At most this many parts make a merged origin (a product of more, or a concatenation of more
+/// tensors, has none: a message line stays readable, and the work bounded on hostile input).
+pub const MAX_PARTS: usize = 8;
+
 #[derive(Debug)]
 pub enum Origin {
     /// A size a layer or a data source fixes, as text: `out_channels of conv2 (line 8)`.
@@ -67,7 +71,7 @@ impl Origin {
     /// The product of `parts` made one dim at `at`; `None` when no part has an origin (nothing
     /// to tell beyond the product) or a part is not known.
     pub fn merged(how: &'static str, at: Span, pos: usize, parts: &[Dim]) -> Option<Why> {
-        if parts.len() < 2 || parts.iter().any(|d| d.v.is_none()) || parts.iter().all(|d| d.why.is_none()) {
+        if parts.len() < 2 || parts.len() > MAX_PARTS || parts.iter().any(|d| d.v.is_none()) || parts.iter().all(|d| d.why.is_none()) {
             return None;
         }
         let mut parts = parts.to_vec();
@@ -132,3 +136,65 @@ impl PartialEq for Origin {
 }
 
 impl Eq for Origin {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::FileId;
+
+    fn at(start: u32) -> Span {
+        Span { file: FileId::MAIN, start, end: start + 1 }
+    }
+
+    fn written(v: i128, start: u32) -> Dim {
+        Dim::known(Poly::constant(v), Some(Rc::new(Origin::Written { by: Rc::from("torch.randn"), at: at(start), pos: 1 })))
+    }
+
+    #[test]
+    fn a_chain_reaches_max_depth_steps_back_then_starts_anew() {
+        let mut d = written(64, 0);
+        for i in 0..20 {
+            d = Dim::known(Poly::constant(64), Some(Origin::output(Rc::from("conv"), at(10 + i), 1, Some(&d))));
+            assert!(d.why.as_ref().unwrap().depth() <= MAX_DEPTH, "step {i}");
+        }
+        // the eighth output keeps no input: its chain starts again
+        let depths: Vec<u8> = {
+            let mut d = written(64, 0);
+            (0..10)
+                .map(|i| {
+                    d = Dim::known(Poly::constant(64), Some(Origin::output(Rc::from("conv"), at(10 + i), 1, Some(&d))));
+                    d.why.as_ref().unwrap().depth()
+                })
+                .collect()
+        };
+        assert_eq!(depths, vec![2, 3, 4, 5, 6, 7, 8, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_product_of_many_parts_or_of_parts_without_origins_has_none() {
+        let many: Vec<Dim> = (0..=MAX_PARTS as u32).map(|i| written(2, i)).collect();
+        assert!(Origin::merged("flattened", at(100), 1, &many).is_none());
+        assert!(Origin::merged("flattened", at(100), 1, &many[..MAX_PARTS]).is_some());
+        assert!(Origin::merged("flattened", at(100), 1, &[Dim::konst(4), Dim::konst(5)]).is_none());
+        // an unknown part: no product to tell
+        assert!(Origin::merged("flattened", at(100), 1, &[written(4, 0), Dim::unknown()]).is_none());
+    }
+
+    #[test]
+    fn origins_are_equal_when_their_text_would_be() {
+        let a = Origin::output(Rc::from("pool"), at(5), 2, Some(&written(32, 0)));
+        let b = Origin::output(Rc::from("pool"), at(5), 2, Some(&written(32, 0)));
+        let other_input = Origin::output(Rc::from("pool"), at(5), 2, Some(&written(32, 1)));
+        assert_eq!(a, b);
+        assert_ne!(a, other_input);
+        // a renaming reaches the dims inside
+        let sym = Dim::known(Poly::constant(7), None);
+        let m = Origin::merged("flattened", at(9), 1, &[written(3, 0), sym]).unwrap();
+        assert!(!m.symbolic());
+        let renamed = m.rename(&|p| p.add_const(1).unwrap());
+        match renamed {
+            Origin::Merged { parts, .. } => assert_eq!(parts.iter().map(|d| d.as_const()).collect::<Vec<_>>(), vec![Some(4), Some(8)]),
+            o => panic!("{o:?}"),
+        }
+    }
+}
