@@ -50,10 +50,20 @@ fn walk(cx: &dyn ModelCtx, st: &State, d: &Dim, depth: usize, out: &mut Vec<Link
         }
         Origin::Output { by, at, pos, from, .. } => {
             let place = cx.place(*at);
-            link.text = format!("{v} from {by} at {place}");
+            // a run of calls of the same layer at the same place (a helper block's conv, called
+            // for each block): one link, with the run's length
+            let (mut next, mut calls) = (from.as_ref(), 1);
+            while let Some(Origin::Output { by: b, at: a, from: f, .. }) = next.and_then(|d| d.why.as_deref())
+                && b == by
+                && a == at
+            {
+                (next, calls) = (f.as_ref(), calls + 1);
+            }
+            let run = if calls > 1 { format!(", the last of {calls} calls there") } else { String::new() };
+            link.text = format!("{v} from {by} at {place}{run}");
             (link.kind, link.place, link.pos, link.by) = ("output", Some(place), *pos as usize, Some(bare(by)));
             out.push(link);
-            if let Some(f) = from {
+            if let Some(f) = next {
                 walk(cx, st, f, depth + 1, out);
             }
             return;
