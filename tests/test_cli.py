@@ -200,6 +200,10 @@ def test_rule_lists_its_message_templates_after_the_doc(engine, capsys):
         "\n## Messages\n"
         "- `{op}: {lhs} @ {rhs}: inner dimensions differ ({da} vs {db})`\n"
         "- `torch.bmm: {lhs} @ {rhs}: batch sizes differ`\n"
+        "\n## Where sizes came from\n"
+        "Where the analysis knows where the size a message is about came from, the message ends with it, "
+        "e.g. `(2304 = 64·6·6 from pool (line 9), flattened at line 16)`; `--output-format full` shows "
+        "the whole chain, a step deeper per line.\n"
     )
     # a rule without templates has no Messages section
     code, out, _ = run(capsys, "rule", "SHP102")
@@ -214,6 +218,8 @@ def test_rule_messages_are_the_registry_templates(capsys):
     code, out, _ = run(capsys, "rule", "SHP101")
     assert code == 0
     doc, messages = out.split("\n## Messages\n")
+    messages, _, origins = messages.partition("\n## Where sizes came from\n")
+    assert "2304 = 64·6·6" in origins  # (a shape error's: the origin chain it ends with)
     assert doc.rstrip("\n").endswith(rules["SHP101"]["doc"].rstrip("\n"))
     assert messages.splitlines() == [f"- `{m}`" for m in rules["SHP101"]["messages"]]
     linear = "{who}input {input} does not fit Linear(in_features={in_features}): last dim {last}"

@@ -943,12 +943,17 @@ def _cmd_version(stdout: TextIO) -> int:
 
 def _rule_markdown(r: Mapping[str, Any]) -> str:
     """A rule's documentation, then the templates of the messages it renders (``{field}``
-    placeholders are what each finding fills in)."""
+    placeholders are what each finding fills in) and, for a shape error, what the message ends
+    with."""
     doc = str(r["doc"]).rstrip("\n")
     out = f"# {r['name']} ({r['code']})\n\n{doc}\n"
     messages = list(r.get("messages") or [])
     if messages:
         out += "\n## Messages\n" + "".join(f"- `{m}`\n" for m in messages)
+        if str(r["code"]).startswith("SHP1"):
+            out += ("\n## Where sizes came from\nWhere the analysis knows where the size a message is about "
+                    "came from, the message ends with it, e.g. `(2304 = 64·6·6 from pool (line 9), flattened "
+                    "at line 16)`; `--output-format full` shows the whole chain, a step deeper per line.\n")
     return out
 
 
