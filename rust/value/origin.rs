@@ -2,7 +2,7 @@
 //! (`2304 = 64·6·6 from pool (line 9) flattened at line 16`) and that `--output-format full`,
 //! hover and the editor's related information show whole.
 //!
-//! An origin names places by span; the engine renders them (`engine::origins`) only when a
+//! An origin names places by span; `models::origins` renders them only when a
 //! message, a hover or a summary needs the text. Two origins are equal when they would render
 //! the same text: the memo replays a call only for arguments whose dims agree on their origins
 //! (`memo::Iso::value`), so a replayed message never names another caller's lines.
