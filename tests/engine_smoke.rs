@@ -265,3 +265,23 @@ fn forward_entries_survive_a_failing_script() {
         assert_eq!(got, want, "{src}");
     }
 }
+
+/// A leading size of an input of unknown rank (`x.size(0)` in a `forward` analysed on its own)
+/// is a size of its own, not the input's last dim: a guard on the batch size says nothing of
+/// what `fc` takes (torch runs this with `torch.randn(32, 784)`; the build before reported
+/// `input [*, 32] does not fit Linear(in_features=784)`). A wrong input still fails at `fc`.
+#[test]
+fn a_leading_size_of_an_input_of_unknown_rank_is_not_its_last_dim() {
+    let model = |guard: &str, out: &str| {
+        format!(
+            "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(784, 10)\n\n    def forward(self, x):\n        if {guard}:\n            raise ValueError(\"bad input\")\n        B = x.size(0)\n        return {out}\n"
+        )
+    };
+    for out in ["self.fc(x)", "self.fc(x.view(B, -1))"] {
+        let f = check_source(&model("x.size(0) != 32", out), "m.py", &Settings::default());
+        assert!(f.is_empty(), "{out}: {f:?}");
+    }
+    // a call with a wrong input still fails at fc
+    let f = check_source(&(model("x.size(0) != 32", "self.fc(x)") + "\n\nM()(torch.randn(32, 100))\n"), "m.py", &Settings::default());
+    assert_eq!(f.iter().map(|x| (x.row, x.rule.code)).collect::<Vec<_>>(), vec![(14, "SHP101")], "{f:?}");
+}

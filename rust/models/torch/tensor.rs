@@ -588,8 +588,11 @@ fn one_element(cx: &mut dyn ModelCtx, st: &State, name: &str, t: &Tensor, s: &Sh
     })
 }
 
+/// Where the leading sizes of a tensor of unknown rank are kept among its refinements
+/// (`ModelCtx::refine_dim`'s slots; the trailing dims a layer gives it use the low ones).
+const LEADING_SLOTS: usize = 1 << 16;
+
 pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: Span) -> Vals {
-    let mut st = st;
     let s = st.resolve(&t.shape);
     if let Some(rank) = s.rank() {
         return match check_dim(cx, &st, &s, d, span, "size") {
@@ -607,17 +610,15 @@ pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: 
         let v = s.dims[s.dims.len() - (-d) as usize].v.clone().map(Value::Int).unwrap_or_else(|| Value::Int(cx.fresh_int_sym("n", 0)));
         return vec![(st, v)];
     }
-    if d >= 0 && s.dims.is_empty() {
-        // first use: the tensor has at least d+1 dims
+    if d >= 0 && d < 8 && s.dims.is_empty() {
+        // a leading size of a tensor of unknown rank: a size of its own, the same one for each
+        // read of this tensor. It is not bound into the shape: a shape knows trailing dims
+        // only (`[*, ...]`), and binding `[*rest, B]` made `x.size(0)` the *last* dim, so
+        // `if x.size(0) != 32: raise` then `Linear(784)(x)` was reported. The tie between
+        // this size and the first dim a later layer gives the shape is lost (never a guess).
         let var = s.prefix.unwrap();
-        let rest = cx.refine_var(var);
         let names = ["B", "d1", "d2", "d3", "d4", "d5", "d6", "d7"];
-        let mut dims = Vec::new();
-        for k in 0..=(d as usize).min(7) {
-            dims.push(cx.refine_dim(var, k, names[k]));
-        }
-        let v = dims[d as usize].v.clone();
-        st.bind_shape(var, Shape { prefix: Some(rest), dims });
+        let v = cx.refine_dim(var, LEADING_SLOTS + d as usize, names[d as usize]).v;
         return vec![(st, v.map(Value::Int).unwrap_or(Value::Unknown))];
     }
     vec![(st, Value::Unknown)]
