@@ -354,6 +354,26 @@ fn model_summary<'py>(
         }
         d.set_item("layers", layers)?;
         d.set_item("incomplete", c.incomplete.clone())?;
+        let accepts = PyList::empty(py);
+        for k in &c.accepts {
+            let kd = PyDict::new(py);
+            kd.set_item("inputs", k.inputs.clone())?;
+            kd.set_item("dims", k.dims.clone())?;
+            kd.set_item("params", k.params.clone())?;
+            kd.set_item("smt", &k.smt)?;
+            let clauses = PyList::empty(py);
+            for cl in &k.clauses {
+                let cd = PyDict::new(py);
+                cd.set_item("text", &cl.text)?;
+                cd.set_item("line", cl.line)?;
+                cd.set_item("fixed", cl.fixed)?;
+                cd.set_item("smt", &cl.smt)?;
+                clauses.append(cd)?;
+            }
+            kd.set_item("clauses", clauses)?;
+            accepts.append(kd)?;
+        }
+        d.set_item("accepts", accepts)?;
         out.append(d)?;
     }
     Ok(out)

@@ -54,13 +54,13 @@ def _stop_servers():
             proc.wait(timeout=10)
 
 
-def _run_forked(path, workdir, report):
+def _run_forked(path, workdir, report, replace=None):
     """Run one fixture in a child of this thread's fork server: (exit status or "timeout",
     its output). ``None`` when the server is gone."""
     output = workdir / "output.txt"
     proc = _server()
     try:
-        proc.stdin.write(json.dumps({"fixture": str(path), "report": str(report), "cwd": str(workdir), "output": str(output), "timeout": TIMEOUT_S}) + "\n")
+        proc.stdin.write(json.dumps({"fixture": str(path), "report": str(report), "cwd": str(workdir), "output": str(output), "timeout": TIMEOUT_S, "replace": replace}) + "\n")
         proc.stdin.flush()
         line = proc.stdout.readline()
     except (BrokenPipeError, OSError):
@@ -71,13 +71,17 @@ def _run_forked(path, workdir, report):
     return json.loads(line)["status"], text
 
 
-def run_fixture(path, workdir):
-    """Run one fixture through the runner; return its report (see oracle_runner.py). Where
+def run_fixture(path, workdir, replace=None):
+    """Run one fixture through the runner; return its report (see oracle_runner.py). With
+    `replace` (``{"model", "shapes"}``), the first call of that model class gets inputs of those
+    sizes (where processes fork only; else the report has ``skip``). Where
     processes fork, it runs in a child of a fork server that imported torch once (the same
     fresh interpreter state for each fixture, without paying torch's import each time)."""
     workdir.mkdir(parents=True, exist_ok=True)
     report = workdir / "report.json"
-    forked = _run_forked(path, workdir, report) if hasattr(os, "fork") else None
+    forked = _run_forked(path, workdir, report, replace) if hasattr(os, "fork") else None
+    if replace is not None and forked is None:
+        return {"ok": False, "skip": "inputs are replaced in a forked run only", "frames": [], "calls": []}
     if forked is not None:
         status, output = forked
         if status == "timeout":

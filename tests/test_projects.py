@@ -477,3 +477,43 @@ def test_flake8_with_two_jobs_and_the_cli_agree_and_the_cache_answers_the_second
                 solver.check_source(path.read_text(encoding="utf-8"), str(path), {"solver": False})
             times.append(time.perf_counter() - t0)
         CACHE_TIMES[label] = (t_cold, t_warm, times[0], times[1])
+
+
+def test_the_real_input_of_each_clean_project_model_meets_its_contract(reports, copies):
+    """The input contract (``summary --model``, issue 30 item 3) of each model class a clean
+    project defines and calls, against the sizes of its first call in the oracle's run: the
+    real input meets it (``test_contracts.py`` does the same for the fixtures)."""
+    from shape_lint import summary
+    from test_contracts import bind, holds
+
+    checked, broken, unchecked = [], [], []
+    for (kind, name), report in reports.items():
+        if kind != "clean" or not report.get("ok"):
+            continue
+        root = copies("clean", name)[0]
+        seen = set()
+        for call in report.get("calls") or []:
+            model, sizes = call.get("model"), call.get("input_shapes")
+            if model in seen or call.get("broken") or not sizes or None in sizes:
+                continue
+            seen.add(model)
+            defining = [p for p in sorted(root.rglob("*.py")) if re.search(rf"^class {re.escape(model)}\b", p.read_text(encoding="utf-8"), re.M)]
+            if len(defining) != 1:
+                continue
+            path = defining[0]
+            ranks = [len(s) for s in sizes]
+            readings = [c for c in summary.summarise(path.read_text(encoding="utf-8"), str(path), model) if c.get("input_ranks") == ranks]
+            verdicts = []
+            for k in [k for c in readings[:1] for k in c.get("accepts", [])]:
+                env = bind(k, sizes)
+                verdicts.append(None if env is None else False if env is False else holds(k, env))
+            if True in verdicts:
+                checked.append((name, model))
+            elif verdicts and all(v is False for v in verdicts):
+                broken.append((name, model, sizes, readings[0]["accepts"]))
+            else:
+                unchecked.append((name, model, [k["inputs"] for c in readings[:1] for k in c.get("accepts", [])]))
+    print(f"\ninput contracts of project models met by the real input: {checked}; not comparable: {unchecked}")
+    assert broken == [], broken
+    if len([k for k in reports if k[0] == "clean"]) >= len(PROJECTS) - 2:  # (two need torchvision)
+        assert len(checked) >= 3, checked

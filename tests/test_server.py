@@ -246,6 +246,44 @@ async def test_hover_shows_the_whole_origin_chain(client: LanguageClient):
     assert "- `[4, 392] float32 cpu`\n  - 4 from torch.randn at line 17\n" + chain in text, text
 
 
+SMALL_CNN = """import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SmallCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, 5)
+        self.fc1 = nn.Linear(16 * 12 * 12, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = torch.flatten(x, 1)
+        return self.fc1(x)
+"""
+
+
+@pytest.mark.asyncio
+async def test_hover_on_a_class_shows_its_input_contract(client: LanguageClient):
+    """Hover on a module class's name: what its forward accepts, with the line of each
+    condition and an example (``summary --model``'s contract)."""
+    uri = await open_doc(client, "small_cnn.py", SMALL_CNN)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=5, character=8))
+    )
+    assert hover is not None
+    text = hover.contents.value  # type: ignore[union-attr]
+    assert text.startswith("`SmallCNN`'s forward (its input contract):\ninput rank 4:\n```text\nAccepts: [N, 1, H, W] with\n"), text
+    assert "  16*((H - 6) // 2 + 1)*((W - 6) // 2 + 1) == 2304 (line 15)\n  e.g. [2, 1, 28, 28]\n```" in text, text
+    assert hover.range.start == types.Position(line=5, character=6) and hover.range.end == types.Position(line=5, character=14)
+    # on `nn.Module` of the same line, and on a line that defines none: no contract
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=5, character=20))
+    )
+    assert hover is None or "input contract" not in hover.contents.value  # type: ignore[union-attr]
+
+
 @pytest.mark.asyncio
 async def test_hover_shows_shape_dtype_device_and_origin(client: LanguageClient):
     uri = await open_doc(client, "net.py", BUGGY)

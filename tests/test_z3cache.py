@@ -78,7 +78,10 @@ def test_a_second_run_of_an_unchanged_file_makes_no_z3_call(tmp_path, z3_calls):
     root = make_project(tmp_path / "p")
     first = check(root / "pairs.py")
     assert [(f["row"], f["code"]) for f in first] == [(9, "SHP103")]
-    assert len(z3_calls) == 2  # the precondition against the path, then the path alone
+    # the precondition against the path, then the path alone; then the queries of the input
+    # contract the finding cites (inside a model: `summary.cite`)
+    calls = len(z3_calls)
+    assert calls >= 2
     shards = list((root / cache.CACHE_DIR / "z3" / "v1").glob("*.json"))
     assert shards and all(isinstance(json.loads(s.read_text()), dict) for s in shards)
     # a new process (no memo), and the results cache cannot answer: another project file
@@ -87,7 +90,7 @@ def test_a_second_run_of_an_unchanged_file_makes_no_z3_call(tmp_path, z3_calls):
     (root / "other.py").write_text("x = 1\n")
     cache.forget_stamps()
     assert check(root / "pairs.py") == first
-    assert len(z3_calls) == 2
+    assert len(z3_calls) == calls
 
 
 def test_a_run_answered_from_the_cache_does_not_import_z3(tmp_path):

@@ -320,6 +320,31 @@ class ModelCall(TypedDict):
     layers: list[SummaryLayer]
     incomplete: list[str]
     """Why the record may differ from what torch's hooks see (empty: complete)."""
+    accepts: list[Contract]
+    """With ``model`` and no ``input_size``: the input contract, one per way through
+    ``forward`` (``engine/contract.rs``; ``summary.solve`` asks Z3 about it)."""
+
+@type_check_only
+class Clause(TypedDict):
+    text: str
+    """``16*((H - 6) // 2 + 1)*((W - 6) // 2 + 1) == 2304``."""
+    line: int | None
+    fixed: bool
+    """An equation that fixes an input size, shown in the input's shape."""
+    smt: str | None
+    """The condition as an SMT-LIB term (``None``: not encodable)."""
+
+@type_check_only
+class Contract(TypedDict):
+    inputs: list[str | None]
+    """Each input's shape (``[N, 1, H, W]``; ``None``: not a tensor)."""
+    dims: list[list[str] | None]
+    """Each input's dims as shown (``None``: not a tensor, or of unknown rank)."""
+    params: list[str]
+    """The model's own sizes the contract names (not sizes of the inputs)."""
+    clauses: list[Clause]
+    smt: str
+    """The SMT-LIB context: ``in_I_J`` is declared equal to dim ``J`` of input ``I``."""
 
 def model_summary(
     source: str,

@@ -414,6 +414,8 @@ class ShapeLintServer(LanguageServer):
         )
         self.options = Options()
         self.results: dict[str, Result] = {}
+        #: the input contracts hover shows for a class, by (text, path, class name): the last few
+        self.contracts: dict[tuple[str, str, str], str | None] = {}
         self.pending: dict[str, asyncio.Task[None]] = {}
         # one analysis at a time: the core is single-threaded per file and the machine shared
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="shape-lint-analysis")
@@ -736,9 +738,67 @@ def on_notebook_close(ls: ShapeLintServer, params: types.DidCloseNotebookDocumen
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell, diagnostics=[]))
 
 
+#: A line that defines a class: its name.
+CLASS_LINE = re.compile(r"\s*class\s+([A-Za-z_]\w*)")
+#: How many classes' contracts the server keeps.
+CONTRACTS_KEPT = 16
+
+
+def contract_markdown(name: str, calls: Sequence[Mapping[str, Any]]) -> str | None:
+    """What a module class's ``forward`` accepts (``summary --model``'s input contract, one
+    block per input rank it takes), or ``None`` when there is none (not a model, or nothing
+    known of its inputs)."""
+    from . import summary
+
+    blocks = []
+    for c in calls:
+        if not c.get("accepts"):
+            continue
+        ranks = ", ".join("?" if r is None else str(r) for r in c.get("input_ranks") or [])
+        text = "\n".join(summary._accepts(c["accepts"]))
+        blocks.append(f"input rank {ranks}:\n```text\n{text}\n```" if len(calls) > 1 else f"```text\n{text}\n```")
+    if not blocks:
+        return None
+    return "\n".join([f"`{name}`'s forward (its input contract):", *blocks])
+
+
+def class_hover(ls: ShapeLintServer, uri: str, position: types.Position) -> types.Hover | None:
+    """Hover on the name of a class a text document defines: its input contract."""
+    if ls.workspace.get_notebook_document(cell_uri=uri) is not None:
+        return None
+    doc = ls.workspace.get_text_document(uri)
+    lines = doc.lines
+    if not 0 <= position.line < len(lines):
+        return None
+    m = CLASS_LINE.match(lines[position.line])
+    # (positions in code points: a class name is ASCII, as is what comes before it)
+    if m is None or not m.start(1) <= position.character <= m.end(1):
+        return None
+    name, path = m[1], doc.path or "<buffer>"
+    key = (doc.source, path, name)
+    if key not in ls.contracts:
+        from . import summary
+
+        try:
+            calls = summary.summarise(doc.source, path, name)
+        except Exception:  # noqa: BLE001 - a hover never breaks the server
+            calls = []
+        while len(ls.contracts) >= CONTRACTS_KEPT:
+            ls.contracts.pop(next(iter(ls.contracts)))
+        ls.contracts[key] = contract_markdown(name, calls)
+    text = ls.contracts[key]
+    if text is None:
+        return None
+    r = types.Range(start=types.Position(line=position.line, character=m.start(1)), end=types.Position(line=position.line, character=m.end(1)))
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text), range=r)
+
+
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def on_hover(ls: ShapeLintServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
+    contract = class_hover(ls, uri, params.position)
+    if contract is not None:
+        return contract
     res, _, before = ls.place(uri)
     if res is None or not res.shapes:
         return None

@@ -23,7 +23,8 @@ must go through it too. ``decide(queries)`` answers a list of scripts with ``_so
 Z3 costs 150-500 ms to import, so it is imported on the first call only, never at module import.
 One ``z3.Context`` and ``Solver`` serve the whole process (re-created after a ``fork``); each
 query runs between ``push`` and ``pop`` with a deterministic ``rlimit`` (the same answer on a slow
-CI machine and a fast laptop) and a wall-clock ``timeout`` as a safety net.
+CI machine and a fast laptop) and a wall-clock ``timeout`` as a safety net. A query that asks
+for a model gets a fresh context and solver: a model depends on what the solver saw before.
 """
 
 from __future__ import annotations
@@ -144,6 +145,11 @@ def _z3_solve(script: str, *, model: bool, rlimit: int, timeout_ms: int) -> tupl
             z3, ctx, solver = _solver()
         except ImportError:
             return {"answer": "unknown"}, False
+        if model:
+            # a model depends on what the solver and its context saw before: a fresh pair (5 ms)
+            # gives the same model to the same script in every process, whatever ran there first
+            ctx = z3.Context()
+            solver = z3.Solver(ctx=ctx)
         solver.set("rlimit", int(rlimit))
         solver.set("timeout", int(timeout_ms))
         solver.push()
@@ -317,6 +323,11 @@ def _check_source(source: str, filename: str, options: Mapping[str, Any]) -> lis
     out.syntax_errors = [tuple(e) for e in errors]
     if undecided:
         out.extend(confirm(undecided))
+    # a shape error inside a model cites what the model accepts
+    if any(str(f.get("code", "")).startswith("SHP1") for f in out):
+        from . import summary
+
+        summary.cite(out, source, filename)
     if opts.get("may_fail"):
         # SHP902: a second run with the options as free parameters (``may_fail.py``)
         from . import may_fail

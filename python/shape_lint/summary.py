@@ -6,15 +6,20 @@ The JSON is a list with one object per model call, in call order: ``model`` (the
 at; where the core takes the inputs at several ranks, batched or not, one record per reading),
 ``output_shape`` (ints, or strings for symbolic dims; ``null`` when not one tensor),
 ``total_params`` (``null`` when not known), ``layers`` (the leaf modules called, in call order,
-each ``{"name", "type", "output_shape", "params"}``: what torch's forward hooks see) and
-``complete`` / ``incomplete`` (why a record may differ from torch's: never a guess).
+each ``{"name", "type", "output_shape", "params"}``: what torch's forward hooks see),
+``complete`` / ``incomplete`` (why a record may differ from torch's: never a guess) and, with
+``--model`` without ``--input-size``, ``accepts``: the input contract, one object per way
+through ``forward`` (``solve``): what the inputs must meet for that way to run, as far as the
+core decides it (``engine/contract.rs``), with examples and counterexamples solved by Z3.
+``cite`` ends a shape error inside a model with the condition of its line.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Sequence
 
-__all__ = ["records", "render_text", "summarise"]
+__all__ = ["cite", "records", "render_text", "solve", "summarise"]
 
 
 def summarise(
@@ -41,8 +46,158 @@ def records(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                         "params": l["params"], "depth": l["depth"]} for l in c["layers"]],
             "complete": not c["incomplete"],
             "incomplete": list(dict.fromkeys(c["incomplete"])),
+            **({"accepts": [solve(k) for k in c["accepts"]]} if c.get("accepts") else {}),
         })
     return out
+
+
+#: Z3's resource limit per query of a contract (deterministic), and its wall-clock safety net.
+CONTRACT_RLIMIT = 400_000
+CONTRACT_TIMEOUT_MS = 1_000
+#: The largest size an example takes: first a small one (an input a test can run), then a
+#: larger one (real inputs are small; Z3's first model need not be).
+EXAMPLE_MAX = (64, 4096)
+#: How many times an example is made smaller (its sizes' sum), at most.
+SMALLER_ROUNDS = 8
+
+
+def solve(k: Mapping[str, Any], pins: Mapping[tuple[int, int], int] | None = None) -> dict[str, Any]:
+    """One input contract of the core (``_core.model_summary``'s ``accepts``) as the JSON
+    shows it, its sizes solved by Z3 (``solver._solve``): ``inputs`` (each input's shape, a size
+    the conditions fix shown as that number: ``[N, 3, 32, 32]``), ``params`` (the model's own
+    sizes it names, which the inputs must match: ``in_channels``), ``clauses`` (``{"text",
+    "line", "fixed", "counterexample"}``, in the order ``forward`` checks them;
+    ``counterexample``: input sizes that meet the clauses before it and not this one, so that
+    torch raises at its line, or ``null``) and ``example``: input sizes that meet them all, or
+    ``null`` when Z3 finds none (unknown, or Z3 not installed). Examples prefer square maps and
+    a batch of 2, each size at most 64, else 4096. ``pins`` (``{(input, dim): size}``) fixes
+    sizes in every answer (the model's own sizes of a real run). Sizes of an input of unknown
+    rank are never solved."""
+    dims = [None if d is None else list(d) for d in k.get("dims") or []]
+    clauses = [dict(c) for c in k["clauses"]]
+    names = [(i, j) for i, d in enumerate(dims) if d is not None for j in range(len(d))]
+    terms = [c.get("smt") for c in clauses]
+    pinned = [f"(= in_{i}_{j} {v})" for (i, j), v in sorted((pins or {}).items())]
+    out: dict[str, Any] = {"inputs": list(k["inputs"]), "params": list(k.get("params") or []), "clauses": [], "example": None}
+    solvable = bool(k.get("smt")) and bool(names)
+
+    def shapes(model: Mapping[str, int]) -> list[list[int] | None] | None:
+        got = [None if d is None else [model.get(f"in_{i}_{j}") for j in range(len(d))] for i, d in enumerate(dims)]
+        return None if any(d is not None and None in d for d in got) else got  # type: ignore[return-value]
+
+    def ask(asserts: Sequence[str], *, model: bool = True) -> dict[str, Any]:
+        from . import solver
+
+        script = k["smt"] + "".join(f"(assert {a})\n" for a in [*pinned, *asserts])
+        return solver._solve(script, model=model, rlimit=CONTRACT_RLIMIT, timeout_ms=CONTRACT_TIMEOUT_MS)
+
+    # the spatial sizes of [C, H, W], [N, C, H, W], [N, C, D, H, W] equal; a batch of 2
+    square = [f"(= in_{i}_{j} in_{i}_{j + 1})" for i, d in enumerate(dims) if d is not None and len(d) >= 3
+              for j in range(1 if len(d) == 3 else 2, len(d) - 1) if not (d[j].isdigit() or d[j + 1].isdigit())]
+    batch = [f"(= in_{i}_0 2)" for i, d in enumerate(dims) if d is not None and len(d) >= 2 and not d[0].isdigit()]
+
+    def example(asserts: Sequence[str]) -> list[list[int] | None] | None:
+        for most in EXAMPLE_MAX:
+            bounds = [f"(<= in_{i}_{j} {most})" for i, j in names]
+            for extra in ([*square, *batch], square, batch, []):
+                got = ask([*asserts, *bounds, *extra])
+                if got["answer"] == "sat":
+                    # then smaller ones, while there are (28x28 rather than 29x29)
+                    total = "(+ 0 " + " ".join(f"in_{i}_{j}" for i, j in names) + ")"
+                    for _ in range(SMALLER_ROUNDS):
+                        s = sum(got["model"].get(f"in_{i}_{j}", 0) for i, j in names)
+                        less = ask([*asserts, *bounds, *extra, f"(< {total} {s})"])
+                        if less["answer"] != "sat":
+                            break
+                        got = less
+                    return shapes(got["model"])
+                if not extra:
+                    break
+        return None
+
+    if solvable and None not in terms:
+        every = [t for t in terms if t]
+        out["example"] = example(every)
+        # a size every solution shares is that size
+        if out["example"] is not None:
+            for i, j in names:
+                v = out["example"][i][j]
+                if not dims[i][j].isdigit() and ask([*every, f"(not (= in_{i}_{j} {v}))"], model=False)["answer"] == "unsat":
+                    dims[i][j] = str(v)
+            out["inputs"] = [s if d is None else "[" + ", ".join(d) + "]" for s, d in zip(out["inputs"], dims)]
+    for n, c in enumerate(clauses):
+        ce = None
+        if solvable and None not in terms[: n + 1]:
+            ce = example([*(t for t in terms[:n] if t), f"(not {terms[n]})"])
+        out["clauses"].append({"text": c["text"], "line": c.get("line"), "fixed": bool(c.get("fixed")), "counterexample": ce})
+    return out
+
+
+#: A line that defines a class: its indentation and name.
+_CLASS = re.compile(r"(\s*)class\s+([A-Za-z_]\w*)")
+#: The model classes whose contract one file's findings may cite.
+CITED_CLASSES = 4
+
+
+def cite(findings: list[dict[str, Any]], source: str, filename: str) -> None:
+    """Each shape error (SHP1xx) inside a class that a condition of the class's input contract
+    names (the check at that line) ends with the contract: ``; SmallCNN accepts [N, 1, H, W]
+    with 16*((H - 6) // 2 + 1)*((W - 6) // 2 + 1) == 2304 at line 15, e.g. [2, 1, 28, 28]``.
+    The first reading of ``forward`` with such a condition is cited (the batched one first):
+    what the model accepts, not a claim about the script's input. At most ``CITED_CLASSES``
+    classes per file; a contract that cannot be computed is not cited."""
+    wanted = [f for f in findings if str(f.get("code", "")).startswith("SHP1")]
+    if not wanted:
+        return
+    lines = source.splitlines()
+    contracts: dict[str, list[dict[str, Any]]] = {}
+    for f in wanted:
+        row = f.get("row")
+        if not isinstance(row, int) or not 0 < row <= len(lines):
+            continue
+        name = _enclosing_class(lines, row)
+        if name is None:
+            continue
+        if name not in contracts:
+            if len(contracts) >= CITED_CLASSES:
+                continue
+            try:
+                contracts[name] = summarise(source, filename, name)
+            except Exception:  # noqa: BLE001 - a citation never breaks a check
+                contracts[name] = []
+        note = _cited(name, contracts[name], row)
+        if note and note not in f["message"]:
+            f["message"] = f"{f['message']}; {note}"
+
+
+def _enclosing_class(lines: Sequence[str], row: int) -> str | None:
+    """The class whose body holds 1-based line ``row`` (the innermost), or ``None``."""
+    line = lines[row - 1]
+    indent = len(line) - len(line.lstrip())
+    for i in range(row - 2, -1, -1):
+        text = lines[i]
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        depth = len(text) - len(text.lstrip())
+        if depth < indent:
+            m = _CLASS.match(text)
+            if m:
+                return m[2]
+            indent = depth
+            if depth == 0:
+                return None
+    return None
+
+
+def _cited(name: str, calls: Sequence[Mapping[str, Any]], row: int) -> str | None:
+    for c in calls:
+        for k in c.get("accepts") or []:
+            at = [cl["text"] for cl in k["clauses"] if cl.get("line") == row and not cl.get("fixed")]
+            if at:
+                inputs = ", ".join("?" if s is None else str(s) for s in k["inputs"])
+                eg = ", e.g. " + ", ".join("?" if s is None else _shape(s) for s in k["example"]) if k.get("example") else ""
+                return f"{name} accepts {inputs} with {', '.join(at)} at line {row}{eg}"
+    return None
 
 
 def _shape(s: Sequence[Any] | None) -> str:
@@ -51,6 +206,38 @@ def _shape(s: Sequence[Any] | None) -> str:
 
 def _count(n: int | None) -> str:
     return "?" if n is None else f"{n:,}"
+
+
+_LOWER = re.compile(r"(-?\d+) <= ([A-Za-z_]\w*)")
+
+
+def _accepts(contracts: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The input contract's lines: each way through ``forward``'s inputs, then the conditions
+    they must meet with the line that checks each."""
+    out = []
+    for i, k in enumerate(contracts):
+        inputs = ", ".join("?" if s is None else str(s) for s in k["inputs"])
+        head = "Accepts" if i == 0 else "    or"
+        shown = [cl for cl in k["clauses"] if not cl.get("fixed")]
+        out.append(f"{head}: {inputs}" + (" with" if shown else ""))
+        # the conditions of one line on one line: `6 <= H, 6 <= W (line 13)`
+        lines: dict[Any, list[str]] = {}
+        for cl in shown:
+            texts = lines.setdefault(cl.get("line"), [])
+            # of two lower bounds of one size at one line, the higher (`5 <= H`, `6 <= H`)
+            low = _LOWER.fullmatch(cl["text"])
+            if low:
+                weaker = [t for t in texts if (m := _LOWER.fullmatch(t)) and m[2] == low[2]]
+                if any(int(_LOWER.fullmatch(t)[1]) >= int(low[1]) for t in weaker):  # type: ignore[index]
+                    continue
+                texts[:] = [t for t in texts if t not in weaker]
+            texts.append(cl["text"])
+        for line, texts in lines.items():
+            where = f" (line {line})" if line is not None else ""
+            out.append(f"  {', '.join(texts)}{where}")
+        if k.get("example") and shown:
+            out.append("  e.g. " + ", ".join("?" if s is None else _shape(s) for s in k["example"]))
+    return out
 
 
 def render_text(calls: Sequence[Mapping[str, Any]], filename: str) -> str:
@@ -86,6 +273,7 @@ def render_text(calls: Sequence[Mapping[str, Any]], filename: str) -> str:
                 f"Total params: {_count(c['total_params'])}"]
         if c["incomplete"]:
             text.append("Incomplete: " + "; ".join(c["incomplete"]))
+        text += _accepts(c.get("accepts") or [])
         text.append(line)
         blocks.append("\n".join(text) + "\n")
     return "\n".join(blocks)

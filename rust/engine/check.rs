@@ -69,7 +69,12 @@ impl<'a> Interp<'a> {
                     }
                     // the path goes on with the executions where the precondition held
                     if violated.expressible() {
-                        Rc::make_mut(&mut st.assumed.borrow_mut()).push(violated.not());
+                        let held = violated.not();
+                        // (kept for `summary`'s input contracts only: the CLI's runs do not look)
+                        if self.summary.is_some() && !self.assumed_at.iter().any(|(f, _)| *f == held) {
+                            self.assumed_at.push((held.clone(), self.user_span(site)));
+                        }
+                        Rc::make_mut(&mut st.assumed.borrow_mut()).push(held);
                         // nor the assumption (`State::assumed` is not part of a summary)
                         self.flagged += 1;
                     }

@@ -401,7 +401,8 @@ impl Cuts {
 /// `input_size`: one size per `forward` input, the batch included). Call summaries are off: a
 /// replayed call would not record the layers it runs.
 pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Option<&str>, input_size: Option<&[Vec<i128>]>) -> Vec<super::summary::ModelCall> {
-    let s = &Settings { memo: false, switches: false, ..s.clone() };
+    // (undecided checks exported: a path goes on assuming what they need, `model`'s contract)
+    let s = &Settings { memo: false, switches: false, export_undecided: model.is_some() || s.export_undecided, ..s.clone() };
     let mut interp = Interp::new(f, s);
     interp.main_module = Some(m);
     crate::models::torch::device::set_defaults(interp.file.source);
@@ -416,8 +417,22 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
         let _ = interp.block(&m.body, st, &ctx);
         return recorded_calls(&mut interp);
     };
-    let finals = interp.block(&m.body, st, &ctx);
-    let Some((base, _)) = finals.into_iter().next() else { return Vec::new() };
+    let finals = interp.block(&m.body, st.clone(), &ctx);
+    let base = match finals.into_iter().next() {
+        Some((base, _)) => base,
+        None => {
+            // the script fails on every path (the shape error its check reports): the model
+            // is read from the file's imports, functions and classes alone
+            use ir::StmtKind as K;
+            interp.abandoned = false;
+            let mut st = st;
+            for s in m.body.iter().filter(|s| matches!(s.kind, K::Import(_) | K::ImportFrom { .. } | K::FunctionDef(_) | K::ClassDef(_))) {
+                let Some((next, _)) = interp.block(std::slice::from_ref(s), st, &ctx).into_iter().next() else { return Vec::new() };
+                st = next;
+            }
+            st
+        }
+    };
     let classes = module_classes(&interp, &base, module_scope);
     let Some(class) = classes.into_iter().find(|c| matches!(base.get(*c), Obj::Class { name: n, .. } if &**n == name)) else { return Vec::new() };
     if let Some(sizes) = input_size {
@@ -434,8 +449,27 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
     // for an input of that rank)
     interp.abandoned = false;
     interp.summary = Some(Default::default());
+    let before = base.assumed.borrow().len();
     let runs = forward_call(&mut interp, &base, class, &ctx, None);
     let calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
+    // each completed path's contract, with the ranks of its inputs
+    let mut contracts: Vec<(Vec<Option<usize>>, super::contract::Contract)> = Vec::new();
+    for (inputs, out) in &runs {
+        for (st, _) in out {
+            let ranks: Vec<Option<usize>> = inputs.iter().map(|v| match v {
+                Value::Tensor(t) => st.resolve(&t.shape).rank(),
+                _ => None,
+            }).collect();
+            if let Some(c) = interp.contract(st, inputs, before)
+                && !contracts.iter().any(|(r, k)| *r == ranks && k.inputs == c.inputs && k.clauses == c.clauses)
+            {
+                contracts.push((ranks, c));
+            }
+        }
+    }
+    let of = |r: Option<&Vec<Option<usize>>>| -> Vec<super::contract::Contract> {
+        contracts.iter().filter(|(k, _)| r.is_none_or(|r| r == k)).map(|(_, c)| c.clone()).collect()
+    };
     let mut readings: Vec<Vec<Option<Vec<Dim>>>> = Vec::new();
     for (inputs, out) in &runs {
         for (st, _) in out {
@@ -458,14 +492,15 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
     if runs.len() != 1 || readings.len() < 2 || distinct.len() != readings.len() || readings.len() > 4 {
         // one reading (or readings that are not told apart by rank alone)
         let only = (readings.len() == 1).then(|| ranks(&readings[0]));
-        return calls.into_iter().map(|c| super::summary::ModelCall { input_ranks: only.clone(), ..c }).collect();
+        let accepts = of(only.as_ref());
+        return calls.into_iter().map(|c| super::summary::ModelCall { input_ranks: only.clone(), accepts: accepts.clone(), ..c }).collect();
     }
     let mut out = Vec::new();
     for r in &readings {
         interp.summary = Some(Default::default());
         let _ = forward_call(&mut interp, &base, class, &ctx, Some(r));
         for c in interp.summary.take().map(|l| l.calls).unwrap_or_default() {
-            out.push(super::summary::ModelCall { input_ranks: Some(ranks(r)), ..c });
+            out.push(super::summary::ModelCall { input_ranks: Some(ranks(r)), accepts: of(Some(&ranks(r))), ..c });
         }
     }
     out

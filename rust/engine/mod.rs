@@ -25,6 +25,7 @@
 
 mod annotations;
 pub mod check;
+pub mod contract;
 pub mod coverage;
 pub mod ctx;
 pub mod encoding;

@@ -51,6 +51,9 @@ pub struct ModelCall {
     /// With `--model` (inputs of symbolic sizes): the rank of each `forward` input this record
     /// reads them at (`None`: not known), one record per reading.
     pub input_ranks: Option<Vec<Option<usize>>>,
+    /// With `--model` (inputs of symbolic sizes): what the inputs of this reading must satisfy
+    /// for `forward` to run, one contract per way through it (`engine::contract`).
+    pub accepts: Vec<super::contract::Contract>,
 }
 
 /// What the interpreter keeps while recording.
@@ -158,7 +161,7 @@ impl Interp<'_> {
             }
             let total = self.walk_modules(st, id, &mut names, &mut incomplete);
             let line = self.line(span);
-            let call = ModelCall { model, output_shape: None, total_params: total, layers: Vec::new(), incomplete, line, input_ranks: None };
+            let call = ModelCall { model, output_shape: None, total_params: total, layers: Vec::new(), incomplete, line, input_ranks: None, accepts: Vec::new() };
             let log = self.summary.as_mut()?;
             log.open = Some((call, names));
             log.open_branches = st.branches.digest();

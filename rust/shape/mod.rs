@@ -218,7 +218,7 @@ impl PartialEq for Facts {
 pub const UNBOUNDED: i128 = i128::MIN;
 
 /// The per-file symbol table.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Symbols {
     pub infos: Vec<SymInfo>,
 }

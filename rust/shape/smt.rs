@@ -183,97 +183,142 @@ pub fn query(syms: &Symbols, facts: &Facts, path: &[&Cond], assumed: &[Formula],
     let enc = Encoder { syms, facts };
     let must_hold = violation.clone().not();
     let precondition = enc.formula(&must_hold)?;
-
-    // the cone of influence: symbols of the precondition, closed over facts and path conditions
     let mut pre_conds = Vec::new();
     violation.conds(&mut pre_conds);
-    let mut wanted: BTreeSet<SymId> = BTreeSet::new();
+    let mut seeds: BTreeSet<SymId> = BTreeSet::new();
     for c in &pre_conds {
-        c.poly.collect_syms(&mut wanted);
+        c.poly.collect_syms(&mut seeds);
     }
-    // candidate constraints: (symbols, text, kind, formula); un-encodable ones are left out
-    // (a weaker context)
-    let mut cands: Vec<(BTreeSet<SymId>, String, &'static str, Formula)> = Vec::new();
-    for (id, value) in &facts.inner.subst {
-        let eq = Formula::cmp(&Poly::sym(*id), Rel::Eq, value);
-        if let (Formula::Cond(c), Some(text)) = (&eq, enc.formula(&eq)) {
-            let mut s = BTreeSet::new();
-            c.poly.collect_syms(&mut s);
-            cands.push((s, text, "solved equality", eq.clone()));
+    let ctx = Context::new(&enc, path, assumed, seeds);
+    let constraints: Vec<&Formula> = ctx.cands.iter().zip(&ctx.taken).filter(|(_, t)| **t).map(|(c, _)| &c.3).collect();
+    let witness = witness(&ctx.ranges, &facts.inner.subst, &constraints, &must_hold);
+    let out = ctx.text(syms);
+    Some(Query { context: out, precondition, symbols: ctx.wanted.into_iter().collect(), witness })
+}
+
+/// A model's input contract as SMT-LIB text (`engine::contract`): the context of the symbols
+/// of `named` and `clauses` (as [`query`] writes it, without earlier preconditions: the
+/// clauses are those), then each of `named` declared and asserted equal to its term (an input's
+/// dim: its value in a model is the size). Also each clause's term, `None` when it is not
+/// encodable (and a named term that is not encodable is left out).
+pub fn contract_script(syms: &Symbols, facts: &Facts, path: &[&Cond], named: &[(String, Poly)], clauses: &[Formula]) -> (String, Vec<Option<String>>) {
+    let enc = Encoder { syms, facts };
+    let mut seeds: BTreeSet<SymId> = BTreeSet::new();
+    for (_, p) in named {
+        p.collect_syms(&mut seeds);
+    }
+    for f in clauses {
+        let mut conds = Vec::new();
+        f.conds(&mut conds);
+        conds.iter().for_each(|c| c.poly.collect_syms(&mut seeds));
+    }
+    let ctx = Context::new(&enc, path, &[], seeds);
+    let mut out = ctx.text(syms);
+    for (name, p) in named {
+        if let Some(t) = enc.poly(p) {
+            let _ = writeln!(out, "(declare-fun {name} () Int)\n(assert (= {name} {t}))");
         }
     }
-    for c in path {
-        if let Some(text) = enc.cond(c) {
-            let mut s = BTreeSet::new();
-            c.poly.collect_syms(&mut s);
-            cands.push((s, text, "path condition", Formula::Cond((*c).clone())));
-        }
-    }
-    for f in assumed {
-        if let Some(text) = enc.formula(f) {
-            let mut conds = Vec::new();
-            f.conds(&mut conds);
-            let mut s = BTreeSet::new();
-            conds.iter().for_each(|c| c.poly.collect_syms(&mut s));
-            cands.push((s, text, "earlier precondition", f.clone()));
-        }
-    }
-    let mut taken = vec![false; cands.len()];
-    loop {
-        let mut grew = false;
-        for (i, (s, _, _, _)) in cands.iter().enumerate() {
-            if !taken[i] && s.iter().any(|id| wanted.contains(id)) {
-                taken[i] = true;
-                wanted.extend(s.iter().copied());
-                grew = true;
+    (out, clauses.iter().map(|f| enc.formula(f)).collect())
+}
+
+/// The constraints of a query's context: the symbols connected to its seeds (through facts,
+/// path conditions and earlier preconditions that mention them), their ranges, and those
+/// constraints.
+struct Context {
+    wanted: BTreeSet<SymId>,
+    /// (symbols, text, kind, formula); un-encodable ones are left out (a weaker context).
+    cands: Vec<(BTreeSet<SymId>, String, &'static str, Formula)>,
+    taken: Vec<bool>,
+    ranges: Vec<(SymId, Option<i128>, Option<i128>)>,
+}
+
+impl Context {
+    fn new(enc: &Encoder<'_>, path: &[&Cond], assumed: &[Formula], mut wanted: BTreeSet<SymId>) -> Context {
+        let (syms, facts) = (enc.syms, enc.facts);
+        let mut cands: Vec<(BTreeSet<SymId>, String, &'static str, Formula)> = Vec::new();
+        for (id, value) in &facts.inner.subst {
+            let eq = Formula::cmp(&Poly::sym(*id), Rel::Eq, value);
+            if let (Formula::Cond(c), Some(text)) = (&eq, enc.formula(&eq)) {
+                let mut s = BTreeSet::new();
+                c.poly.collect_syms(&mut s);
+                cands.push((s, text, "solved equality", eq.clone()));
             }
         }
-        if !grew {
-            break;
-        }
-    }
-
-    // each symbol's bounds, as the context asserts them
-    let ranges: Vec<(SymId, Option<i128>, Option<i128>)> = wanted
-        .iter()
-        .map(|id| {
-            let iv = facts.range(syms, *id);
-            let lo = match iv.lo {
-                super::Ext::Fin(lo) if lo != super::UNBOUNDED => Some(lo),
-                _ => None,
-            };
-            let hi = match iv.hi {
-                super::Ext::Fin(hi) => Some(hi),
-                _ => None,
-            };
-            (*id, lo, hi)
-        })
-        .collect();
-    let constraints: Vec<&Formula> = cands.iter().zip(&taken).filter(|(_, t)| **t).map(|(c, _)| &c.3).collect();
-    let witness = witness(&ranges, &facts.inner.subst, &constraints, &must_hold);
-
-    let mut out = String::from("(set-logic QF_NIA)\n");
-    for id in &wanted {
-        let _ = writeln!(out, "(declare-fun {} () Int)", sym_name(syms, *id));
-    }
-    for (id, lo, hi) in &ranges {
-        let name = sym_name(syms, *id);
-        if let Some(lo) = lo {
-            let _ = writeln!(out, "(assert (>= {name} {}))", int(*lo));
-        }
-        if let Some(hi) = hi {
-            let _ = writeln!(out, "(assert (<= {name} {}))", int(*hi));
-        }
-    }
-    // facts first, then the path condition, each in the engine's order
-    for kind in ["solved equality", "path condition", "earlier precondition"] {
-        for (i, (_, text, k, _)) in cands.iter().enumerate() {
-            if taken[i] && *k == kind {
-                let _ = writeln!(out, "(assert {text}) ; {kind}");
+        for c in path {
+            if let Some(text) = enc.cond(c) {
+                let mut s = BTreeSet::new();
+                c.poly.collect_syms(&mut s);
+                cands.push((s, text, "path condition", Formula::Cond((*c).clone())));
             }
         }
+        for f in assumed {
+            if let Some(text) = enc.formula(f) {
+                let mut conds = Vec::new();
+                f.conds(&mut conds);
+                let mut s = BTreeSet::new();
+                conds.iter().for_each(|c| c.poly.collect_syms(&mut s));
+                cands.push((s, text, "earlier precondition", f.clone()));
+            }
+        }
+        let mut taken = vec![false; cands.len()];
+        loop {
+            let mut grew = false;
+            for (i, (s, _, _, _)) in cands.iter().enumerate() {
+                if !taken[i] && s.iter().any(|id| wanted.contains(id)) {
+                    taken[i] = true;
+                    wanted.extend(s.iter().copied());
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+        }
+        // each symbol's bounds, as the context asserts them
+        let ranges: Vec<(SymId, Option<i128>, Option<i128>)> = wanted
+            .iter()
+            .map(|id| {
+                let iv = facts.range(syms, *id);
+                let lo = match iv.lo {
+                    super::Ext::Fin(lo) if lo != super::UNBOUNDED => Some(lo),
+                    _ => None,
+                };
+                let hi = match iv.hi {
+                    super::Ext::Fin(hi) => Some(hi),
+                    _ => None,
+                };
+                (*id, lo, hi)
+            })
+            .collect();
+        Context { wanted, cands, taken, ranges }
     }
-    Some(Query { context: out, precondition, symbols: wanted.into_iter().collect(), witness })
+
+    /// The declarations, ranges and constraints, facts first, then the path condition, each in
+    /// the engine's order.
+    fn text(&self, syms: &Symbols) -> String {
+        let mut out = String::from("(set-logic QF_NIA)\n");
+        for id in &self.wanted {
+            let _ = writeln!(out, "(declare-fun {} () Int)", sym_name(syms, *id));
+        }
+        for (id, lo, hi) in &self.ranges {
+            let name = sym_name(syms, *id);
+            if let Some(lo) = lo {
+                let _ = writeln!(out, "(assert (>= {name} {}))", int(*lo));
+            }
+            if let Some(hi) = hi {
+                let _ = writeln!(out, "(assert (<= {name} {}))", int(*hi));
+            }
+        }
+        for kind in ["solved equality", "path condition", "earlier precondition"] {
+            for (i, (_, text, k, _)) in self.cands.iter().enumerate() {
+                if self.taken[i] && *k == kind {
+                    let _ = writeln!(out, "(assert {text}) ; {kind}");
+                }
+            }
+        }
+        out
+    }
 }
 
 /// The values [`witness`] tries: every symbol at one of these (the `i`th of `n` symbols, in

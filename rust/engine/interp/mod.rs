@@ -226,6 +226,9 @@ pub struct Interp<'a> {
     /// (`places` keeps the first span rendered for a place text; the CLI's run renders no
     /// hovers).
     pub quiet_places: std::cell::Cell<bool>,
+    /// Where each precondition a path took as holding was checked (`State::assumed`), first
+    /// check first: the lines a model's input contract names (`engine::contract`).
+    pub assumed_at: Vec<(crate::shape::Formula, Span)>,
     /// The dims a check's message showed while it rendered (`ModelCtx::cite`), when one does.
     pub cited: std::cell::RefCell<Option<Vec<(Dim, bool)>>>,
     /// A run shared by every file it loads (`engine::scripts`): each project file is the
@@ -397,6 +400,7 @@ impl<'a> Interp<'a> {
             next_block_is_loop_body: false,
             places: Default::default(),
             cited: Default::default(),
+            assumed_at: Vec::new(),
             quiet_places: Default::default(),
             shared_run: None,
             summary: None,

@@ -592,6 +592,14 @@ fn one_element(cx: &mut dyn ModelCtx, st: &State, name: &str, t: &Tensor, s: &Sh
 /// (`ModelCtx::refine_dim`'s slots; the trailing dims a layer gives it use the low ones).
 const LEADING_SLOTS: usize = 1 << 16;
 
+/// The refinement key (`Interp::refined_dims`) of the `d`th leading size (`d < 8`) of the
+/// tensors whose shape is `[*var]`: `x.size(d)` read before their rank is known. When a path
+/// learns their rank that size is their `d`th dim (`engine::contract` ties the two).
+pub fn leading_size_key(var: u32, d: usize) -> (u32, usize, Rc<str>) {
+    const NAMES: [&str; 8] = ["B", "d1", "d2", "d3", "d4", "d5", "d6", "d7"];
+    (var, LEADING_SLOTS + d, Rc::from(NAMES[d]))
+}
+
 pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: Span) -> Vals {
     let s = st.resolve(&t.shape);
     if let Some(rank) = s.rank() {
@@ -616,9 +624,8 @@ pub fn size_at(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, d: i128, span: 
         // only (`[*, ...]`), and binding `[*rest, B]` made `x.size(0)` the *last* dim, so
         // `if x.size(0) != 32: raise` then `Linear(784)(x)` was reported. The tie between
         // this size and the first dim a later layer gives the shape is lost (never a guess).
-        let var = s.prefix.unwrap();
-        let names = ["B", "d1", "d2", "d3", "d4", "d5", "d6", "d7"];
-        let v = cx.refine_dim(var, LEADING_SLOTS + d as usize, names[d as usize]).v;
+        let (var, slot, name) = leading_size_key(s.prefix.unwrap(), d as usize);
+        let v = cx.refine_dim(var, slot, &name).v;
         return vec![(st, v.map(Value::Int).unwrap_or(Value::Unknown))];
     }
     vec![(st, Value::Unknown)]
