@@ -123,3 +123,12 @@ def reports(paths, base):
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
             _REPORTS.update(pool.map(one, todo))
     return {Path(p): _REPORTS[Path(p)] for p in paths}
+
+
+def for_module(request, module, base):
+    """The reports of the fixtures that the tests of `module` (a test module's ``__name__``)
+    selected in this session take as ``path``, run under `base` (a module-scoped ``reports``
+    fixture's answer)."""
+    selected = sorted({item.callspec.params["path"] for item in request.session.items
+                       if item.module.__name__ == module and getattr(item, "callspec", None) and "path" in item.callspec.params})
+    return reports(selected, base)

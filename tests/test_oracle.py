@@ -46,12 +46,7 @@ def markers(path, pattern=MARKER):
 def reports(request, tmp_path_factory):
     """Reports of every fixture selected in this session, computed concurrently once
     (``oracle_reports.py``: test_summary.py reads the same runs)."""
-    selected = []
-    for item in request.session.items:
-        callspec = getattr(item, "callspec", None)
-        if item.module.__name__ == __name__ and callspec and "path" in callspec.params:
-            selected.append(callspec.params["path"])
-    return oracle_reports.reports(sorted(set(selected)), tmp_path_factory.mktemp("oracle"))
+    return oracle_reports.for_module(request, __name__, tmp_path_factory.mktemp("oracle"))
 
 
 def describe(report):

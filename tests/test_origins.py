@@ -46,9 +46,7 @@ def findings_of(path):
 
 @pytest.fixture(scope="module")
 def reports(request, tmp_path_factory):
-    selected = sorted({item.callspec.params["path"] for item in request.session.items
-                       if item.module.__name__ == __name__ and getattr(item, "callspec", None) and "path" in item.callspec.params})
-    return oracle_reports.reports(selected, tmp_path_factory.mktemp("origins"))
+    return oracle_reports.for_module(request, __name__, tmp_path_factory.mktemp("origins"))
 
 
 def names_match(name, label):

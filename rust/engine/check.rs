@@ -123,12 +123,7 @@ impl<'a> Interp<'a> {
         if cited.is_empty() {
             return (message, trace, Vec::new());
         }
-        let here = {
-            self.quiet_places.set(true);
-            let here = self.place(site);
-            self.quiet_places.set(false);
-            here
-        };
+        let here = self.quietly(|i| i.place(site));
         let mut links: Vec<crate::models::origins::Link> = Vec::new();
         let mut tails: Vec<String> = Vec::new();
         for d in cited {

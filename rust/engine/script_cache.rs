@@ -190,6 +190,9 @@ impl Reader<'_> {
     fn opt_n<T: std::str::FromStr>(&mut self) -> Option<Option<T>> {
         Some(if self.flag()? { Some(self.n()?) } else { None })
     }
+    fn opt_s(&mut self) -> Option<Option<String>> {
+        Some(if self.flag()? { Some(self.s()?) } else { None })
+    }
     fn at(&mut self) -> Option<(usize, usize)> {
         Some((self.n()?, self.n()?))
     }
@@ -250,12 +253,12 @@ impl Reader<'_> {
             let value = self.opt_n()?;
             let kind = self.s()?;
             let kind = *OriginLink::KINDS.iter().find(|k| **k == kind)?;
-            let place = if self.flag()? { Some(self.s()?) } else { None };
+            let place = self.opt_s()?;
             let pos = self.n()?;
-            let by = if self.flag()? { Some(self.s()?) } else { None };
+            let by = self.opt_s()?;
             origins.push(OriginLink { text, value, kind, place, pos, by, depth: self.n()? });
         }
-        let condition = if self.flag()? { Some(self.s()?) } else { None };
+        let condition = self.opt_s()?;
         let fix = if self.flag()? {
             let message = self.s()?;
             let mut edits = Vec::new();

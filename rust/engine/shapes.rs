@@ -44,17 +44,17 @@ impl Interp<'_> {
         let mut origins = Vec::new();
         // each dim's origin chain (`models::origins`), once for dims that tell the same
         let mut firsts: Vec<String> = Vec::new();
-        self.quiet_places.set(true);
-        for d in &shape.dims {
-            let chain = crate::models::origins::chain(self, st, d);
-            if let Some(first) = chain.first()
-                && !firsts.contains(&first.text)
-            {
-                firsts.push(first.text.clone());
-                origins.extend(crate::models::origins::lines(&chain));
+        self.quietly(|i| {
+            for d in &shape.dims {
+                let chain = crate::models::origins::chain(i, st, d);
+                if let Some(first) = chain.first()
+                    && !firsts.contains(&first.text)
+                {
+                    firsts.push(first.text.clone());
+                    origins.extend(crate::models::origins::lines(&chain));
+                }
             }
-        }
-        self.quiet_places.set(false);
+        });
         TensorView {
             shape: show_shape(&self.syms, st, &t.shape),
             dtype: t.dtype.and_then(dtype_name).map(String::from),

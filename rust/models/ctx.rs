@@ -180,18 +180,22 @@ pub trait ModelCtx {
 
     fn show_dim(&self, d: &Dim) -> String {
         self.cite(d, true);
-        match &d.v {
-            Some(p) => p.display(self.syms()),
-            None => "?".into(),
-        }
+        self.dim_text(None, d)
     }
 
     /// A dim in the path's terms (facts applied).
     fn show_dim_in(&self, st: &State, d: &Dim) -> String {
         self.cite(d, true);
-        match &d.v {
-            Some(p) => st.facts.normalize(p).display(self.syms()),
-            None => "?".into(),
+        self.dim_text(Some(st), d)
+    }
+
+    /// A dim's text, in the terms of the path `st` when given (its facts applied), `?` when it
+    /// is not known; without citing it (`show_dim` cites the dims a message shows).
+    fn dim_text(&self, st: Option<&State>, d: &Dim) -> String {
+        match (&d.v, st) {
+            (Some(p), Some(st)) => st.facts.normalize(p).display(self.syms()),
+            (Some(p), None) => p.display(self.syms()),
+            (None, _) => "?".into(),
         }
     }
 

@@ -22,10 +22,7 @@ pub fn chain(cx: &dyn ModelCtx, st: &State, d: &Dim) -> Vec<Link> {
 
 /// The text of a dim's value in the path's terms.
 fn value_text(cx: &dyn ModelCtx, st: &State, d: &Dim) -> String {
-    match &d.v {
-        Some(p) => st.facts.normalize(p).display(cx.syms()),
-        None => "?".into(),
-    }
+    cx.dim_text(Some(st), d)
 }
 
 /// The layer's name without its defining place (`pool` of `pool (line 9)`).

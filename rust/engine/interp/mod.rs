@@ -360,6 +360,15 @@ fn merge_vals(vals: Vals, prune: bool) -> Vals {
 }
 
 impl<'a> Interp<'a> {
+    /// Run `f` with `quiet_places` set: the places it renders register no related
+    /// information (origin chains, hovers).
+    pub fn quietly<T>(&self, f: impl FnOnce(&Self) -> T) -> T {
+        let before = self.quiet_places.replace(true);
+        let out = f(self);
+        self.quiet_places.set(before);
+        out
+    }
+
     pub fn new(file: &'a ParsedFile<'a>, settings: &'a Settings) -> Interp<'a> {
         super::memo::reset_reads();
         super::project::reset_probes();

@@ -167,7 +167,7 @@ fn pad(cx: &mut dyn ModelCtx, st: State, t: &Tensor, p: &[i128], mode: &str, wha
             }) {
                 return Vec::new();
             }
-        let why = new.as_ref().map(|_| Origin::output(made_by(what), span, i + 1, Some(d)));
+        let why = new.as_ref().map(|_| Origin::output(super::layers::made_by(what), span, i + 1, Some(d)));
         *d = Dim { v: new, why };
     }
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
@@ -330,7 +330,7 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, a: InterpolateArgs,
             _ => None,
         };
         let Some(v) = v else { return vec![(st, Value::Unknown)] };
-        let by = made_by(what);
+        let by = super::layers::made_by(what);
         dims.extend(v.into_iter().enumerate().map(|(i, p)| Dim { why: p.as_ref().map(|_| Origin::output(by.clone(), span, n - i, None)), v: p }));
     } else if let Some(sc) = scale {
         let num = |v: &Value| match v {
@@ -349,7 +349,7 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, a: InterpolateArgs,
             v => num(v).map(|f| vec![f; n]),
         };
         let Some(factors) = factors else { return vec![(st, Value::Unknown)] };
-        let by = made_by(what);
+        let by = super::layers::made_by(what);
         for (i, (d, f)) in s.dims[2..].iter().zip(factors).enumerate() {
             let v = match (d.as_const(), f.fract() == 0.0) {
                 (Some(c), _) => {
@@ -368,14 +368,4 @@ fn interpolate(cx: &mut dyn ModelCtx, st: State, t: &Tensor, a: InterpolateArgs,
         }
     }
     vec![(st, tensor_value(Shape::known(dims), t.dtype))]
-}
-
-/// What the origins of a resampling's output sizes name: the layer's label of `what`
-/// (`up (line 15)` of `up (line 15): Upsample`), or the function (`F.pad`).
-fn made_by(what: &str) -> std::rc::Rc<str> {
-    let by = match what.split_once(": ") {
-        Some((label, _)) => label,
-        None => what.split(" (").next().unwrap_or(what),
-    };
-    std::rc::Rc::from(by)
 }

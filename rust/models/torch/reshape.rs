@@ -75,7 +75,7 @@ fn reshape(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, args: &[Value], spa
         let shown = |cx: &dyn ModelCtx| cx.show_shape(&st, &s);
         // (the sizes asked for are the message's numbers, not what it is about: the input's
         // element count is, with where its factors came from)
-        let tshow = |cx: &dyn ModelCtx| format!("[{}]", target.iter().map(|d| d.v.as_ref().map_or_else(|| "?".into(), |p| p.display(cx.syms()))).collect::<Vec<_>>().join(", "));
+        let tshow = |cx: &dyn ModelCtx| format!("[{}]", target.iter().map(|d| cx.dim_text(None, d)).collect::<Vec<_>>().join(", "));
         let cite_total = |cx: &dyn ModelCtx| cx.cite(&Dim { v: Some(total.clone()), why: Origin::merged("", span, 0, &s.dims) }, true);
         if minus.is_empty() {
             // a fix: the one size that makes the element counts agree (`engine::report::fix_of`

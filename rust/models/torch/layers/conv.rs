@@ -88,9 +88,6 @@ struct ConvCfg {
     transposed: bool,
     /// "out_channels of conv1 (line 3)", for traces.
     why: Option<crate::value::Why>,
-    /// What the origins of its output sizes name: the layer's label (`conv1 (line 3)`), its
-    /// kind, or the function (`F.conv2d`).
-    by: Rc<str>,
     /// The layer's constructor call, where a fix of `in_channels` goes.
     at: Option<Span>,
 }
@@ -119,7 +116,6 @@ impl ConvCfg {
             same,
             transposed,
             why: l.label.clone().map(|lbl| crate::value::Origin::said(format!("out_channels of {lbl}"))),
-            by: l.label.clone().unwrap_or_else(|| Rc::from(&*l.kind)),
             at: Some(l.span),
         })
     }
@@ -345,10 +341,11 @@ fn conv_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, cfg: &ConvCfg, n: usi
         };
         let mut dims = sh.dims[..r - n - 1].to_vec();
         dims.push(Dim { v: cfg.oc.clone(), why: cfg.why.clone() });
+        let by = super::made_by(what);
         dims.extend(outs.into_iter().enumerate().map(|(i, o)| match o {
             // (`padding="same"`: the input's size, with its origin)
             Some(o) if cfg.same => Dim { v: Some(o), why: spatial[i].why.clone() },
-            Some(o) => Dim { v: Some(o), why: Some(crate::value::Origin::output(cfg.by.clone(), span, n - i, Some(&spatial[i]))) },
+            Some(o) => Dim { v: Some(o), why: Some(crate::value::Origin::output(by.clone(), span, n - i, Some(&spatial[i]))) },
             None => Dim::unknown(),
         }));
         out.push((st, tensor_value(Shape::known(dims), t.dtype)));
@@ -405,6 +402,6 @@ pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize,
     if !check_divisible(cx, &st, span, &w0, &groups, |size, groups| InvalidShapeArgument::WeightGroups { op: what.into(), size, groups }) {
         return Vec::new();
     }
-    let cfg = ConvCfg { ic, oc, k, s, p, d, op, same, transposed, why: None, by: Rc::from(what.split(" (").next().unwrap_or(what)), at: None };
+    let cfg = ConvCfg { ic, oc, k, s, p, d, op, same, transposed, why: None, at: None };
     conv_with(cx, st, t, &cfg, n, what, span)
 }

@@ -2,7 +2,6 @@
 
 use super::conv::conv_out;
 use super::{check_spatial, layer_name, ntuple, require_rank, spatial_names, Bound, Function, Module, Nn};
-use std::rc::Rc;
 use crate::ir::Span;
 use crate::models::ctx::{ModelCtx, ModelCtxExt};
 use crate::models::registry::Decl;
@@ -81,19 +80,18 @@ pub(super) fn call(cx: &mut dyn ModelCtx, st: State, t: &Tensor, l: &Layer, n: u
     let Some(ceil) = flags(l.args.get("ceil_mode"), l.args.get("return_indices")) else { return vec![(st, Value::Unknown)] };
     let d = if max { l.args.get("dilation") } else { None };
     let what = format!("{}{}", layer_name(l), l.kind);
-    let by = l.label.clone().unwrap_or_else(|| Rc::from(&*l.kind));
-    pool_with(cx, st, t, n, max, l.args.get("kernel_size"), l.args.get("stride"), l.args.get("padding"), d, ceil, (&what, &by), span)
+    pool_with(cx, st, t, n, max, l.args.get("kernel_size"), l.args.get("stride"), l.args.get("padding"), d, ceil, &what, span)
 }
 
 /// `F.max_pool{n}d`, `F.avg_pool{n}d`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn functional(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bool, b: &Bound, what: &str, span: Span) -> Vals {
     let Some(ceil) = flags(b.get("ceil_mode"), b.get("return_indices")) else { return vec![(st, Value::Unknown)] };
-    pool_with(cx, st, t, n, max, b.get("kernel_size"), b.get("stride"), b.get("padding"), b.get("dilation"), ceil, (what, &Rc::from(what.split(" (").next().unwrap_or(what))), span)
+    pool_with(cx, st, t, n, max, b.get("kernel_size"), b.get("stride"), b.get("padding"), b.get("dilation"), ceil, what, span)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn pool_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bool, k: Option<&Value>, s: Option<&Value>, p: Option<&Value>, d: Option<&Value>, ceil: bool, (what, by): (&str, &Rc<str>), span: Span) -> Vals {
+fn pool_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bool, k: Option<&Value>, s: Option<&Value>, p: Option<&Value>, d: Option<&Value>, ceil: bool, what: &str, span: Span) -> Vals {
     let Some(k) = ntuple(k, n, 1) else { return vec![(st, Value::Unknown)] };
     let s = match s {
         None | Some(Value::None) => Some(k.clone()),
@@ -143,6 +141,7 @@ fn pool_with(cx: &mut dyn ModelCtx, st: State, t: &Tensor, n: usize, max: bool, 
             continue;
         }
         let mut dims = sh.dims[..r - n].to_vec();
+        let by = super::made_by(what);
         dims.extend(outs.into_iter().enumerate().map(|(i, o)| Dim { why: o.as_ref().map(|_| crate::value::Origin::output(by.clone(), span, n - i, Some(&spatial[i]))), v: o }));
         out.push((st, tensor_value(Shape::known(dims), t.dtype)));
     }
