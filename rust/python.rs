@@ -357,6 +357,7 @@ fn model_summary<'py>(
         let accepts = PyList::empty(py);
         for k in &c.accepts {
             let kd = PyDict::new(py);
+            kd.set_item("names", k.names.clone())?;
             kd.set_item("inputs", k.inputs.clone())?;
             kd.set_item("dims", k.dims.clone())?;
             kd.set_item("params", k.params.clone())?;

@@ -41,7 +41,7 @@ def test_the_contract_of_a_small_cnn(tmp_path, capsys):
     assert batched["input_ranks"] == [4] and unbatched["input_ranks"] == [3]
     [k] = batched["accepts"]
     # the channel is fixed by conv1; the spatial sizes by what fc1 takes after the flatten
-    assert k["inputs"] == ["[N, 1, H, W]"]
+    assert k["inputs"] == ["[N, 1, H, W]"] and k["names"] == ["x"]
     texts = [(c["text"], c["line"]) for c in k["clauses"]]
     assert ("5 <= H", 13) in texts and ("6 <= H", 13) in texts  # conv1's kernel, then the pool's
     fc = [c for c in k["clauses"] if c["line"] == 15]
@@ -55,7 +55,7 @@ def test_the_contract_of_a_small_cnn(tmp_path, capsys):
     assert cli.main(["summary", str(path), "--model", "SmallCNN"]) == 0
     out = capsys.readouterr().out
     # (of two lower bounds of a size at one line, the text shows the higher)
-    assert ("Accepts: [N, 1, H, W] with\n  6 <= H, 6 <= W (line 13)\n"
+    assert ("Accepts: x: [N, 1, H, W] with\n  6 <= H, 6 <= W (line 13)\n"
             "  16*((H - 6) // 2 + 1)*((W - 6) // 2 + 1) == 2304 (line 15)\n  e.g. [2, 1, 28, 28]\n") in out
     # with --input-size the sizes are given: no contract
     [given] = summary.summarise(SMALL_CNN, str(path), "SmallCNN", [[2, 1, 28, 28]])

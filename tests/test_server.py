@@ -274,7 +274,7 @@ async def test_hover_on_a_class_shows_its_input_contract(client: LanguageClient)
     )
     assert hover is not None
     text = hover.contents.value  # type: ignore[union-attr]
-    assert text.startswith("`SmallCNN`'s forward (its input contract):\ninput rank 4:\n```text\nAccepts: [N, 1, H, W] with\n"), text
+    assert text.startswith("`SmallCNN`'s forward (its input contract):\ninput rank 4:\n```text\nAccepts: x: [N, 1, H, W] with\n"), text
     assert "  16*((H - 6) // 2 + 1)*((W - 6) // 2 + 1) == 2304 (line 15)\n  e.g. [2, 1, 28, 28]\n```" in text, text
     assert hover.range.start == types.Position(line=5, character=6) and hover.range.end == types.Position(line=5, character=14)
     # on `nn.Module` of the same line, and on a line that defines none: no contract

@@ -336,6 +336,8 @@ class Clause(TypedDict):
 
 @type_check_only
 class Contract(TypedDict):
+    names: list[str]
+    """The names of ``forward``'s inputs (empty when not known)."""
     inputs: list[str | None]
     """Each input's shape (``[N, 1, H, W]``; ``None``: not a tensor)."""
     dims: list[list[str] | None]

@@ -72,13 +72,13 @@ def solve(k: Mapping[str, Any], pins: Mapping[tuple[int, int], int] | None = Non
     ``null`` when Z3 finds none (unknown, or Z3 not installed). Examples prefer square maps and
     a batch of 2, each size at most 64, else 4096. ``pins`` (``{(input, dim): size}``) fixes
     sizes in every answer (the model's own sizes of a real run). Sizes of an input of unknown
-    rank are never solved."""
+    rank are never solved. ``names``: the names of ``forward``'s inputs."""
     dims = [None if d is None else list(d) for d in k.get("dims") or []]
     clauses = [dict(c) for c in k["clauses"]]
     names = [(i, j) for i, d in enumerate(dims) if d is not None for j in range(len(d))]
     terms = [c.get("smt") for c in clauses]
     pinned = [f"(= in_{i}_{j} {v})" for (i, j), v in sorted((pins or {}).items())]
-    out: dict[str, Any] = {"inputs": list(k["inputs"]), "params": list(k.get("params") or []), "clauses": [], "example": None}
+    out: dict[str, Any] = {"names": list(k.get("names") or []), "inputs": list(k["inputs"]), "params": list(k.get("params") or []), "clauses": [], "example": None}
     solvable = bool(k.get("smt")) and bool(names)
 
     def shapes(model: Mapping[str, int]) -> list[list[int] | None] | None:
@@ -141,7 +141,7 @@ CITED_CLASSES = 4
 
 def cite(findings: list[dict[str, Any]], source: str, filename: str) -> None:
     """Each shape error (SHP1xx) inside a class that a condition of the class's input contract
-    names (the check at that line) ends with the contract: ``; SmallCNN accepts [N, 1, H, W]
+    names (the check at that line) ends with the contract: ``; SmallCNN accepts x: [N, 1, H, W]
     with 16*((H - 6) // 2 + 1)*((W - 6) // 2 + 1) == 2304 at line 15, e.g. [2, 1, 28, 28]``.
     The first reading of ``forward`` with such a condition is cited (the batched one first):
     what the model accepts, not a claim about the script's input. At most ``CITED_CLASSES``
@@ -194,10 +194,19 @@ def _cited(name: str, calls: Sequence[Mapping[str, Any]], row: int) -> str | Non
         for k in c.get("accepts") or []:
             at = [cl["text"] for cl in k["clauses"] if cl.get("line") == row and not cl.get("fixed")]
             if at:
-                inputs = ", ".join("?" if s is None else str(s) for s in k["inputs"])
+                inputs = _inputs(k)
                 eg = ", e.g. " + ", ".join("?" if s is None else _shape(s) for s in k["example"]) if k.get("example") else ""
                 return f"{name} accepts {inputs} with {', '.join(at)} at line {row}{eg}"
     return None
+
+
+def _inputs(k: Mapping[str, Any]) -> str:
+    """``x: [N, 1, H, W]``, each input with its name when known."""
+    shapes = ["?" if s is None else str(s) for s in k["inputs"]]
+    names = list(k.get("names") or [])
+    if len(names) == len(shapes):
+        shapes = [f"{n}: {s}" for n, s in zip(names, shapes)]
+    return ", ".join(shapes)
 
 
 def _shape(s: Sequence[Any] | None) -> str:
@@ -216,7 +225,7 @@ def _accepts(contracts: Sequence[Mapping[str, Any]]) -> list[str]:
     they must meet with the line that checks each."""
     out = []
     for i, k in enumerate(contracts):
-        inputs = ", ".join("?" if s is None else str(s) for s in k["inputs"])
+        inputs = _inputs(k)
         head = "Accepts" if i == 0 else "    or"
         shown = [cl for cl in k["clauses"] if not cl.get("fixed")]
         out.append(f"{head}: {inputs}" + (" with" if shown else ""))

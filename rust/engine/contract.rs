@@ -20,6 +20,8 @@ use crate::value::*;
 /// other conditions, each with the line that checks it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Contract {
+    /// The names of `forward`'s inputs (`x`), as many as `inputs` when known (else empty).
+    pub names: Vec<String>,
     pub inputs: Vec<Option<String>>,
     /// Each input's dims as shown (`None`: not a tensor, or of unknown rank).
     pub dims: Vec<Option<Vec<String>>>,
@@ -268,6 +270,6 @@ impl Interp<'_> {
             .filter(|id| !matches!(self.syms.infos[*id as usize].param, Some(crate::shape::Param { kind: crate::shape::ParamKind::Input, .. })))
             .map(|id| names.name(id).to_string())
             .collect();
-        Some(Contract { inputs, dims: shown, clauses, params, smt })
+        Some(Contract { names: Vec::new(), inputs, dims: shown, clauses, params, smt })
     }
 }

@@ -450,6 +450,10 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
     interp.abandoned = false;
     interp.summary = Some(Default::default());
     let before = base.assumed.borrow().len();
+    let names: Vec<String> = match interp.class_lookup(&base, class, "forward") {
+        Some((_, Value::Func(f))) => f.def.params.iter().skip(1).map(|p| p.name.to_string()).collect(),
+        _ => Vec::new(),
+    };
     let runs = forward_call(&mut interp, &base, class, &ctx, None);
     let calls = interp.summary.take().map(|l| l.calls).unwrap_or_default();
     // each completed path's contract, with the ranks of its inputs
@@ -460,9 +464,10 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
                 Value::Tensor(t) => st.resolve(&t.shape).rank(),
                 _ => None,
             }).collect();
-            if let Some(c) = interp.contract(st, inputs, before)
+            if let Some(mut c) = interp.contract(st, inputs, before)
                 && !contracts.iter().any(|(r, k)| *r == ranks && k.inputs == c.inputs && k.clauses == c.clauses)
             {
+                c.names = names.iter().take(inputs.len()).cloned().collect();
                 contracts.push((ranks, c));
             }
         }
