@@ -44,6 +44,10 @@ def test_the_contract_of_a_small_cnn(tmp_path, capsys):
     assert k["inputs"] == ["[N, 1, H, W]"] and k["names"] == ["x"]
     texts = [(c["text"], c["line"]) for c in k["clauses"]]
     assert ("5 <= H", 13) in texts and ("6 <= H", 13) in texts  # conv1's kernel, then the pool's
+    # the channel conv1 fixed, first: shown in the shape, a clause of its own in the JSON
+    channel = k["clauses"][0]
+    assert (channel["text"], channel["line"], channel["fixed"]) == ("x.size(1) == 1", 13, True)
+    assert channel["counterexample"][0][1] != 1
     fc = [c for c in k["clauses"] if c["line"] == 15]
     assert [c["text"] for c in fc] == ["16*((H - 6) // 2 + 1)*((W - 6) // 2 + 1) == 2304"]
     # 28x28 meets it, 32x32 does not: the size the layer was written for
@@ -60,6 +64,22 @@ def test_the_contract_of_a_small_cnn(tmp_path, capsys):
     # with --input-size the sizes are given: no contract
     [given] = summary.summarise(SMALL_CNN, str(path), "SmallCNN", [[2, 1, 28, 28]])
     assert "accepts" not in given
+
+
+def test_a_shape_error_inside_the_model_cites_the_condition_of_its_line(tmp_path):
+    """A script that feeds the model 3 channels, then 32x32 maps: each finding ends with what
+    the model accepts at that line, with an example (``summary.cite``)."""
+    from shape_lint import solver
+
+    for inputs, row, cited in [
+        ("torch.randn(8, 3, 28, 28)", 13, "SmallCNN accepts x: [N, 1, H, W] with x.size(1) == 1, 6 <= H, 6 <= W at line 13, e.g. [2, 1, 28, 28]"),
+        ("torch.randn(8, 1, 32, 32)", 15, "SmallCNN accepts x: [N, 1, H, W] with 16*((H - 6) // 2 + 1)*((W - 6) // 2 + 1) == 2304 at line 15, e.g. [2, 1, 28, 28]"),
+    ]:
+        path = tmp_path / "cnn_script.py"
+        source = SMALL_CNN + f"\n\nmodel = SmallCNN()\nout = model({inputs})\n"
+        path.write_text(source)
+        [f] = solver.check_source(source, str(path), {"cache": False})
+        assert f["row"] == row and f["message"].endswith("; " + cited), f["message"]
 
 
 def holds(contract, env):

@@ -192,7 +192,7 @@ def _enclosing_class(lines: Sequence[str], row: int) -> str | None:
 def _cited(name: str, calls: Sequence[Mapping[str, Any]], row: int) -> str | None:
     for c in calls:
         for k in c.get("accepts") or []:
-            at = [cl["text"] for cl in k["clauses"] if cl.get("line") == row and not cl.get("fixed")]
+            at = _strongest([cl["text"] for cl in k["clauses"] if cl.get("line") == row])
             if at:
                 inputs = _inputs(k)
                 eg = ", e.g. " + ", ".join("?" if s is None else _shape(s) for s in k["example"]) if k.get("example") else ""
@@ -220,6 +220,21 @@ def _count(n: int | None) -> str:
 _LOWER = re.compile(r"(-?\d+) <= ([A-Za-z_]\w*)")
 
 
+def _strongest(texts: Sequence[str]) -> list[str]:
+    """The conditions of one line, of two lower bounds of one size the higher (`5 <= H`, then
+    `6 <= H`: `6 <= H`)."""
+    out: list[str] = []
+    for text in texts:
+        low = _LOWER.fullmatch(text)
+        if low:
+            weaker = [t for t in out if (m := _LOWER.fullmatch(t)) and m[2] == low[2]]
+            if any(int(_LOWER.fullmatch(t)[1]) >= int(low[1]) for t in weaker):  # type: ignore[index]
+                continue
+            out = [t for t in out if t not in weaker]
+        out.append(text)
+    return out
+
+
 def _accepts(contracts: Sequence[Mapping[str, Any]]) -> list[str]:
     """The input contract's lines: each way through ``forward``'s inputs, then the conditions
     they must meet with the line that checks each."""
@@ -232,16 +247,9 @@ def _accepts(contracts: Sequence[Mapping[str, Any]]) -> list[str]:
         # the conditions of one line on one line: `6 <= H, 6 <= W (line 13)`
         lines: dict[Any, list[str]] = {}
         for cl in shown:
-            texts = lines.setdefault(cl.get("line"), [])
-            # of two lower bounds of one size at one line, the higher (`5 <= H`, `6 <= H`)
-            low = _LOWER.fullmatch(cl["text"])
-            if low:
-                weaker = [t for t in texts if (m := _LOWER.fullmatch(t)) and m[2] == low[2]]
-                if any(int(_LOWER.fullmatch(t)[1]) >= int(low[1]) for t in weaker):  # type: ignore[index]
-                    continue
-                texts[:] = [t for t in texts if t not in weaker]
-            texts.append(cl["text"])
+            lines.setdefault(cl.get("line"), []).append(cl["text"])
         for line, texts in lines.items():
+            texts = _strongest(texts)
             where = f" (line {line})" if line is not None else ""
             out.append(f"  {', '.join(texts)}{where}")
         if k.get("example") and shown:

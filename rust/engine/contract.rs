@@ -11,6 +11,8 @@
 //! (`Formula::Opaque`) is never assumed, so a contract may say less than torch requires: it is
 //! what the core knows, never a guess.
 
+use std::fmt::Write;
+
 use super::interp::Interp;
 use crate::ir::Span;
 use crate::shape::{Cond, Formula, Rel};
@@ -126,7 +128,10 @@ impl Interp<'_> {
     /// precondition it assumed is not a conjunction of conditions.
     /// `before`: how many preconditions the path had assumed when `forward` was called (the
     /// script's own, before: not the contract's).
-    pub fn contract(&self, st: &State, inputs: &[Value], before: usize) -> Option<Contract> {
+    /// `input_names`: `forward`'s parameters after `self`.
+    pub fn contract(&self, st: &State, inputs: &[Value], before: usize, input_names: &[String]) -> Option<Contract> {
+        let inputs_names: Vec<String> = (0..inputs.len()).map(|i| input_names.get(i).cloned().unwrap_or_else(|| format!("input {i}"))).collect();
+        let input_values = inputs;
         // the inputs' dims (`None`: not a tensor; `Some((prefix, dims))`)
         let shapes: Vec<Option<(bool, Vec<Option<crate::shape::Poly>>)>> = inputs
             .iter()
@@ -229,6 +234,9 @@ impl Interp<'_> {
         // own facts: the fixed sizes are clauses of the script, to be negated)
         let raw = normal(&base);
         let mut named: Vec<(String, crate::shape::Poly)> = Vec::new();
+        // sizes a first use fixed to what it needs (`Conv2d(1, ...)`'s channel, at the line of
+        // its call): a clause each, first (the first use is the input's first check)
+        let mut used_fixed: Vec<(String, i128, Span)> = Vec::new();
         let shown: Vec<Option<Vec<String>>> = shapes
             .iter()
             .zip(dims.iter().zip(&raw))
@@ -238,9 +246,16 @@ impl Interp<'_> {
                     return None;
                 }
                 let d = d.as_ref()?;
+                let var = match &input_values[i] {
+                    Value::Tensor(t) if t.shape.dims.is_empty() => t.shape.prefix,
+                    _ => None,
+                };
                 for (j, p) in r.as_ref()?.iter().enumerate() {
-                    if let Some(p) = p {
-                        named.push((format!("in_{i}_{j}"), p.clone()));
+                    let at = var.and_then(|v| self.fixed_at.iter().find(|(w, k, _)| *w == v && *k == j)).map(|f| f.2);
+                    match (p, at) {
+                        (Some(p), Some(at)) if let Some(v) = p.as_const() => used_fixed.push((format!("in_{i}_{j}"), v, at)),
+                        (Some(p), _) => named.push((format!("in_{i}_{j}"), p.clone())),
+                        (None, _) => {}
                     }
                 }
                 Some(d.iter().map(|p| p.as_ref().map_or_else(|| "?".into(), |p| p.display(&names))).collect())
@@ -249,7 +264,14 @@ impl Interp<'_> {
         let mut clauses: Vec<Clause> = Vec::new();
         let formulas: Vec<Formula> = conds_left.iter().map(|(c, _, _)| Formula::Cond(c.clone())).collect();
         let path: Vec<&Cond> = st.branches.iter().filter_map(|b| if let crate::value::Branch::Sym(c) = b { Some(c) } else { None }).collect();
-        let (smt, terms) = crate::shape::smt::contract_script(&self.syms, &base, &path, &named, &formulas);
+        let (mut smt, terms) = crate::shape::smt::contract_script(&self.syms, &base, &path, &named, &formulas);
+        for (var, v, at) in &used_fixed {
+            // `in_I_J` free in the script, the clause fixing it
+            let _ = writeln!(smt, "(declare-fun {var} () Int)\n(assert (>= {var} 1))");
+            let (i, j) = var.trim_start_matches("in_").split_once('_').and_then(|(i, j)| Some((i.parse::<usize>().ok()?, j.parse::<usize>().ok()?)))?;
+            let line = (at.file == crate::ir::FileId::MAIN && *at != Span::default()).then(|| self.line(*at));
+            clauses.push(Clause { text: format!("{}.size({j}) == {v}", inputs_names[i]), line, fixed: true, smt: Some(format!("(= {var} {v})")) });
+        }
         for ((c, at, fixed), term) in conds_left.iter().zip(terms) {
             let (at, fixed) = (*at, *fixed);
             let text = describe(&names, c);

@@ -69,6 +69,13 @@ impl ModelCtx for Interp<'_> {
         v
     }
 
+    fn fixed_by(&mut self, var: u32, index: usize, span: Span) {
+        if self.summary.is_some() && !self.fixed_at.iter().any(|(v, i, _)| *v == var && *i == index) {
+            let span = self.user_span(span);
+            self.fixed_at.push((var, index, span));
+        }
+    }
+
     fn refine_dim(&mut self, parent: u32, slot: usize, name: &str) -> Dim {
         let key = (parent, slot, Rc::from(name));
         if let Some(p) = self.refined_dims.get(&key) {

@@ -62,6 +62,9 @@ pub trait ModelCtx {
     /// A positive dim named `name` at position `slot` of what a first use binds `parent` to:
     /// the same symbol on every path (see `refine_var`).
     fn refine_dim(&mut self, parent: u32, slot: usize, name: &str) -> Dim;
+    /// A first use at `span` bound `var` to a shape whose `index`th dim it fixed to the size
+    /// it needs (`Conv2d(1, ...)`'s channel): kept for `summary --model`'s input contract.
+    fn fixed_by(&mut self, _var: u32, _index: usize, _span: Span) {}
 
     // ----- where and what -----------------------------------------------------------------
 

@@ -229,6 +229,9 @@ pub struct Interp<'a> {
     /// Where each precondition a path took as holding was checked (`State::assumed`), first
     /// check first: the lines a model's input contract names (`engine::contract`).
     pub assumed_at: Vec<(crate::shape::Formula, Span)>,
+    /// Where a first use fixed a dim of a shape variable it bound (`ModelCtx::fixed_by`):
+    /// (variable, index, site), in `summary` runs only.
+    pub fixed_at: Vec<(u32, usize, Span)>,
     /// The dims a check's message showed while it rendered (`ModelCtx::cite`), when one does.
     pub cited: std::cell::RefCell<Option<Vec<(Dim, bool)>>>,
     /// A run shared by every file it loads (`engine::scripts`): each project file is the
@@ -410,6 +413,7 @@ impl<'a> Interp<'a> {
             places: Default::default(),
             cited: Default::default(),
             assumed_at: Vec::new(),
+            fixed_at: Vec::new(),
             quiet_places: Default::default(),
             shared_run: None,
             summary: None,

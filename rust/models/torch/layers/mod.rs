@@ -802,7 +802,10 @@ pub(super) fn require_rank(cx: &mut dyn ModelCtx, st: State, t: &Tensor, ranks: 
                     // conventional names, right-aligned (`[N, C, H, W]`: unbatched `[C, H, W]`)
                     let name = names.len().checked_sub(from_right).map(|k| names[k]).unwrap_or("L");
                     dims.push(match fixed_v {
-                        Some(v) => Dim::known(v, None),
+                        Some(v) => {
+                            cx.fixed_by(var, i, span);
+                            Dim::known(v, None)
+                        }
                         None => cx.refine_dim(var, i, name),
                     });
                 }
