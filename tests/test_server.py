@@ -20,6 +20,7 @@ pytest_lsp = pytest.importorskip("pytest_lsp", reason="pytest-lsp is not install
 
 from lsprotocol import types  # noqa: E402
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities  # noqa: E402
+from test_contracts import SMALL_CNN  # noqa: E402 - the model whose contract hover shows
 
 from shape_lint import server as srv  # noqa: E402
 
@@ -244,24 +245,6 @@ async def test_hover_shows_the_whole_origin_chain(client: LanguageClient):
         "        - 16 from torch.randn at line 17",
     ])
     assert "- `[4, 392] float32 cpu`\n  - 4 from torch.randn at line 17\n" + chain in text, text
-
-
-SMALL_CNN = """import torch
-import torch.nn as nn
-import torch.nn.functional as F
-
-
-class SmallCNN(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 16, 5)
-        self.fc1 = nn.Linear(16 * 12 * 12, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = torch.flatten(x, 1)
-        return self.fc1(x)
-"""
 
 
 @pytest.mark.asyncio

@@ -738,8 +738,6 @@ def on_notebook_close(ls: ShapeLintServer, params: types.DidCloseNotebookDocumen
         ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=cell, diagnostics=[]))
 
 
-#: A line that defines a class: its name.
-CLASS_LINE = re.compile(r"\s*class\s+([A-Za-z_]\w*)")
 #: How many classes' contracts the server keeps.
 CONTRACTS_KEPT = 16
 
@@ -770,15 +768,15 @@ def class_hover(ls: ShapeLintServer, uri: str, position: types.Position) -> type
     lines = doc.lines
     if not 0 <= position.line < len(lines):
         return None
-    m = CLASS_LINE.match(lines[position.line])
+    from . import summary
+
+    m = summary.CLASS_LINE.match(lines[position.line])
     # (positions in code points: a class name is ASCII, as is what comes before it)
     if m is None or not m.start(1) <= position.character <= m.end(1):
         return None
     name, path = m[1], doc.path or "<buffer>"
     key = (doc.source, path, name)
     if key not in ls.contracts:
-        from . import summary
-
         try:
             calls = summary.summarise(doc.source, path, name)
         except Exception:  # noqa: BLE001 - a hover never breaks the server

@@ -75,11 +75,12 @@ def solve(k: Mapping[str, Any], pins: Mapping[tuple[int, int], int] | None = Non
     rank are never solved. ``names``: the names of ``forward``'s inputs."""
     dims = [None if d is None else list(d) for d in k.get("dims") or []]
     clauses = [dict(c) for c in k["clauses"]]
-    names = [(i, j) for i, d in enumerate(dims) if d is not None for j in range(len(d))]
+    # the (input, dim) positions of inputs of known rank
+    cells = [(i, j) for i, d in enumerate(dims) if d is not None for j in range(len(d))]
     terms = [c.get("smt") for c in clauses]
     pinned = [f"(= in_{i}_{j} {v})" for (i, j), v in sorted((pins or {}).items())]
     out: dict[str, Any] = {"names": list(k.get("names") or []), "inputs": list(k["inputs"]), "params": list(k.get("params") or []), "clauses": [], "example": None}
-    solvable = bool(k.get("smt")) and bool(names)
+    solvable = bool(k.get("smt")) and bool(cells)
 
     def shapes(model: Mapping[str, int]) -> list[list[int] | None] | None:
         got = [None if d is None else [model.get(f"in_{i}_{j}") for j in range(len(d))] for i, d in enumerate(dims)]
@@ -98,14 +99,14 @@ def solve(k: Mapping[str, Any], pins: Mapping[tuple[int, int], int] | None = Non
 
     def example(asserts: Sequence[str]) -> list[list[int] | None] | None:
         for most in EXAMPLE_MAX:
-            bounds = [f"(<= in_{i}_{j} {most})" for i, j in names]
+            bounds = [f"(<= in_{i}_{j} {most})" for i, j in cells]
             for extra in ([*square, *batch], square, batch, []):
                 got = ask([*asserts, *bounds, *extra])
                 if got["answer"] == "sat":
                     # then smaller ones, while there are (28x28 rather than 29x29)
-                    total = "(+ 0 " + " ".join(f"in_{i}_{j}" for i, j in names) + ")"
+                    total = "(+ 0 " + " ".join(f"in_{i}_{j}" for i, j in cells) + ")"
                     for _ in range(SMALLER_ROUNDS):
-                        s = sum(got["model"].get(f"in_{i}_{j}", 0) for i, j in names)
+                        s = sum(got["model"].get(f"in_{i}_{j}", 0) for i, j in cells)
                         less = ask([*asserts, *bounds, *extra, f"(< {total} {s})"])
                         if less["answer"] != "sat":
                             break
@@ -120,7 +121,7 @@ def solve(k: Mapping[str, Any], pins: Mapping[tuple[int, int], int] | None = Non
         out["example"] = example(every)
         # a size every solution shares is that size
         if out["example"] is not None:
-            for i, j in names:
+            for i, j in cells:
                 v = out["example"][i][j]
                 if not dims[i][j].isdigit() and ask([*every, f"(not (= in_{i}_{j} {v}))"], model=False)["answer"] == "unsat":
                     dims[i][j] = str(v)
@@ -133,8 +134,8 @@ def solve(k: Mapping[str, Any], pins: Mapping[tuple[int, int], int] | None = Non
     return out
 
 
-#: A line that defines a class: its indentation and name.
-_CLASS = re.compile(r"(\s*)class\s+([A-Za-z_]\w*)")
+#: A line that defines a class: its name (the editor's hover on it shows the contract too).
+CLASS_LINE = re.compile(r"\s*class\s+([A-Za-z_]\w*)")
 #: The model classes whose contract one file's findings may cite.
 CITED_CLASSES = 4
 
@@ -180,9 +181,9 @@ def _enclosing_class(lines: Sequence[str], row: int) -> str | None:
             continue
         depth = len(text) - len(text.lstrip())
         if depth < indent:
-            m = _CLASS.match(text)
+            m = CLASS_LINE.match(text)
             if m:
-                return m[2]
+                return m[1]
             indent = depth
             if depth == 0:
                 return None
@@ -194,10 +195,14 @@ def _cited(name: str, calls: Sequence[Mapping[str, Any]], row: int) -> str | Non
         for k in c.get("accepts") or []:
             at = _strongest([cl["text"] for cl in k["clauses"] if cl.get("line") == row])
             if at:
-                inputs = _inputs(k)
-                eg = ", e.g. " + ", ".join("?" if s is None else _shape(s) for s in k["example"]) if k.get("example") else ""
-                return f"{name} accepts {inputs} with {', '.join(at)} at line {row}{eg}"
+                eg = f", e.g. {_example(k)}" if k.get("example") else ""
+                return f"{name} accepts {_inputs(k)} with {', '.join(at)} at line {row}{eg}"
     return None
+
+
+def _example(k: Mapping[str, Any]) -> str:
+    """A contract's example: ``[2, 1, 28, 28]``, one shape per input."""
+    return ", ".join("?" if s is None else _shape(s) for s in k["example"])
 
 
 def _inputs(k: Mapping[str, Any]) -> str:
@@ -253,7 +258,7 @@ def _accepts(contracts: Sequence[Mapping[str, Any]]) -> list[str]:
             where = f" (line {line})" if line is not None else ""
             out.append(f"  {', '.join(texts)}{where}")
         if k.get("example") and shown:
-            out.append("  e.g. " + ", ".join("?" if s is None else _shape(s) for s in k["example"]))
+            out.append(f"  e.g. {_example(k)}")
     return out
 
 

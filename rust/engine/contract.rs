@@ -7,7 +7,9 @@
 //! those preconditions: with the facts of its branches they are what an input must satisfy
 //! for that path to run. A precondition that fixes one input size (`C = 1`) is shown in the
 //! input's shape (`[N, 1, H, W]`); the others are listed with the line that checked them
-//! (`16*((H - 6) // 2) + ... == 2288`, line 14). A precondition the core cannot express
+//! (`16*((H - 6) // 2 + 1)*((W - 6) // 2 + 1) == 2304`, line 15). A size a layer's first use
+//! fixed (`ModelCtx::fixed_by`: `Conv2d(1, ...)`'s channel) is shown in the shape and is a
+//! clause of its own with the line of that use (`x.size(1) == 1`). A precondition the core cannot express
 //! (`Formula::Opaque`) is never assumed, so a contract may say less than torch requires: it is
 //! what the core knows, never a guess.
 
@@ -130,8 +132,6 @@ impl Interp<'_> {
     /// script's own, before: not the contract's).
     /// `input_names`: `forward`'s parameters after `self`.
     pub fn contract(&self, st: &State, inputs: &[Value], before: usize, input_names: &[String]) -> Option<Contract> {
-        let inputs_names: Vec<String> = (0..inputs.len()).map(|i| input_names.get(i).cloned().unwrap_or_else(|| format!("input {i}"))).collect();
-        let input_values = inputs;
         // the inputs' dims (`None`: not a tensor; `Some((prefix, dims))`)
         let shapes: Vec<Option<(bool, Vec<Option<crate::shape::Poly>>)>> = inputs
             .iter()
@@ -217,7 +217,7 @@ impl Interp<'_> {
                 names.infos[id as usize].name = format!("{name}_{n}");
             }
         }
-        let inputs = shapes
+        let shown_inputs = shapes
             .iter()
             .zip(&dims)
             .map(|(s, d)| {
@@ -236,7 +236,7 @@ impl Interp<'_> {
         let mut named: Vec<(String, crate::shape::Poly)> = Vec::new();
         // sizes a first use fixed to what it needs (`Conv2d(1, ...)`'s channel, at the line of
         // its call): a clause each, first (the first use is the input's first check)
-        let mut used_fixed: Vec<(String, i128, Span)> = Vec::new();
+        let mut used_fixed: Vec<(usize, usize, i128, Span)> = Vec::new();
         let shown: Vec<Option<Vec<String>>> = shapes
             .iter()
             .zip(dims.iter().zip(&raw))
@@ -246,14 +246,14 @@ impl Interp<'_> {
                     return None;
                 }
                 let d = d.as_ref()?;
-                let var = match &input_values[i] {
+                let var = match &inputs[i] {
                     Value::Tensor(t) if t.shape.dims.is_empty() => t.shape.prefix,
                     _ => None,
                 };
                 for (j, p) in r.as_ref()?.iter().enumerate() {
                     let at = var.and_then(|v| self.fixed_at.iter().find(|(w, k, _)| *w == v && *k == j)).map(|f| f.2);
                     match (p, at) {
-                        (Some(p), Some(at)) if let Some(v) = p.as_const() => used_fixed.push((format!("in_{i}_{j}"), v, at)),
+                        (Some(p), Some(at)) if let Some(v) = p.as_const() => used_fixed.push((i, j, v, at)),
                         (Some(p), _) => named.push((format!("in_{i}_{j}"), p.clone())),
                         (None, _) => {}
                     }
@@ -265,19 +265,19 @@ impl Interp<'_> {
         let formulas: Vec<Formula> = conds_left.iter().map(|(c, _, _)| Formula::Cond(c.clone())).collect();
         let path: Vec<&Cond> = st.branches.iter().filter_map(|b| if let crate::value::Branch::Sym(c) = b { Some(c) } else { None }).collect();
         let (mut smt, terms) = crate::shape::smt::contract_script(&self.syms, &base, &path, &named, &formulas);
-        for (var, v, at) in &used_fixed {
+        // the line of a check in the checked file
+        let line_of = |at: Span| (at.file == crate::ir::FileId::MAIN && at != Span::default()).then(|| self.line(at));
+        for &(i, j, v, at) in &used_fixed {
             // `in_I_J` free in the script, the clause fixing it
+            let var = format!("in_{i}_{j}");
             let _ = writeln!(smt, "(declare-fun {var} () Int)\n(assert (>= {var} 1))");
-            let (i, j) = var.trim_start_matches("in_").split_once('_').and_then(|(i, j)| Some((i.parse::<usize>().ok()?, j.parse::<usize>().ok()?)))?;
-            let line = (at.file == crate::ir::FileId::MAIN && *at != Span::default()).then(|| self.line(*at));
-            clauses.push(Clause { text: format!("{}.size({j}) == {v}", inputs_names[i]), line, fixed: true, smt: Some(format!("(= {var} {v})")) });
+            let input = input_names.get(i).cloned().unwrap_or_else(|| format!("input {i}"));
+            clauses.push(Clause { text: format!("{input}.size({j}) == {v}"), line: line_of(at), fixed: true, smt: Some(format!("(= {var} {v})")) });
         }
         for ((c, at, fixed), term) in conds_left.iter().zip(terms) {
-            let (at, fixed) = (*at, *fixed);
             let text = describe(&names, c);
-            let line = (at.file == crate::ir::FileId::MAIN && at != Span::default()).then(|| self.line(at));
             if !clauses.iter().any(|k| k.text == text) {
-                clauses.push(Clause { text, line, fixed, smt: term });
+                clauses.push(Clause { text, line: line_of(*at), fixed: *fixed, smt: term });
             }
         }
         let mut mentioned = std::collections::BTreeSet::new();
@@ -292,6 +292,7 @@ impl Interp<'_> {
             .filter(|id| !matches!(self.syms.infos[*id as usize].param, Some(crate::shape::Param { kind: crate::shape::ParamKind::Input, .. })))
             .map(|id| names.name(id).to_string())
             .collect();
-        Some(Contract { names: Vec::new(), inputs, dims: shown, clauses, params, smt })
+        let names = input_names.iter().take(inputs.len()).cloned().collect();
+        Some(Contract { names, inputs: shown_inputs, dims: shown, clauses, params, smt })
     }
 }

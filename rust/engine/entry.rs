@@ -464,10 +464,9 @@ pub(super) fn summarise(m: &ir::Module, f: &ParsedFile, s: &Settings, model: Opt
                 Value::Tensor(t) => st.resolve(&t.shape).rank(),
                 _ => None,
             }).collect();
-            if let Some(mut c) = interp.contract(st, inputs, before, &names)
+            if let Some(c) = interp.contract(st, inputs, before, &names)
                 && !contracts.iter().any(|(r, k)| *r == ranks && k.inputs == c.inputs && k.clauses == c.clauses)
             {
-                c.names = names.iter().take(inputs.len()).cloned().collect();
                 contracts.push((ranks, c));
             }
         }

@@ -658,7 +658,6 @@ fn call_function(cx: &mut dyn ModelCtx, st: State, f: &str, k: Function, api: &'
     }
 }
 
-/// The label of a layer for messages ("fc2 (line 20): "), or nothing.
 /// What the origins of a layer's or a function's output sizes name (`value::Origin::Output`'s
 /// `by`): the layer's label of `what` (`conv1 (line 9)` of `conv1 (line 9): Conv2d`), else the
 /// layer's type or the function (`Conv2d`, `F.max_pool2d` of `F.max_pool2d (line 4)`).
@@ -670,6 +669,7 @@ pub(in crate::models::torch) fn made_by(what: &str) -> Rc<str> {
     Rc::from(by)
 }
 
+/// The label of a layer for messages ("fc2 (line 20): "), or nothing.
 pub(super) fn layer_name(l: &Layer) -> String {
     match &l.label {
         Some(lbl) => format!("{lbl}: "),
