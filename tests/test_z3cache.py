@@ -163,6 +163,26 @@ def test_an_unknown_from_the_wall_clock_is_never_kept(z3_calls):
     assert len(z3_calls) == 2
 
 
+def test_a_sat_whose_model_breaks_the_script_is_never_kept(z3_calls, monkeypatch):
+    # Z3 may say "sat" after a limit fired inside the check (its answers after a cancel are not
+    # sanctioned; seen once on a loaded CI machine for FERMAT with a 30 ms timeout). Here the
+    # check says so outright: the answer is a clock unknown, not cached, asked again next time
+    real = z3.Solver.check  # (the fixture's spy: it counts the call)
+
+    def says_sat(self, *args):
+        real(self, *args)
+        return z3.sat
+
+    monkeypatch.setattr(z3.Solver, "check", says_sat)
+    for model in (False, True, False):
+        assert solver._solve(HARD + f"(assert {FERMAT})", rlimit=0, timeout_ms=30, model=model) == {
+            "answer": "unknown", "clock": True}
+    assert len(z3_calls) == 3
+    # a true "sat" keeps its model, checked against the script
+    got = solver._solve(HARD + "(assert (= (+ x y) z))", rlimit=0, timeout_ms=0, model=True)
+    assert got["answer"] == "sat" and got["model"]["x"] + got["model"]["y"] == got["model"]["z"]
+
+
 def test_checks_that_hit_their_limit_cost_the_cap_each_and_nothing_on_the_next_run(z3_calls):
     cap = 20_000
     checks = [

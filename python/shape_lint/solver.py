@@ -137,6 +137,15 @@ def _units(solver: Any) -> int:
     return int(stats.get_key_value("rlimit count")) if "rlimit count" in stats.keys() else 0
 
 
+def _trusted_model(z3: Any, solver: Any, assertions: Any) -> Any:
+    """The model of a ``sat`` answer if it makes every assertion true, else None."""
+    try:
+        m = solver.model()
+        return m if all(z3.is_true(m.eval(a, model_completion=True)) for a in assertions) else None
+    except z3.Z3Exception:
+        return None
+
+
 def _z3_solve(script: str, *, model: bool, rlimit: int, timeout_ms: int) -> tuple[dict[str, Any], bool]:
     """Ask Z3 (no cache): the answer, and whether asking again gives the same one (not an
     ``unknown`` that the wall-clock timeout, or a missing Z3, caused)."""
@@ -158,12 +167,17 @@ def _z3_solve(script: str, *, model: bool, rlimit: int, timeout_ms: int) -> tupl
         try:
             # parse_smt2_string gives each script its own declarations (Solver.from_string
             # would keep them across queries and reject a second `declare-const a`).
-            solver.add(z3.parse_smt2_string(script, ctx=ctx))
+            assertions = z3.parse_smt2_string(script, ctx=ctx)
+            solver.add(assertions)
             result = solver.check()
             if result == z3.sat:
+                m = _trusted_model(z3, solver, assertions)
+                if m is None:
+                    # a limit that fired inside the check can leave a "sat" whose model breaks
+                    # the script (Z3's answers after a cancel are not sanctioned): never kept
+                    return {"answer": "unknown", "clock": True}, False
                 out: dict[str, Any] = {"answer": "sat"}
                 if model:
-                    m = solver.model()
                     out["model"] = {
                         d.name(): m[d].as_long()
                         for d in m.decls()
