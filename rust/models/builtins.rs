@@ -196,6 +196,7 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
         // `int(x)` is an int or raises: of a value not known, an int of unknown value
         "int" => match args.first() {
             Some(Value::Int(p)) => Value::Int(p.clone()),
+            Some(Value::Tensor(t)) if let Some(p) = t.index_value() => Value::Int(p),
             Some(Value::Bool(b)) => Value::int(*b as i128),
             Some(Value::Float(Some(f))) if f.is_finite() && f.abs() < 1e30 => Value::int(f.trunc() as i128),
             Some(Value::Str(Some(s))) => s.trim().parse::<i64>().map(|i| Value::int(i as i128)).unwrap_or(Value::Unknown),
@@ -258,17 +259,14 @@ pub fn call_builtin(cx: &mut dyn ModelCtx, st: State, name: &'static str, args: 
                     }
                     // known strings or ints: a set keeps the first of equal ones (in the order
                     // of one run: Python's set order varies between runs), `sorted` sorts them
-                    "set" | "frozenset" | "sorted" if let Some(keys) = sort_keys(&items) => {
-                        let mut seen: Vec<(Value, (Option<i128>, Option<Rc<str>>))> = Vec::new();
-                        for (v, k) in items.into_iter().zip(keys) {
-                            if name == "sorted" || !seen.iter().any(|(_, s)| *s == k) {
-                                seen.push((v, k));
-                            }
-                        }
-                        if name == "sorted" {
-                            seen.sort_by(|a, b| a.1.cmp(&b.1));
-                        }
-                        Value::Ref(st.alloc(Obj::List(seen.into_iter().map(|(v, _)| v).collect())))
+                    "set" | "frozenset" => match distinct(items) {
+                        Some(items) => Value::Ref(st.alloc(Obj::List(items))),
+                        None => Value::Unknown,
+                    },
+                    "sorted" if let Some(keys) = sort_keys(&items) => {
+                        let mut keyed: Vec<(Value, (Option<i128>, Option<Rc<str>>))> = items.into_iter().zip(keys).collect();
+                        keyed.sort_by(|a, b| a.1.cmp(&b.1));
+                        Value::Ref(st.alloc(Obj::List(keyed.into_iter().map(|(v, _)| v).collect())))
                     }
                     _ => Value::Unknown,
                 },
@@ -632,6 +630,21 @@ pub fn appended_method(cx: &mut dyn ModelCtx, st: State, id: ObjId, name: &str, 
 }
 
 /// The order of known strings or ints (`None` for any other item).
+/// The items of a set built from these (`set(xs)`, `{x for ...}`, `{a, b}`), when each is a
+/// known string or int: the first of equal ones kept, in the order of one run (Python's set
+/// order varies between runs; what is read of it here is its length and members). `None`
+/// when an item is not known.
+pub fn distinct(items: Vec<Value>) -> Option<Vec<Value>> {
+    let keys = sort_keys(&items)?;
+    let mut seen: Vec<(Value, (Option<i128>, Option<Rc<str>>))> = Vec::new();
+    for (v, k) in items.into_iter().zip(keys) {
+        if !seen.iter().any(|(_, s)| *s == k) {
+            seen.push((v, k));
+        }
+    }
+    Some(seen.into_iter().map(|(v, _)| v).collect())
+}
+
 fn sort_keys(items: &[Value]) -> Option<Vec<(Option<i128>, Option<Rc<str>>)>> {
     let strs = items.iter().all(|v| matches!(v, Value::Str(Some(_))));
     let ints = items.iter().all(|v| v.as_const_int().is_some() && matches!(v, Value::Int(_)));

@@ -288,6 +288,12 @@ impl Tensor {
     pub fn new(shape: Shape, dtype: Option<DType>) -> Tensor {
         Tensor { shape, dtype, device: None, layout: None, values: None, registered: false, act: None, grad: Grad::Unknown, saved: None }
     }
+    /// The int that `operator.index(t)` gives (a slice bound, `int(t)`): of a 0-d integer
+    /// tensor whose value is a known int of the path (`IntBounds::each`).
+    pub fn index_value(&self) -> Option<Poly> {
+        let integral = matches!(self.dtype, Some(DType::Long | DType::Int | DType::Byte));
+        (integral && self.shape.prefix.is_none() && self.shape.dims.is_empty()).then(|| self.values.as_ref()?.each.clone())?
+    }
     /// The same tensor with these value bounds.
     pub fn with_values(mut self, values: Option<Rc<IntBounds>>) -> Tensor {
         if values.is_some() {
@@ -317,15 +323,23 @@ pub struct IntBounds {
     pub hi_seen: bool,
     pub src: &'static str,
     pub span: Span,
+    /// Every element equals this int (a symbol of the path, within `[lo, hi]`): an element of
+    /// `torch.randint(...)` taken by iteration (`for i in ix`), which a slice bound or `int()`
+    /// reads as that int (`Tensor::index_value`).
+    pub each: Option<Poly>,
 }
 
 impl IntBounds {
     pub fn exact(lo: i128, hi: i128, src: &'static str, span: Span) -> Option<Rc<IntBounds>> {
-        (lo <= hi).then(|| Rc::new(IntBounds { lo, hi, lo_seen: true, hi_seen: true, src, span }))
+        (lo <= hi).then(|| Rc::new(IntBounds { lo, hi, lo_seen: true, hi_seen: true, src, span, each: None }))
     }
     /// The values lie in `[lo, hi]`, neither bound is known to be present.
     pub fn within(lo: i128, hi: i128, src: &'static str, span: Span) -> Option<Rc<IntBounds>> {
-        (lo <= hi).then(|| Rc::new(IntBounds { lo, hi, lo_seen: false, hi_seen: false, src, span }))
+        (lo <= hi).then(|| Rc::new(IntBounds { lo, hi, lo_seen: false, hi_seen: false, src, span, each: None }))
+    }
+    /// One element of a tensor of these bounds, equal to `each` (whose facts bound it as these do).
+    pub fn element(&self, each: Poly) -> Rc<IntBounds> {
+        Rc::new(IntBounds { lo_seen: false, hi_seen: false, each: Some(each), ..self.clone() })
     }
     /// The same bounds, no longer known to be attained (a subset of the elements).
     pub fn subset(&self) -> Rc<IntBounds> {
@@ -333,7 +347,8 @@ impl IntBounds {
     }
     /// Every value shifted by `k`.
     pub fn shifted(&self, k: i128) -> Option<Rc<IntBounds>> {
-        Some(Rc::new(IntBounds { lo: self.lo.checked_add(k)?, hi: self.hi.checked_add(k)?, ..self.clone() }))
+        let each = self.each.as_ref().and_then(|p| p.add_const(k));
+        Some(Rc::new(IntBounds { lo: self.lo.checked_add(k)?, hi: self.hi.checked_add(k)?, each, ..self.clone() }))
     }
     /// A value certainly present that is outside `[0, n)` (`n == None`: `[0, inf)`) and is
     /// not `exempt`, assuming the tensor has an element: `Some(Some(v))` a bound that is

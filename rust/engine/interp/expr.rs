@@ -425,9 +425,12 @@ impl<'a> Interp<'a> {
                 self.eval_list(items, st, ctx)
                     .into_iter()
                     .map(|(mut s, vs)| {
-                        if !is_list || is_splice_unknown(&vs) {
+                        if is_splice_unknown(&vs) {
                             return (s, Value::Unknown);
                         }
+                        // a set literal of known strings or ints: its distinct members
+                        let vs = if is_list { Some(vs) } else { models::builtins::distinct(vs) };
+                        let Some(vs) = vs else { return (s, Value::Unknown) };
                         let id = s.alloc(Obj::List(vs));
                         (s, Value::Ref(id))
                     })
@@ -638,6 +641,10 @@ impl<'a> Interp<'a> {
                 }
                 (_, Some(items)) if items.iter().any(|i| alike_of(i).is_some()) => Value::Unknown,
                 (CompKind::List, Some(items)) => Value::Ref(st.alloc(Obj::List(items))),
+                (CompKind::Set, Some(items)) => match models::builtins::distinct(items) {
+                    Some(items) => Value::Ref(st.alloc(Obj::List(items))),
+                    None => Value::Unknown,
+                },
                 (CompKind::Dict, Some(items)) => {
                     let pairs = items
                         .into_iter()

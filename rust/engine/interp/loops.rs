@@ -671,9 +671,34 @@ impl<'a> Interp<'a> {
             // a tensor of a known number of rows, at most `TENSOR_ROWS`: that many rows
             // (`for x in batch`), each what `t[0]` is (the same abstraction for every row); more
             // rows are iterated once, generalised (`element_of`)
-            Value::Tensor(t) => self.rows(st, &t.shape, |me, st| me.row_of(st, it)),
+            Value::Tensor(t) => {
+                let rows = self.rows(st, &t.shape, |me, st| me.row_of(st, it))?;
+                Some(self.elements(st, rows))
+            }
             _ => None,
         }
+    }
+
+    /// The rows of a 1-D integer tensor of known value bounds (`for i in torch.randint(...)`):
+    /// each 0-d row an int of its own within the bounds (a fresh int of the path, bounded by
+    /// its facts), which a slice bound or `int()` reads (`IntBounds::each`). Other rows as
+    /// they are.
+    fn elements(&mut self, st: &mut State, rows: Vec<Value>) -> Vec<Value> {
+        rows.into_iter()
+            .map(|row| {
+                let Value::Tensor(r) = &row else { return row };
+                let Some(b) = r.values.as_ref().filter(|b| b.each.is_none() && b.lo > crate::shape::UNBOUNDED && b.hi - b.lo < 1 << 40) else { return row };
+                if !(r.shape.prefix.is_none() && r.shape.dims.is_empty() && matches!(r.dtype, Some(DType::Long | DType::Int | DType::Byte))) {
+                    return row;
+                }
+                let each = self.syms.fresh_int("v", b.lo);
+                let Some(cond) = crate::shape::Cond::cmp(&each, crate::shape::Rel::Le, &crate::shape::Poly::constant(b.hi)) else { return row };
+                if !st.facts.assume(&self.syms, &cond) {
+                    return row;
+                }
+                Value::Tensor(Rc::new((**r).clone().with_values(Some(b.element(each)))))
+            })
+            .collect()
     }
 
     /// The rows of a tensor or an array of `shape` with a known number of them, at most

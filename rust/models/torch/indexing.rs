@@ -388,7 +388,12 @@ fn slice_len(cx: &dyn ModelCtx, st: &State, d: &Dim, lo: &Value, hi: &Value, ste
         }
     };
     let bound = |v: &Value, default: &Poly| -> Option<Poly> {
-        match v {
+        // a 0-d integer tensor of a known int is that int (`operator.index`)
+        let index = match v {
+            Value::Tensor(t) => t.index_value().map(Value::Int),
+            _ => None,
+        };
+        match index.as_ref().unwrap_or(v) {
             Value::None => Some(default.clone()),
             Value::Int(p) => match p.as_const() {
                 Some(c) if c < 0 => from_end(n.add_const(c)?),

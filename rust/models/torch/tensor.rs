@@ -410,7 +410,10 @@ fn method_inner(cx: &mut dyn ModelCtx, st: State, recv: Value, name: &str, famil
             super::autograd::free_after_backward(&mut st, &t, &args, &kwargs, span);
             vec![(st, Value::None)]
         }
-        "item" => vec![(st, Value::Float(None))],
+        "item" => match t.index_value() {
+            Some(p) => vec![(st, Value::Int(p))],
+            None => vec![(st, Value::Float(None))],
+        },
         // `tolist()`: of a 1-D tensor of a known integer or floating dtype, alike Python ints
         // (floats) of unknown number; of a 0-dim one, one of them
         "tolist" if args.is_empty() => {
