@@ -138,10 +138,21 @@ impl<'a> Interp<'a> {
                     out.push((st, Value::Unknown));
                     continue;
                 }
+                // a file this path saved, loaded back (`files`)
+                if let Some(v) = self.load_saved(&f, &pos, &kw, &st, ctx) {
+                    out.push((st, v));
+                    continue;
+                }
                 // the call sees the label of the statement it is in, as it was set
                 self.assign_label = label.clone();
                 self.label_set_at = label_at;
-                let results = self.call(f.clone(), pos, kw, st, span);
+                let saves = matches!(&f, Value::Lib(p) if &**p == "torch.save").then(|| (pos.clone(), kw.clone()));
+                let mut results = self.call(f.clone(), pos, kw, st, span);
+                if let Some((pos, kw)) = saves {
+                    for (st, _) in results.iter_mut() {
+                        self.note_saved(&f, &pos, &kw, st, ctx);
+                    }
+                }
                 self.set_label(None);
                 if one_call {
                     // the only call: its outcomes are the expression's

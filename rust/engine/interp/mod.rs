@@ -48,6 +48,7 @@ mod callbacks;
 pub mod eval_loops;
 pub use call::EvalFrame;
 mod expr;
+mod files;
 mod imports;
 mod long_comprehension;
 mod loops;

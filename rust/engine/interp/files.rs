@@ -1,0 +1,118 @@
+//! Files a program writes and reads back in the same run: `torch.save(obj, path)`, then
+//! `torch.load(path)` of the same known path gives back what was saved (a preprocessing cache
+//! saved by one function and loaded by the next: `torch.save(images, "images.pt")` ...
+//! `images = torch.load("images.pt")`).
+//!
+//! What was saved lives in the module scope of the code that saved it, in the variable
+//! [`FILES`] (a name no program can write): a tuple of `(path, value)` pairs. A variable of a
+//! scope, it is carried, joined and summarised as every other one is: paths that saved
+//! different things keep no value for that file. Only values with no object in them are kept
+//! (tensors, ints, floats, strings, tuples of them), as copies: a tensor is a new leaf with
+//! its shape, dtype, device and known values (`map_location` moves it); a later in-place op on
+//! the program's tensor does not reach the file. Anything else saved (a dict, a model, a
+//! list) leaves the file not known, and `torch.load` gives what `models::torch::checkpoint`
+//! makes of an unknown file (the keys of a checkpoint, SHP312). A save to a path not known
+//! may have replaced any file: every file is forgotten.
+//!
+//! What is not seen: a file written by other means between the save and the load (another
+//! library, another process, a file deleted). The load gives what `torch.save` wrote.
+
+use std::rc::Rc;
+
+use super::{Ctx, Interp};
+use crate::ir::Name;
+use crate::value::*;
+
+/// The module-scope variable holding the files saved so far.
+pub const FILES: &str = "_<files>";
+
+fn arg<'v>(args: &'v [Value], kwargs: &'v [(Name, Value)], i: usize, name: &str) -> Option<&'v Value> {
+    args.get(i).or(kwargs.iter().find(|(k, _)| &**k == name).map(|(_, v)| v))
+}
+
+/// A copy of `v` as a file holds it, when it holds no object: tensors (new leaves, their shape
+/// resolved), plain scalars and tuples of them.
+fn stored(st: &State, v: &Value, depth: u8) -> Option<Value> {
+    match v {
+        Value::Tensor(t) => {
+            let t = Tensor { shape: st.resolve(&t.shape), layout: None, registered: false, act: None, grad: Grad::Unknown, saved: None, ..(**t).clone() };
+            Some(Value::Tensor(Rc::new(t)))
+        }
+        Value::Int(_) | Value::Float(_) | Value::Str(_) | Value::Bool(_) | Value::None => Some(v.clone()),
+        Value::Tuple(items) if depth < 4 && items.len() <= 64 => {
+            items.iter().map(|i| stored(st, i, depth + 1)).collect::<Option<Vec<_>>>().map(|v| Value::Tuple(Rc::new(v)))
+        }
+        _ => None,
+    }
+}
+
+/// `v` loaded with `map_location` (`None`: not given): its tensors on the CPU for `"cpu"`, on
+/// no known device for anything else.
+fn relocated(v: &Value, map_location: Option<&Value>) -> Value {
+    let Some(m) = map_location else { return v.clone() };
+    let device = match m {
+        Value::Str(Some(s)) if &**s == "cpu" => Some(Device::Cpu),
+        _ => None,
+    };
+    match v {
+        Value::Tensor(t) => Value::Tensor(Rc::new(Tensor { device, ..(**t).clone() })),
+        Value::Tuple(items) => Value::Tuple(Rc::new(items.iter().map(|i| relocated(i, map_location)).collect())),
+        v => v.clone(),
+    }
+}
+
+impl Interp<'_> {
+    /// The files saved so far on this path, as seen from the module of `ctx`.
+    fn files(&self, st: &State, ctx: &Ctx) -> Vec<(Rc<str>, Value)> {
+        let Obj::Scope { vars, .. } = st.get_var(ctx.module_scope, FILES) else { return Vec::new() };
+        match vars.get(FILES) {
+            Some(Value::Tuple(pairs)) => pairs
+                .iter()
+                .filter_map(|p| match p {
+                    Value::Tuple(kv) if kv.len() == 2 => Some((Rc::from(kv[0].as_str()?), kv[1].clone())),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn set_files(&self, st: &mut State, ctx: &Ctx, files: Vec<(Rc<str>, Value)>) {
+        let pairs = files.into_iter().map(|(k, v)| Value::Tuple(Rc::new(vec![Value::Str(Some(k)), v]))).collect();
+        let name = Name::from(FILES);
+        if let Obj::Scope { vars, .. } = st.get_mut_var(ctx.module_scope, &name) {
+            vars.insert(name, Value::Tuple(Rc::new(pairs)));
+        }
+    }
+
+    /// `torch.load(path)` of a file this path saved: what was saved (`None`: not such a call,
+    /// or a file not known).
+    pub(super) fn load_saved(&self, f: &Value, args: &[Value], kwargs: &[(Name, Value)], st: &State, ctx: &Ctx) -> Option<Value> {
+        if !matches!(f, Value::Lib(p) if &**p == "torch.load") {
+            return None;
+        }
+        let path = arg(args, kwargs, 0, "f")?.as_str()?;
+        let (_, v) = self.files(st, ctx).into_iter().find(|(k, _)| &**k == path)?;
+        Some(relocated(&v, arg(args, kwargs, 1, "map_location")))
+    }
+
+    /// After `torch.save(obj, path)` on `st`: the file holds a copy of `obj` when it holds no
+    /// object, else it is not known; a path not known forgets every file.
+    pub(super) fn note_saved(&self, f: &Value, args: &[Value], kwargs: &[(Name, Value)], st: &mut State, ctx: &Ctx) {
+        if !matches!(f, Value::Lib(p) if &**p == "torch.save") {
+            return;
+        }
+        let Some(path) = arg(args, kwargs, 1, "f").and_then(|v| v.as_str()).map(Rc::<str>::from) else {
+            if !self.files(st, ctx).is_empty() {
+                self.set_files(st, ctx, Vec::new());
+            }
+            return;
+        };
+        let mut files = self.files(st, ctx);
+        files.retain(|(k, _)| *k != path);
+        if let Some(v) = arg(args, kwargs, 0, "obj").and_then(|v| stored(st, v, 0)) {
+            files.push((path, v));
+        }
+        self.set_files(st, ctx, files);
+    }
+}
