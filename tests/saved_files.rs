@@ -1,4 +1,5 @@
-//! Values the program makes known in plain ways that are not a literal: a file it saved and
+//! Values the program makes known in plain ways that are not a literal: a set of known members,
+//! a file it saved and
 //! loads back (`engine/interp/files.rs`), and the elements of a `torch.randint` tensor taken by
 //! iteration, each an int within its bounds (`IntBounds::each`). Every reported case was run
 //! under torch 2.13 (five draws each): the line is where torch raises, a silent case runs or
@@ -54,4 +55,15 @@ fn each_element_of_a_randint_tensor_is_an_int_within_its_bounds() {
     assert_eq!(codes(&batch(95, 120)), []);
     // `int(i)` and `i.item()` read the same int
     assert_eq!(codes("data = torch.randn(100, 3)\nfor i in torch.randint(50, (3,)):\n    a = data[int(i):int(i) + 8].view(8 * 3)\n    b = data[i.item():i.item() + 8].view(25)\n"), [(4, "SHP103")]);
+}
+
+#[test]
+fn a_set_of_known_members_has_a_known_length() {
+    // a vocabulary of characters of known texts
+    assert_eq!(codes("chars = sorted({c for t in ['ab', 'bc'] for c in t})\nemb = nn.Embedding(len(chars), 4)\ny = emb(torch.tensor([3]))\n"), [(3, "SHP110")]);
+    assert_eq!(codes("chars = sorted({c for t in ['ab', 'bc'] for c in t})\nemb = nn.Embedding(len(chars), 4)\ny = emb(torch.tensor([2]))\n"), []);
+    // a set literal keeps one of equal members
+    assert_eq!(codes("tags = {'B', 'I', 'B', 'O'}\nhead = nn.Linear(8, len(tags))\ny = head(torch.randn(2, 8)).view(2, 4)\n"), [(3, "SHP103")]);
+    // of members not known: not known
+    assert_eq!(codes("import sys\ntags = {sys.argv[0], 'B'}\nhead = nn.Linear(8, len(tags))\ny = head(torch.randn(2, 8)).view(2, 4)\n"), []);
 }
