@@ -1,7 +1,6 @@
 //! Values the program makes known in plain ways that are not a literal: a set of known members,
-//! a file it saved and
-//! loads back (`engine/interp/files.rs`), and the elements of a `torch.randint` tensor taken by
-//! iteration, each an int within its bounds (`IntBounds::each`). Every reported case was run
+//! a file it saved and loads back (`engine/interp/files.rs`), and the elements of a
+//! `torch.randint` tensor taken by iteration, each an int within its bounds (`IntBounds::each`). Every reported case was run
 //! under torch 2.13 (five draws each): the line is where torch raises, a silent case runs or
 //! fails only for some executions.
 use shape_lint::{Settings, check_source};
