@@ -192,11 +192,37 @@ CASES = {
         net.proj = net.out
         print(net(torch.randn(3, 4)).shape)
         """),
+    # a Transformer encoder in eval mode with autograd off takes torch's fast path: its layers
+    # call no child as a module, the hooks see only the stack's norm (the parameters count)
+    "encoder_fast_path": textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, batch_first=True)
+                self.enc = nn.TransformerEncoder(layer, 2, norm=nn.LayerNorm(16))
+                self.head = nn.Linear(16, 2)
+
+            def forward(self, x):
+                return self.head(self.enc(x))
+
+
+        net = Net()
+        net.eval()
+        with torch.no_grad():
+            print(net(torch.randn(3, 5, 16)).shape)
+        """),
 }
 EXPECTED = {
     "buffers": {"model": "Norm", "output_shape": [4, 2], "total_params": 32, "layers": [
         {"name": "bn", "type": "BatchNorm1d", "output_shape": [4, 6], "params": 12},
         {"name": "fc", "type": "Linear", "output_shape": [4, 2], "params": 14}]},
+    "encoder_fast_path": {"model": "Net", "output_shape": [3, 5, 2], "total_params": 4514, "layers": [
+        {"name": "enc.norm", "type": "LayerNorm", "output_shape": [3, 5, 16], "params": 32},
+        {"name": "head", "type": "Linear", "output_shape": [3, 5, 2], "params": 34}]},
     "subclass_attention": {"model": "Net", "output_shape": [2, 5, 3], "total_params": 387, "layers": [
         {"name": "fc", "type": "Linear", "output_shape": [2, 5, 8], "params": 72},
         {"name": "fc", "type": "Linear", "output_shape": [2, 5, 8], "params": 72},

@@ -457,11 +457,13 @@ fn own_params(st: &State, attrs: &BTreeMap<crate::ir::Name, Value>) -> Option<i1
 }
 
 /// A Transformer encoder layer (`nn.TransformerEncoderLayer`), alone or stacked
-/// (`nn.TransformerEncoder`: `copies` deep copies, then its `norm`), where torch certainly runs
-/// its slow path, which calls its children as modules: in training mode (a module is, until
-/// `.eval()`), or without `batch_first`, or with an odd number of heads. (The fast path, in
-/// eval mode without gradients, calls none of them: its hooks see nothing inside.) What the
-/// hooks see of each layer: `dropout1`, `norm1`, `linear1`, `dropout`, `linear2`, `dropout2`,
+/// (`nn.TransformerEncoder`: `copies` deep copies, then its `norm`), where the path torch takes
+/// is certain. The slow path calls the layer's children as modules: in training mode (a module
+/// is, until `.eval()`), or without `batch_first` or `bias`, or with an odd number of heads, or
+/// with autograd recording and weights that require grad. Else, with autograd off, the fast
+/// path calls none of them: the hooks see nothing inside a layer. (Torch also leaves the fast
+/// path when hooks are attached to the layer itself, as torchinfo attaches them; the oracle's
+/// global hooks are not.) What the hooks see of each layer on the slow path: `dropout1`, `norm1`, `linear1`, `dropout`, `linear2`, `dropout2`,
 /// `norm2` (`norm1`, `dropout1`, `norm2`, `linear1`, ... with `norm_first`); `self_attn` holds
 /// `out_proj` and is no leaf, and the activation is a function.
 #[derive(Debug, Clone)]
@@ -475,13 +477,16 @@ struct Encoder {
     norm: Option<i128>,
     /// A stack: its layers are `layers.0`, `layers.1`, ...
     stack: bool,
+    /// Torch's fast path (in eval mode, autograd off, `batch_first`, an even number of heads,
+    /// ...): the layers call none of their children, the hooks see only the stack's norm.
+    fast: bool,
 }
 
 /// The encoder a layer is (`Encoder`), and the modules it calls inside that the hooks see
 /// through the children instead (the stack's layer and norm objects). `None` when not certain.
 fn encoder_of(st: &State, l: &Layer) -> Option<(Encoder, Vec<ObjId>)> {
     match &*l.kind {
-        "TransformerEncoderLayer" => Some((encoder_layer(l, l)?, Vec::new())),
+        "TransformerEncoderLayer" => Some((encoder_layer(st, l, l)?, Vec::new())),
         "TransformerEncoder" => {
             let Some(Value::Ref(inner)) = l.args.get("encoder_layer") else { return None };
             let Obj::Layer(il) = st.get(*inner) else { return None };
@@ -490,7 +495,7 @@ fn encoder_of(st: &State, l: &Layer) -> Option<(Encoder, Vec<ObjId>)> {
             }
             // the copies are in the stack's mode (the original layer object, held by no one,
             // is not)
-            let mut e = encoder_layer(il, l)?;
+            let mut e = encoder_layer(st, il, l)?;
             e.copies = l.args.get("num_layers")?.as_const_int().filter(|n| *n >= 1)?;
             e.stack = true;
             let mut inside = vec![*inner];
@@ -511,8 +516,9 @@ fn encoder_of(st: &State, l: &Layer) -> Option<(Encoder, Vec<ObjId>)> {
     }
 }
 
-/// The sizes of an encoder layer `l`, when the slow path is certain in the mode of `mode`.
-fn encoder_layer(l: &Layer, mode: &Layer) -> Option<Encoder> {
+/// The sizes of an encoder layer `l`, and which path it certainly takes in the mode of `mode`
+/// on the path `st`; `None` when not certain.
+fn encoder_layer(st: &State, l: &Layer, mode: &Layer) -> Option<Encoder> {
     let int = |k: &str| l.args.get(k).and_then(|v| v.as_const_int());
     let flag = |k: &str, default: bool| match l.args.get(k) {
         None => Some(default),
@@ -530,11 +536,23 @@ fn encoder_layer(l: &Layer, mode: &Layer) -> Option<Encoder> {
         return None;
     }
     let (norm_first, bias, batch_first) = (flag("norm_first", false)?, flag("bias", true)?, flag("batch_first", false)?);
-    let training = matches!(mode.attrs.get("training"), None | Some(Value::Bool(true)));
-    if !(training || !batch_first || nhead % 2 == 1) || d <= 0 || ff <= 0 {
+    if d <= 0 || ff <= 0 {
         return None;
     }
-    Some(Encoder { d, ff, norm_first, bias, copies: 1, norm: None, stack: false })
+    let training = match mode.attrs.get("training") {
+        None | Some(Value::Bool(true)) => true,
+        Some(Value::Bool(false)) => false,
+        Some(_) => return None,
+    };
+    // (an activation given by name is "relu" or "gelu", which the fast path takes)
+    let slow = training || !batch_first || !bias || nhead % 2 == 1;
+    // past those, the fast path runs unless autograd records: with grad off it certainly
+    // does; with grad on and the weights requiring grad it certainly does not
+    let fast = !slow && matches!(st.grad_mode, GradMode::Off(_));
+    if !slow && !fast && (st.params_frozen || !matches!(st.grad_mode, GradMode::On)) {
+        return None;
+    }
+    Some(Encoder { d, ff, norm_first, bias, copies: 1, norm: None, stack: false, fast })
 }
 
 impl Encoder {
@@ -565,7 +583,7 @@ impl Encoder {
             LayerCall { name: Some(n), kind: kind.into(), output_shape: Some(shape.to_vec()), params: Some(params), depth }
         };
         let mut v = Vec::new();
-        for i in 0..self.copies {
+        for i in (0..self.copies).filter(|_| !self.fast) {
             let p = if self.stack { format!("{name}.layers.{i}") } else { name.to_string() };
             let ln = self.layer_norm();
             let (l1, l2) = (self.linear(self.d, self.ff), self.linear(self.ff, self.d));
