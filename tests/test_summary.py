@@ -215,6 +215,26 @@ CASES = {
         with torch.no_grad():
             print(net(torch.randn(3, 5, 16)).shape)
         """),
+    # nn.Transformer: its encoder stack on src's shape, then its decoder stack (no fast path),
+    # each layer's children as the hooks see them (norm_first order), and each stack's norm
+    "transformer": textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.t = nn.Transformer(d_model=16, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32, norm_first=True)
+                self.head = nn.Linear(16, 3)
+
+            def forward(self, src, tgt):
+                return self.head(self.t(src, tgt))
+
+
+        net = Net()
+        print(net(torch.randn(7, 2, 16), torch.randn(5, 2, 16)).shape)
+        """),
 }
 EXPECTED = {
     "buffers": {"model": "Norm", "output_shape": [4, 2], "total_params": 32, "layers": [
@@ -223,6 +243,26 @@ EXPECTED = {
     "encoder_fast_path": {"model": "Net", "output_shape": [3, 5, 2], "total_params": 4514, "layers": [
         {"name": "enc.norm", "type": "LayerNorm", "output_shape": [3, 5, 16], "params": 32},
         {"name": "head", "type": "Linear", "output_shape": [3, 5, 2], "params": 34}]},
+    "transformer": {"model": "Net", "output_shape": [5, 2, 3], "total_params": 5683, "layers": [
+        {"name": "t.encoder.layers.0.norm1", "type": "LayerNorm", "output_shape": [7, 2, 16], "params": 32},
+        {"name": "t.encoder.layers.0.dropout1", "type": "Dropout", "output_shape": [7, 2, 16], "params": 0},
+        {"name": "t.encoder.layers.0.norm2", "type": "LayerNorm", "output_shape": [7, 2, 16], "params": 32},
+        {"name": "t.encoder.layers.0.linear1", "type": "Linear", "output_shape": [7, 2, 32], "params": 544},
+        {"name": "t.encoder.layers.0.dropout", "type": "Dropout", "output_shape": [7, 2, 32], "params": 0},
+        {"name": "t.encoder.layers.0.linear2", "type": "Linear", "output_shape": [7, 2, 16], "params": 528},
+        {"name": "t.encoder.layers.0.dropout2", "type": "Dropout", "output_shape": [7, 2, 16], "params": 0},
+        {"name": "t.encoder.norm", "type": "LayerNorm", "output_shape": [7, 2, 16], "params": 32},
+        {"name": "t.decoder.layers.0.norm1", "type": "LayerNorm", "output_shape": [5, 2, 16], "params": 32},
+        {"name": "t.decoder.layers.0.dropout1", "type": "Dropout", "output_shape": [5, 2, 16], "params": 0},
+        {"name": "t.decoder.layers.0.norm2", "type": "LayerNorm", "output_shape": [5, 2, 16], "params": 32},
+        {"name": "t.decoder.layers.0.dropout2", "type": "Dropout", "output_shape": [5, 2, 16], "params": 0},
+        {"name": "t.decoder.layers.0.norm3", "type": "LayerNorm", "output_shape": [5, 2, 16], "params": 32},
+        {"name": "t.decoder.layers.0.linear1", "type": "Linear", "output_shape": [5, 2, 32], "params": 544},
+        {"name": "t.decoder.layers.0.dropout", "type": "Dropout", "output_shape": [5, 2, 32], "params": 0},
+        {"name": "t.decoder.layers.0.linear2", "type": "Linear", "output_shape": [5, 2, 16], "params": 528},
+        {"name": "t.decoder.layers.0.dropout3", "type": "Dropout", "output_shape": [5, 2, 16], "params": 0},
+        {"name": "t.decoder.norm", "type": "LayerNorm", "output_shape": [5, 2, 16], "params": 32},
+        {"name": "head", "type": "Linear", "output_shape": [5, 2, 3], "params": 51}]},
     "subclass_attention": {"model": "Net", "output_shape": [2, 5, 3], "total_params": 387, "layers": [
         {"name": "fc", "type": "Linear", "output_shape": [2, 5, 8], "params": 72},
         {"name": "fc", "type": "Linear", "output_shape": [2, 5, 8], "params": 72},

@@ -675,7 +675,7 @@ fn forward_on(interp: &mut Interp, fwd: &Rc<crate::value::Closure>, st: State, i
     // a call of forward from anywhere: the module may have been moved to any device first
     let was = crate::models::torch::device::modules_anywhere(true);
     // (`shape-lint summary --model`: this call is the model call recorded)
-    let begun = if interp.summary.is_some() { interp.summary_begin(&st, &inst, span) } else { None };
+    let begun = if interp.summary.is_some() { interp.summary_begin(&st, &inst, &[], &[], span) } else { None };
     let call_inputs = args[1..].to_vec();
     let out = interp.call_closure(fwd, args, Vec::new(), st, span);
     if let Some(b) = begun {

@@ -78,7 +78,7 @@ pub struct Begun {
     id: ObjId,
     /// The layers called inside this call that torch's hooks do not see as such: the layer a
     /// user subclass of a library layer runs, a Transformer encoder's layer and norm (its
-    /// children are recorded from `Leaf::encoder`).
+    /// children are recorded from `Leaf::inside`).
     skip: Vec<ObjId>,
     /// The path took a choice inside the model call (`SummaryLog::open_branches`).
     forked: bool,
@@ -87,7 +87,7 @@ pub struct Begun {
 impl Interp<'_> {
     /// Before a call of `f`: a module call is counted, and one outside any model call opens a
     /// record. `None` when not recording or `f` is not a module.
-    pub fn summary_begin(&mut self, st: &State, f: &Value, span: crate::ir::Span) -> Option<Begun> {
+    pub fn summary_begin(&mut self, st: &State, f: &Value, args: &[Value], kwargs: &[(crate::ir::Name, Value)], span: crate::ir::Span) -> Option<Begun> {
         let log = self.summary.as_ref()?;
         let Value::Ref(id) = f else { return None };
         let id = *id;
@@ -103,15 +103,23 @@ impl Interp<'_> {
         let leaf = match st.get(id) {
             _ if inner || depth == 0 => None,
             Obj::Layer(l) => match params::hooks(l) {
-                params::Hooks::Leaf => Some(Leaf { kind: l.kind.to_string(), params: params::count(l), followed: true, encoder: None }),
+                params::Hooks::Leaf => Some(Leaf { kind: l.kind.to_string(), params: params::count(l), followed: true, inside: None }),
                 params::Hooks::Silent => None,
-                params::Hooks::Children => match encoder_of(st, l) {
-                    Some((e, inside)) => {
-                        skip = inside;
-                        Some(Leaf { kind: l.kind.to_string(), params: Some(e.params()), followed: true, encoder: Some(e) })
+                params::Hooks::Children => {
+                    // (`nn.Transformer`'s encoder rows have the shape of its `src`)
+                    let src = args.first().or(kwargs.iter().find(|(k, _)| &**k == "src").map(|(_, v)| v));
+                    let src = match src {
+                        Some(Value::Tensor(t)) => self.dims_text(st, &st.resolve(&t.shape)),
+                        _ => None,
+                    };
+                    match inside_of(st, l, src) {
+                        Some((i, held)) if i.certain() => {
+                            skip = held;
+                            Some(Leaf { kind: l.kind.to_string(), params: Some(i.params()), followed: true, inside: Some(i) })
+                        }
+                        i => Some(Leaf { kind: l.kind.to_string(), params: params::count(l).or(i.map(|(i, _)| i.params())), followed: false, inside: None }),
                     }
-                    None => Some(Leaf { kind: l.kind.to_string(), params: params::count(l), followed: false, encoder: None }),
-                },
+                }
             },
             Obj::Instance { class, attrs } => {
                 let name = match st.get(*class) {
@@ -132,9 +140,9 @@ impl Interp<'_> {
                     Some((lid, l)) if !child => {
                         skip = vec![lid];
                         let followed = params::hooks(l) == params::Hooks::Leaf;
-                        Some(Leaf { kind: name, params: params::count(l).zip(own).map(|(a, b)| a + b), followed, encoder: None })
+                        Some(Leaf { kind: name, params: params::count(l).zip(own).map(|(a, b)| a + b), followed, inside: None })
                     }
-                    None if !child && !attrs.contains_key(models::LAYER) => Some(Leaf { kind: name, params: own, followed: true, encoder: None }),
+                    None if !child && !attrs.contains_key(models::LAYER) => Some(Leaf { kind: name, params: own, followed: true, inside: None }),
                     _ => None,
                 }
             }
@@ -198,7 +206,7 @@ impl Interp<'_> {
         if out.len() > 1 {
             call.incomplete.push(format!("a call of {} has {} outcomes", call.model, out.len()));
         }
-        if let Some(Leaf { kind, params, followed, encoder }) = b.leaf {
+        if let Some(Leaf { kind, params, followed, inside }) = b.leaf {
             if b.forked {
                 // each path inside the call records its own layers into the one record: the
                 // list holds the layers of several paths, of which one runs
@@ -220,9 +228,12 @@ impl Interp<'_> {
             if !known {
                 call.incomplete.push(format!("the output of {kind} is not known"));
             }
-            match (encoder, &shape, &name) {
-                // the children torch's hooks see on the slow path, named under the layer's name
-                (Some(e), Some(s), Some(n)) => call.layers.extend(e.calls(n, s)),
+            match (inside, &shape, &name) {
+                // the children torch's hooks see, named under the layer's name
+                (Some(i), Some(s), Some(n)) => match i.calls(n, s) {
+                    Some(calls) => call.layers.extend(calls),
+                    None => call.incomplete.push(format!("the input of {kind} is not known")),
+                },
                 (Some(_), _, _) => {}
                 (None, _, _) => {
                     let depth = name.as_ref().map_or(1, |n| n.split('.').count());
@@ -304,7 +315,7 @@ impl Interp<'_> {
             }
             match st.get(id) {
                 Obj::Layer(l) => {
-                    let n = params::count(l).or_else(|| encoder_of(st, l).map(|(e, _)| e.params()));
+                    let n = params::count(l).or_else(|| inside_of(st, l, None).map(|(i, _)| i.params()));
                     if n.is_none() {
                         why.push(format!("the parameters of {} are not known", l.kind));
                     }
@@ -345,6 +356,11 @@ impl Interp<'_> {
                             && models::is_module(self, st, *c)
                         {
                             let name = if &**k == models::LAYER { prefix.clone() } else { join(&prefix, k) };
+                            // the Transformer a model subclasses (`class Seq2Seq(nn.Transformer)`):
+                            // its children are the model's own for the hooks (`encoder.layers.0...`)
+                            if name.is_empty() && matches!(st.get(*c), Obj::Layer(l) if params::hooks(l) == params::Hooks::Children) {
+                                names.first.entry(*c).or_default();
+                            }
                             todo.push((*c, name));
                         }
                     }
@@ -425,8 +441,8 @@ struct Leaf {
     kind: String,
     params: Option<i128>,
     followed: bool,
-    /// A Transformer encoder layer or stack on its slow path: the children its hooks see.
-    encoder: Option<Encoder>,
+    /// A Transformer layer, stack or model whose path is certain: the children its hooks see.
+    inside: Option<Inside>,
 }
 
 /// Attributes that no program spells (`<layer>`, `<device>`) and the training flag.
@@ -456,16 +472,86 @@ fn own_params(st: &State, attrs: &BTreeMap<crate::ir::Name, Value>) -> Option<i1
     Some(n)
 }
 
+/// What a Transformer module calls inside that the hooks see: an encoder layer or stack, or a
+/// whole `nn.Transformer` (its encoder stack run on `src`, whose shape is `src`, then its
+/// decoder stack).
+#[derive(Debug, Clone)]
+enum Inside {
+    Encoder(Encoder),
+    Transformer { enc: Encoder, dec: Decoder, src: Option<Vec<DimText>> },
+}
+
+impl Inside {
+    /// Whether the path torch takes, and so what the hooks see, is certain.
+    fn certain(&self) -> bool {
+        match self {
+            Inside::Encoder(e) | Inside::Transformer { enc: e, .. } => e.fast.is_some(),
+        }
+    }
+
+    /// `parameters()` of the module.
+    fn params(&self) -> i128 {
+        match self {
+            Inside::Encoder(e) => e.params(),
+            Inside::Transformer { enc, dec, .. } => enc.params() + dec.params(),
+        }
+    }
+
+    /// The leaf calls the hooks record for the module named `name` whose output is `out`;
+    /// `None` when an input's shape is not known.
+    fn calls(&self, name: &str, out: &[DimText]) -> Option<Vec<LayerCall>> {
+        match self {
+            Inside::Encoder(e) => Some(e.calls(name, out)),
+            Inside::Transformer { enc, dec, src } => {
+                let mut v = enc.calls(&sub(name, "encoder"), src.as_ref()?);
+                v.extend(dec.calls(&sub(name, "decoder"), out));
+                Some(v)
+            }
+        }
+    }
+}
+
+/// The child `k` of the module named `name` (the model itself when empty).
+fn sub(name: &str, k: &str) -> String {
+    if name.is_empty() { k.to_string() } else { format!("{name}.{k}") }
+}
+
+/// A linear layer's parameters.
+fn linear(bias: bool, i: i128, o: i128) -> i128 {
+    i * o + if bias { o } else { 0 }
+}
+
+/// A `LayerNorm(d)`'s parameters.
+fn layer_norm(bias: bool, d: i128) -> i128 {
+    d + if bias { d } else { 0 }
+}
+
+/// A leaf call the hooks record: `name` of `kind`, with this output and parameter count.
+fn leaf_call(name: String, kind: &str, shape: &[DimText], params: i128) -> LayerCall {
+    let depth = name.split('.').count();
+    LayerCall { name: Some(name), kind: kind.into(), output_shape: Some(shape.to_vec()), params: Some(params), depth }
+}
+
+/// `out` with its last size the feed-forward width.
+fn widened(out: &[DimText], ff: i128) -> Vec<DimText> {
+    let mut wide = out.to_vec();
+    if let Some(last) = wide.last_mut() {
+        *last = DimText::Int(ff);
+    }
+    wide
+}
+
 /// A Transformer encoder layer (`nn.TransformerEncoderLayer`), alone or stacked
-/// (`nn.TransformerEncoder`: `copies` deep copies, then its `norm`), where the path torch takes
-/// is certain. The slow path calls the layer's children as modules: in training mode (a module
-/// is, until `.eval()`), or without `batch_first` or `bias`, or with an odd number of heads, or
-/// with autograd recording and weights that require grad. Else, with autograd off, the fast
-/// path calls none of them: the hooks see nothing inside a layer. (Torch also leaves the fast
-/// path when hooks are attached to the layer itself, as torchinfo attaches them; the oracle's
-/// global hooks are not.) What the hooks see of each layer on the slow path: `dropout1`, `norm1`, `linear1`, `dropout`, `linear2`, `dropout2`,
-/// `norm2` (`norm1`, `dropout1`, `norm2`, `linear1`, ... with `norm_first`); `self_attn` holds
-/// `out_proj` and is no leaf, and the activation is a function.
+/// (`nn.TransformerEncoder`: `copies` deep copies, then its `norm`), and the path torch takes.
+/// The slow path calls the layer's children as modules: in training mode (a module is, until
+/// `.eval()`), or without `batch_first` or `bias`, or with an odd number of heads, or with
+/// autograd recording and weights that require grad. Else, with autograd off, the fast path
+/// calls none of them: the hooks see nothing inside a layer. (Torch also leaves the fast path
+/// when hooks are attached to the layer itself, as torchinfo attaches them; the oracle's global
+/// hooks are not.) What the hooks see of each layer on the slow path: `dropout1`, `norm1`,
+/// `linear1`, `dropout`, `linear2`, `dropout2`, `norm2` (`norm1`, `dropout1`, `norm2`,
+/// `linear1`, ... with `norm_first`); `self_attn` holds `out_proj` and is no leaf, and the
+/// activation is a function.
 #[derive(Debug, Clone)]
 struct Encoder {
     d: i128,
@@ -477,16 +563,43 @@ struct Encoder {
     norm: Option<i128>,
     /// A stack: its layers are `layers.0`, `layers.1`, ...
     stack: bool,
-    /// Torch's fast path (in eval mode, autograd off, `batch_first`, an even number of heads,
-    /// ...): the layers call none of their children, the hooks see only the stack's norm.
-    fast: bool,
+    /// Whether torch takes the fast path; `None` when not certain.
+    fast: Option<bool>,
 }
 
-/// The encoder a layer is (`Encoder`), and the modules it calls inside that the hooks see
-/// through the children instead (the stack's layer and norm objects). `None` when not certain.
-fn encoder_of(st: &State, l: &Layer) -> Option<(Encoder, Vec<ObjId>)> {
+/// The sizes of a layer `l` (an encoder or decoder layer, or `nn.Transformer`, whose sizes
+/// have defaults), as `(d_model, nhead, dim_feedforward, norm_first, bias, batch_first)`;
+/// `None` when not known, or when the activation is a module (a child the hooks see; a name,
+/// "gelu", or the default is a function).
+fn sizes(l: &Layer) -> Option<(i128, i128, i128, bool, bool, bool)> {
+    let defaults = &*l.kind == "Transformer";
+    let int = |k: &str, default: i128| match l.args.get(k) {
+        None if defaults => Some(default),
+        None => None,
+        Some(v) => v.as_const_int(),
+    };
+    let flag = |k: &str, default: bool| match l.args.get(k) {
+        None => Some(default),
+        Some(Value::Bool(b)) => Some(*b),
+        Some(_) => None,
+    };
+    let (d, nhead) = (int("d_model", 512)?, int("nhead", 8)?);
+    let ff = match l.args.get("dim_feedforward") {
+        None => 2048,
+        Some(v) => v.as_const_int()?,
+    };
+    if !matches!(l.args.get("activation"), None | Some(Value::Str(Some(_)))) || d <= 0 || ff <= 0 || nhead <= 0 {
+        return None;
+    }
+    Some((d, nhead, ff, flag("norm_first", false)?, flag("bias", true)?, flag("batch_first", false)?))
+}
+
+/// What a Transformer layer, stack or model `l` calls inside, with the modules it calls that
+/// the hooks see through its children instead (a stack's layer and norm objects); `src` is the
+/// shape of `nn.Transformer`'s source. `None` when a size or the structure is not known.
+fn inside_of(st: &State, l: &Layer, src: Option<Vec<DimText>>) -> Option<(Inside, Vec<ObjId>)> {
     match &*l.kind {
-        "TransformerEncoderLayer" => Some((encoder_layer(st, l, l)?, Vec::new())),
+        "TransformerEncoderLayer" => Some((Inside::Encoder(encoder_layer(st, l, l)?), Vec::new())),
         "TransformerEncoder" => {
             let Some(Value::Ref(inner)) = l.args.get("encoder_layer") else { return None };
             let Obj::Layer(il) = st.get(*inner) else { return None };
@@ -510,93 +623,121 @@ fn encoder_of(st: &State, l: &Layer) -> Option<(Encoder, Vec<ObjId>)> {
                 },
                 Some(_) => return None,
             }
-            Some((e, inside))
+            Some((Inside::Encoder(e), inside))
+        }
+        // its own encoder and decoder stacks, each with a final LayerNorm
+        "Transformer" if !l.args.contains_key("custom_encoder") && !l.args.contains_key("custom_decoder") => {
+            let layers = |k: &str| match l.args.get(k) {
+                None => Some(6),
+                Some(v) => v.as_const_int().filter(|n| *n >= 1),
+            };
+            let mut enc = encoder_layer(st, l, l)?;
+            enc.copies = layers("num_encoder_layers")?;
+            enc.stack = true;
+            enc.norm = Some(layer_norm(enc.bias, enc.d));
+            let dec = Decoder { d: enc.d, ff: enc.ff, norm_first: enc.norm_first, bias: enc.bias, copies: layers("num_decoder_layers")? };
+            Some((Inside::Transformer { enc, dec, src }, Vec::new()))
         }
         _ => None,
     }
 }
 
-/// The sizes of an encoder layer `l`, and which path it certainly takes in the mode of `mode`
-/// on the path `st`; `None` when not certain.
+/// An encoder layer `l` in the mode of `mode` on the path `st`.
 fn encoder_layer(st: &State, l: &Layer, mode: &Layer) -> Option<Encoder> {
-    let int = |k: &str| l.args.get(k).and_then(|v| v.as_const_int());
-    let flag = |k: &str, default: bool| match l.args.get(k) {
-        None => Some(default),
-        Some(Value::Bool(b)) => Some(*b),
+    let (d, nhead, ff, norm_first, bias, batch_first) = sizes(l)?;
+    let training = match mode.attrs.get("training") {
+        None | Some(Value::Bool(true)) => Some(true),
+        Some(Value::Bool(false)) => Some(false),
         Some(_) => None,
     };
-    let (d, nhead) = (int("d_model")?, int("nhead")?);
-    let ff = match l.args.get("dim_feedforward") {
-        None => 2048,
-        Some(v) => v.as_const_int()?,
-    };
-    // a module as the activation is a child the hooks see; a name ("gelu") or the default is a
-    // function
-    if !matches!(l.args.get("activation"), None | Some(Value::Str(Some(_)))) {
-        return None;
-    }
-    let (norm_first, bias, batch_first) = (flag("norm_first", false)?, flag("bias", true)?, flag("batch_first", false)?);
-    if d <= 0 || ff <= 0 {
-        return None;
-    }
-    let training = match mode.attrs.get("training") {
-        None | Some(Value::Bool(true)) => true,
-        Some(Value::Bool(false)) => false,
-        Some(_) => return None,
-    };
     // (an activation given by name is "relu" or "gelu", which the fast path takes)
-    let slow = training || !batch_first || !bias || nhead % 2 == 1;
+    let slow = match training {
+        Some(t) => Some(t || !batch_first || !bias || nhead % 2 == 1),
+        None => (!batch_first || !bias || nhead % 2 == 1).then_some(true),
+    };
     // past those, the fast path runs unless autograd records: with grad off it certainly
     // does; with grad on and the weights requiring grad it certainly does not
-    let fast = !slow && matches!(st.grad_mode, GradMode::Off(_));
-    if !slow && !fast && (st.params_frozen || !matches!(st.grad_mode, GradMode::On)) {
-        return None;
-    }
+    let fast = match (slow, st.grad_mode) {
+        (Some(true), _) => Some(false),
+        (Some(false), GradMode::Off(_)) => Some(true),
+        (Some(false), GradMode::On) if !st.params_frozen => Some(false),
+        _ => None,
+    };
     Some(Encoder { d, ff, norm_first, bias, copies: 1, norm: None, stack: false, fast })
 }
 
 impl Encoder {
-    fn linear(&self, i: i128, o: i128) -> i128 {
-        i * o + if self.bias { o } else { 0 }
-    }
-
-    fn layer_norm(&self) -> i128 {
-        self.d + if self.bias { self.d } else { 0 }
-    }
-
     /// `parameters()`: `self_attn` (`in_proj` and `out_proj`), `linear1`, `linear2`, `norm1`,
     /// `norm2`, for each copy, and the stack's norm.
     fn params(&self) -> i128 {
-        let attention = self.linear(self.d, 3 * self.d) + self.linear(self.d, self.d);
-        let layer = attention + self.linear(self.d, self.ff) + self.linear(self.ff, self.d) + 2 * self.layer_norm();
+        let (b, d, ff) = (self.bias, self.d, self.ff);
+        let attention = linear(b, d, 3 * d) + linear(b, d, d);
+        let layer = attention + linear(b, d, ff) + linear(b, ff, d) + 2 * layer_norm(b, d);
         self.copies * layer + self.norm.unwrap_or(0)
     }
 
     /// The leaf calls the hooks record, for the layer or stack named `name` whose output is `out`.
     fn calls(&self, name: &str, out: &[DimText]) -> Vec<LayerCall> {
-        let mut wide = out.to_vec();
-        if let Some(last) = wide.last_mut() {
-            *last = DimText::Int(self.ff);
-        }
-        let leaf = |n: String, kind: &str, shape: &[DimText], params: i128| {
-            let depth = n.split('.').count();
-            LayerCall { name: Some(n), kind: kind.into(), output_shape: Some(shape.to_vec()), params: Some(params), depth }
-        };
+        let wide = widened(out, self.ff);
         let mut v = Vec::new();
-        for i in (0..self.copies).filter(|_| !self.fast) {
-            let p = if self.stack { format!("{name}.layers.{i}") } else { name.to_string() };
-            let ln = self.layer_norm();
-            let (l1, l2) = (self.linear(self.d, self.ff), self.linear(self.ff, self.d));
+        for i in (0..self.copies).filter(|_| self.fast == Some(false)) {
+            let p = if self.stack { sub(name, &format!("layers.{i}")) } else { name.to_string() };
+            let ln = layer_norm(self.bias, self.d);
+            let (l1, l2) = (linear(self.bias, self.d, self.ff), linear(self.bias, self.ff, self.d));
             let order: [(&str, &str, &[DimText], i128); 7] = if self.norm_first {
                 [("norm1", "LayerNorm", out, ln), ("dropout1", "Dropout", out, 0), ("norm2", "LayerNorm", out, ln), ("linear1", "Linear", &wide, l1), ("dropout", "Dropout", &wide, 0), ("linear2", "Linear", out, l2), ("dropout2", "Dropout", out, 0)]
             } else {
                 [("dropout1", "Dropout", out, 0), ("norm1", "LayerNorm", out, ln), ("linear1", "Linear", &wide, l1), ("dropout", "Dropout", &wide, 0), ("linear2", "Linear", out, l2), ("dropout2", "Dropout", out, 0), ("norm2", "LayerNorm", out, ln)]
             };
-            v.extend(order.iter().map(|(n, k, s, c)| leaf(format!("{p}.{n}"), k, s, *c)));
+            v.extend(order.iter().map(|(n, k, s, c)| leaf_call(sub(&p, n), k, s, *c)));
         }
         if let Some(n) = self.norm {
-            v.push(leaf(format!("{name}.norm"), "LayerNorm", out, n));
+            v.push(leaf_call(sub(name, "norm"), "LayerNorm", out, n));
         }
+        v
+    }
+}
+
+/// `nn.Transformer`'s decoder stack: `copies` decoder layers, then its `norm` (a `LayerNorm`).
+/// A decoder layer has no fast path: the hooks see `dropout1`, `norm1`, `dropout2`, `norm2`,
+/// `linear1`, `dropout`, `linear2`, `dropout3`, `norm3` (`norm1`, `dropout1`, `norm2`,
+/// `dropout2`, `norm3`, `linear1`, ... with `norm_first`); `self_attn` and `multihead_attn`
+/// are no leaves.
+#[derive(Debug, Clone)]
+struct Decoder {
+    d: i128,
+    ff: i128,
+    norm_first: bool,
+    bias: bool,
+    copies: i128,
+}
+
+impl Decoder {
+    /// `parameters()`: two attentions, `linear1`, `linear2`, three norms for each copy, and the
+    /// stack's norm.
+    fn params(&self) -> i128 {
+        let (b, d, ff) = (self.bias, self.d, self.ff);
+        let attention = linear(b, d, 3 * d) + linear(b, d, d);
+        let layer = 2 * attention + linear(b, d, ff) + linear(b, ff, d) + 3 * layer_norm(b, d);
+        self.copies * layer + layer_norm(b, d)
+    }
+
+    /// The leaf calls the hooks record, for the stack named `name` whose output is `out`.
+    fn calls(&self, name: &str, out: &[DimText]) -> Vec<LayerCall> {
+        let wide = widened(out, self.ff);
+        let ln = layer_norm(self.bias, self.d);
+        let (l1, l2) = (linear(self.bias, self.d, self.ff), linear(self.bias, self.ff, self.d));
+        let mut v = Vec::new();
+        for i in 0..self.copies {
+            let p = sub(name, &format!("layers.{i}"));
+            let order: [(&str, &str, &[DimText], i128); 9] = if self.norm_first {
+                [("norm1", "LayerNorm", out, ln), ("dropout1", "Dropout", out, 0), ("norm2", "LayerNorm", out, ln), ("dropout2", "Dropout", out, 0), ("norm3", "LayerNorm", out, ln), ("linear1", "Linear", &wide, l1), ("dropout", "Dropout", &wide, 0), ("linear2", "Linear", out, l2), ("dropout3", "Dropout", out, 0)]
+            } else {
+                [("dropout1", "Dropout", out, 0), ("norm1", "LayerNorm", out, ln), ("dropout2", "Dropout", out, 0), ("norm2", "LayerNorm", out, ln), ("linear1", "Linear", &wide, l1), ("dropout", "Dropout", &wide, 0), ("linear2", "Linear", out, l2), ("dropout3", "Dropout", out, 0), ("norm3", "LayerNorm", out, ln)]
+            };
+            v.extend(order.iter().map(|(n, k, s, c)| leaf_call(sub(&p, n), k, s, *c)));
+        }
+        v.push(leaf_call(sub(name, "norm"), "LayerNorm", out, ln));
         v
     }
 }

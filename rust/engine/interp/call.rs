@@ -288,7 +288,7 @@ impl<'a> Interp<'a> {
             return Vec::new();
         }
         // `shape-lint summary` records module calls (`engine::summary`)
-        let begun = if self.summary.is_some() { self.summary_begin(&st, &f, span) } else { None };
+        let begun = if self.summary.is_some() { self.summary_begin(&st, &f, &args, &kwargs, span) } else { None };
         let out = self.call_dispatch_inner(f, args, kwargs, st, span);
         if let Some(b) = begun {
             self.summary_end(b, &out);
