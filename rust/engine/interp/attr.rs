@@ -211,6 +211,10 @@ impl<'a> Interp<'a> {
             // `x.dtype.is_floating_point`
             Value::DType(d) if *d != DType::Other && &**name == "is_floating_point" => vec![(st, Value::Bool(d.is_floating()))],
             Value::Tensor(_) => torch::tensor_attr(self, st, o.clone(), name, span),
+            // the named tuple of `x.max(dim)`, `x.sort()`, `x.topk(k)`, ... (`torch.return_types`)
+            Value::Tuple(items) if items.len() == 2 && items.iter().all(|v| matches!(v, Value::Tensor(_))) && matches!(&**name, "values" | "indices") => {
+                vec![(st, items[usize::from(&**name == "indices")].clone())]
+            }
             Value::Str(_) | Value::Tuple(_) | Value::Int(_) | Value::Float(_) | Value::Range(..) => {
                 vec![(st, Value::LibMethod(Box::new(o.clone()), name.clone()))]
             }
