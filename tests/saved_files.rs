@@ -22,6 +22,12 @@ fn a_file_saved_then_loaded_gives_back_what_was_saved() {
     assert_eq!(codes(cache), [(6, "SHP101")]);
     // the last save wins
     assert_eq!(codes("torch.save(torch.randn(4, 8), 'x.pt')\ntorch.save(torch.randn(4, 9), 'x.pt')\ny = nn.Linear(8, 2)(torch.load('x.pt'))\n"), [(3, "SHP101")]);
+    // NumPy's: `np.save` adds `.npy`, `np.load` gives an array of the saved shape and dtype
+    let np = |path: &str, shape: &str| format!("import numpy as np\nnp.save('{path}', np.zeros(({shape}), dtype=np.float32))\nx = torch.from_numpy(np.load('a.npy'))\ny = nn.Linear(8, 2)(x)\n");
+    assert_eq!(codes(&np("a", "4, 10")), [(4, "SHP101")]);
+    assert_eq!(codes(&np("a.npy", "4, 8")), []);
+    // a file of the other library is not known
+    assert_eq!(codes("import numpy as np\ntorch.save(torch.randn(4, 10), 'a.npy')\nx = torch.from_numpy(np.load('a.npy'))\ny = nn.Linear(8, 2)(x)\n"), []);
     // a copy: an in-place op after the save does not reach the file
     assert_eq!(codes("x = torch.randn(4, 8)\ntorch.save(x, 'x.pt')\nx.unsqueeze_(0)\ny = nn.Linear(8, 2)(torch.load('x.pt')).view(4, 2)\n"), []);
 }

@@ -70,7 +70,7 @@ pub fn lib_attr(path: &str, name: &str) -> Value {
                 return Value::DType(d);
             }
             match name {
-                "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" | "clip" | "stack" | "concatenate" | "vstack" | "hstack" | "loadtxt" | "genfromtxt" | "where" => {
+                "random" | "zeros" | "ones" | "empty" | "full" | "zeros_like" | "ones_like" | "empty_like" | "full_like" | "array" | "asarray" | "arange" | "linspace" | "eye" | "clip" | "stack" | "concatenate" | "vstack" | "hstack" | "loadtxt" | "genfromtxt" | "where" | "save" | "load" => {
                     Value::Lib(Rc::from(format!("numpy.{name}")))
                 }
                 _ if ufunc_kind(name).is_some() || matches!(name, "power" | "float_power") => Value::Lib(Rc::from(format!("numpy.{name}"))),

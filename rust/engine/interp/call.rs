@@ -139,14 +139,15 @@ impl<'a> Interp<'a> {
                     continue;
                 }
                 // a file this path saved, loaded back (`files`)
-                if let Some(v) = self.load_saved(&f, &pos, &kw, &st, ctx) {
+                let mut st = st;
+                if let Some(v) = self.load_saved(&f, &pos, &kw, &mut st, ctx) {
                     out.push((st, v));
                     continue;
                 }
                 // the call sees the label of the statement it is in, as it was set
                 self.assign_label = label.clone();
                 self.label_set_at = label_at;
-                let saves = matches!(&f, Value::Lib(p) if &**p == "torch.save").then(|| (pos.clone(), kw.clone()));
+                let saves = matches!(&f, Value::Lib(p) if matches!(&**p, "torch.save" | "numpy.save")).then(|| (pos.clone(), kw.clone()));
                 let mut results = self.call(f.clone(), pos, kw, st, span);
                 if let Some((pos, kw)) = saves {
                     for (st, _) in results.iter_mut() {

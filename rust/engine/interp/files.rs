@@ -1,10 +1,12 @@
 //! Files a program writes and reads back in the same run: `torch.save(obj, path)`, then
 //! `torch.load(path)` of the same known path gives back what was saved (a preprocessing cache
 //! saved by one function and loaded by the next: `torch.save(images, "images.pt")` ...
-//! `images = torch.load("images.pt")`).
+//! `images = torch.load("images.pt")`); likewise `np.save(path, array)` and `np.load` (NumPy
+//! adds `.npy` to a path without it; an array is kept as its shape and dtype).
 //!
 //! What was saved lives in the module scope of the code that saved it, in the variable
-//! [`FILES`] (a name no program can write): a tuple of `(path, value)` pairs. A variable of a
+//! [`FILES`] (a name no program can write): a tuple of `(path, value, format)` triples, the
+//! format the library that wrote it (a file of the other one is not known). A variable of a
 //! scope, it is carried, joined and summarised as every other one is: paths that saved
 //! different things keep no value for that file. Only values with no object in them are kept
 //! (tensors, ints, floats, strings, tuples of them), as copies: a tensor is a new leaf with
@@ -46,6 +48,15 @@ fn stored(st: &State, v: &Value, depth: u8) -> Option<Value> {
     }
 }
 
+/// Which library wrote a file, as the store keeps it.
+fn format_of(f: &Value) -> Option<&'static str> {
+    match f {
+        Value::Lib(p) if matches!(&**p, "torch.save" | "torch.load") => Some("torch"),
+        Value::Lib(p) if matches!(&**p, "numpy.save" | "numpy.load") => Some("numpy"),
+        _ => None,
+    }
+}
+
 /// `v` loaded with `map_location` (`None`: not given): its tensors on the CPU for `"cpu"`, on
 /// no known device for anything else.
 fn relocated(v: &Value, map_location: Option<&Value>) -> Value {
@@ -63,13 +74,13 @@ fn relocated(v: &Value, map_location: Option<&Value>) -> Value {
 
 impl Interp<'_> {
     /// The files saved so far on this path, as seen from the module of `ctx`.
-    fn files(&self, st: &State, ctx: &Ctx) -> Vec<(Rc<str>, Value)> {
+    fn files(&self, st: &State, ctx: &Ctx) -> Vec<(Rc<str>, Value, Value)> {
         let Obj::Scope { vars, .. } = st.get_var(ctx.module_scope, FILES) else { return Vec::new() };
         match vars.get(FILES) {
-            Some(Value::Tuple(pairs)) => pairs
+            Some(Value::Tuple(triples)) => triples
                 .iter()
                 .filter_map(|p| match p {
-                    Value::Tuple(kv) if kv.len() == 2 => Some((Rc::from(kv[0].as_str()?), kv[1].clone())),
+                    Value::Tuple(t) if t.len() == 3 => Some((Rc::from(t[0].as_str()?), t[1].clone(), t[2].clone())),
                     _ => None,
                 })
                 .collect(),
@@ -77,41 +88,57 @@ impl Interp<'_> {
         }
     }
 
-    fn set_files(&self, st: &mut State, ctx: &Ctx, files: Vec<(Rc<str>, Value)>) {
-        let pairs = files.into_iter().map(|(k, v)| Value::Tuple(Rc::new(vec![Value::Str(Some(k)), v]))).collect();
+    fn set_files(&self, st: &mut State, ctx: &Ctx, files: Vec<(Rc<str>, Value, Value)>) {
+        let pairs = files.into_iter().map(|(k, v, f)| Value::Tuple(Rc::new(vec![Value::Str(Some(k)), v, f]))).collect();
         let name = Name::from(FILES);
         if let Obj::Scope { vars, .. } = st.get_mut_var(ctx.module_scope, &name) {
             vars.insert(name, Value::Tuple(Rc::new(pairs)));
         }
     }
 
-    /// `torch.load(path)` of a file this path saved: what was saved (`None`: not such a call,
-    /// or a file not known).
-    pub(super) fn load_saved(&self, f: &Value, args: &[Value], kwargs: &[(Name, Value)], st: &State, ctx: &Ctx) -> Option<Value> {
-        if !matches!(f, Value::Lib(p) if &**p == "torch.load") {
+    /// `torch.load(path)` or `np.load(path)` of a file this path saved: what was saved
+    /// (`None`: not such a call, or a file not known).
+    pub(super) fn load_saved(&self, f: &Value, args: &[Value], kwargs: &[(Name, Value)], st: &mut State, ctx: &Ctx) -> Option<Value> {
+        if !matches!(f, Value::Lib(p) if matches!(&**p, "torch.load" | "numpy.load")) {
             return None;
         }
-        let path = arg(args, kwargs, 0, "f")?.as_str()?;
-        let (_, v) = self.files(st, ctx).into_iter().find(|(k, _)| &**k == path)?;
-        Some(relocated(&v, arg(args, kwargs, 1, "map_location")))
+        let format = format_of(f)?;
+        let path = arg(args, kwargs, 0, if format == "torch" { "f" } else { "file" })?.as_str()?;
+        let (_, v, _) = self.files(st, ctx).into_iter().find(|(k, _, w)| &**k == path && w.as_str() == Some(format))?;
+        match (format, v) {
+            ("torch", v) => Some(relocated(&v, arg(args, kwargs, 1, "map_location"))),
+            ("numpy", Value::Tensor(t)) => Some(crate::models::numpy::new_array(st, t.shape.clone(), t.dtype)),
+            _ => None,
+        }
     }
 
-    /// After `torch.save(obj, path)` on `st`: the file holds a copy of `obj` when it holds no
-    /// object, else it is not known; a path not known forgets every file.
+    /// After `torch.save(obj, path)` or `np.save(path, arr)` on `st`: the file holds a copy
+    /// of what was saved when it holds no object (an array: its shape and dtype), else it is
+    /// not known; a path not known forgets every file.
     pub(super) fn note_saved(&self, f: &Value, args: &[Value], kwargs: &[(Name, Value)], st: &mut State, ctx: &Ctx) {
-        if !matches!(f, Value::Lib(p) if &**p == "torch.save") {
-            return;
-        }
-        let Some(path) = arg(args, kwargs, 1, "f").and_then(|v| v.as_str()).map(Rc::<str>::from) else {
+        let Some(format) = format_of(f).filter(|_| matches!(f, Value::Lib(p) if p.ends_with(".save"))) else { return };
+        let (path, obj) = match format {
+            "torch" => (arg(args, kwargs, 1, "f"), arg(args, kwargs, 0, "obj")),
+            _ => (arg(args, kwargs, 0, "file"), arg(args, kwargs, 1, "arr")),
+        };
+        let path = path.and_then(|v| v.as_str()).map(|p| match format {
+            "numpy" if !p.ends_with(".npy") => Rc::<str>::from(format!("{p}.npy")),
+            _ => Rc::<str>::from(p),
+        });
+        let Some(path) = path else {
             if !self.files(st, ctx).is_empty() {
                 self.set_files(st, ctx, Vec::new());
             }
             return;
         };
         let mut files = self.files(st, ctx);
-        files.retain(|(k, _)| *k != path);
-        if let Some(v) = arg(args, kwargs, 0, "obj").and_then(|v| stored(st, v, 0)) {
-            files.push((path, v));
+        files.retain(|(k, _, _)| *k != path);
+        let kept = match format {
+            "torch" => obj.and_then(|v| stored(st, v, 0)),
+            _ => obj.and_then(|v| crate::models::numpy::array_of(st, v)).map(|t| Value::Tensor(Rc::new(Tensor::new(st.resolve(&t.shape), t.dtype)))),
+        };
+        if let Some(v) = kept {
+            files.push((path, v, Value::Str(Some(Rc::from(format)))));
         }
         self.set_files(st, ctx, files);
     }
