@@ -482,6 +482,10 @@ SPECS += [
     Spec("torch.linspace", "function", lambda r: (f"torch.linspace(0, 1, {r.randint(0, 6)})", {}), cases=12),
     Spec("torch.eye", "function", lambda r: (r.choice([f"torch.eye({r.randint(0, 4)})", f"torch.eye({r.randint(0, 4)}, {r.randint(0, 4)})"]), {}), cases=12),
     Spec("torch.randperm", "function", lambda r: (f"torch.randperm({r.randint(0, 6)})", {}), cases=12),
+    Spec("torch.triu_indices", "function", lambda r: (f"torch.triu_indices({r.randint(0, 5)}, {r.randint(0, 5)}, {r.randint(-2, 2)})", {}), cases=20),
+    Spec("torch.tril_indices", "function", lambda r: (f"torch.tril_indices({r.randint(0, 5)}, {r.randint(0, 5)}, {r.randint(-2, 2)})", {}), cases=20),
+    Spec("torch.bincount", "function", lambda r: bincount_case(r, "torch.bincount({x}{rest})"), cases=20),
+    Spec("Tensor.bincount", "method", lambda r: bincount_case(r, "{x}.bincount({rest})"), cases=20),
     Spec("Tensor.size", "method", lambda r: (f"torch.zeros(x.size({dim_arg(r, 3)}))", {"x": T(*rank_shape(r, 1, 3))})),
     Spec("Tensor.shape", "method", lambda r: (f"torch.zeros(x.shape[{dim_arg(r, 3)}])", {"x": T(*rank_shape(r, 1, 3))})),
     Spec("Tensor.dim", "method", lambda r: ("torch.zeros(x.dim())", {"x": T(*rank_shape(r, 0, 4))}), cases=12),
@@ -977,6 +981,20 @@ PROVOKE["Tensor.view"] = PROVOKE.get("Tensor.view", ()) + _strided_views(160, "s
 PROVOKE["Tensor.view"] = PROVOKE["Tensor.view"] + _sliced_views(160, "sliced-view", "view")
 PROVOKE["Tensor.reshape"] = PROVOKE.get("Tensor.reshape", ()) + _sliced_views(40, "sliced-reshape", "reshape")
 PROVOKE["Tensor.reshape"] = PROVOKE.get("Tensor.reshape", ()) + _strided_views(60, "strided-reshape", "reshape")
+
+def bincount_case(r, template):
+    """`bincount` of an integer tensor whose values are known (present, or only bounded), with a
+    `minlength` or float weights of its length."""
+    n, v = r.randint(1, 5), r.randint(0, 5)
+    x = r.choice([f"torch.arange({n})", f"torch.full(({n},), {v})", f"torch.tensor([{v}, 1, {r.randint(0, 4)}])",
+                  f"torch.randint(0, {v + 1}, ({r.randint(0, 4)},))"])
+    rest = r.choice(["", f"minlength={r.randint(0, 8)}", f"weights=torch.ones({n}), minlength={r.randint(0, 3)}"])
+    if "weights" in rest:
+        x = f"torch.arange({n})"
+    if template.startswith("torch.") and rest:
+        rest = ", " + rest
+    return template.format(x=x, rest=rest), {}
+
 
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
 # index tensors with known values at the API's bound (differential/values.py)

@@ -47,6 +47,7 @@ pub fn function(cx: &mut dyn ModelCtx, st: State, f: &str, args: &[Value], kwarg
             if of_data { fresh(out) } else { out }
         }
         "randperm" => fresh(randperm(st, args, kwargs, span)),
+        "triu_indices" | "tril_indices" => fresh(tri_indices(st, f == "triu_indices", args, kwargs)),
         "eye" => fresh(eye(st, args, kwargs)),
         _ => return Err(st),
     })
@@ -203,6 +204,35 @@ fn arange(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Val
     vec![(st, valued(Shape::known(vec![dim]), dtype, values))]
 }
 
+/// `triu_indices(row, col, offset=0)` (`upper`) and `tril_indices`: the `[2, n]` indices of the
+/// `n` places `(i, j)` of a `row` x `col` matrix with `j - i >= offset` (`<= offset`). Known for
+/// known sizes, and for one size `N` of both with the offsets of a triangle with or without its
+/// diagonal: `N(N + 1)/2`, `N(N - 1)/2`.
+fn tri_indices(st: State, upper: bool, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+    let b = crate::models::bind(&["row", "col", "offset"], args, kwargs);
+    let dt = arg_dtype(kwargs).unwrap_or(Some(DType::Long));
+    let offset = match b.get("offset") {
+        None => Some(0),
+        Some(v) => v.as_const_int(),
+    };
+    let (Some(Value::Int(row)), Some(Value::Int(col)), Some(k)) = (b.get("row"), b.get("col"), offset) else { return vec![(st, Value::Unknown)] };
+    let n = match (row.as_const(), col.as_const()) {
+        (Some(r), Some(c)) if (0..=1 << 20).contains(&r) && (0..=1 << 20).contains(&c) => {
+            let per_row = |i: i128| if upper { (c - (i + k).max(0)).max(0) } else { (i + k + 1).min(c).max(0) };
+            Some(crate::shape::Poly::constant((0..r).map(per_row).sum()))
+        }
+        _ if row == col && matches!((upper, k), (true, 0 | 1) | (false, 0 | -1)) => {
+            let other = if k == 0 { row.add_const(1) } else { row.add_const(-1) };
+            other.and_then(|o| row.mul(&o)).and_then(|p| p.floordiv(&crate::shape::Poly::constant(2)))
+        }
+        _ => None,
+    };
+    match n {
+        Some(n) => vec![(st, valued(Shape::known(vec![Dim::konst(2), Dim { v: Some(n), why: None }]), dt, None))],
+        None => vec![(st, Value::Unknown)],
+    }
+}
+
 /// `randperm(n)`: a permutation of `0..n`.
 fn randperm(st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {
     let dt = arg_dtype(kwargs);
@@ -250,6 +280,8 @@ pub const APIS: &[Decl] = &[
     Decl::function("torch.linspace", "~start, ~end, steps, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
     Decl::function("torch.logspace", "~start, ~end, steps, ~base=10.0, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
     Decl::function("torch.arange", "start=0, end=None, step=1, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False").checks(&[&r::invalid_shape_argument::RULE]),
+    Decl::function("torch.triu_indices", "row, col, offset=0, *, dtype=torch.int64, ~device=None, ~layout=torch.strided"),
+    Decl::function("torch.tril_indices", "row, col, offset=0, *, dtype=torch.int64, ~device=None, ~layout=torch.strided"),
     Decl::function("torch.randperm", "n, *, ~generator=None, dtype=torch.int64, ~layout=torch.strided, ~device=None, ~requires_grad=False, ~pin_memory=False"),
     Decl::function("torch.eye", "n, m=None, *, dtype=None, ~layout=torch.strided, ~device=None, ~requires_grad=False"),
     // a NumPy array's shape and dtype (`models/numpy.rs`), on the CPU

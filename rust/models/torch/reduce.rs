@@ -20,8 +20,36 @@ pub fn method(cx: &mut dyn ModelCtx, st: State, t: &Rc<Tensor>, s: &Shape, name:
         "sum" | "mean" | "prod" | "std" | "var" | "amax" | "amin" | "logsumexp" | "any" | "all" | "argmax" | "argmin" | "max" | "min"
         | "nansum" | "nanmean" | "norm" | "count_nonzero" | "median" | "nanmedian" | "mode" | "kthvalue" => reduce(cx, st, t, name, args, kwargs, span),
         "topk" | "sort" => topk_sort(cx, st, t, s, name, args, kwargs, span),
+        "bincount" => bincount(st, t, s, args, kwargs),
         _ => return Err(st),
     })
+}
+
+/// `x.bincount(weights=None, minlength=0)` of a 1-D integral `x`: `max(max(x) + 1, minlength)`
+/// counts (`minlength` for an empty `x`), known when the values of `x` are: all below
+/// `minlength`, or with a greatest value some element attains. Long counts, or the weights'
+/// dtype. (An input of another rank, or with a negative value, raises: not modelled.)
+fn bincount(st: State, t: &Rc<Tensor>, s: &Shape, args: &[Value], kwargs: &[(Name, Value)]) -> Vals {
+    let b = bind(&["weights", "minlength"], args, kwargs);
+    let minlength = match b.get("minlength") {
+        None => Some(0),
+        Some(v) => v.as_const_int().filter(|m| *m >= 0),
+    };
+    let dtype = match b.get("weights") {
+        None | Some(Value::None) => Some(Some(DType::Long)),
+        Some(Value::Tensor(w)) => Some(w.dtype),
+        Some(_) => None,
+    };
+    let one_d = s.prefix.is_none() && s.dims.len() == 1 && matches!(t.dtype, Some(DType::Long | DType::Int | DType::Byte));
+    let n = match (&t.values, minlength) {
+        (Some(v), Some(m)) if one_d && v.lo >= 0 && v.hi < m => Some(m),
+        (Some(v), Some(m)) if one_d && v.lo >= 0 && v.hi_seen => Some(m.max(v.hi + 1)),
+        _ => None,
+    };
+    match (n, dtype) {
+        (Some(n), Some(dtype)) => vec![(st, tensor_value(Shape::known(vec![Dim::konst(n)]), dtype))],
+        _ => vec![(st, Value::Unknown)],
+    }
 }
 
 /// Along `dim`: the input's shape (`softmax`, `cumsum`, ...), long indices (`argsort`), or
@@ -269,6 +297,8 @@ pub const APIS: &[Decl] = &[
     Decl::method("torch.Tensor.cummin", "dim").checks(DIM),
     Decl::function("torch.argsort", "input, dim=-1, ~descending=False, *, ~stable=False").checks(DIM),
     Decl::method("torch.Tensor.argsort", "dim=-1, ~descending=False, *, ~stable=False").checks(DIM),
+    Decl::function("torch.bincount", "input, weights=None, minlength=0"),
+    Decl::method("torch.Tensor.bincount", "weights=None, minlength=0"),
     Decl::function("torch.topk", "input, k, dim=-1, ~largest=True, ~sorted=True").checks(DIM_INDEX),
     Decl::method("torch.Tensor.topk", "k, dim=-1, ~largest=True, ~sorted=True").checks(DIM_INDEX),
     Decl::function("torch.sort", "input, dim=-1, ~descending=False, *, ~stable=False").checks(DIM),
