@@ -234,14 +234,32 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
     if !items.iter().all(known) || items.iter().filter(|v| is_ellipsis(v)).count() > 1 || bools > 1 {
         return any(cx, st);
     }
-    // integer/bool tensor indices: one of them at most (advanced indexing with several
-    // broadcasts them together, not modelled)
+    // integer/bool tensor indices: one of them, or several integer ones of one shape (`x[:, rows,
+    // cols]`, which index together: their shape once, where the first stands when they are
+    // side by side, else first). Others broadcast together, and ints then take part in advanced
+    // indexing, which moves dims around: not modelled
     let tensor_items = items.iter().filter(|v| matches!(v, Value::Tensor(_))).count();
     let int_items = items.iter().filter(|v| matches!(v, Value::Int(_) | Value::Bool(_))).count();
-    if tensor_items > 1 || (tensor_items == 1 && int_items > 0) {
-        // ints then take part in advanced indexing, which moves dims around: not modelled
+    let together: Option<(Vec<Dim>, bool)> = if tensor_items > 1 && int_items == 0 {
+        let shapes: Vec<Option<Shape>> = items
+            .iter()
+            .filter_map(|v| match v {
+                Value::Tensor(ix) => Some(matches!(ix.dtype, Some(DType::Long | DType::Int)).then(|| st.resolve(&ix.shape)).filter(|s| s.prefix.is_none())),
+                _ => None,
+            })
+            .collect();
+        let first = shapes[0].clone();
+        let same = first.as_ref().is_some_and(|f| shapes.iter().all(|s| s.as_ref().is_some_and(|s| s.dims.len() == f.dims.len() && s.dims.iter().zip(&f.dims).all(|(a, b)| a.v.is_some() && a.v == b.v))));
+        let at: Vec<usize> = items.iter().enumerate().filter(|(_, v)| matches!(v, Value::Tensor(_))).map(|(i, _)| i).collect();
+        let adjacent = at.windows(2).all(|w| w[1] == w[0] + 1);
+        first.filter(|_| same).map(|f| (f.dims, adjacent))
+    } else {
+        None
+    };
+    if (tensor_items > 1 && together.is_none()) || (tensor_items == 1 && int_items > 0) {
         return any(cx, st);
     }
+    let mut first_tensor = true;
     // the dims an index consumes: a bool tensor its rank, a Python bool none (like `None`,
     // it adds a dim: of size 1 for True, 0 for False), an int, a slice or an integer tensor one
     let consumed: usize = items
@@ -304,6 +322,13 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
             Value::Tensor(ix) => {
                 let is = st.resolve(&ix.shape);
                 match (ix.dtype, is.rank()) {
+                    // (indexing together: their shape once, here when side by side)
+                    (Some(DType::Long | DType::Int), Some(_)) if let Some((dims, adjacent)) = &together => {
+                        if std::mem::replace(&mut first_tensor, false) && *adjacent {
+                            out.extend(dims.iter().cloned());
+                        }
+                        k += 1;
+                    }
                     (Some(DType::Long | DType::Int), Some(_)) => {
                         out.extend(is.dims.iter().cloned());
                         k += 1;
@@ -337,6 +362,9 @@ pub fn index(cx: &mut dyn ModelCtx, st: State, o: Value, i: Value, span: Span) -
     out.extend(s.dims[k.min(rank)..].iter().cloned());
     if let Some(kept) = kept.as_mut() {
         kept.extend(k.min(rank)..rank);
+    }
+    if let Some((dims, false)) = together {
+        out.splice(0..0, dims);
     }
     // the elements are some of x's: its value bounds hold, none is known to be attained
     let values = t.values.as_ref().map(|b| b.subset());
