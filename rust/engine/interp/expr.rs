@@ -309,6 +309,23 @@ impl<'a> Interp<'a> {
                     out
                 }
             },
+            // `globals()[name]` (a class looked up by the name a config gives): the module's
+            // variable, when the name is known (`globals()` itself stays not known)
+            ExprKind::Subscript(obj, idx)
+                if matches!(&obj.kind, ExprKind::Call { func, args, kwargs } if args.is_empty() && kwargs.is_empty() && matches!(&func.kind, ExprKind::Name(n) if &**n == "globals"))
+                    && self.lookup_bound(&st, ctx, "globals").is_none() =>
+            {
+                self.eval(idx, st, ctx)
+                    .into_iter()
+                    .map(|(st, k)| {
+                        let v = match (&k, st.get_var(ctx.module_scope, k.as_str().unwrap_or(""))) {
+                            (Value::Str(Some(k)), Obj::Scope { vars, .. }) => vars.get(&**k).cloned().unwrap_or(Value::Unknown),
+                            _ => Value::Unknown,
+                        };
+                        (st, v)
+                    })
+                    .collect()
+            }
             ExprKind::Subscript(obj, idx) => {
                 let mut out = Vec::new();
                 for (st, o) in self.eval(obj, st, ctx) {
