@@ -64,6 +64,12 @@ pub fn modules_anywhere(on: bool) -> bool {
     MODULES_ANYWHERE.with(|m| m.replace(on))
 }
 
+/// Whether `forward` is analysed on its own (`modules_anywhere`): its module may have been
+/// moved to any device, or switched to either mode, first.
+pub fn anywhere() -> bool {
+    MODULES_ANYWHERE.with(|m| m.get())
+}
+
 /// A parameter or buffer read off a module: on a device not known in a `forward` analysed on
 /// its own.
 pub fn read_off_module(t: &Rc<Tensor>) -> Option<Rc<Tensor>> {

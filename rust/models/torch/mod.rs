@@ -66,6 +66,10 @@ use crate::ir::{BinOp, Name, Span};
 /// Attributes of instances of user `nn.Module` subclasses that come from `nn.Module`.
 pub fn module_attr(_cx: &mut dyn ModelCtx, st: State, o: Value, name: &Name) -> Vals {
     let v = match &**name {
+        // (not among its attributes: built in training mode on this path and never switched,
+        // as a layer is (`mode::training_layer`); a switch the analysis cannot see sets it
+        // unknown, `models::forget_training`; in a `forward` analysed on its own, either mode)
+        "training" if !device::anywhere() && matches!(&o, Value::Ref(id) if matches!(st.get(*id), Obj::Instance { .. })) => Value::Bool(true),
         "training" => Value::Unknown,
         "forward" => match &o {
             Value::Ref(id) => match st.get(*id) {
