@@ -1,6 +1,7 @@
 //! Values the program makes known in plain ways that are not a literal: a set of known members,
-//! a file it saved and loads back (`engine/interp/files.rs`), and the elements of a
-//! `torch.randint` tensor taken by iteration, each an int within its bounds (`IntBounds::each`). Every reported case was run
+//! a file it saved and loads back (`engine/interp/files.rs`), the elements of a
+//! `torch.randint` tensor taken by iteration, each an int within its bounds (`IntBounds::each`),
+//! and a class looked up by name in `globals()`. Every reported case was run
 //! under torch 2.13 (five draws each): the line is where torch raises, a silent case runs or
 //! fails only for some executions.
 use shape_lint::{Settings, check_source};
@@ -71,4 +72,12 @@ fn a_set_of_known_members_has_a_known_length() {
     assert_eq!(codes("tags = {'B', 'I', 'B', 'O'}\nhead = nn.Linear(8, len(tags))\ny = head(torch.randn(2, 8)).view(2, 4)\n"), [(3, "SHP103")]);
     // of members not known: not known
     assert_eq!(codes("import sys\ntags = {sys.argv[0], 'B'}\nhead = nn.Linear(8, len(tags))\ny = head(torch.randn(2, 8)).view(2, 4)\n"), []);
+}
+
+#[test]
+fn a_class_looked_up_by_name_in_globals_is_that_class() {
+    let build = |name: &str| format!("class A(nn.Module):\n    def __init__(self, n):\n        super().__init__()\n        self.fc = nn.Linear(n, 2)\n    def forward(self, x):\n        return self.fc(x)\ndef build(name, *args):\n    return globals()[name](*args)\nbuild({name}, 4)(torch.randn(2, 5))\n");
+    assert_eq!(codes(&build("'A'")), [(6, "SHP101")]);
+    // a name not known: not known
+    assert_eq!(codes(&build("__import__('sys').argv[1]")), []);
 }
