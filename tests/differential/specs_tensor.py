@@ -357,6 +357,20 @@ def unfold_gen(r: random.Random):
     return f"x.unfold({d}, {size}, {step})", {"x": T(*x)}
 
 
+def bincount_case(r, template):
+    """`bincount` of an integer tensor whose values are known (present, or only bounded), with a
+    `minlength` or float weights of its length."""
+    n, v = r.randint(1, 5), r.randint(0, 5)
+    x = r.choice([f"torch.arange({n})", f"torch.full(({n},), {v})", f"torch.tensor([{v}, 1, {r.randint(0, 4)}])",
+                  f"torch.randint(0, {v + 1}, ({r.randint(0, 4)},))"])
+    rest = r.choice(["", f"minlength={r.randint(0, 8)}", f"weights=torch.ones({n}), minlength={r.randint(0, 3)}"])
+    if "weights" in rest:
+        x = f"torch.arange({n})"
+    if template.startswith("torch.") and rest:
+        rest = ", " + rest
+    return template.format(x=x, rest=rest), {}
+
+
 SPECS: list[Spec] = []
 for _n in UNARY:
     SPECS.append(Spec(f"torch.{_n}", "function", unary_fn(_n), cases=12))
@@ -981,20 +995,6 @@ PROVOKE["Tensor.view"] = PROVOKE.get("Tensor.view", ()) + _strided_views(160, "s
 PROVOKE["Tensor.view"] = PROVOKE["Tensor.view"] + _sliced_views(160, "sliced-view", "view")
 PROVOKE["Tensor.reshape"] = PROVOKE.get("Tensor.reshape", ()) + _sliced_views(40, "sliced-reshape", "reshape")
 PROVOKE["Tensor.reshape"] = PROVOKE.get("Tensor.reshape", ()) + _strided_views(60, "strided-reshape", "reshape")
-
-def bincount_case(r, template):
-    """`bincount` of an integer tensor whose values are known (present, or only bounded), with a
-    `minlength` or float weights of its length."""
-    n, v = r.randint(1, 5), r.randint(0, 5)
-    x = r.choice([f"torch.arange({n})", f"torch.full(({n},), {v})", f"torch.tensor([{v}, 1, {r.randint(0, 4)}])",
-                  f"torch.randint(0, {v + 1}, ({r.randint(0, 4)},))"])
-    rest = r.choice(["", f"minlength={r.randint(0, 8)}", f"weights=torch.ones({n}), minlength={r.randint(0, 3)}"])
-    if "weights" in rest:
-        x = f"torch.arange({n})"
-    if template.startswith("torch.") and rest:
-        rest = ", " + rest
-    return template.format(x=x, rest=rest), {}
-
 
 SPECS = [dataclasses.replace(s, provoke=s.provoke + PROVOKE.get(s.api, ())) for s in SPECS]
 # index tensors with known values at the API's bound (differential/values.py)
