@@ -107,8 +107,7 @@ impl Interp<'_> {
                 params::Hooks::Silent => None,
                 params::Hooks::Children => {
                     // (`nn.Transformer`'s encoder rows have the shape of its `src`)
-                    let src = args.first().or(kwargs.iter().find(|(k, _)| &**k == "src").map(|(_, v)| v));
-                    let src = match src {
+                    let src = match models::arg(args, kwargs, 0, "src") {
                         Some(Value::Tensor(t)) => self.dims_text(st, &st.resolve(&t.shape)),
                         _ => None,
                     };

@@ -265,6 +265,11 @@ pub fn unpack(cx: &mut dyn ModelCtx, st: &mut State, v: &Value, n: usize) -> Opt
     }
 }
 
+/// The argument at position `i`, or given by keyword `name`.
+pub fn arg<'v>(args: &'v [Value], kwargs: &'v [(Name, Value)], i: usize, name: &str) -> Option<&'v Value> {
+    args.get(i).or(kwargs.iter().find(|(k, _)| &**k == name).map(|(_, v)| v))
+}
+
 /// Bind positional and keyword arguments to parameter names.
 pub fn bind<'p>(params: &[&'p str], args: &[Value], kwargs: &[(Name, Value)]) -> BTreeMap<&'p str, Value> {
     let mut out = BTreeMap::new();

@@ -144,6 +144,10 @@ impl DType {
     pub fn is_floating(self) -> bool {
         matches!(self, DType::Float | DType::Double | DType::Half | DType::BFloat16)
     }
+    /// An integer dtype the core tells apart (`int64`, `int32`, `uint8`).
+    pub fn is_integer(self) -> bool {
+        matches!(self, DType::Long | DType::Int | DType::Byte)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -288,11 +292,14 @@ impl Tensor {
     pub fn new(shape: Shape, dtype: Option<DType>) -> Tensor {
         Tensor { shape, dtype, device: None, layout: None, values: None, registered: false, act: None, grad: Grad::Unknown, saved: None }
     }
+    /// A 0-d tensor of an integer dtype (one Python int, by `operator.index`).
+    pub fn is_int_scalar(&self) -> bool {
+        self.dtype.is_some_and(DType::is_integer) && self.shape.prefix.is_none() && self.shape.dims.is_empty()
+    }
     /// The int that `operator.index(t)` gives (a slice bound, `int(t)`): of a 0-d integer
     /// tensor whose value is a known int of the path (`IntBounds::each`).
     pub fn index_value(&self) -> Option<Poly> {
-        let integral = matches!(self.dtype, Some(DType::Long | DType::Int | DType::Byte));
-        (integral && self.shape.prefix.is_none() && self.shape.dims.is_empty()).then(|| self.values.as_ref()?.each.clone())?
+        self.is_int_scalar().then(|| self.values.as_ref()?.each.clone())?
     }
     /// The same tensor with these value bounds.
     pub fn with_values(mut self, values: Option<Rc<IntBounds>>) -> Tensor {

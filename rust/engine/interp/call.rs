@@ -147,7 +147,7 @@ impl<'a> Interp<'a> {
                 // the call sees the label of the statement it is in, as it was set
                 self.assign_label = label.clone();
                 self.label_set_at = label_at;
-                let saves = matches!(&f, Value::Lib(p) if matches!(&**p, "torch.save" | "numpy.save")).then(|| (pos.clone(), kw.clone()));
+                let saves = super::files::saves(&f).then(|| (pos.clone(), kw.clone()));
                 let mut results = self.call(f.clone(), pos, kw, st, span);
                 if let Some((pos, kw)) = saves {
                     for (st, _) in results.iter_mut() {

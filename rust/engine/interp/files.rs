@@ -23,14 +23,11 @@ use std::rc::Rc;
 
 use super::{Ctx, Interp};
 use crate::ir::Name;
+use crate::models::arg;
 use crate::value::*;
 
 /// The module-scope variable holding the files saved so far.
 pub const FILES: &str = "_<files>";
-
-fn arg<'v>(args: &'v [Value], kwargs: &'v [(Name, Value)], i: usize, name: &str) -> Option<&'v Value> {
-    args.get(i).or(kwargs.iter().find(|(k, _)| &**k == name).map(|(_, v)| v))
-}
 
 /// A copy of `v` as a file holds it, when it holds no object: tensors (new leaves, their shape
 /// resolved), plain scalars and tuples of them.
@@ -48,13 +45,22 @@ fn stored(st: &State, v: &Value, depth: u8) -> Option<Value> {
     }
 }
 
-/// Which library wrote a file, as the store keeps it.
-fn format_of(f: &Value) -> Option<&'static str> {
-    match f {
-        Value::Lib(p) if matches!(&**p, "torch.save" | "torch.load") => Some("torch"),
-        Value::Lib(p) if matches!(&**p, "numpy.save" | "numpy.load") => Some("numpy"),
+/// A call of the store: the library that writes or reads the file (its format, as the store
+/// keeps it), and whether it saves.
+fn file_call(f: &Value) -> Option<(&'static str, bool)> {
+    let Value::Lib(p) = f else { return None };
+    match &**p {
+        "torch.save" => Some(("torch", true)),
+        "torch.load" => Some(("torch", false)),
+        "numpy.save" => Some(("numpy", true)),
+        "numpy.load" => Some(("numpy", false)),
         _ => None,
     }
+}
+
+/// Whether calling `f` saves a file (`torch.save`, `np.save`): `note_saved` follows the call.
+pub(super) fn saves(f: &Value) -> bool {
+    matches!(file_call(f), Some((_, true)))
 }
 
 /// `v` loaded with `map_location` (`None`: not given): its tensors on the CPU for `"cpu"`, on
@@ -99,10 +105,7 @@ impl Interp<'_> {
     /// `torch.load(path)` or `np.load(path)` of a file this path saved: what was saved
     /// (`None`: not such a call, or a file not known).
     pub(super) fn load_saved(&self, f: &Value, args: &[Value], kwargs: &[(Name, Value)], st: &mut State, ctx: &Ctx) -> Option<Value> {
-        if !matches!(f, Value::Lib(p) if matches!(&**p, "torch.load" | "numpy.load")) {
-            return None;
-        }
-        let format = format_of(f)?;
+        let Some((format, false)) = file_call(f) else { return None };
         let path = arg(args, kwargs, 0, if format == "torch" { "f" } else { "file" })?.as_str()?;
         let (_, v, _) = self.files(st, ctx).into_iter().find(|(k, _, w)| &**k == path && w.as_str() == Some(format))?;
         match (format, v) {
@@ -116,7 +119,7 @@ impl Interp<'_> {
     /// of what was saved when it holds no object (an array: its shape and dtype), else it is
     /// not known; a path not known forgets every file.
     pub(super) fn note_saved(&self, f: &Value, args: &[Value], kwargs: &[(Name, Value)], st: &mut State, ctx: &Ctx) {
-        let Some(format) = format_of(f).filter(|_| matches!(f, Value::Lib(p) if p.ends_with(".save"))) else { return };
+        let Some((format, true)) = file_call(f) else { return };
         let (path, obj) = match format {
             "torch" => (arg(args, kwargs, 1, "f"), arg(args, kwargs, 0, "obj")),
             _ => (arg(args, kwargs, 0, "file"), arg(args, kwargs, 1, "arr")),
@@ -125,13 +128,13 @@ impl Interp<'_> {
             "numpy" if !p.ends_with(".npy") => Rc::<str>::from(format!("{p}.npy")),
             _ => Rc::<str>::from(p),
         });
+        let mut files = self.files(st, ctx);
         let Some(path) = path else {
-            if !self.files(st, ctx).is_empty() {
+            if !files.is_empty() {
                 self.set_files(st, ctx, Vec::new());
             }
             return;
         };
-        let mut files = self.files(st, ctx);
         files.retain(|(k, _, _)| *k != path);
         let kept = match format {
             "torch" => obj.and_then(|v| stored(st, v, 0)),

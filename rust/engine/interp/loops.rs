@@ -687,10 +687,7 @@ impl<'a> Interp<'a> {
         rows.into_iter()
             .map(|row| {
                 let Value::Tensor(r) = &row else { return row };
-                let Some(b) = r.values.as_ref().filter(|b| b.each.is_none() && b.lo > crate::shape::UNBOUNDED && b.hi - b.lo < 1 << 40) else { return row };
-                if !(r.shape.prefix.is_none() && r.shape.dims.is_empty() && matches!(r.dtype, Some(DType::Long | DType::Int | DType::Byte))) {
-                    return row;
-                }
+                let Some(b) = r.values.as_ref().filter(|b| r.is_int_scalar() && b.each.is_none() && b.lo > crate::shape::UNBOUNDED && b.hi - b.lo < 1 << 40) else { return row };
                 let each = self.syms.fresh_int("v", b.lo);
                 let Some(cond) = crate::shape::Cond::cmp(&each, crate::shape::Rel::Le, &crate::shape::Poly::constant(b.hi)) else { return row };
                 if !st.facts.assume(&self.syms, &cond) {

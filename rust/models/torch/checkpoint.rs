@@ -25,6 +25,7 @@
 use std::rc::Rc;
 
 use crate::ir::{Name, Span};
+use crate::models::arg;
 use crate::models::ctx::ModelCtx;
 use crate::rules::training::checkpoint_key_never_saved::{self as rule, CheckpointKeyNeverSaved, Read, Save};
 use crate::rules::violation::Violation;
@@ -38,10 +39,6 @@ const PATH: &str = "<path>";
 /// Set when the program may have added keys to it.
 const OPEN: &str = "<open>";
 
-
-fn arg<'v>(args: &'v [Value], kwargs: &'v [(Name, Value)], i: usize, name: &str) -> Option<&'v Value> {
-    args.get(i).or(kwargs.iter().find(|(k, _)| &**k == name).map(|(_, v)| v))
-}
 
 /// `torch.save(obj, f)`: logged; returns None.
 pub fn save(cx: &mut dyn ModelCtx, st: State, args: &[Value], kwargs: &[(Name, Value)], span: Span) -> Vals {

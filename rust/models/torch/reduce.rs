@@ -40,7 +40,7 @@ fn bincount(st: State, t: &Rc<Tensor>, s: &Shape, args: &[Value], kwargs: &[(Nam
         Some(Value::Tensor(w)) => Some(w.dtype),
         Some(_) => None,
     };
-    let one_d = s.prefix.is_none() && s.dims.len() == 1 && matches!(t.dtype, Some(DType::Long | DType::Int | DType::Byte));
+    let one_d = s.prefix.is_none() && s.dims.len() == 1 && t.dtype.is_some_and(DType::is_integer);
     let n = match (&t.values, minlength) {
         (Some(v), Some(m)) if one_d && v.lo >= 0 && v.hi < m => Some(m),
         (Some(v), Some(m)) if one_d && v.lo >= 0 && v.hi_seen => Some(m.max(v.hi + 1)),
