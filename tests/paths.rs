@@ -46,6 +46,40 @@ fn paths_past_the_budget_are_joined_and_the_bug_after_them_is_found() {
     assert_eq!(codes, vec![(16, "SHP101")], "{findings:?}");
 }
 
+/// Thirty-two paths (five opaque choices, each setting its own int), then 1,500 statements: 385k
+/// steps on 32 paths, past a 100k budget. Once half the step budget is spent, the paths are
+/// joined at every statement (`Interp::join_at`): the file is analysed to its end on one path,
+/// not cut, and the bug on its last line is reported. Without the joins (a budget too large to
+/// reach half of) every path runs every statement.
+#[test]
+fn past_half_the_step_budget_the_paths_are_joined_and_the_file_is_analysed_whole() {
+    let mut src = String::from("import random\nimport torch\n\n\n");
+    for i in 0..5 {
+        src.push_str(&format!("if random.random() > 0.5:\n    w{i} = {}\nelse:\n    w{i} = {}\n", i + 1, i + 10));
+    }
+    src.push_str("x = torch.randn(4, 8)\n");
+    for _ in 0..1500 {
+        src.push_str("x = torch.relu(x + 1)\n");
+    }
+    src.push_str("y = torch.randn(3, 4) @ torch.randn(5, 6)\n");
+    let last = src.lines().count();
+    let analyse = |max_steps: u64| {
+        let parsed = parse::parse(&src);
+        let module = ir::lower::lower_module(&parsed);
+        engine::analyze_with_stats(&module, &parsed, &Settings { max_steps, ..Settings::default() })
+    };
+    let (findings, stats) = analyse(100_000);
+    assert_eq!(stats.abandoned, 0, "{stats:?}");
+    assert!(stats.steps <= 100_000, "{stats:?}");
+    let codes: Vec<_> = findings.iter().map(|f| (f.row, f.rule.code)).collect();
+    assert_eq!(codes, vec![(last, "SHP101")], "{findings:?}");
+    // (the same file with a budget it never spends half of: 32 paths to the end, and more steps
+    // than the 100k budget had)
+    let (findings, stats) = analyse(100_000_000);
+    assert!(stats.steps > 100_000, "{stats:?}");
+    assert_eq!(findings.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>(), vec![(last, "SHP101")]);
+}
+
 /// What the joined paths disagree on is Unknown: a Linear whose width differs by path is not
 /// reported once its paths are joined, although each path alone would decide its check.
 #[test]

@@ -578,7 +578,15 @@ impl<'a> Interp<'a> {
     /// state stands for them, Unknown where they disagree, rather than the entry being
     /// abandoned at the budget.
     fn bound_paths(&mut self, live: Vec<State>, span: Span) -> Vec<State> {
-        self.bound_paths_at(live, span, self.settings.max_paths / 2)
+        self.bound_paths_at(live, span, self.join_at())
+    }
+
+    /// The number of live paths past which they are joined: half the path budget, and a
+    /// single path once half the step budget is spent, so that the rest of the file is
+    /// analysed whole, with less precision where paths disagree, rather than cut off when
+    /// the budget runs out (a count of work: the same on every machine).
+    pub(super) fn join_at(&self) -> usize {
+        if self.steps > self.settings.max_steps / 2 { 1 } else { self.settings.max_paths / 2 }
     }
 
     /// [`Interp::bound_paths`] past `limit` paths (a loop's iterations join sooner: each may
@@ -621,7 +629,7 @@ impl<'a> Interp<'a> {
     /// Whether `n` outcomes of one statement's parts are past half the path budget, where
     /// they are joined (`bound_items`, `bound_args`).
     pub(super) fn past_half_paths(&self, n: usize) -> bool {
-        n > self.settings.max_paths / 2 && self.settings.prune
+        n > self.join_at() && self.settings.prune
     }
 
     /// Whether `n` outcomes are within the path budget; past it the entry is abandoned.
