@@ -229,3 +229,19 @@ fn a_replayed_violation_is_reported_as_a_run_reports_it() {
     let (without, _) = without_summaries(src);
     assert_eq!(format!("{findings:?}"), format!("{without:?}"));
 }
+
+/// A loader's samples: each `next()` runs the dataset's `__getitem__` with an index of its own,
+/// summarised on the dataset (`Interp::call_sample`). The replay makes a fresh index and sizes
+/// of its own, as a run does: two samples whose sizes are `idx + 1` are not taken to be equal,
+/// so a product that needs one to be one more than the other stays undecided (taken equal, it
+/// would fail on every path). The bug on the last line, which holds for any size, is found.
+#[test]
+fn a_loaders_sample_is_replayed_with_an_index_of_its_own() {
+    let src = "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\nclass Rows(Dataset):\n    def __len__(self):\n        return 100\n\n    def __getitem__(self, idx):\n        return torch.randn(idx + 1, 3)\n\n\nloader = DataLoader(Rows(), batch_size=1)\nit = iter(loader)\na = next(it)[0]\nb = next(it)[0]\nc = a.t() @ torch.cat([b, torch.randn(1, 3)], 0)\nd = a @ torch.randn(4, 5)\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    // (`__len__` is replayed once either way; the second sample is the other hit)
+    assert!(stats.memo_hits >= 2, "{stats:?}");
+    assert_eq!(rows(&findings), vec![(18, "SHP101")], "{findings:?}");
+    let (without, _) = without_summaries(src);
+    assert_eq!(rows(&without), vec![(18, "SHP101")], "{without:?}");
+}

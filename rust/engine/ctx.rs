@@ -200,6 +200,10 @@ impl ModelCtx for Interp<'_> {
         Interp::call_closure(self, c, args, kwargs, st, span)
     }
 
+    fn call_sample(&mut self, getitem: &Rc<Closure>, ds: Value, st: State, span: Span) -> Vals {
+        Interp::call_sample(self, getitem, ds, st, span)
+    }
+
     fn iterate(&mut self, st: &mut State, it: &Value, span: Span) -> Option<Vec<Value>> {
         Interp::iterate(self, st, it, span)
     }

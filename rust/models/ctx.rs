@@ -134,6 +134,9 @@ pub trait ModelCtx {
     fn call(&mut self, f: Value, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals;
     /// Call a user function.
     fn call_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span) -> Vals;
+    /// A dataset's `__getitem__` called by a loader for one sample of an index of its own
+    /// (summarised on the dataset: `Interp::call_sample`).
+    fn call_sample(&mut self, getitem: &Rc<Closure>, ds: Value, st: State, span: Span) -> Vals;
     /// The items of an iterable of known length, when known.
     fn iterate(&mut self, st: &mut State, it: &Value, span: Span) -> Option<Vec<Value>>;
     /// The first value a generator yields, when known.

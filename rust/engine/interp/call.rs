@@ -16,6 +16,8 @@ use crate::rules::events::{Event, EventKind};
 use crate::value::*;
 
 const MAX_CALL_DEPTH: usize = 48;
+/// The second key of a loader's sample summary (`Interp::call_sample`).
+const SAMPLE_KEY: &str = "<loader sample>";
 
 /// A call's arguments evaluated so far on one path: the path, the positional and keyword
 /// values, and whether an unknown `*args`/`**kwargs` made them unknown.
@@ -689,6 +691,28 @@ impl<'a> Interp<'a> {
             return out;
         }
         self.run_closure(c, args, kwargs, st, span, false)
+    }
+
+    /// A dataset's `__getitem__(ds, idx)` called by a loader for one sample, with an index of
+    /// its own (`idx`, a fresh symbol made inside the call). The call is summarised on the
+    /// dataset alone: the loader fetches a sample on every `next()`, and a replay makes fresh
+    /// symbols for the index and for every size the call made, as a run would, so that two
+    /// samples of one path never share a size they need not share.
+    pub fn call_sample(&mut self, c: &Rc<Closure>, ds: Value, st: State, span: Span) -> Vals {
+        if self.call_depth >= MAX_CALL_DEPTH || self.stack.iter().filter(|d| **d == c.def.id).count() >= 3 {
+            self.cuts += 1;
+            return vec![(st, Value::Unknown)];
+        }
+        let run = move |me: &mut Self, st: State, args: &[Value], _: &[(Name, Value)]| {
+            let idx = Value::Int(me.syms.fresh("idx", 0));
+            me.run_closure_body(c, vec![args[0].clone(), idx], Vec::new(), st, span, false)
+        };
+        if !self.settings.memo {
+            return run(self, st, &[ds], &[]);
+        }
+        // (the key: the dataset and a marker no call of `__getitem__` in the program passes, so
+        // that its summaries are never taken for a call with an index the program gave)
+        self.memoised(c, vec![ds, Value::Str(Some(SAMPLE_KEY.into()))], Vec::new(), st, span, run)
     }
 
     /// The first element of a generator, when every path that yields agrees on it.

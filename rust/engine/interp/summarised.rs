@@ -19,7 +19,8 @@ impl<'a> Interp<'a> {
         let entry = memo::EntryFacts::of(&st);
         let hit = self.memo.lookup(c, &args, &kwargs, &st, &entry, &self.stack, &self.assign_label, (&self.calls, span));
         if debug_enabled() {
-            eprintln!("[shape-lint debug] call of {} (line {}): summary {}", c.def.name, self.line(c.def.span), if hit.is_some() { "reused" } else if self.memo.taken_mismatch { "missing (other remembered tests)" } else { "missing" });
+            let chain: Vec<String> = self.calls.iter().map(|s| format!("{}:{}", s.file.0, self.line(*s))).collect();
+            eprintln!("[shape-lint debug] call of {} (line {}) from {} {}: summary {}", c.def.name, self.line(c.def.span), chain.join(">"), self.line(span), if hit.is_some() { "reused" } else if self.memo.taken_mismatch { "missing (other remembered tests)" } else { "missing" });
         }
         let mut st = st;
         if hit.is_some() {

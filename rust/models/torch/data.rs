@@ -687,8 +687,7 @@ fn sample_of(cx: &mut dyn ModelCtx, st: &mut State, ds: &Value) -> Option<(Value
         },
         _ => None,
     };
-    let idx = Value::Int(cx.fresh_sym("idx", 0));
-    let results = cx.call_closure(&getitem, vec![ds.clone(), idx], Vec::new(), st.clone(), Span::default());
+    let results = cx.call_sample(&getitem, ds.clone(), st.clone(), Span::default());
     if results.len() == 1 {
         let (s2, v) = results.into_iter().next()?;
         *st = s2;
