@@ -29,6 +29,16 @@ pub fn reset_clean() {
     CLEAN.with(|c| *c.borrow_mut() = Default::default());
 }
 
+/// Whether `new` is `old` after the two forgetting walks (`State::forget_values`,
+/// `State::forget_grads`): what a generalised loop iteration did to a variable it never
+/// assigned by walking the heap (an in-place op in its body), which another iteration would
+/// do again to the same effect.
+pub fn only_walked(old: &Value, new: &Value) -> bool {
+    let v = forget_in(old, &no_values).unwrap_or_else(|| old.clone());
+    let v = forget_in(&v, &no_untracked).unwrap_or(v);
+    v == *new
+}
+
 impl State {
     /// Forget the known values of every tensor on the heap (a write or a call the engine does
     /// not see into may have changed them through an alias). Only the objects holding such

@@ -792,6 +792,14 @@ fn left_in_eval(before: &State, after: &State, changed: &[ObjId]) -> bool {
 /// a list, dict or module container whose items changed (appended to, updated) becomes an
 /// opaque object: its length and items are not known. `changed`: the objects the iteration
 /// replaced (`replaced`). Whether something was forgotten.
+/// Whether an iteration changed a variable or an attribute (`old` before it, `new` after) in a
+/// way another iteration may change again: not when it is unchanged, nor when only a walk over
+/// the heap changed it (an in-place op forgot the known values or the untracked state of every
+/// tensor, `value::walks::only_walked`), which every further iteration does to the same effect.
+fn changed_by_body(old: Option<&Value>, new: &Value) -> bool {
+    old.is_none_or(|old| old != new && !crate::value::walks::only_walked(old, new))
+}
+
 fn forget_changes(before: &State, after: &mut State, changed: &[ObjId]) -> bool {
     let changed: Vec<ObjId> = changed.iter().copied().filter(|&i| before.heap[i] != after.heap[i]).collect();
     if changed.is_empty() {
@@ -802,7 +810,7 @@ fn forget_changes(before: &State, after: &mut State, changed: &[ObjId]) -> bool 
     let history = |k: &str| k == torch::mode::EVAL_AT || k == torch::mode::TRAINED;
     let forget = |old: &std::collections::BTreeMap<Name, Value>, new: &mut std::collections::BTreeMap<Name, Value>| {
         for (k, v) in new.iter_mut() {
-            if old.get(k) != Some(v) && !history(k) {
+            if changed_by_body(old.get(k), v) && !history(k) {
                 *v = Value::Unknown;
             }
         }
@@ -814,7 +822,7 @@ fn forget_changes(before: &State, after: &mut State, changed: &[ObjId]) -> bool 
             // (a list the iteration only appended to: `appended_lists`)
             (_, obj) if crate::value::alike::item_of(obj).is_some() => {}
             (Obj::Scope { vars: o, .. }, Obj::Scope { vars, .. }) => {
-                vars.update(|k, v| (o.get(k) != Some(v) && !history(k) && *v != Value::Unknown).then_some(Value::Unknown));
+                vars.update(|k, v| (changed_by_body(o.get(k), v) && !history(k) && *v != Value::Unknown).then_some(Value::Unknown));
             }
             (Obj::Instance { attrs: o, .. }, Obj::Instance { attrs, .. })
             | (Obj::Namespace { attrs: o, .. }, Obj::Namespace { attrs, .. })
