@@ -192,6 +192,28 @@ CASES = {
         net.proj = net.out
         print(net(torch.randn(3, 4)).shape)
         """),
+    # an empty `nn.Sequential()` (a residual block's identity shortcut) holds no module: torch's
+    # hooks record it as a leaf, its output its input, no parameters
+    "identity_shortcut": textwrap.dedent("""\
+        import torch
+        import torch.nn as nn
+
+
+        class Block(nn.Module):
+            def __init__(self, c, stride):
+                super().__init__()
+                self.conv = nn.Conv2d(c, c, 3, padding=1)
+                self.shortcut = nn.Sequential()
+                if stride != 1:
+                    self.shortcut = nn.Sequential(nn.AvgPool2d(stride))
+
+            def forward(self, x):
+                return self.conv(x) + self.shortcut(x)
+
+
+        net = Block(4, 1)
+        print(net(torch.randn(2, 4, 6, 6)).shape)
+        """),
     # a Transformer encoder in eval mode with autograd off takes torch's fast path: its layers
     # call no child as a module, the hooks see only the stack's norm (the parameters count)
     "encoder_fast_path": textwrap.dedent("""\
@@ -263,6 +285,9 @@ EXPECTED = {
         {"name": "t.decoder.layers.0.dropout3", "type": "Dropout", "output_shape": [5, 2, 16], "params": 0},
         {"name": "t.decoder.norm", "type": "LayerNorm", "output_shape": [5, 2, 16], "params": 32},
         {"name": "head", "type": "Linear", "output_shape": [5, 2, 3], "params": 51}]},
+    "identity_shortcut": {"model": "Block", "output_shape": [2, 4, 6, 6], "total_params": 148, "layers": [
+        {"name": "conv", "type": "Conv2d", "output_shape": [2, 4, 6, 6], "params": 148},
+        {"name": "shortcut", "type": "Sequential", "output_shape": [2, 4, 6, 6], "params": 0}]},
     "subclass_attention": {"model": "Net", "output_shape": [2, 5, 3], "total_params": 387, "layers": [
         {"name": "fc", "type": "Linear", "output_shape": [2, 5, 8], "params": 72},
         {"name": "fc", "type": "Linear", "output_shape": [2, 5, 8], "params": 72},
@@ -347,7 +372,7 @@ def reason_kind(why):
 # summary section). The zoo needs torchvision (see torchvision_compat.py): where it cannot be
 # imported, the zoo's scripts are not run and its floor does not apply.
 AGREE_FLOOR = {"constructs": 29, "conv": 23, "device": 32, "linear": 14, "may_fail": 9, "seq": 25,
-               "shapeops": 16, "training": 119, "zoo": 7}
+               "shapeops": 16, "training": 120, "zoo": 7}
 # the share, for conftest.py's terminal summary: {group: Counter of verdicts}, reasons
 SHARE = {}
 

@@ -145,6 +145,11 @@ impl Interp<'_> {
                     _ => None,
                 }
             }
+            // an empty `nn.Sequential()` (a ResNet block's identity shortcut) holds no module:
+            // torch's hooks see it as a leaf, its output its input
+            Obj::Container { kind: ContainerKind::Sequential, items, attrs } if items.is_empty() && !attrs.values().any(|v| matches!(v, Value::Ref(c) if models::is_module(self, st, *c))) => {
+                Some(Leaf { kind: "Sequential".into(), params: Some(0), followed: true, inside: None })
+            }
             _ => None,
         };
         let mut opened = false;
