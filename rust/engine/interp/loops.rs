@@ -28,6 +28,12 @@ pub const TENSOR_ROWS: usize = 64;
 /// machine): a fortieth of the file's step budget.
 pub(super) const LOOP_STEPS: u64 = 25_000;
 
+/// The work a `for` whose iterations stop on a choice (`for_loop`) may spend unrolled before
+/// its rest runs as one generalised iteration: a loop of cheap iterations stays unrolled (its
+/// carried tensors keep their shapes past it), an expensive one (a model called in each step
+/// of a greedy decoder) does not run to the loop budget on every call.
+const PARTED_LOOP_STEPS: u64 = LOOP_STEPS / 8;
+
 /// At most this many distinct items are tried against each other at a fixpoint of a loop.
 const MAX_NO_OPS: usize = 4;
 
@@ -344,6 +350,7 @@ impl<'a> Interp<'a> {
                 let start = self.work;
                 let cut_before = self.loops_cut.contains(&span);
                 let mut items = items.into_iter();
+                let (mut round, mut parted_once) = (0usize, false);
                 while let Some(item) = items.next() {
                     if (cut_before || self.work - start > LOOP_STEPS) && items.len() > 0 {
                         // past the loop's work budget (on this visit or an earlier one): this
@@ -398,10 +405,37 @@ impl<'a> Interp<'a> {
                         (assigned.clone(), self.loop_counters(), out.len(), self.label_serial, outer_label_read)
                     });
                     let mut next = Vec::new();
+                    let exits0 = out.len();
                     for st in assigned {
                         self.iteration(body, st, ctx, &mut next, &mut out);
                     }
+                    // Some paths of this iteration left the loop (a `break` or a `return` on a
+                    // choice it made: a greedy decoder's end token) and others go on: the count
+                    // of iterations hangs on a choice each iteration makes. Unrolled, it would go
+                    // on until the work budget; from the third item on, once it spent
+                    // `PARTED_LOOP_STEPS`, it is an unknown trip count, the rest run as one
+                    // generalised iteration, as a `while` whose paths part at its test
+                    // (`while_loop`), its exits joined.
+                    let parted = out.len() > exits0 && !next.is_empty();
+                    parted_once |= parted;
+                    round += 1;
                     live = merge(next, self.settings.prune);
+                    if parted && round >= 2 && items.len() > 0 && self.work - start > PARTED_LOOP_STEPS && !self.abandoned {
+                        let made = self.syms.infos.len();
+                        let elem = self.rest_element(items.collect());
+                        self.name_index(target, &elem, made);
+                        let rest = self.generalised_over(target, live.into_iter().map(|st| (st, elem.clone())).collect(), body, ctx);
+                        if let Some(c) = self.coverage.as_mut() {
+                            c.origin(crate::engine::coverage::UNKNOWN, "a loop whose iterations stop on a choice, its rest run as one generalised iteration".into(), span);
+                        }
+                        if before.is_some() {
+                            memo::drop_reads();
+                        }
+                        out.extend(self.loop_exits(rest, orelse, ctx));
+                        let out = self.bound_exits_at(out, span, 1);
+                        self.note_paths(out.len());
+                        return out;
+                    }
                     if let Some((assigned, counters, n_out, serial, outer_label_read)) = before {
                         // a label set before the iteration began may differ for the next item
                         let read_outer_label = self.oldest_label_read <= serial;
@@ -422,7 +456,9 @@ impl<'a> Interp<'a> {
                         }
                     }
                     live = self.bound_loop_paths(live, span, out.is_empty());
-                    out = self.bound_exits(out, span);
+                    // (the exits of iterations that stop on a choice are one path: each would
+                    // otherwise run the rest of the program, and its callers', on its own)
+                    out = if parted_once { self.bound_exits_at(out, span, 1) } else { self.bound_exits(out, span) };
                     self.note_paths(live.len() + out.len());
                     if live.is_empty() || self.abandoned {
                         return out;
@@ -431,7 +467,7 @@ impl<'a> Interp<'a> {
                 for st in live {
                     out.extend(self.block(orelse, st, ctx));
                 }
-                out
+                if parted_once { self.bound_exits_at(out, span, 1) } else { out }
             }
             _ => {
                 // A loop that cannot leave early sees every batch of a DataLoader, the last,
