@@ -3,14 +3,10 @@
 //! one up, and says whether items were skipped, so that the tests cannot pass by never
 //! skipping (the positive case) or by skipping blindly (the others).
 
-use shape_lint::{Settings, engine, ir, parse};
+mod common;
 
-fn analyse(src: &str) -> (Vec<(usize, &'static str)>, engine::Stats) {
-    let parsed = parse::parse(src);
-    let module = ir::lower::lower_module(&parsed);
-    let (findings, stats) = engine::analyze_with_stats(&module, &parsed, &Settings::default());
-    (findings.iter().map(|f| (f.row, f.rule.code)).collect(), stats)
-}
+use common::analyse;
+
 
 fn line_of(src: &str, text: &str) -> usize {
     src.lines().position(|l| l.trim() == text).map(|i| i + 1).expect(text)

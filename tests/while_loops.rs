@@ -3,14 +3,10 @@
 //! iterations then hangs on a choice each iteration makes, and the rest runs as one generalised
 //! iteration, as a loop of unknown count does.
 
-use shape_lint::{Settings, engine, ir, parse};
+mod common;
 
-fn analyse(src: &str) -> (Vec<(usize, &'static str)>, engine::Stats) {
-    let parsed = parse::parse(src);
-    let module = ir::lower::lower_module(&parsed);
-    let (findings, stats) = engine::analyze_with_stats(&module, &parsed, &Settings::default());
-    (findings.iter().map(|f| (f.row, f.rule.code)).collect(), stats)
-}
+use common::analyse;
+
 
 /// A prefetcher (SRGAN's `CUDAPrefetcher`): `next()` gives the batch it loaded and loads the
 /// next one, None from its `except StopIteration:`. Each iteration leaves one path that stops

@@ -693,14 +693,21 @@ impl<'a> Interp<'a> {
         self.run_closure(c, args, kwargs, st, span, false)
     }
 
+    /// Whether a call of `c` is too deep or too recursive to run (counted as a cut): the caller
+    /// gives up on its result and keeps the path.
+    fn cut_deep(&mut self, c: &Closure) -> bool {
+        let cut = self.call_depth >= MAX_CALL_DEPTH || self.stack.iter().filter(|d| **d == c.def.id).count() >= 3;
+        self.cuts += u64::from(cut);
+        cut
+    }
+
     /// A dataset's `__getitem__(ds, idx)` called by a loader for one sample, with an index of
     /// its own (`idx`, a fresh symbol made inside the call). The call is summarised on the
     /// dataset alone: the loader fetches a sample on every `next()`, and a replay makes fresh
     /// symbols for the index and for every size the call made, as a run would, so that two
     /// samples of one path never share a size they need not share.
     pub fn call_sample(&mut self, c: &Rc<Closure>, ds: Value, st: State, span: Span) -> Vals {
-        if self.call_depth >= MAX_CALL_DEPTH || self.stack.iter().filter(|d| **d == c.def.id).count() >= 3 {
-            self.cuts += 1;
+        if self.cut_deep(c) {
             return vec![(st, Value::Unknown)];
         }
         let run = move |me: &mut Self, st: State, args: &[Value], _: &[(Name, Value)]| {
@@ -729,9 +736,7 @@ impl<'a> Interp<'a> {
     }
 
     fn run_closure(&mut self, c: &Rc<Closure>, args: Vec<Value>, kwargs: Vec<(Name, Value)>, st: State, span: Span, first_yield: bool) -> Vals {
-        if self.call_depth >= MAX_CALL_DEPTH || self.stack.iter().filter(|d| **d == c.def.id).count() >= 3 {
-            // deep or recursive: give up on the result, keep the path
-            self.cuts += 1;
+        if self.cut_deep(c) {
             return vec![(st, Value::Unknown)];
         }
         if !self.settings.memo || first_yield {

@@ -359,14 +359,8 @@ impl<'a> Interp<'a> {
                             eprintln!("[shape-lint debug] loop at line {} past its work budget with {} items left", self.line(span), items.len() + 1);
                         }
                         self.loops_cut.insert(span);
-                        let made = self.syms.infos.len();
-                        let elem = self.rest_element(std::iter::once(item).chain(items).collect());
-                        self.name_index(target, &elem, made);
-                        let rest = self.generalised_over(target, live.into_iter().map(|st| (st, elem.clone())).collect(), body, ctx);
-                        if let Some(c) = self.coverage.as_mut() {
-                            c.origin(crate::engine::coverage::UNKNOWN, "a loop past its work budget, its rest run as one generalised iteration".into(), span);
-                        }
-                        out.extend(self.loop_exits(rest, orelse, ctx));
+                        let rest = std::iter::once(item).chain(items).collect();
+                        out.extend(self.rest_generalised(target, rest, live, body, orelse, ctx, span, "a loop past its work budget, its rest run as one generalised iteration"));
                         return out;
                     }
                     let assigned: Vec<State> = match target {
@@ -421,17 +415,10 @@ impl<'a> Interp<'a> {
                     round += 1;
                     live = merge(next, self.settings.prune);
                     if parted && round >= 2 && items.len() > 0 && self.work - start > PARTED_LOOP_STEPS && !self.abandoned {
-                        let made = self.syms.infos.len();
-                        let elem = self.rest_element(items.collect());
-                        self.name_index(target, &elem, made);
-                        let rest = self.generalised_over(target, live.into_iter().map(|st| (st, elem.clone())).collect(), body, ctx);
-                        if let Some(c) = self.coverage.as_mut() {
-                            c.origin(crate::engine::coverage::UNKNOWN, "a loop whose iterations stop on a choice, its rest run as one generalised iteration".into(), span);
-                        }
                         if before.is_some() {
                             memo::drop_reads();
                         }
-                        out.extend(self.loop_exits(rest, orelse, ctx));
+                        out.extend(self.rest_generalised(target, items.collect(), live, body, orelse, ctx, span, "a loop whose iterations stop on a choice, its rest run as one generalised iteration"));
                         let out = self.bound_exits_at(out, span, 1);
                         self.note_paths(out.len());
                         return out;
@@ -488,6 +475,21 @@ impl<'a> Interp<'a> {
                 self.loop_exits(paths, orelse, ctx)
             }
         }
+    }
+
+    /// The `rest` items of an unrolled `for` run as one generalised iteration from each of the
+    /// `live` paths (their element standing for each of them), and its exits; `why` is what the
+    /// coverage report says of it.
+    #[allow(clippy::too_many_arguments)]
+    fn rest_generalised(&mut self, target: &Target, rest: Vec<Value>, live: Vec<State>, body: &[Stmt], orelse: &[Stmt], ctx: &Ctx, span: Span, why: &str) -> Paths {
+        let made = self.syms.infos.len();
+        let elem = self.rest_element(rest);
+        self.name_index(target, &elem, made);
+        let paths = self.generalised_over(target, live.into_iter().map(|st| (st, elem.clone())).collect(), body, ctx);
+        if let Some(c) = self.coverage.as_mut() {
+            c.origin(crate::engine::coverage::UNKNOWN, why.into(), span);
+        }
+        self.loop_exits(paths, orelse, ctx)
     }
 
     /// A `for` run generalised: from each state, the target bound to its element, one
@@ -821,13 +823,6 @@ fn left_in_eval(before: &State, after: &State, changed: &[ObjId]) -> bool {
     })
 }
 
-/// After one generalised iteration from `before`: every object that existed before and was
-/// changed by the iteration is changed by each of an unknown number of them, so what changed
-/// becomes Unknown. A scope's, instance's, class's or layer's changed entries become
-/// Unknown, and so do a module container's when its modules are the same (its mode changed);
-/// a list, dict or module container whose items changed (appended to, updated) becomes an
-/// opaque object: its length and items are not known. `changed`: the objects the iteration
-/// replaced (`replaced`). Whether something was forgotten.
 /// Whether an iteration changed a variable or an attribute (`old` before it, `new` after) in a
 /// way another iteration may change again: not when it is unchanged, nor when only a walk over
 /// the heap changed it (an in-place op forgot the known values or the untracked state of every
@@ -836,6 +831,13 @@ fn changed_by_body(old: Option<&Value>, new: &Value) -> bool {
     old.is_none_or(|old| old != new && !crate::value::walks::only_walked(old, new))
 }
 
+/// After one generalised iteration from `before`: every object that existed before and was
+/// changed by the iteration is changed by each of an unknown number of them, so what changed
+/// becomes Unknown. A scope's, instance's, class's or layer's changed entries become
+/// Unknown, and so do a module container's when its modules are the same (its mode changed);
+/// a list, dict or module container whose items changed (appended to, updated) becomes an
+/// opaque object: its length and items are not known. `changed`: the objects the iteration
+/// replaced (`replaced`). Whether something was forgotten.
 fn forget_changes(before: &State, after: &mut State, changed: &[ObjId]) -> bool {
     let changed: Vec<ObjId> = changed.iter().copied().filter(|&i| before.heap[i] != after.heap[i]).collect();
     if changed.is_empty() {
