@@ -148,3 +148,31 @@ fn a_call_with_unknown_star_arguments_on_every_path_joins_its_paths() {
     let codes: Vec<_> = findings.iter().map(|f| (f.row, f.rule.code)).collect();
     assert_eq!(codes, vec![(11, "SHP101")], "the matmul after the call");
 }
+
+/// A step that refines a tensor of unknown rank differently on each side of an opaque choice
+/// (`x: [*, 8]` on one path, `[*, 4]` on the other), then drops it, called six times at the
+/// top level (a notebook's cells): after each call, the paths differ only in bindings of shape
+/// variables nothing on the heap names. They merge at the module's statements
+/// (`State::same_state_live`): at most 2 live paths rather than 32, and the bug after the calls
+/// is still found.
+#[test]
+fn paths_that_differ_only_in_dead_shape_bindings_merge() {
+    let src = "import json\nimport random\nimport torch\nimport torch.nn as nn\n\ndata = json.load(open('d.json'))\nwide = nn.Linear(8, 2)\nnarrow = nn.Linear(4, 2)\n\n\ndef step():\n    x = torch.tensor(data)\n    with torch.no_grad():\n        if random.random() > 0.5:\n            wide(x)\n        else:\n            narrow(x)\n    return 1\n\n\nstep()\nstep()\nstep()\nstep()\nstep()\nstep()\nout = torch.randn(3, 4) @ torch.randn(5, 6)\n";
+    let (findings, stats) = findings_of(src);
+    assert_eq!(stats.abandoned, 0, "{stats:?}");
+    assert!(stats.max_paths <= 2, "{} live paths", stats.max_paths);
+    let codes: Vec<_> = findings.iter().map(|f| (f.row, f.rule.code)).collect();
+    assert_eq!(codes, vec![(27, "SHP101")], "{findings:?}");
+}
+
+/// The same two refinements of a tensor that stays live keep its paths apart: each path knows
+/// the last dim (8 or 4), and a `Linear(3, 2)` fails on both, so it is reported. Merged with
+/// the binding dropped, the tensor's shape would be unknown again and the bug missed.
+#[test]
+fn paths_that_differ_in_a_live_shape_binding_stay_apart() {
+    let src = "import json\nimport random\nimport torch\nimport torch.nn as nn\n\ndata = json.load(open('d.json'))\nwide = nn.Linear(8, 2)\nnarrow = nn.Linear(4, 2)\nx = torch.tensor(data)\nwith torch.no_grad():\n    if random.random() > 0.5:\n        wide(x)\n    else:\n        narrow(x)\ny = nn.Linear(3, 2)(x)\n";
+    let (findings, stats) = findings_of(src);
+    assert_eq!(stats.max_paths, 2, "{stats:?}");
+    let codes: Vec<_> = findings.iter().map(|f| (f.row, f.rule.code)).collect();
+    assert_eq!(codes, vec![(15, "SHP101")], "{findings:?}");
+}

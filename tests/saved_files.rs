@@ -81,3 +81,17 @@ fn a_class_looked_up_by_name_in_globals_is_that_class() {
     // a name not known: not known
     assert_eq!(codes(&build("__import__('sys').argv[1]")), []);
 }
+
+/// A path that saved what the store does not keep (a whole model) and one that saved nothing
+/// know the same files, none: they are one state and merge (`set_files` writes no variable
+/// for no file). Before, eight epochs that each may save the best model kept two paths apart
+/// (an empty store against none), each running the rest of the file.
+#[test]
+fn saving_what_is_not_kept_and_saving_nothing_are_one_path() {
+    let src = "import random\nimport torch\nimport torch.nn as nn\n\nmodel = nn.Linear(4, 2)\nfor epoch in range(8):\n    if random.random() > 0.5:\n        torch.save(model, 'best.pt')\nout = torch.randn(3, 4) @ torch.randn(5, 6)\n";
+    let parsed = shape_lint::parse::parse(src);
+    let module = shape_lint::ir::lower::lower_module(&parsed);
+    let (findings, stats) = shape_lint::engine::analyze_with_stats(&module, &parsed, &Settings::default());
+    assert_eq!(stats.max_paths, 1, "{stats:?}");
+    assert_eq!(findings.iter().map(|f| (f.row, f.rule.code)).collect::<Vec<_>>(), [(9, "SHP101")]);
+}

@@ -259,6 +259,61 @@ impl State {
         r
     }
 
+    /// [`State::same_state_sharing`], or the same heap whose shape bindings differ only on
+    /// variables that no tensor on it names, directly or through the bindings of those it
+    /// names: the refinements of a tensor of unknown rank that is gone (a training loop's
+    /// batches, each refined on its own path). Such bindings cannot change what either path
+    /// does; the ones that differ are dropped from this state, as a join drops them
+    /// (`State::join`), so that a value held outside the heap that names one sees it unbound,
+    /// not bound as on one path only. Dropping a binding only forgets: the merge is sound.
+    pub fn same_state_live(&mut self, o: &mut State) -> bool {
+        if self.same_state_sharing(o) {
+            return true;
+        }
+        if Rc::ptr_eq(&self.shapes, &o.shapes) || self.shapes == o.shapes {
+            return false;
+        }
+        let made_eq = Rc::ptr_eq(&self.made, &o.made) || self.made == o.made;
+        if !(made_eq || super::is_layout_blind()) || !self.same_heap_noting(o, |_| {}) {
+            return false;
+        }
+        let differ: Vec<u32> = self.shapes.keys().chain(o.shapes.keys()).copied().filter(|v| self.shapes.get(v) != o.shapes.get(v)).collect();
+        let live = self.live_shape_vars();
+        if differ.iter().any(|v| live.contains(v)) {
+            return false;
+        }
+        let shapes = Rc::make_mut(&mut self.shapes);
+        for v in differ {
+            shapes.remove(&v);
+        }
+        true
+    }
+
+    /// The shape variables the tensors on the heap name (their prefixes of unknown rank), and
+    /// those the bindings of these name in turn.
+    fn live_shape_vars(&self) -> std::collections::BTreeSet<u32> {
+        let found = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        let note = |t: &super::Tensor| {
+            if let Some(v) = t.shape.prefix {
+                found.borrow_mut().insert(v);
+            }
+            false
+        };
+        for i in 0..self.heap.len() {
+            super::obj_has(&self.heap[i], &note);
+        }
+        let mut live = found.into_inner();
+        let mut todo: Vec<u32> = live.iter().copied().collect();
+        while let Some(v) = todo.pop() {
+            if let Some(p) = self.shapes.get(&v).and_then(|s| s.prefix)
+                && live.insert(p)
+            {
+                todo.push(p);
+            }
+        }
+        live
+    }
+
     /// Merge a path with the same program state into this one: the path condition becomes
     /// the common prefix of both (the union of both paths' executions, over-approximated).
     pub fn absorb(&mut self, o: &State) {

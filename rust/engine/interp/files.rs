@@ -94,9 +94,20 @@ impl Interp<'_> {
         }
     }
 
+    /// Keep `files` as the files saved on this path. No file known is no variable at all: a
+    /// path that saved what is not kept (a checkpoint dict) and one that saved nothing are the
+    /// same state, and merge (ten epochs that each may save the best model are one path, not
+    /// a thousand).
     fn set_files(&self, st: &mut State, ctx: &Ctx, files: Vec<(Rc<str>, Value, Value)>) {
-        let pairs = files.into_iter().map(|(k, v, f)| Value::Tuple(Rc::new(vec![Value::Str(Some(k)), v, f]))).collect();
         let name = Name::from(FILES);
+        if files.is_empty() {
+            let held = matches!(st.get_var(ctx.module_scope, FILES), Obj::Scope { vars, .. } if vars.contains_key(FILES));
+            if held && let Obj::Scope { vars, .. } = st.get_mut_var(ctx.module_scope, &name) {
+                vars.remove(&name);
+            }
+            return;
+        }
+        let pairs = files.into_iter().map(|(k, v, f)| Value::Tuple(Rc::new(vec![Value::Str(Some(k)), v, f]))).collect();
         if let Obj::Scope { vars, .. } = st.get_mut_var(ctx.module_scope, &name) {
             vars.insert(name, Value::Tuple(Rc::new(pairs)));
         }
