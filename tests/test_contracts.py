@@ -82,6 +82,27 @@ def test_a_shape_error_inside_the_model_cites_the_condition_of_its_line(tmp_path
         assert f["row"] == row and f["message"].endswith("; " + cited), f["message"]
 
 
+def test_a_script_whose_run_passes_the_citation_budget_is_cited_nothing(tmp_path):
+    """The citation reruns the script to build its model (``summary.CITE_MAX_STEPS``): a
+    script that needs more steps gets no records within that budget, and its finding is cited
+    nothing; the same model after a short script is cited. (Before the budget, a citation cost
+    a whole run without call summaries: 0.2 s per class in a seq2seq notebook.)"""
+    from shape_lint import _core, solver
+
+    # (30,000 statements before the model, four steps each: more than the citation's budget)
+    busy = "".join(f"v{i % 100} = [{i}, {i + 1}]\n" for i in range(30_000))
+    source = SMALL_CNN + "\n\n" + busy + "model = SmallCNN()\nout = model(torch.randn(8, 3, 28, 28))\n"
+    path = tmp_path / "busy_script.py"
+    [f] = solver.check_source(source, str(path), {"cache": False})
+    assert f["row"] == 13 and "accepts" not in f["message"], f["message"]
+    assert _core.model_summary(source, str(path), "SmallCNN", {"max_steps": summary.CITE_MAX_STEPS}, None) == []
+    # (within the default budget the script's model is summarised)
+    assert summary.summarise(source, str(path), "SmallCNN")
+    short = SMALL_CNN + "\n\nmodel = SmallCNN()\nout = model(torch.randn(8, 3, 28, 28))\n"
+    [g] = solver.check_source(short, str(path), {"cache": False})
+    assert g["message"].endswith("; SmallCNN accepts x: [N, 1, H, W] with x.size(1) == 1, 6 <= H, 6 <= W at line 13, e.g. [2, 1, 28, 28]"), g["message"]
+
+
 def holds(contract, env):
     """Whether every condition of the contract holds with the names bound in ``env`` (``None``
     when one cannot be evaluated)."""

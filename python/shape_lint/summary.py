@@ -163,12 +163,26 @@ def cite(findings: list[dict[str, Any]], source: str, filename: str) -> None:
             if len(contracts) >= CITED_CLASSES:
                 continue
             try:
-                contracts[name] = summarise(source, filename, name)
+                contracts[name] = _script_models(source, filename, name)
             except Exception:  # noqa: BLE001 - a citation never breaks a check
                 contracts[name] = []
         note = _cited(name, contracts[name], row)
         if note and note not in f["message"]:
             f["message"] = f"{f['message']}; {note}"
+
+
+#: The work a citation may cost: the interpreter steps of the run that builds the script's
+#: model and reads its ``forward`` (a count, the same on every machine). A script that needs
+#: more gets no records, and is cited nothing.
+CITE_MAX_STEPS = 100_000
+
+
+def _script_models(source: str, filename: str, name: str) -> list[dict[str, Any]]:
+    """The ``--model`` records of class ``name`` on the instance the script builds, within
+    ``CITE_MAX_STEPS``."""
+    from . import _core
+
+    return records(_core.model_summary(source, filename, name, {"max_steps": CITE_MAX_STEPS}, None))
 
 
 def _enclosing_class(lines: Sequence[str], row: int) -> str | None:
