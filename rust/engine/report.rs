@@ -93,6 +93,9 @@ impl<'a> Interp<'a> {
             self.violations += 1;
         }
         // (`passed`: from the first passing outcome of the same site, path, call and branches)
+        if violated {
+            self.note_passed_since();
+        }
         if violated && let Some(&(at, removed)) = self.passed.get(&passed_key(&o)) {
             let from = at.saturating_sub((self.removed - removed) as usize);
             let mut kept = from;
@@ -112,6 +115,7 @@ impl<'a> Interp<'a> {
             }
             self.removed += (self.outcomes.len() - kept) as u64;
             self.outcomes.truncate(kept);
+            self.passed_upto = self.passed_upto.min(kept);
         }
         self.push_outcome(o);
     }
@@ -120,16 +124,25 @@ impl<'a> Interp<'a> {
     pub fn clear_outcomes(&mut self) {
         self.outcomes.clear();
         self.passed.clear();
+        self.passed_upto = 0;
     }
 
-    /// Note again where the passing outcomes are (after a pass rewrote `outcomes`).
+    /// Note again where the passing outcomes are (after a pass rewrote `outcomes`): from the
+    /// first, when a violation next needs them.
     pub fn note_passed(&mut self) {
         self.passed.clear();
-        for (i, o) in self.outcomes.iter().enumerate() {
+        self.passed_upto = 0;
+    }
+
+    /// Note where the passing outcomes recorded since the last note are (`passed`).
+    fn note_passed_since(&mut self) {
+        let from = self.passed_upto.min(self.outcomes.len());
+        for (i, o) in self.outcomes.iter().enumerate().skip(from) {
             if !matches!(o.verdict, Verdict::Violated(_)) {
                 self.passed.entry(passed_key(o)).or_insert((i, self.removed));
             }
         }
+        self.passed_upto = self.outcomes.len();
     }
 
     /// Record an outcome, unless it passes (holds or is undecided) and an equal one is among
@@ -154,9 +167,6 @@ impl<'a> Interp<'a> {
             if self.outcomes.get(from..).is_some_and(|recent| recent.iter().rev().any(same)) {
                 return;
             }
-        }
-        if !matches!(o.verdict, Verdict::Violated(_)) {
-            self.passed.entry(passed_key(&o)).or_insert((self.outcomes.len(), self.removed));
         }
         self.outcomes.push(o);
     }

@@ -296,8 +296,12 @@ pub struct Interp<'a> {
     /// Where the first passing outcome of each site, lineage, innermost call site and branches'
     /// digest was recorded in `outcomes`, with `removed` then: a violation overrides the
     /// passing outcomes of its path from there on (`Interp::record_outcome`), without a look at
-    /// every outcome (each removal since moved it back by at most one place).
+    /// every outcome (each removal since moved it back by at most one place). Built lazily:
+    /// only a violation reads it, so the passing outcomes are noted when one is recorded, up
+    /// to `passed_upto` (most runs record none, and note none).
     pub passed: rustc_hash::FxHashMap<(Span, u32, Option<Span>, u64), (usize, u64)>,
+    /// The outcomes before this index are noted in `passed`.
+    pub passed_upto: usize,
     /// The outcomes a violation removed so far.
     pub removed: u64,
     /// The innermost call in the user's file: checks inside embedded library code (the
@@ -454,6 +458,7 @@ impl<'a> Interp<'a> {
             records: 0,
             outcome_floor: 0,
             passed: Default::default(),
+            passed_upto: 0,
             removed: 0,
             user_site: None,
             project: crate::engine::project::Project::new(settings.project.clone()),

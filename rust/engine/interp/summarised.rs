@@ -238,5 +238,6 @@ impl<'a> Interp<'a> {
         let mut rest = self.outcomes.split_off(from.min(self.outcomes.len()));
         rest.retain(|o| !o.branches.any(|b| ruled_out.contains(b)));
         self.outcomes.extend(rest);
+        self.passed_upto = self.passed_upto.min(from);
     }
 }
