@@ -20,7 +20,7 @@ pub fn lower_module(file: &ParsedFile) -> Module {
 /// Lower a module of the module table: its spans carry `file_id`, and its function ids start
 /// after `id_base`, so they never meet another module's.
 pub fn lower_module_in(file: &ParsedFile, file_id: FileId, id_base: u32) -> Module {
-    let mut l = Lowerer { depth: 0, max_depth: 0, next_id: id_base, saw_yield: false, file: file_id };
+    let mut l = Lowerer { depth: 0, max_depth: 0, next_id: id_base, saw_yield: false, file: file_id, names: Default::default() };
     let body = l.stmts(&file.module().body);
     Module { body, max_depth: l.max_depth }
 }
@@ -31,6 +31,9 @@ struct Lowerer {
     next_id: u32,
     saw_yield: bool,
     file: FileId,
+    /// The names lowered so far: each is one shared string (a module names `self`, `x` and
+    /// `torch` thousands of times; one allocation each, and equal names are the same pointer).
+    names: rustc_hash::FxHashSet<Name>,
 }
 
 fn name(id: &py::Identifier) -> Name {
@@ -73,6 +76,20 @@ fn cmpop(op: py::CmpOp) -> CmpOp {
 }
 
 impl Lowerer {
+    /// The shared string of name `s` (`names`).
+    fn intern(&mut self, s: &str) -> Name {
+        if let Some(n) = self.names.get(s) {
+            return n.clone();
+        }
+        let n: Name = Rc::from(s);
+        self.names.insert(n.clone());
+        n
+    }
+
+    fn name(&mut self, id: &py::Identifier) -> Name {
+        self.intern(id.id.as_str())
+    }
+
     fn span_of(&self, node: &impl Ranged) -> Span {
         let r = node.range();
         Span { file: self.file, start: r.start().to_u32(), end: r.end().to_u32() }
@@ -187,12 +204,12 @@ impl Lowerer {
                 msg: a.msg.as_deref().map(|e| self.expr(e)),
             },
             S::Import(i) => StmtKind::Import(
-                i.names.iter().map(|a| (name(&a.name), a.asname.as_ref().map(name))).collect(),
+                i.names.iter().map(|a| (self.name(&a.name), a.asname.as_ref().map(|n| self.name(n)))).collect(),
             ),
             S::ImportFrom(i) => StmtKind::ImportFrom {
                 module: i.module.as_ref().map(name),
                 level: i.level,
-                names: i.names.iter().map(|a| (name(&a.name), a.asname.as_ref().map(name))).collect(),
+                names: i.names.iter().map(|a| (self.name(&a.name), a.asname.as_ref().map(|n| self.name(n)))).collect(),
             },
             S::Global(g) => StmtKind::Global(g.names.iter().map(name).collect()),
             S::Nonlocal(g) => StmtKind::Nonlocal(g.names.iter().map(name).collect()),
@@ -245,7 +262,7 @@ impl Lowerer {
 
     fn params(&mut self, p: &py::Parameters, f: &mut FuncDef) {
         let lower = |this: &mut Self, pd: &py::ParameterWithDefault| Param {
-            name: name(&pd.parameter.name),
+            name: this.name(&pd.parameter.name),
             default: pd.default.as_deref().map(|e| this.expr(e)),
             annotation: pd.parameter.annotation.as_deref().map(|e| this.expr(e)),
         };
@@ -262,12 +279,13 @@ impl Lowerer {
             let param = lower(self, pd);
             f.kwonly.push(param);
         }
-        f.vararg = p.vararg.as_ref().map(|v| name(&v.name));
-        f.kwarg = p.kwarg.as_ref().map(|v| name(&v.name));
+        f.vararg = p.vararg.as_ref().map(|v| self.name(&v.name));
+        f.kwarg = p.kwarg.as_ref().map(|v| self.name(&v.name));
     }
 
     fn function(&mut self, f: &py::StmtFunctionDef) -> FuncDef {
-        let mut def = FuncDef::empty(self.id(), name(&f.name), self.span_of(f));
+        let name = self.name(&f.name);
+        let mut def = FuncDef::empty(self.id(), name, self.span_of(f));
         def.decorators = f.decorator_list.iter().map(|d| self.expr(&d.expression)).collect();
         def.returns = f.returns.as_deref().map(|e| self.expr(e));
         def.is_async = f.is_async;
@@ -288,7 +306,7 @@ impl Lowerer {
         }
         ClassDef {
             id: self.id(),
-            name: name(&c.name),
+            name: self.name(&c.name),
             bases,
             keywords,
             body: self.stmts(&c.body),
@@ -304,8 +322,8 @@ impl Lowerer {
             return Target::Unknown(span);
         }
         let out = match t {
-            py::Expr::Name(n) => Target::Name(Rc::from(n.id.as_str()), span),
-            py::Expr::Attribute(a) => Target::Attr(self.expr(&a.value), name(&a.attr), span),
+            py::Expr::Name(n) => Target::Name(self.intern(n.id.as_str()), span),
+            py::Expr::Attribute(a) => Target::Attr(self.expr(&a.value), self.name(&a.attr), span),
             py::Expr::Subscript(s) => Target::Subscript(self.expr(&s.value), self.expr(&s.slice), span),
             py::Expr::Tuple(py::ExprTuple { elts, .. }) | py::Expr::List(py::ExprList { elts, .. }) => {
                 let mut star = None;
@@ -386,7 +404,7 @@ impl Lowerer {
         match e {
             E::BoolOp(b) => ExprKind::BoolOp { is_and: b.op == py::BoolOp::And, values: self.exprs(&b.values) },
             E::Named(n) => match n.target.as_ref() {
-                E::Name(t) => ExprKind::Named(Rc::from(t.id.as_str()), self.boxed(&n.value)),
+                E::Name(t) => ExprKind::Named(self.intern(t.id.as_str()), self.boxed(&n.value)),
                 _ => ExprKind::Unknown,
             },
             E::BinOp(b) => ExprKind::BinOp(binop(b.op), self.boxed(&b.left), self.boxed(&b.right)),
@@ -505,10 +523,10 @@ impl Lowerer {
             E::BooleanLiteral(b) => ExprKind::Const(Const::Bool(b.value)),
             E::NoneLiteral(_) => ExprKind::Const(Const::None),
             E::EllipsisLiteral(_) => ExprKind::Const(Const::Ellipsis),
-            E::Attribute(a) => ExprKind::Attr(self.boxed(&a.value), name(&a.attr)),
+            E::Attribute(a) => ExprKind::Attr(self.boxed(&a.value), self.name(&a.attr)),
             E::Subscript(s) => ExprKind::Subscript(self.boxed(&s.value), self.boxed(&s.slice)),
             E::Starred(s) => ExprKind::Starred(self.boxed(&s.value)),
-            E::Name(n) => ExprKind::Name(Rc::from(n.id.as_str())),
+            E::Name(n) => ExprKind::Name(self.intern(n.id.as_str())),
             E::List(l) => ExprKind::List(self.exprs(&l.elts)),
             E::Tuple(t) => ExprKind::Tuple(self.exprs(&t.elts)),
             E::Slice(s) => ExprKind::Slice(
