@@ -151,18 +151,23 @@ fn a_call_with_unknown_star_arguments_on_every_path_joins_its_paths() {
 
 /// A step that refines a tensor of unknown rank differently on each side of an opaque choice
 /// (`x: [*, 8]` on one path, `[*, 4]` on the other), then drops it, called six times at the
-/// top level (a notebook's cells): after each call, the paths differ only in bindings of shape
-/// variables nothing on the heap names. They merge at the module's statements
-/// (`State::same_state_live`): at most 2 live paths rather than 32, and the bug after the calls
-/// is still found.
+/// top level (a notebook's cells) or in a script's `main()`: after each call, the paths differ
+/// only in bindings of shape variables nothing on the heap names. They merge at the
+/// statements outside any loop body (`State::same_state_live`): at most 2 live paths rather
+/// than 32, and the bug after the calls is still found.
 #[test]
 fn paths_that_differ_only_in_dead_shape_bindings_merge() {
-    let src = "import json\nimport random\nimport torch\nimport torch.nn as nn\n\ndata = json.load(open('d.json'))\nwide = nn.Linear(8, 2)\nnarrow = nn.Linear(4, 2)\n\n\ndef step():\n    x = torch.tensor(data)\n    with torch.no_grad():\n        if random.random() > 0.5:\n            wide(x)\n        else:\n            narrow(x)\n    return 1\n\n\nstep()\nstep()\nstep()\nstep()\nstep()\nstep()\nout = torch.randn(3, 4) @ torch.randn(5, 6)\n";
-    let (findings, stats) = findings_of(src);
-    assert_eq!(stats.abandoned, 0, "{stats:?}");
-    assert!(stats.max_paths <= 2, "{} live paths", stats.max_paths);
-    let codes: Vec<_> = findings.iter().map(|f| (f.row, f.rule.code)).collect();
-    assert_eq!(codes, vec![(27, "SHP101")], "{findings:?}");
+    let head = "import json\nimport random\nimport torch\nimport torch.nn as nn\n\ndata = json.load(open('d.json'))\nwide = nn.Linear(8, 2)\nnarrow = nn.Linear(4, 2)\n\n\ndef step():\n    x = torch.tensor(data)\n    with torch.no_grad():\n        if random.random() > 0.5:\n            wide(x)\n        else:\n            narrow(x)\n    return 1\n\n\n";
+    let calls = "step()\nstep()\nstep()\nstep()\nstep()\nstep()\nout = torch.randn(3, 4) @ torch.randn(5, 6)\n";
+    let in_main = format!("def main():\n{}\n\nmain()\n", calls.lines().map(|l| format!("    {l}\n")).collect::<String>());
+    for (body, line) in [(calls.to_string(), 27), (in_main, 28)] {
+        let src = format!("{head}{body}");
+        let (findings, stats) = findings_of(&src);
+        assert_eq!(stats.abandoned, 0, "{stats:?}");
+        assert!(stats.max_paths <= 2, "{} live paths", stats.max_paths);
+        let codes: Vec<_> = findings.iter().map(|f| (f.row, f.rule.code)).collect();
+        assert_eq!(codes, vec![(line, "SHP101")], "{findings:?}");
+    }
 }
 
 /// The same two refinements of a tensor that stays live keep its paths apart: each path knows

@@ -196,6 +196,11 @@ impl Interp<'_> {
         out
     }
 
+    /// Whether no block running is a loop's body (nor a call's made from one).
+    pub(super) fn outside_loops(&self) -> bool {
+        !self.blocks.iter().any(|fr| fr.loop_body)
+    }
+
     /// Whether a `for` loop starting here gets an evaluation frame of its own.
     pub(super) fn loop_frame_wanted(&self) -> bool {
         torch::device::follows_autograd() && !self.eval_frames.last().is_some_and(|f| f.in_model)

@@ -331,14 +331,14 @@ fn merge(paths: Vec<State>, prune: bool) -> Vec<State> {
 }
 
 /// Merge the paths with the same program state. With `dead_shapes`, also those whose shape
-/// bindings differ only where no tensor on the heap looks (`State::same_state_live`): only at
-/// the statements of the outermost block an entry runs (a module's top level), where the paths
-/// a training loop left (each batch refined on its own path) would otherwise each run every
-/// later cell of a notebook. Inside a loop body it costs more than it saves: the two paths
-/// each iteration of a known count leaves merge into one, so the loop stays cheap enough to
-/// unroll every iteration (a GAIL script's 100 discriminator epochs, each forking on a
-/// choice) where it would part and run its rest generalised; more precise, but a PPO
-/// script's `main` took 0.4 s instead of 0.12 s.
+/// bindings differ only where no tensor on the heap looks (`State::same_state_live`): at the
+/// statements outside any loop body (`Interp::outside_loops`), where the paths a training
+/// loop left (each batch refined on its own path) would otherwise each run every later cell
+/// of a notebook, or the rest of a script's `main()`. Inside a loop body it costs more than it
+/// saves: the two paths each iteration of a known count leaves merge into one, so the loop
+/// stays cheap enough to unroll every iteration (a GAIL script's 100 discriminator epochs,
+/// each forking on a choice) where it would part and run its rest generalised; more precise,
+/// but a PPO script's `main` took 0.4 s instead of 0.12 s.
 fn merge_states(paths: Vec<State>, prune: bool, dead_shapes: bool) -> Vec<State> {
     if !prune || paths.len() > MERGE_LIMIT {
         // comparing states is quadratic: this many paths will exhaust the budget anyway
@@ -581,7 +581,7 @@ impl<'a> Interp<'a> {
             if next.is_empty() && done.is_empty() && debug_enabled() {
                 eprintln!("[shape-lint debug] all paths end at line {}", self.line(s.span));
             }
-            live = merge_states(next, self.settings.prune, self.blocks.len() == 1);
+            live = merge_states(next, self.settings.prune, self.outside_loops());
             live = self.bound_paths(live, s.span);
             self.note_paths(live.len());
             if self.abandoned {
