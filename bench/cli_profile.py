@@ -38,7 +38,7 @@ import threading  # noqa: E402
 from typing import Any, Callable  # noqa: E402
 
 CORE_FUNCTIONS = ("check_source", "check_source_undecided", "check_source_parsed", "check_source_stats", "syntax_errors",
-                  "analyze_source")
+                  "analyze_source", "model_summary")
 
 
 class Timers:
