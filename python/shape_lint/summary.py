@@ -24,13 +24,16 @@ __all__ = ["cite", "records", "render_text", "solve", "summarise"]
 
 def summarise(
     source: str, filename: str, model: str | None = None, input_size: Sequence[Sequence[int]] | None = None,
+    *, max_steps: int | None = None,
 ) -> list[dict[str, Any]]:
     """The core's model calls, each as the JSON object described above. ``input_size`` (with
-    ``model``): torchinfo's, one size per ``forward`` input, the batch included."""
+    ``model``): torchinfo's, one size per ``forward`` input, the batch included. ``max_steps``:
+    the interpreter's step budget (the core's default when ``None``)."""
     from . import _core
 
     sizes = None if input_size is None else [list(s) for s in input_size]
-    return records(_core.model_summary(source, filename, model, None, sizes))
+    options = None if max_steps is None else {"max_steps": max_steps}
+    return records(_core.model_summary(source, filename, model, options, sizes))
 
 
 def records(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -163,7 +166,7 @@ def cite(findings: list[dict[str, Any]], source: str, filename: str) -> None:
             if len(contracts) >= CITED_CLASSES:
                 continue
             try:
-                contracts[name] = _script_models(source, filename, name)
+                contracts[name] = summarise(source, filename, name, max_steps=CITE_MAX_STEPS)
             except Exception:  # noqa: BLE001 - a citation never breaks a check
                 contracts[name] = []
         note = _cited(name, contracts[name], row)
@@ -175,14 +178,6 @@ def cite(findings: list[dict[str, Any]], source: str, filename: str) -> None:
 #: model and reads its ``forward`` (a count, the same on every machine). A script that needs
 #: more gets no records, and is cited nothing.
 CITE_MAX_STEPS = 100_000
-
-
-def _script_models(source: str, filename: str, name: str) -> list[dict[str, Any]]:
-    """The ``--model`` records of class ``name`` on the instance the script builds, within
-    ``CITE_MAX_STEPS``."""
-    from . import _core
-
-    return records(_core.model_summary(source, filename, name, {"max_steps": CITE_MAX_STEPS}, None))
 
 
 def _enclosing_class(lines: Sequence[str], row: int) -> str | None:

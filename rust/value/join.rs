@@ -299,8 +299,8 @@ impl State {
             }
             false
         };
-        for i in 0..self.heap.len() {
-            super::obj_has(&self.heap[i], &note);
+        for obj in self.heap.iter() {
+            super::obj_has(obj, &note);
         }
         let mut live = found.into_inner();
         let mut todo: Vec<u32> = live.iter().copied().collect();

@@ -581,7 +581,9 @@ impl<'a> Interp<'a> {
             if next.is_empty() && done.is_empty() && debug_enabled() {
                 eprintln!("[shape-lint debug] all paths end at line {}", self.line(s.span));
             }
-            live = merge_states(next, self.settings.prune, self.outside_loops());
+            // (the blocks running are looked at only when there are paths to merge)
+            let dead_shapes = next.len() > 1 && self.outside_loops();
+            live = merge_states(next, self.settings.prune, dead_shapes);
             live = self.bound_paths(live, s.span);
             self.note_paths(live.len());
             if self.abandoned {
