@@ -1,6 +1,7 @@
 //! Developer tool: analyse files and print findings with their traces, and engine statistics.
 //! `--no-memo` / `--no-merge` switch call summaries / path merging off (to measure them);
-//! `--max-steps=N`, `--max-paths=N`, `--timeout-ms=N` set the budgets.
+//! `--max-steps=N`, `--max-paths=N`, `--timeout-ms=N` set the budgets; `--no-stats` runs the
+//! check alone (no second run for the statistics: what a profile of it should see).
 use shape_lint::{Settings, engine, ir, parse};
 
 fn main() {
@@ -27,6 +28,11 @@ fn main() {
             for tr in &f.trace {
                 println!("    = {tr}");
             }
+        }
+        if args.iter().any(|a| a == "--no-stats") {
+            // only the check itself (to profile it): no second run for the statistics
+            println!("# {path}: {} findings, {dt:?}", findings.len());
+            continue;
         }
         let parsed = parse::parse(&src);
         let module = ir::lower::lower_module(&parsed);

@@ -245,3 +245,51 @@ fn a_loaders_sample_is_replayed_with_an_index_of_its_own() {
     let (without, _) = without_summaries(src);
     assert_eq!(rows(&without), vec![(18, "SHP101")], "{without:?}");
 }
+
+/// A helper called on two inputs of unknown rank: each input's shape starts with a variable of
+/// its own, unbound, and the helper only looks them up (`t * 2`), so the second call is replayed
+/// with the first call's variable renamed to the second input's (`memo::Summary::pinned`). The
+/// replay's result is the second input's shape, not the first's: after `fc8` fixes the first
+/// input's last size to 8, `fc16` on the second result passes, and `fc16` on the first input
+/// fails, as without summaries.
+#[test]
+fn a_summary_matches_a_tensor_whose_shape_starts_with_another_unbound_variable() {
+    let src = "import torch\nimport torch.nn as nn\n\n\ndef double(t):\n    return t * 2\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc8 = nn.Linear(8, 4)\n        self.fc16 = nn.Linear(16, 4)\n\n    def forward(self, x, y):\n        u = double(x)\n        v = double(y)\n        a = self.fc8(u)\n        b = self.fc16(v)\n        return self.fc16(x)\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert_eq!(rows(&findings), vec![(20, "SHP101")], "{findings:?}");
+    let (without, _) = without_summaries(src);
+    assert_eq!(rows(&without), rows(&findings), "{without:?}");
+}
+
+/// A helper that fixes the rank of its argument (`B, T, C = t.shape`) looks up the caches of
+/// refinements with the argument's variable: called again on another input of unknown rank, it
+/// is not replayed with the first input's refinement (which would make both `B`s one and the
+/// product below fail on every path), but runs and makes sizes of the second input's own.
+#[test]
+fn a_summary_that_refined_a_variable_does_not_match_another_one() {
+    let src = "import torch\nimport torch.nn as nn\n\n\ndef first(t):\n    B, T, C = t.shape\n    return B\n\n\nclass Net(nn.Module):\n    def forward(self, x, y):\n        a = first(x)\n        b = first(y)\n        return torch.randn(4, a) @ torch.randn(b + 1, 2)\n";
+    let (findings, _) = analyze(src, &Settings::default());
+    assert!(findings.is_empty(), "{findings:?}");
+    let (without, _) = without_summaries(src);
+    assert!(without.is_empty(), "{without:?}");
+    // (the same input twice: the sizes are one, and the product fails on every path)
+    let same = src.replace("b = first(y)", "b = first(x)");
+    let (findings, _) = analyze(&same, &Settings::default());
+    assert_eq!(rows(&findings), vec![(14, "SHP101")], "{findings:?}");
+}
+
+/// An evaluation function calls the model, whose `forward` hands its output to a torch call
+/// the engine does not model (`torch.cdist`): it loses track of that graph, so the function is
+/// not judged (SHP306 needs every graph it made accounted for). The second call of `predict`
+/// runs (another `k`) but replays `forward`: the replay loses the graph for `predict` as the
+/// run did, and `predict` is not judged either, as without summaries.
+#[test]
+fn a_replayed_call_loses_track_of_a_graph_as_its_run_did() {
+    let src = "import torch\nimport torch.nn as nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(8, 1)\n\n    def forward(self, x):\n        h = self.fc(x)\n        d = torch.cdist(h, h)\n        return h\n\n\ndef predict(model, x, k):\n    model.eval()\n    p = model(x)\n    return p.sum().item() + k\n\n\nmodel = Net()\nopt = torch.optim.SGD(model.parameters(), lr=0.1)\nx = torch.randn(4, 8)\nopt.zero_grad()\nmodel(x).sum().backward()\nopt.step()\nfor k in range(2):\n    predict(model, x, k)\n";
+    let (findings, stats) = analyze(src, &Settings::default());
+    assert!(stats.memo_hits >= 1, "{stats:?}");
+    assert!(findings.is_empty(), "{findings:?}");
+    let (without, _) = without_summaries(src);
+    assert!(without.is_empty(), "{without:?}");
+}

@@ -151,6 +151,7 @@ impl Interp<'_> {
                 && t.shape.dims.is_empty()
                 && let Some(var) = t.shape.prefix
             {
+                crate::value::reads::note_pinned_var(var);
                 for (d, dim) in dims.iter().enumerate().take(8) {
                     let key = crate::models::torch::tensor::leading_size_key(var, d);
                     if let (Some(b), Some(dim)) = (self.refined_dims.get(&key), dim)

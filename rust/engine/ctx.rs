@@ -61,6 +61,10 @@ impl ModelCtx for Interp<'_> {
     }
 
     fn derived_var(&mut self, key: &[u32]) -> u32 {
+        // (the key's variables, and its tag and lengths with them: pinning more only matches less)
+        for &x in key.iter().skip(1) {
+            crate::value::reads::note_pinned_var(x);
+        }
         if let Some(v) = self.refined_vars.get(key) {
             return *v;
         }
@@ -77,6 +81,7 @@ impl ModelCtx for Interp<'_> {
     }
 
     fn refine_dim(&mut self, parent: u32, slot: usize, name: &str) -> Dim {
+        crate::value::reads::note_pinned_var(parent);
         let key = (parent, slot, Rc::from(name));
         if let Some(p) = self.refined_dims.get(&key) {
             return Dim::known(p.clone(), None);

@@ -66,6 +66,22 @@ pub fn note_shape_var(var: u32) {
     });
 }
 
+/// The mark of a pinned variable in the log (`note_pinned_var`): a variable number is far
+/// below it.
+pub const PINNED: u32 = 1 << 31;
+
+/// Note that a refinement cache (`Interp::refined_vars`, `Interp::refined_dims`) was looked up
+/// with a key that holds the shape variable `var`: what the call did depends on that
+/// variable's own entries, so a summary of the call matches only a call with that very
+/// variable (`engine::memo::Summary::pinned`), never one whose variable stands in its place.
+/// Free when no call is tracked.
+#[inline]
+pub fn note_pinned_var(var: u32) {
+    if var < PINNED {
+        note_shape_var(var | PINNED);
+    }
+}
+
 /// Note the shape variables `vars` (a replayed summary's lookups) for the enclosing calls.
 pub fn note_shape_vars(vars: &[u32]) {
     SHAPE_VARS.with(|v| {
@@ -200,7 +216,8 @@ pub fn end_reads() -> Vec<Read> {
 }
 
 /// [`end_reads`], with the shape variables the call looked up or bound
-/// (`note_shape_var`), sorted and distinct. They stay in the log for the enclosing call too.
+/// (`note_shape_var`), sorted and distinct (those pinned, `note_pinned_var`, marked with
+/// [`PINNED`]: last). They stay in the log for the enclosing call too.
 pub fn end_reads_and_shape_vars() -> (Vec<Read>, Vec<u32>) {
     let vars = SHAPE_VARS.with(|v| {
         let mut v = v.borrow_mut();

@@ -853,6 +853,9 @@ impl<'a> Interp<'a> {
             if fr.set_train {
                 self.train_defs.insert(def.id);
             }
+            if fr.lost {
+                self.lost_defs.insert(def.id);
+            }
         }
         self.gen_frames.pop();
         self.arg_tensors.pop();

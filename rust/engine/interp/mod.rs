@@ -288,6 +288,9 @@ pub struct Interp<'a> {
     /// training: a replay of their summary does so too.
     pub graph_defs: rustc_hash::FxHashSet<u32>,
     pub train_defs: rustc_hash::FxHashSet<u32>,
+    /// The functions whose run lost track of a graph (`EvalFrame::lost`): a replayed call of
+    /// one loses it for the evaluation passes that call it, as its run did.
+    pub lost_defs: rustc_hash::FxHashSet<u32>,
     /// Outcomes recorded so far (`record`), for `reached`.
     pub records: u64,
     /// Where the innermost summarised call's outcomes start in `outcomes`: an outcome equal to
@@ -457,6 +460,7 @@ impl<'a> Interp<'a> {
             eval_frames: Vec::new(),
             graph_defs: Default::default(),
             train_defs: Default::default(),
+            lost_defs: Default::default(),
             records: 0,
             outcome_floor: 0,
             passed: Default::default(),

@@ -25,10 +25,11 @@ impl<'a> Interp<'a> {
         let mut st = st;
         if hit.is_some() {
             // a replayed run does what the run did to the evaluation passes that call it
-            let (graph, train) = (self.graph_defs.contains(&c.def.id), self.train_defs.contains(&c.def.id));
+            let (graph, train, lost) = (self.graph_defs.contains(&c.def.id), self.train_defs.contains(&c.def.id), self.lost_defs.contains(&c.def.id));
             for fr in self.eval_frames.iter_mut() {
                 fr.graph_used |= graph;
                 fr.set_train |= train;
+                fr.lost |= lost;
             }
         }
         if let Some(hit) = hit {
@@ -210,7 +211,8 @@ impl<'a> Interp<'a> {
                 fresh_vars: (counters.1, self.next_shape_var - counters.1),
                 fresh_syms: (counters.0 as u32, self.syms.infos[counters.0..].to_vec()),
                 stack: (counters.2 != self.cuts).then(|| self.stack.as_slice().into()),
-                shape_vars: shape_vars.into_iter().filter(|v| *v <= counters.1).collect(),
+                shape_vars: shape_vars.iter().copied().filter(|v| *v <= counters.1).collect(),
+                pinned: shape_vars.iter().filter(|v| **v >= crate::value::reads::PINNED).map(|v| v & !crate::value::reads::PINNED).filter(|v| *v <= counters.1).collect(),
                 kept: refined.as_ref().map(|r| r.0).unwrap_or_default(),
                 label: read_callers_label.then(|| entry_label.clone()),
                 context,

@@ -31,6 +31,7 @@ impl Hit {
     pub fn refined(&self, next_var: u32, next_sym: u32) -> Vec<Refined> {
         let s = &self.summary;
         let (vars, syms) = (s.var_shift(next_var), s.sym_shift(next_sym));
+        // (a refinement's key holds no variable that another stands for: those are pinned)
         s.refined.iter().map(|r| r.renamed(&|v| vars.map(v), &|x| syms.map(x))).collect()
     }
 

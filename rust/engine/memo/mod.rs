@@ -20,6 +20,15 @@
 //! through objects it read, so the second execution would read isomorphic objects and take
 //! the same steps: its result is the stored one, renamed.
 //!
+//! The renaming also takes the shape variables that start tensors' shapes (`[*a, 8]`, an input
+//! of unknown rank) to the caller's (`[*b, 8]`), one to one (`iso::VarMap`): a decoder step's
+//! hidden state, a batch of each iteration, each start with a variable of their own. A
+//! variable may stand for another only when the first call found it unbound (the caller's must
+//! be unbound too) and never looked up the caches of refinements with it (`Summary::pinned`:
+//! a second run would find the other variable's entries there, or none, and make new
+//! variables); a variable the call looked at stands for itself only. The replay renames them
+//! in its result, the bindings it makes and the variables it notes for the enclosing calls.
+//!
 //! What a replay redoes:
 //! - **writes** into objects that existed before the call (a cache a module fills, an
 //!   attribute a helper stores): the object's new contents when the call read it whole (so the
@@ -96,6 +105,9 @@ const MAX_READS_WRITING: usize = 512;
 
 mod context;
 mod hit;
+mod iso;
+pub use iso::{IdMap, Matched, same_reads, same_reads_again, same_reads_beside};
+use iso::{Iso, VarMap};
 mod refined;
 mod ren;
 use ren::{Ren, remap_shared, remap_value, remap_write};
@@ -179,6 +191,14 @@ pub struct Summary {
     /// (`reads::note_shape_var`; `None`: unbound): a call matches only where the caller binds
     /// those alike. The other bindings it neither read nor changed.
     shape_reads: Vec<(u32, Option<Shape>)>,
+    /// The shape variables from before the call that a match must find as they are, sorted:
+    /// those it looked up a refinement cache with (`reads::note_pinned_var`: a second run
+    /// with another variable would find that one's entries, or none, and make new variables),
+    /// those the caller bound (the match compares their bindings) and the variables of those
+    /// bindings. A tensor of an argument (or of an object read) whose shape starts with
+    /// another variable, unbound where the first call's was unbound, matches the stored one
+    /// up to a renaming of that variable (`Iso::value`), which a replay applies (`Ren::vars`).
+    pinned: Vec<u32>,
     /// The refinements it made of variables it made itself (`Refined`).
     refined: Vec<Refined>,
     /// How many of its fresh shape variables and symbols (the first ones) are the refinements
@@ -217,14 +237,14 @@ struct LastMatch {
 
 /// A value `Iso::value` compares by equality alone (a reference: by id, under a renaming
 /// that keeps objects in place).
-fn plain(v: &Value) -> bool {
+pub(super) fn plain(v: &Value) -> bool {
     use Value::*;
     matches!(v, None | Unknown | Bool(_) | Int(_) | Float(_) | Str(_) | Lib(_) | Builtin(_) | Ref(_))
 }
 
 /// For a `plain` value `a`: what `Iso::value(a, b)` gives when the renaming keeps `a`'s
 /// object (if any) in place.
-fn plain_same(a: &Value, b: &Value) -> bool {
+pub(super) fn plain_same(a: &Value, b: &Value) -> bool {
     use Value::*;
     match (a, b) {
         (None, None) | (Unknown, Unknown) => true,
@@ -279,7 +299,7 @@ impl Summary {
 
     /// Remember a match (`LastMatch`) when it can be.
     fn remember(&self, c: &Rc<Closure>, args: &[Value], kwargs: &[(Name, Value)], map: &IdMap, heap: &Heap) {
-        let keeps = map.pairs.len() <= IdMap::SMALL && map.iter().all(|(a, b)| a == b && b < heap.len());
+        let keeps = map.len() <= IdMap::SMALL && map.iter().all(|(a, b)| a == b && b < heap.len());
         if !(keeps && args.iter().all(plain) && kwargs.iter().all(|(_, v)| plain(v))) {
             *self.last_match.borrow_mut() = Option::None;
             return;
@@ -369,6 +389,9 @@ fn shape_delta(before: &Rc<BTreeMap<u32, Shape>>, after: &Rc<BTreeMap<u32, Shape
 pub struct Hit {
     summary: Rc<Summary>,
     map: IdMap,
+    /// The shape variables of the first call renamed to the caller's (`Summary::pinned`):
+    /// sorted pairs of different variables.
+    vars: Vec<(u32, u32)>,
 }
 
 #[derive(Default)]
@@ -405,6 +428,8 @@ pub struct Recorded<'a> {
     pub optimizers: Option<Vec<ObjId>>,
     /// The shape variables that existed before the call that it looked up or bound.
     pub shape_vars: Vec<u32>,
+    /// Those of them it looked up a refinement cache with (`Summary::pinned`).
+    pub pinned: Vec<u32>,
     /// The refinements it made (`Summary::refined`).
     pub refined: Vec<Refined>,
     /// `Summary::kept`.
@@ -431,7 +456,7 @@ impl Memo {
         let mut taken_mismatch = false;
         let found = self.by_def.get(&key).and_then(|list| {
             list.iter().rev().find_map(|s| {
-                if s.entry != *entry || s.label.as_ref().is_some_and(|l| l != label) || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) || s.context.as_ref().is_some_and(|k| !k.matches(at.0, at.1)) || !s.shape_reads.iter().all(|(v, b)| st.shapes.get(v) == b.as_ref()) {
+                if s.entry != *entry || s.label.as_ref().is_some_and(|l| l != label) || s.args.len() != args.len() || s.kwargs.len() != kwargs.len() || s.stack.as_ref().is_some_and(|k| **k != *stack) || s.context.as_ref().is_some_and(|k| !k.matches(at.0, at.1)) || !s.shape_reads.iter().all(|(v, b)| b.is_none() || st.shapes.get(v) == b.as_ref()) {
                     return None;
                 }
                 // (as many optimizers as the first call had: `Summary::optimizers`)
@@ -443,8 +468,11 @@ impl Memo {
                 if let Some(map) = s.same_as_last(c, args, kwargs, &st.heap)
                     && s.optimizers.as_ref().is_none_or(|own| own.iter().all(|&o| map.get(o).is_some()))
                 {
+                    if !s.unbound_alike(&[], st) {
+                        return None;
+                    }
                     if s.same_taken(&map, st) {
-                        return Some(Hit { summary: s.clone(), map });
+                        return Some(Hit { summary: s.clone(), map, vars: Vec::new() });
                     }
                     taken_mismatch = true;
                     return None;
@@ -454,6 +482,7 @@ impl Memo {
                     return None;
                 }
                 let mut iso = Iso::new(&s.heap, &st.heap, &s.reads);
+                iso.vars = Some(VarMap { pinned: &s.pinned, pairs: Vec::new() });
                 let ok = iso.closure(&s.closure, c)
                     && s.args.iter().zip(args).all(|(a, b)| iso.value(a, b))
                     && s.kwargs.iter().zip(kwargs).all(|((k1, a), (k2, b))| k1 == k2 && iso.value(a, b))
@@ -463,13 +492,28 @@ impl Memo {
                 if !ok {
                     return None;
                 }
+                // (the variables the call looked at that no tensor compared showed stand for
+                // themselves: none other may stand for one)
+                let closed = iso.vars.as_mut().is_none_or(|m| m.pairs.iter().all(|(a, b)| a == b) || s.shape_reads.iter().map(|(v, _)| *v).chain(s.pinned.iter().copied()).all(|v| m.stands_for_itself(v)));
+                if !closed {
+                    return None;
+                }
+                let vars = iso.vars.as_ref().map(VarMap::renamed).unwrap_or_default();
+                if !s.unbound_alike(&vars, st) {
+                    return None;
+                }
                 let map = iso.take_map();
                 if !s.same_taken(&map, st) {
                     taken_mismatch = true;
                     return None;
                 }
-                s.remember(c, args, kwargs, &map, &st.heap);
-                Some(Hit { summary: s.clone(), map })
+                if vars.is_empty() {
+                    s.remember(c, args, kwargs, &map, &st.heap);
+                } else {
+                    // (a later lookup that `same_as_last` took would rename no variable)
+                    *s.last_match.borrow_mut() = Option::None;
+                }
+                Some(Hit { summary: s.clone(), map, vars })
             })
         });
         match &found {
@@ -541,6 +585,7 @@ impl Memo {
                 taken: s.taken.since(r.taken_serial, l0),
             });
         }
+        let shape_reads: Vec<(u32, Option<Shape>)> = r.shape_vars.iter().map(|v| (*v, r.entry_state.shapes.get(v).cloned())).collect();
         let summary = Summary {
             closure: r.closure.clone(),
             args: r.args,
@@ -557,7 +602,19 @@ impl Memo {
             fresh_syms: r.fresh_syms,
             stack: r.stack,
             optimizers: r.optimizers,
-            shape_reads: r.shape_vars.iter().map(|v| (*v, r.entry_state.shapes.get(v).cloned())).collect(),
+            pinned: {
+                let mut pinned = r.pinned;
+                for (v, b) in &shape_reads {
+                    if let Some(b) = b {
+                        pinned.push(*v);
+                        pinned.extend(b.prefix);
+                    }
+                }
+                pinned.sort_unstable();
+                pinned.dedup();
+                pinned
+            },
+            shape_reads,
             refined: r.refined,
             kept: r.kept,
             label: r.label,
@@ -577,6 +634,17 @@ impl Memo {
 }
 
 impl Summary {
+    /// Whether each shape variable the first call looked up unbound is unbound on the
+    /// caller's path too, or the variable that stands for it (`vars`, sorted).
+    fn unbound_alike(&self, vars: &[(u32, u32)], st: &State) -> bool {
+        self.shape_reads.iter().all(|(v, b)| {
+            b.is_some() || {
+                let v = vars.binary_search_by_key(v, |p| p.0).map_or(*v, |i| vars[i].1);
+                st.shapes.get(&v).is_none()
+            }
+        })
+    }
+
     /// Whether the caller remembers the opaque tests the call looked up alike (`taken`).
     fn same_taken(&self, map: &IdMap, st: &State) -> bool {
         self.taken.iter().all(|(root, attr, key, truth)| map.get(*root).is_some_and(|r| st.taken.get(r, attr, *key).is_some_and(|t| t.truth == *truth)))
@@ -610,6 +678,7 @@ impl Hit {
         let ren = Ren {
             ids: &map,
             vars: s.var_shift(next_var),
+            var_map: &self.vars,
             syms: s.sym_shift(next_sym),
         };
         // renamed up front, so that a result that cannot be renamed leaves `st` untouched
@@ -671,8 +740,8 @@ impl Hit {
                 let shapes = Rc::make_mut(&mut st2.shapes);
                 for (k, v) in &r.shapes {
                     match v {
-                        Some(v) => shapes.insert(ren.vars.map(*k), if ren.ids_only() { v.clone() } else { ren.shape(v) }),
-                        Option::None => shapes.remove(&ren.vars.map(*k)),
+                        Some(v) => shapes.insert(ren.var(*k), if ren.ids_only() { v.clone() } else { ren.shape(v) }),
+                        Option::None => shapes.remove(&ren.var(*k)),
                     };
                 }
             }
@@ -691,8 +760,10 @@ impl Hit {
         if s.optimizers.is_some() {
             crate::value::reads::note_optimizer_walk();
         }
-        if !s.shape_reads.is_empty() {
-            let vars: Vec<u32> = s.shape_reads.iter().map(|(v, _)| *v).collect();
+        if !s.shape_reads.is_empty() || !s.pinned.is_empty() {
+            // (the caller's: the variables that stand for the first call's; and those pinned,
+            // as pinned)
+            let vars: Vec<u32> = s.shape_reads.iter().map(|(v, _)| ren.var(*v)).chain(s.pinned.iter().map(|v| v | crate::value::reads::PINNED)).collect();
             crate::value::reads::note_shape_vars(&vars);
         }
         let frame = crate::value::reads::frame_serial();
@@ -708,371 +779,12 @@ impl Hit {
     /// (`next_sym`: the same as given there).
     pub fn branch(&self, b: &Branch, next_sym: u32) -> Branch {
         let s = &self.summary;
-        let ren = Ren { ids: &|id| Some(id), vars: Shift::default(), syms: s.sym_shift(next_sym) };
+        let ren = Ren { ids: &|id| Some(id), vars: Shift::default(), var_map: &[], syms: s.sym_shift(next_sym) };
         ren.branch(b)
     }
 
     /// The outcomes to record for the call on a path with these branches.
     pub fn outcomes(&self) -> &[Replayed] {
         &self.summary.outcomes
-    }
-}
-
-// ----- structural matching up to renaming ---------------------------------------------------
-
-/// Whether what was read of `old` (`reads`, sorted) is the same in `new` up to a renaming of
-/// object ids that keeps each of `roots` (the objects code reaches first: its scopes) in
-/// place: the renaming, from `old`'s ids to `new`'s, when it is. Used by loops, whose next
-/// item is matched against an earlier one this way (`interp::loops`).
-pub fn same_reads(old: &State, new: &State, reads: &[Read], roots: &[ObjId]) -> Option<IdMap> {
-    let mut iso = Iso::new(&old.heap, &new.heap, reads);
-    (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then(|| iso.take_map())
-}
-
-/// What a successful `same_reads` leaves for the next one against the same `old`
-/// (`same_reads_again`): the objects it kept in place, each with the object it found at that
-/// id in both heaps, when it was the same one (held as `old` holds it: the new heap is not
-/// held, so a write to it copies nothing).
-pub struct Matched {
-    kept: Vec<(ObjId, Option<Rc<Obj>>)>,
-}
-
-/// `same_reads`, for a `new` state that is mostly the one `last` matched (the next item of a
-/// loop: only the loop variable and what it names differ). The objects the last match kept
-/// in place are kept again; of those it found the same object in both heaps, the ones still
-/// that object in `new` need no new look (everything they refer to was kept in place too),
-/// the others are compared again, with the objects they lead to. The result is a renaming
-/// under which everything read matches; when this finds none, `same_reads` itself decides,
-/// so the answer is the same. `last` becomes this match.
-pub fn same_reads_again(old: &State, new: &State, reads: &[Read], roots: &[ObjId], last: &mut Option<Matched>) -> Option<IdMap> {
-    let seeded = last.as_ref().and_then(|m| {
-        let mut iso = Iso::new(&old.heap, &new.heap, reads);
-        // the kept ids are distinct (a renaming's): no pair to check them against
-        for (x, same) in &m.kept {
-            let x = *x;
-            if x >= old.heap.len() || x >= new.heap.len() {
-                return None;
-            }
-            iso.fwd.insert(x, x);
-            let unchanged = same.as_ref().is_some_and(|o| Rc::ptr_eq(o, &new.heap[x]) && Rc::ptr_eq(o, &old.heap[x]));
-            if !unchanged {
-                let range = iso.reads_of(x);
-                if !range.is_empty() {
-                    iso.pending.push((x, x, range));
-                }
-            }
-        }
-        (roots.iter().all(|r| iso.id(*r, *r)) && iso.drain()).then(|| iso.take_map())
-    });
-    let map = seeded.or_else(|| same_reads(old, new, reads, roots))?;
-    let m = last.get_or_insert_with(|| Matched { kept: Vec::new() });
-    m.kept.clear();
-    for (a, b) in map.iter() {
-        if a == b {
-            let same = Rc::ptr_eq(&old.heap[a], &new.heap[a]).then(|| old.heap[a].clone());
-            m.kept.push((a, same));
-        }
-    }
-    Some(map)
-}
-
-/// `same_reads` for another path (`old`, `new`) of the states whose first path (`old0`,
-/// `new0`) matched with the renaming `map0`: the paths share most objects, so `map0` is
-/// taken as it is and only its pairs whose objects differ between the paths are compared
-/// again (with the objects they lead to). A shared pair was compared under `map0`, which
-/// the result extends, so the result is a renaming under which everything read matches.
-/// `None` does not mean that none exists (a pair of `map0` this path no longer reaches may
-/// stand in the way): the caller then tries `same_reads`.
-pub fn same_reads_beside(old: &State, new: &State, reads: &[Read], old0: &State, new0: &State, map0: &IdMap) -> Option<IdMap> {
-    let mut iso = Iso::new(&old.heap, &new.heap, reads);
-    for (a, b) in map0.iter() {
-        if a >= old.heap.len() || b >= new.heap.len() || a >= old0.heap.len() || b >= new0.heap.len() {
-            return None;
-        }
-        iso.fwd.insert(a, b);
-        if !(Rc::ptr_eq(&old.heap[a], &old0.heap[a]) && Rc::ptr_eq(&new.heap[b], &new0.heap[b])) {
-            let range = iso.reads_of(a);
-            if !range.is_empty() {
-                iso.pending.push((a, b, range));
-            }
-        }
-    }
-    iso.drain().then(|| iso.take_map())
-}
-
-/// A partial bijection of object ids, from an old heap's to a new one's. It is small in
-/// practice (the objects one call reads), so it is a list scanned linearly, with hash maps
-/// built once it grows past `SMALL` pairs.
-#[derive(Default)]
-pub struct IdMap {
-    pairs: Vec<(ObjId, ObjId)>,
-    fwd: HashMap<ObjId, ObjId>,
-    back: HashMap<ObjId, ObjId>,
-}
-
-impl IdMap {
-    const SMALL: usize = 24;
-
-    /// The id `a` is renamed to.
-    pub fn get(&self, a: ObjId) -> Option<ObjId> {
-        if self.pairs.len() <= Self::SMALL { self.pairs.iter().find(|p| p.0 == a).map(|p| p.1) } else { self.fwd.get(&a).copied() }
-    }
-
-    fn has_target(&self, b: ObjId) -> bool {
-        if self.pairs.len() <= Self::SMALL { self.pairs.iter().any(|p| p.1 == b) } else { self.back.contains_key(&b) }
-    }
-
-    fn insert(&mut self, a: ObjId, b: ObjId) {
-        self.pairs.push((a, b));
-        if self.pairs.len() == Self::SMALL + 1 {
-            self.fwd = self.pairs.iter().copied().collect();
-            self.back = self.pairs.iter().map(|&(a, b)| (b, a)).collect();
-        } else if self.pairs.len() > Self::SMALL {
-            self.fwd.insert(a, b);
-            self.back.insert(b, a);
-        }
-    }
-
-    /// Every (old, new) pair, in the order they were added.
-    pub fn iter(&self) -> impl Iterator<Item = (ObjId, ObjId)> + '_ {
-        self.pairs.iter().copied()
-    }
-}
-
-/// At most this many spare buffers of each kind are kept (`SPARE`).
-const SPARES: usize = 8;
-
-type Pending = (ObjId, ObjId, std::ops::Range<usize>);
-
-/// Spare `IdMap` pairs and `Iso` work lists.
-type Spares = (Vec<Vec<(ObjId, ObjId)>>, Vec<Vec<Pending>>);
-
-thread_local! {
-    /// The buffers of finished matchings (`IdMap` pairs, `Iso` work lists), for the next
-    /// ones: a loop skip or a summary lookup then allocates nothing.
-    static SPARE: std::cell::RefCell<Spares> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-}
-
-impl Drop for IdMap {
-    fn drop(&mut self) {
-        let mut pairs = std::mem::take(&mut self.pairs);
-        if pairs.capacity() > 0 && pairs.capacity() <= 1024 {
-            pairs.clear();
-            let _ = SPARE.try_with(|s| {
-                let mut s = s.borrow_mut();
-                if s.0.len() < SPARES {
-                    s.0.push(pairs);
-                }
-            });
-        }
-    }
-}
-
-impl Drop for Iso<'_> {
-    fn drop(&mut self) {
-        let mut pending = std::mem::take(&mut self.pending);
-        if pending.capacity() > 0 && pending.capacity() <= 1024 {
-            pending.clear();
-            let _ = SPARE.try_with(|s| {
-                let mut s = s.borrow_mut();
-                if s.1.len() < SPARES {
-                    s.1.push(pending);
-                }
-            });
-        }
-    }
-}
-
-/// A partial bijection between the first call's object ids and the current ones; objects
-/// the first call read are compared by content (from a work list, so deep heaps recurse not).
-struct Iso<'a> {
-    old: &'a Heap,
-    new: &'a Heap,
-    reads: &'a [Read],
-    fwd: IdMap,
-    /// Pairs whose contents are still to compare, with the range of `reads` of the old one.
-    pending: Vec<Pending>,
-}
-
-impl<'a> Iso<'a> {
-    fn new(old: &'a Heap, new: &'a Heap, reads: &'a [Read]) -> Iso<'a> {
-        // room for the few objects a call or an iteration reads, as a rule (one allocation each)
-        let (pairs, pending) = SPARE.with(|s| {
-            let mut s = s.borrow_mut();
-            (s.0.pop().unwrap_or_else(|| Vec::with_capacity(16)), s.1.pop().unwrap_or_else(|| Vec::with_capacity(8)))
-        });
-        Iso { old, new, reads, fwd: IdMap { pairs, fwd: HashMap::default(), back: HashMap::default() }, pending }
-    }
-
-    /// The renaming found (the matching is over).
-    fn take_map(&mut self) -> IdMap {
-        std::mem::take(&mut self.fwd)
-    }
-
-    fn id(&mut self, a: ObjId, b: ObjId) -> bool {
-        if let Some(x) = self.fwd.get(a) {
-            return x == b;
-        }
-        if a >= self.old.len() || b >= self.new.len() || self.fwd.has_target(b) {
-            return false;
-        }
-        self.fwd.insert(a, b);
-        let range = self.reads_of(a);
-        if !range.is_empty() {
-            self.pending.push((a, b, range));
-        }
-        true
-    }
-
-    /// Where in `reads` the first call's reads of object `a` are (`None` first: all of it).
-    fn reads_of(&self, a: ObjId) -> std::ops::Range<usize> {
-        let lo = self.reads.partition_point(|r| r.0 < a);
-        let hi = lo + self.reads[lo..].partition_point(|r| r.0 <= a);
-        lo..hi
-    }
-
-    fn drain(&mut self) -> bool {
-        while let Some((a, b, range)) = self.pending.pop() {
-            let (old, new) = (self.old, self.new);
-            let reads: &'a [Read] = &self.reads[range];
-            let whole = reads[0].1.is_none();
-            let names = || reads.iter().filter_map(|r| r.1.as_ref());
-            let ok = if Rc::ptr_eq(&old[a], &new[b]) {
-                // the same object (a heap shared since, or a summary's object shared by its
-                // replays): equal contents, so only the objects it refers to must map to
-                // themselves
-                let mut ok = true;
-                match (whole, &*old[a]) {
-                    (false, Obj::Scope { vars, parent }) => {
-                        ok = self.opt_id(*parent, *parent);
-                        for n in names() {
-                            if let Some(v) = vars.get(n) {
-                                crate::value::gc::value_ids(v, &mut |x| ok = ok && self.id(x, x));
-                            }
-                        }
-                    }
-                    (false, Obj::Instance { class, attrs }) => {
-                        ok = self.id(*class, *class);
-                        for n in names() {
-                            if let Some(v) = attrs.get(n) {
-                                crate::value::gc::value_ids(v, &mut |x| ok = ok && self.id(x, x));
-                            }
-                        }
-                    }
-                    (true, o) => crate::value::gc::obj_ids(o, &mut |x| ok = ok && self.id(x, x)),
-                    _ => ok = false,
-                }
-                ok
-            } else if whole {
-                self.obj(&old[a], &new[b])
-            } else {
-                // only some variables of a scope (those, and the way to its parent) or some
-                // attributes of an instance (those, and its class)
-                let some = |me: &mut Self, get1: &dyn Fn(&Name) -> Option<&'a Value>, get2: &dyn Fn(&Name) -> Option<&'a Value>| {
-                    names().all(|n| match (get1(n), get2(n)) {
-                        (Some(x), Some(y)) => me.value(x, y),
-                        (None, None) => true,
-                        _ => false,
-                    })
-                };
-                match (&*old[a], &*new[b]) {
-                    (Obj::Scope { vars: v1, parent: p1 }, Obj::Scope { vars: v2, parent: p2 }) => self.opt_id(*p1, *p2) && some(self, &|n| v1.get(n), &|n| v2.get(n)),
-                    (Obj::Instance { class: c1, attrs: v1 }, Obj::Instance { class: c2, attrs: v2 }) => self.id(*c1, *c2) && some(self, &|n| v1.get(n), &|n| v2.get(n)),
-                    _ => false,
-                }
-            };
-            if !ok {
-                return false;
-            }
-        }
-        true
-    }
-
-    fn opt_id(&mut self, a: Option<ObjId>, b: Option<ObjId>) -> bool {
-        match (a, b) {
-            (Some(a), Some(b)) => self.id(a, b),
-            (None, None) => true,
-            _ => false,
-        }
-    }
-
-    fn values(&mut self, a: &[Value], b: &[Value]) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| self.value(x, y))
-    }
-
-    fn map<K: PartialEq>(&mut self, a: &BTreeMap<K, Value>, b: &BTreeMap<K, Value>) -> bool {
-        a.len() == b.len() && a.iter().zip(b).all(|((k1, x), (k2, y))| k1 == k2 && self.value(x, y))
-    }
-
-    fn closure(&mut self, a: &Closure, b: &Closure) -> bool {
-        Rc::ptr_eq(&a.def, &b.def)
-            && a.kind == b.kind
-            && self.id(a.scope, b.scope)
-            && self.opt_id(a.class, b.class)
-            && self.values(&a.defaults, &b.defaults)
-            && a.kw_defaults.len() == b.kw_defaults.len()
-            && a.kw_defaults.iter().zip(&b.kw_defaults).all(|(x, y)| match (x, y) {
-                (Some(x), Some(y)) => self.value(x, y),
-                (None, None) => true,
-                _ => false,
-            })
-    }
-
-    /// Equal values up to the renaming; tensor dims must also agree on where they came from
-    /// (the text messages show).
-    fn value(&mut self, a: &Value, b: &Value) -> bool {
-        use Value::*;
-        match (a, b) {
-            (Ref(x), Ref(y)) => self.id(*x, *y),
-            // (the other plain values: by equality, `plain_same`)
-            _ if plain(a) => plain_same(a, b),
-            (Tuple(x), Tuple(y)) => self.values(x, y),
-            (Tensor(x), Tensor(y)) => {
-                Rc::ptr_eq(x, y) || (x == y && x.shape.dims.iter().zip(&y.shape.dims).all(|(d, e)| d.why == e.why))
-            }
-            (Func(x), Func(y)) => self.closure(x, y),
-            (Bound(r1, c1), Bound(r2, c2)) => self.value(r1, r2) && self.closure(c1, c2),
-            (LibMethod(r1, n1), LibMethod(r2, n2)) => n1 == n2 && self.value(r1, r2),
-            (Super(c1, v1), Super(c2, v2)) => self.id(*c1, *c2) && self.value(v1, v2),
-            (Gen(c1, a1, k1), Gen(c2, a2, k2)) => {
-                self.closure(c1, c2)
-                    && self.values(a1, a2)
-                    && k1.len() == k2.len()
-                    && k1.iter().zip(k2.iter()).all(|((n1, x), (n2, y))| n1 == n2 && self.value(x, y))
-            }
-            (Cond(x), Cond(y)) => x == y,
-            (Range(a1, b1, c1), Range(a2, b2, c2)) => a1 == a2 && b1 == b2 && c1 == c2,
-            _ => false,
-        }
-    }
-
-    fn obj(&mut self, a: &Obj, b: &Obj) -> bool {
-        use Obj::*;
-        match (a, b) {
-            (List(x), List(y)) => self.values(x, y),
-            (Dict(x), Dict(y)) => x.len() == y.len() && x.iter().zip(y).all(|((k1, v1), (k2, v2))| self.value(k1, k2) && self.value(v1, v2)),
-            (Instance { class: c1, attrs: a1 }, Instance { class: c2, attrs: a2 }) => self.id(*c1, *c2) && self.map(a1, a2),
-            (Class { name: n1, def: d1, bases: b1, attrs: a1 }, Class { name: n2, def: d2, bases: b2, attrs: a2 }) => {
-                n1 == n2
-                    && match (d1, d2) {
-                        (Some(x), Some(y)) => Rc::ptr_eq(x, y),
-                        (Option::None, Option::None) => true,
-                        _ => false,
-                    }
-                    && self.values(b1, b2)
-                    && self.map(a1, a2)
-            }
-            (Layer(x), Layer(y)) => {
-                x.kind == y.kind && x.label == y.label && x.span == y.span && self.map(&x.args, &y.args) && self.map(&x.attrs, &y.attrs)
-            }
-            (Container { kind: k1, items: i1, attrs: a1 }, Container { kind: k2, items: i2, attrs: a2 }) => {
-                k1 == k2 && i1.len() == i2.len() && i1.iter().zip(i2).all(|((n1, x), (n2, y))| n1 == n2 && self.value(x, y)) && self.map(a1, a2)
-            }
-            (Scope { vars: v1, parent: p1 }, Scope { vars: v2, parent: p2 }) => {
-                v1.len() == v2.len() && v1.iter().zip(v2.iter()).all(|((k1, x), (k2, y))| k1 == k2 && self.value(x, y)) && self.opt_id(*p1, *p2)
-            }
-            (Namespace { kind: k1, attrs: a1 }, Namespace { kind: k2, attrs: a2 }) => k1 == k2 && self.map(a1, a2),
-            _ => false,
-        }
     }
 }

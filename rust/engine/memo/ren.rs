@@ -13,7 +13,10 @@ use crate::value::*;
 /// symbols.
 pub(super) struct Ren<'a> {
     pub(super) ids: &'a dyn Fn(ObjId) -> Option<ObjId>,
+    /// The fresh shape variables' shift, and the caller's variables that stand for the first
+    /// call's (`Hit::vars`: sorted pairs, none of them a fresh one).
     pub(super) vars: Shift,
+    pub(super) var_map: &'a [(u32, u32)],
     pub(super) syms: Shift,
 }
 
@@ -21,9 +24,16 @@ impl Ren<'_> {
     pub(super) fn id(&self, id: ObjId) -> Option<ObjId> {
         (self.ids)(id)
     }
+    /// A shape variable renamed.
+    pub(super) fn var(&self, v: u32) -> u32 {
+        match self.var_map.binary_search_by_key(&v, |p| p.0) {
+            Ok(i) => self.var_map[i].1,
+            Err(_) => self.vars.map(v),
+        }
+    }
     /// Whether neither variables nor symbols are renamed.
     pub(super) fn ids_only(&self) -> bool {
-        self.vars.is_identity() && self.syms.is_identity()
+        self.vars.is_identity() && self.var_map.is_empty() && self.syms.is_identity()
     }
     /// Whether renaming may change `v` (else it is kept as it is).
     pub(super) fn touches(&self, v: &Value) -> bool {
@@ -49,7 +59,7 @@ impl Ren<'_> {
     }
     /// A shape with the fresh variables and symbols renamed.
     pub(super) fn shape(&self, s: &Shape) -> Shape {
-        Shape { prefix: s.prefix.map(|p| self.vars.map(p)), dims: s.dims.iter().map(|d| self.dim(d)).collect() }
+        Shape { prefix: s.prefix.map(|p| self.var(p)), dims: s.dims.iter().map(|d| self.dim(d)).collect() }
     }
     pub(super) fn facts(&self, f: &Facts) -> Facts {
         if self.syms.is_identity() { f.clone() } else { f.rename_syms(&|s| self.syms.map(s)) }
