@@ -502,6 +502,16 @@ fn colocated(family: &str, name: &str) -> bool {
 pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<Value>, kwargs: Vec<(Name, Value)>, span: Span, model: impl FnOnce(&mut dyn ModelCtx, State, Vec<Value>, Vec<(Name, Value)>) -> Vals) -> Vals {
     // which results are probabilities (`activation.rs`, SHP308)
     let short = path.rsplit('.').next().unwrap_or(path);
+    // a value the core does not follow, as the input of `torch.softmax`, `F.sigmoid` and the
+    // like: a tensor of unknown shape on every path that goes on (torch raises for anything
+    // else), so that its result is marked as probabilities
+    let mut args = args;
+    if super::activation::of(short).is_some()
+        && matches!(path, "torch.softmax" | "torch.sigmoid" | "torch.nn.functional.softmax" | "torch.nn.functional.sigmoid")
+        && matches!(args.first(), Some(Value::Unknown))
+    {
+        args[0] = Value::Tensor(Rc::new(Tensor::new(cx.any_shape(), None)));
+    }
     let src = args.first().cloned();
     // what autograd records of the results (`autograd.rs`, SHP309)
     let inputs = tensors_in(&st, args.iter().chain(kwargs.iter().filter(|(k, _)| &**k != "out").map(|(_, v)| v)));
