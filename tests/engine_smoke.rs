@@ -285,3 +285,15 @@ fn a_leading_size_of_an_input_of_unknown_rank_is_not_its_last_dim() {
     let f = check_source(&(model("x.size(0) != 32", "self.fc(x)") + "\n\nM()(torch.randn(32, 100))\n"), "m.py", &Settings::default());
     assert_eq!(f.iter().map(|x| (x.row, x.rule.code)).collect::<Vec<_>>(), vec![(14, "SHP101")], "{f:?}");
 }
+
+/// `F.softmax` and `torch.sigmoid` of a network the analysis does not follow (imported from a
+/// module it cannot find): torch raises for anything but a tensor there, so the result is a
+/// tensor of unknown shape marked as probabilities, and the losses that apply the function
+/// themselves report it (SHP308). The logits passed as they are report nothing.
+#[test]
+fn probabilities_of_an_unfollowed_value_into_a_loss_that_applies_the_function() {
+    let src = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\nfrom zoo import build\n\nnet = build()\nce = nn.CrossEntropyLoss()\nbce = nn.BCEWithLogitsLoss()\nx, y, t = torch.randn(8, 3), torch.randint(0, 4, (8,)), torch.rand(8, 4)\nout = net(x)\na = ce(F.softmax(out, dim=1), y)\nb = bce(torch.sigmoid(out), t)\nc = ce(out, y) + bce(out, t)\n";
+    let f = check_source(src, "probs.py", &Settings::default());
+    let got: Vec<(usize, &str)> = f.iter().map(|x| (x.row, x.rule.code)).collect();
+    assert_eq!(got, vec![(11, "SHP308"), (12, "SHP308")], "{f:?}");
+}
