@@ -221,6 +221,12 @@ pub trait ModelCtx {
     fn any_shape(&mut self) -> Shape {
         Shape { prefix: Some(self.fresh_shape_var()), dims: Vec::new() }
     }
+
+    /// A tensor of its own, of unknown shape, dtype and device: what a value the core does not
+    /// follow is on every path that goes on, where torch takes nothing but a tensor.
+    fn any_tensor(&mut self) -> Value {
+        Value::Tensor(Rc::new(Tensor::new(self.any_shape(), None)))
+    }
 }
 
 /// The generic conveniences over [`ModelCtx`] (a trait object cannot have generic methods).

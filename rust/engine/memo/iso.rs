@@ -149,38 +149,33 @@ thread_local! {
     static SPARE: std::cell::RefCell<Spares> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
+/// Keep the buffer `buf` of a finished matching for the next one, emptied, in the spares
+/// `kind` picks (one of `SPARE`'s), when it is not too large and there is room.
+fn give_back<T>(mut buf: Vec<T>, kind: impl FnOnce(&mut Spares) -> &mut Vec<Vec<T>>) {
+    if buf.capacity() > 0 && buf.capacity() <= 1024 {
+        buf.clear();
+        let _ = SPARE.try_with(|s| {
+            let mut s = s.borrow_mut();
+            let spares = kind(&mut s);
+            if spares.len() < SPARES {
+                spares.push(buf);
+            }
+        });
+    }
+}
+
 impl Drop for IdMap {
     fn drop(&mut self) {
-        let mut pairs = std::mem::take(&mut self.pairs);
-        if pairs.capacity() > 0 && pairs.capacity() <= 1024 {
-            pairs.clear();
-            let _ = SPARE.try_with(|s| {
-                let mut s = s.borrow_mut();
-                if s.0.len() < SPARES {
-                    s.0.push(pairs);
-                }
-            });
-        }
+        give_back(std::mem::take(&mut self.pairs), |s| &mut s.0);
     }
 }
 
 impl Drop for Iso<'_> {
     fn drop(&mut self) {
-        let mut pending = std::mem::take(&mut self.pending);
-        if pending.capacity() > 0 && pending.capacity() <= 1024 {
-            pending.clear();
-            let _ = SPARE.try_with(|s| {
-                let mut s = s.borrow_mut();
-                if s.1.len() < SPARES {
-                    s.1.push(pending);
-                }
-            });
-        }
+        give_back(std::mem::take(&mut self.pending), |s| &mut s.1);
     }
 }
 
-/// A partial bijection between the first call's object ids and the current ones; objects
-/// the first call read are compared by content (from a work list, so deep heaps recurse not).
 /// Whether each dimension of two tensors of as many came from the same place (`Dim::why`).
 fn same_why(x: &crate::value::Tensor, y: &crate::value::Tensor) -> bool {
     x.shape.dims.iter().zip(&y.shape.dims).all(|(d, e)| d.why == e.why)
@@ -192,6 +187,8 @@ fn equal_but_prefix(x: &crate::value::Tensor, y: &crate::value::Tensor) -> bool 
     shape.dims == y.shape.dims && *dtype == y.dtype && *device == y.device && *layout == y.layout && *values == y.values && *registered == y.registered && *act == y.act && *grad == y.grad && *saved == y.saved
 }
 
+/// A partial bijection between the first call's object ids and the current ones; objects
+/// the first call read are compared by content (from a work list, so deep heaps recurse not).
 pub(super) struct Iso<'a> {
     old: &'a Heap,
     new: &'a Heap,

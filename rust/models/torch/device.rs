@@ -506,11 +506,8 @@ pub fn around_function(cx: &mut dyn ModelCtx, st: State, path: &str, args: Vec<V
     // like: a tensor of unknown shape on every path that goes on (torch raises for anything
     // else), so that its result is marked as probabilities
     let mut args = args;
-    if super::activation::of(short).is_some()
-        && matches!(path, "torch.softmax" | "torch.sigmoid" | "torch.nn.functional.softmax" | "torch.nn.functional.sigmoid")
-        && matches!(args.first(), Some(Value::Unknown))
-    {
-        args[0] = Value::Tensor(Rc::new(Tensor::new(cx.any_shape(), None)));
+    if matches!(path, "torch.softmax" | "torch.sigmoid" | "torch.nn.functional.softmax" | "torch.nn.functional.sigmoid") && matches!(args.first(), Some(Value::Unknown)) {
+        args[0] = cx.any_tensor();
     }
     let src = args.first().cloned();
     // what autograd records of the results (`autograd.rs`, SHP309)

@@ -420,11 +420,10 @@ pub fn call_layer(cx: &mut dyn ModelCtx, st: State, l: &Layer, args: Vec<Value>,
     // Embedding): a tensor of unknown shape and dtype on every path that goes on (torch raises
     // for anything else), so the output's known dims (`[*, out_features]`) are kept
     let x = match (x, m) {
-        (Value::Unknown, Module::Linear | Module::Embedding) => Value::Tensor(Rc::new(Tensor::new(cx.any_shape(), None))),
-        // so is a softmax or sigmoid layer (`nn.Softmax(dim=1)(x)` calls `x.softmax`): its
+        // (so is a softmax or sigmoid layer, `nn.Softmax(dim=1)(x)` calls `x.softmax`: its
         // output is probabilities of unknown shape, which a loss that applies the function
-        // itself must not take (SHP308)
-        (Value::Unknown, _) if super::activation::of(&l.kind).is_some() => Value::Tensor(Rc::new(Tensor::new(cx.any_shape(), None))),
+        // itself must not take, SHP308)
+        (Value::Unknown, m) if matches!(m, Module::Linear | Module::Embedding) || super::activation::of(&l.kind).is_some() => cx.any_tensor(),
         (x, _) => x,
     };
     let Value::Tensor(t) = x else { return vec![(st, Value::Unknown)] };
